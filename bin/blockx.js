@@ -1,0 +1,13 @@
+#!/usr/bin/env node
+// The `blockx` command. The TypeScript sources are compiled to dist/ by `npm run build`,
+// which `npm ci` runs through the `prepare` script.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const entry = new URL('../dist/cli/main.js', import.meta.url);
+if (!existsSync(fileURLToPath(entry))) {
+  process.stderr.write('blockx: dist/ is missing; run `npm run build` (npm ci runs it for you)\n');
+  process.exit(2);
+}
+const { main } = await import(entry.href);
+process.exitCode = await main(process.argv.slice(2));

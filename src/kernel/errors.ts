@@ -1,0 +1,119 @@
+// Stable error codes of the kernel (config pipeline, plugin loader, schema registry).
+// Each key equals its code; test/unit/kernel/errors.test.ts pins that, so a code never drifts.
+// Errors carry structured fields and `cause`; the message is for people, the fields are for programs.
+
+export const KernelErrorCode = {
+  CONFIG_NOT_FOUND: 'CONFIG_NOT_FOUND',
+  CONFIG_INVALID: 'CONFIG_INVALID',
+  PLUGIN_MANIFEST_INVALID: 'PLUGIN_MANIFEST_INVALID',
+  PLUGIN_SCHEMA_MISSING: 'PLUGIN_SCHEMA_MISSING',
+  PLUGIN_SCHEMA_INVALID: 'PLUGIN_SCHEMA_INVALID',
+  PLUGIN_IMPORT_FAILED: 'PLUGIN_IMPORT_FAILED',
+  PLUGIN_EXPORT_INVALID: 'PLUGIN_EXPORT_INVALID',
+  PLUGIN_DUPLICATE_TYPE: 'PLUGIN_DUPLICATE_TYPE',
+  PLUGIN_NOT_FOUND: 'PLUGIN_NOT_FOUND',
+  PLUGIN_HOOK_FAILED: 'PLUGIN_HOOK_FAILED',
+  TASK_CONFIG_INVALID: 'TASK_CONFIG_INVALID',
+} as const;
+export type KernelErrorCode = (typeof KernelErrorCode)[keyof typeof KernelErrorCode];
+
+/** Base class of every BlockX domain error: a stable `code` plus structured details. */
+export class BlockxError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** One problem found while loading or validating configuration. */
+export interface ConfigIssue {
+  /** Where the value came from: the config file, an environment variable, or a CLI flag. */
+  source: 'file' | 'env' | 'flag' | 'default';
+  /** Dotted path into the config, e.g. `deployments.block.coordinator.maxCandidates`. */
+  path: string;
+  message: string;
+  /** File, line and column (1-based) when the value came from the config file. */
+  file?: string;
+  line?: number;
+  column?: number;
+  /** The environment variable or flag the value came from. */
+  variable?: string;
+}
+
+export function formatConfigIssue(issue: ConfigIssue): string {
+  const where =
+    issue.source === 'file' && issue.file
+      ? `${issue.file}${issue.line ? `:${issue.line}:${issue.column ?? 1}` : ''}`
+      : issue.variable
+        ? `${issue.source === 'env' ? 'env' : 'flag'} ${issue.variable}`
+        : issue.source;
+  return `${where}: ${issue.path || '(root)'}: ${issue.message}`;
+}
+
+/** All problems of a config at once, never just the first. */
+export class ConfigError extends BlockxError {
+  readonly issues: readonly ConfigIssue[];
+  constructor(issues: readonly ConfigIssue[], options?: { cause?: unknown }) {
+    super(
+      KernelErrorCode.CONFIG_INVALID,
+      `invalid configuration (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n` +
+        issues.map((i) => `  - ${formatConfigIssue(i)}`).join('\n'),
+      options,
+    );
+    this.issues = issues;
+  }
+}
+
+export class ConfigNotFoundError extends BlockxError {
+  readonly searchedFrom: string;
+  constructor(searchedFrom: string, detail?: string) {
+    super(
+      KernelErrorCode.CONFIG_NOT_FOUND,
+      detail ??
+        `no BlockX config found searching from ${searchedFrom} (blockx.config.yaml, .blockxrc.yaml or package.json#blockx); pass --config FILE or set BLOCKX_CONFIG`,
+    );
+    this.searchedFrom = searchedFrom;
+  }
+}
+
+/** A plugin failed to load or register; names the plugin path and, when relevant, the hook. */
+export class PluginError extends BlockxError {
+  readonly pluginPath: string;
+  readonly plugin: string | undefined;
+  readonly hook: string | undefined;
+  constructor(
+    code: KernelErrorCode,
+    fields: { pluginPath: string; plugin?: string; hook?: string; message: string },
+    options?: { cause?: unknown },
+  ) {
+    super(code, `${code}: plugin ${fields.plugin ? `${fields.plugin} ` : ''}at ${fields.pluginPath}: ${fields.message}`, options);
+    this.pluginPath = fields.pluginPath;
+    this.plugin = fields.plugin;
+    this.hook = fields.hook;
+  }
+}
+
+/** One schema violation inside a task or plugin config, with its JSON path and the rule it broke. */
+export interface SchemaIssue {
+  /** JSON pointer-like path, e.g. `/functionCallConfig/config/callList/0`. */
+  path: string;
+  /** The JSON Schema keyword that failed, e.g. `required`, `type`, `additionalProperties`. */
+  rule: string;
+  message: string;
+}
+
+export class TaskConfigError extends BlockxError {
+  readonly issues: readonly SchemaIssue[];
+  readonly pluginType: string | undefined;
+  constructor(issues: readonly SchemaIssue[], pluginType?: string) {
+    super(
+      KernelErrorCode.TASK_CONFIG_INVALID,
+      `invalid task config${pluginType ? ` for ${pluginType}` : ''}: ` +
+        issues.map((i) => `${i.path || '/'} ${i.message} (rule: ${i.rule})`).join('; '),
+    );
+    this.issues = issues;
+    this.pluginType = pluginType;
+  }
+}
