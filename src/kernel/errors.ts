@@ -13,6 +13,7 @@ export const KernelErrorCode = {
   PLUGIN_DUPLICATE_TYPE: 'PLUGIN_DUPLICATE_TYPE',
   PLUGIN_NOT_FOUND: 'PLUGIN_NOT_FOUND',
   PLUGIN_HOOK_FAILED: 'PLUGIN_HOOK_FAILED',
+  PLUGIN_LOAD_FAILED: 'PLUGIN_LOAD_FAILED',
   TASK_CONFIG_INVALID: 'TASK_CONFIG_INVALID',
 } as const;
 export type KernelErrorCode = (typeof KernelErrorCode)[keyof typeof KernelErrorCode];
@@ -92,6 +93,19 @@ export class PluginError extends BlockxError {
     this.pluginPath = fields.pluginPath;
     this.plugin = fields.plugin;
     this.hook = fields.hook;
+  }
+}
+
+/** Every plugin problem found in one loading pass, never just the first; no broken plugin is registered. */
+export class PluginLoadError extends BlockxError {
+  readonly errors: readonly PluginError[];
+  constructor(errors: readonly PluginError[]) {
+    super(
+      KernelErrorCode.PLUGIN_LOAD_FAILED,
+      `plugin loading failed (${errors.length} problem${errors.length === 1 ? '' : 's'}):\n` +
+        errors.map((e) => `  - ${e.message}`).join('\n'),
+    );
+    this.errors = errors;
   }
 }
 

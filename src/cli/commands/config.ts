@@ -1,0 +1,26 @@
+// `blockx config`: the effective configuration (file + defaults + env + flags) as YAML.
+import type { Command } from 'commander';
+import { stringify } from 'yaml';
+import { loadConfig } from '../../kernel/config.js';
+import { CONFIG_FLAG, EXIT, type CliIo } from '../io.js';
+
+export function registerConfigCommand(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  program
+    .command('config')
+    .description('print the effective config (after defaults and env overrides) as YAML')
+    .option(...CONFIG_FLAG)
+    .option('-d, --deployment <name>', 'show one deployment, with its env overrides applied')
+    .action((opts: { config?: string; deployment?: string }) => {
+      const config = loadConfig({
+        configPath: opts.config,
+        cwd: io.cwd(),
+        env: io.env,
+        ...(opts.deployment ? { deployments: [opts.deployment] } : {}),
+      });
+      const shown = opts.deployment
+        ? { ...config, deployments: { [opts.deployment]: config.deployments[opts.deployment] } }
+        : config;
+      io.stdout(`# effective config of ${config.configFile}\n${stringify(shown, { lineWidth: 0 })}`);
+      setExit(EXIT.OK);
+    });
+}

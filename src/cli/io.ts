@@ -1,0 +1,18 @@
+// What a command may touch of the outside world, injected so in-process tests can capture it.
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  env: NodeJS.ProcessEnv;
+  cwd(): string;
+  isTTY: boolean;
+}
+
+export const EXIT = { OK: 0, FAILED: 1, USAGE: 2 } as const;
+
+/** A problem with how the command was called (exit 2). */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** `--config FILE` is accepted by every command (DESIGN.md §4.2). */
+export const CONFIG_FLAG = ['-c, --config <file>', 'config file (default: BLOCKX_CONFIG, or blockx.config.yaml found from the cwd)'] as const;

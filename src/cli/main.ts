@@ -1,0 +1,59 @@
+// The `blockx` command: parses flags, loads the config, calls into the kernel or a service's app.
+// Exit codes: 0 success, 1 a failed task or validation, 2 usage (bad flags, unknown command) or a
+// config that cannot be loaded.
+import { Command, CommanderError } from 'commander';
+import { BlockxError } from '../kernel/errors.js';
+import { registerConfigCommand } from './commands/config.js';
+import { registerPluginsCommand } from './commands/plugins.js';
+import { registerValidateCommand } from './commands/validate.js';
+import { registerPendingCommands } from './commands/pending.js';
+import { EXIT, UsageError, type CliIo } from './io.js';
+import { readPackageVersion } from './version.js';
+
+export async function main(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
+  const program = new Command('blockx')
+    .description('BlockX: run user functions over blockchain block data as distributed tasks.')
+    .version(readPackageVersion(), '-V, --version')
+    .showHelpAfterError('(run `blockx --help` for usage)')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) });
+
+  let exitCode: number = EXIT.OK;
+  const setExit = (code: number) => {
+    exitCode = code;
+  };
+  registerValidateCommand(program, io, setExit);
+  registerPluginsCommand(program, io, setExit);
+  registerConfigCommand(program, io, setExit);
+  registerPendingCommands(program, io, setExit);
+
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return exitCode;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // --help / --version exit with 0; everything else commander rejects is a usage error.
+      return err.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
+    }
+    if (err instanceof UsageError) {
+      io.stderr(`blockx: ${err.message}\n`);
+      return EXIT.USAGE;
+    }
+    if (err instanceof BlockxError) {
+      io.stderr(`blockx: ${err.message}\n`);
+      return err.code === 'CONFIG_INVALID' || err.code === 'CONFIG_NOT_FOUND' ? EXIT.USAGE : EXIT.FAILED;
+    }
+    io.stderr(`blockx: unexpected error: ${(err as Error)?.stack ?? String(err)}\n`);
+    return EXIT.FAILED;
+  }
+}
+
+function processIo(): CliIo {
+  return {
+    stdout: (s) => void process.stdout.write(s),
+    stderr: (s) => void process.stderr.write(s),
+    env: process.env,
+    cwd: () => process.cwd(),
+    isTTY: Boolean(process.stdout.isTTY),
+  };
+}

@@ -1,0 +1,80 @@
+// Defaults of every config field: DESIGN.md §5 and seeds/coordinator.md § Configuration. A field the user
+// omits takes the value here; the README and the schema descriptions name the same numbers.
+import {
+  defaultRegistryPrefixes,
+  LEGACY_BLOCK_WORKER_REGISTRY_PREFIX,
+  LEGACY_BUNDLE_WORKER_REGISTRY_PREFIX,
+} from '../services/registry/prefix.js';
+import type {
+  CoordinatorConfig,
+  DeploymentKind,
+  ExecutorConfig,
+  WorkerConfig,
+} from './config-types.js';
+
+
+export function defaultCoordinatorConfig(kind: DeploymentKind): CoordinatorConfig {
+  return {
+    listen: ':8080',
+    registryPrefixes: [...defaultRegistryPrefixes(kind)],
+    workerRpcTimeoutMs: 3000,
+    etcdDialTimeoutMs: 5000,
+    etcdWatchRetryDelayMs: 1000,
+    heartbeatTimeoutMs: 10_000,
+    watchGracePeriodMs: 10_000,
+    slotTtlMs: 5000,
+    maxCandidates: 3,
+    maxTimeoutRetries: 1,
+    circuitBreakerThreshold: 3,
+    circuitBreakerCooldownMs: 10_000,
+    cpuRedLine: 0.9,
+    memoryRedLine: 0.9,
+    errorRateRedLine: 0.5,
+  };
+}
+
+export function defaultWorkerConfig(kind: DeploymentKind): WorkerConfig {
+  return {
+    listen: ':9090',
+    advertiseAddr: '',
+    registryPrefix: kind === 'block' ? LEGACY_BLOCK_WORKER_REGISTRY_PREFIX : LEGACY_BUNDLE_WORKER_REGISTRY_PREFIX,
+    taskSlots: 64,
+    defaultTtlMs: 5000,
+    taskDeadlineMs: 300_000,
+    maxTaskTimeoutMs: 8 * 60 * 60 * 1000,
+    resultRetentionMs: 300_000,
+    heartbeatIntervalMs: 200,
+    watchDisconnectGraceMs: 0,
+    timerScanMs: 500,
+    keepaliveTimeMs: 30_000,
+    keepaliveTimeoutMs: 10_000,
+    drainTimeoutMs: 30_000,
+    admission: { builderSlots: 16, executorTaskSlots: 32, pluginSlots: 16, scanSlots: 8 },
+    taskMaxInflightCalls: 1024,
+    callDeadlineMs: 5000,
+    maxCollectedOutputBytes: 64 * 1024 * 1024,
+    callRetry: { maxAttempts: 3, initialBackoffMs: 50, maxBackoffMs: 1000 },
+  };
+}
+
+export function defaultExecutorConfig(): ExecutorConfig {
+  return {
+    socketDir: '',
+    threads: 2,
+    heartbeatIntervalMs: 500,
+    heartbeatTimeoutMs: 3000,
+    restartBackoffInitialMs: 100,
+    restartBackoffMaxMs: 5000,
+    cancelHardLimitMs: 1000,
+  };
+}
+
+/** Top-level defaults (everything except deployments and tables, which have no meaningful default). */
+export const TOP_LEVEL_DEFAULTS = {
+  registry: { etcd: { endpoints: [] as string[], dialTimeoutMs: 5000, leaseTtlMs: 10_000 } },
+  storage: { url: 'sqlite:.blockx/blockx.db', maxConcurrentOps: 32, admissionWaitMs: 1000, poolSize: 10 },
+  functions: { dir: 'functions' },
+  plugins: { dirs: ['plugins/builders', 'plugins/writers'], packages: [] as string[] },
+  observability: { prometheus: { listenAddr: '', path: '/metrics' }, logLevel: 'info' as const },
+  up: { deployment: 'block', workers: 2, coordinatorListen: '127.0.0.1:8080', workerBasePort: 0, demo: true },
+};

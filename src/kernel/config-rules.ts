@@ -1,0 +1,101 @@
+// Cross-field rules: what the JSON Schema cannot say. Each rule returns problems as {path, message};
+// the pipeline attaches where the offending value came from (file line:column, env var or flag).
+import { parseRegistryPrefix } from '../services/registry/prefix.js';
+import type { BlockxConfig, DeploymentConfig } from './config-types.js';
+
+export interface RuleViolation {
+  /** Config path segments of the value to blame. */
+  path: (string | number)[];
+  message: string;
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+export type ConfigDraft = Mutable<Omit<BlockxConfig, 'deployments'>> & { deployments: Record<string, DeploymentConfig> };
+
+export function checkConfigRules(config: ConfigDraft): RuleViolation[] {
+  const out: RuleViolation[] = [];
+  for (const [name, dep] of Object.entries(config.deployments)) out.push(...checkDeployment(name, dep));
+  out.push(...checkTables(config));
+  if (Object.keys(config.deployments).length > 0 && !(config.up.deployment in config.deployments)) {
+    out.push({
+      path: ['up', 'deployment'],
+      message: `names deployment "${config.up.deployment}", which is not declared (declared: ${Object.keys(config.deployments).join(', ')})`,
+    });
+  }
+  return out;
+}
+
+function checkDeployment(name: string, dep: DeploymentConfig): RuleViolation[] {
+  const out: RuleViolation[] = [];
+  const at = (...p: (string | number)[]) => ['deployments', name, ...p];
+  const c = dep.coordinator;
+  if (c.watchGracePeriodMs > c.heartbeatTimeoutMs) {
+    out.push({
+      path: at('coordinator', 'watchGracePeriodMs'),
+      message: `must be <= heartbeatTimeoutMs (${c.heartbeatTimeoutMs}), got ${c.watchGracePeriodMs}`,
+    });
+  }
+  for (const key of ['cpuRedLine', 'memoryRedLine', 'errorRateRedLine'] as const) {
+    if (!(c[key] > 0 && c[key] <= 1)) out.push({ path: at('coordinator', key), message: `must be in (0, 1], got ${c[key]}` });
+  }
+  const seen = new Set<string>();
+  c.registryPrefixes.forEach((prefix, i) => {
+    if (seen.has(prefix)) out.push({ path: at('coordinator', 'registryPrefixes', i), message: `duplicate prefix ${prefix}` });
+    seen.add(prefix);
+    out.push(...prefixKindProblems(prefix, dep.kind).map((message) => ({ path: at('coordinator', 'registryPrefixes', i), message })));
+  });
+  out.push(...prefixKindProblems(dep.worker.registryPrefix, dep.kind).map((message) => ({ path: at('worker', 'registryPrefix'), message })));
+
+  const w = dep.worker;
+  if (w.taskDeadlineMs > w.maxTaskTimeoutMs) {
+    out.push({ path: at('worker', 'taskDeadlineMs'), message: `must be <= maxTaskTimeoutMs (${w.maxTaskTimeoutMs}), got ${w.taskDeadlineMs}` });
+  }
+  if (w.callRetry.maxBackoffMs < w.callRetry.initialBackoffMs) {
+    out.push({
+      path: at('worker', 'callRetry', 'maxBackoffMs'),
+      message: `must be >= initialBackoffMs (${w.callRetry.initialBackoffMs}), got ${w.callRetry.maxBackoffMs}`,
+    });
+  }
+  const e = dep.executor;
+  if (e.heartbeatTimeoutMs <= e.heartbeatIntervalMs) {
+    out.push({
+      path: at('executor', 'heartbeatTimeoutMs'),
+      message: `must be > heartbeatIntervalMs (${e.heartbeatIntervalMs}), got ${e.heartbeatTimeoutMs}`,
+    });
+  }
+  if (e.restartBackoffMaxMs < e.restartBackoffInitialMs) {
+    out.push({
+      path: at('executor', 'restartBackoffMaxMs'),
+      message: `must be >= restartBackoffInitialMs (${e.restartBackoffInitialMs}), got ${e.restartBackoffMaxMs}`,
+    });
+  }
+  return out;
+}
+
+function prefixKindProblems(prefix: string, kind: DeploymentConfig['kind']): string[] {
+  const parsed = parseRegistryPrefix(prefix);
+  if (!parsed.ok) return [parsed.error.message];
+  if (parsed.value.kind !== kind) return [`prefix ${prefix} registers ${parsed.value.kind} workers, but the deployment kind is ${kind}`];
+  return [];
+}
+
+function checkTables(config: ConfigDraft): RuleViolation[] {
+  const out: RuleViolation[] = [];
+  for (const [name, table] of Object.entries(config.tables)) {
+    const cols = table.columns;
+    table.primaryKey.forEach((col, i) => {
+      if (!(col in cols)) out.push({ path: ['tables', name, 'primaryKey', i], message: `primary key column "${col}" is not declared in columns` });
+      else if (cols[col]?.nullable) out.push({ path: ['tables', name, 'primaryKey', i], message: `primary key column "${col}" cannot be nullable` });
+    });
+    for (const key of ['blockColumn', 'chainColumn'] as const) {
+      const col = table[key];
+      if (col === undefined) continue;
+      const decl = cols[col];
+      if (!decl) out.push({ path: ['tables', name, key], message: `column "${col}" is not declared in columns` });
+      else if (decl.type !== 'integer' && decl.type !== 'bigint') {
+        out.push({ path: ['tables', name, key], message: `column "${col}" must be integer or bigint, is ${decl.type}` });
+      }
+    }
+  }
+  return out;
+}

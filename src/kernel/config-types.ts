@@ -1,0 +1,128 @@
+// The resolved BlockX configuration: what `loadConfig` returns after parsing, validation, env overrides,
+// defaults and cross-field rules. Every field is present (defaults filled in) and the object is frozen.
+// The file form (what users write) is the same shape with every field optional except `version`
+// and each deployment's `kind`; schemas/blockx.config.schema.json is its single source of truth.
+
+export type DeploymentKind = 'block' | 'bundle';
+export type ColumnType = 'integer' | 'bigint' | 'real' | 'text' | 'boolean' | 'json' | 'bytes';
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface ColumnConfig {
+  readonly type: ColumnType;
+  readonly nullable: boolean;
+}
+
+export interface TableConfig {
+  readonly description?: string;
+  readonly columns: Readonly<Record<string, ColumnConfig>>;
+  readonly primaryKey: readonly string[];
+  readonly blockColumn?: string;
+  readonly chainColumn?: string;
+}
+
+export interface CoordinatorConfig {
+  readonly listen: string;
+  readonly registryPrefixes: readonly string[];
+  readonly workerRpcTimeoutMs: number;
+  readonly etcdDialTimeoutMs: number;
+  readonly etcdWatchRetryDelayMs: number;
+  readonly heartbeatTimeoutMs: number;
+  readonly watchGracePeriodMs: number;
+  readonly slotTtlMs: number;
+  readonly maxCandidates: number;
+  readonly maxTimeoutRetries: number;
+  readonly circuitBreakerThreshold: number;
+  readonly circuitBreakerCooldownMs: number;
+  readonly cpuRedLine: number;
+  readonly memoryRedLine: number;
+  readonly errorRateRedLine: number;
+}
+
+export interface AdmissionConfig {
+  readonly builderSlots: number;
+  readonly executorTaskSlots: number;
+  readonly pluginSlots: number;
+  readonly scanSlots: number;
+}
+
+export interface CallRetryConfig {
+  readonly maxAttempts: number;
+  readonly initialBackoffMs: number;
+  readonly maxBackoffMs: number;
+}
+
+export interface WorkerConfig {
+  readonly listen: string;
+  /** Empty string: derived from `listen` at startup. */
+  readonly advertiseAddr: string;
+  readonly registryPrefix: string;
+  readonly taskSlots: number;
+  readonly defaultTtlMs: number;
+  readonly taskDeadlineMs: number;
+  readonly maxTaskTimeoutMs: number;
+  readonly resultRetentionMs: number;
+  readonly heartbeatIntervalMs: number;
+  readonly watchDisconnectGraceMs: number;
+  readonly timerScanMs: number;
+  readonly keepaliveTimeMs: number;
+  readonly keepaliveTimeoutMs: number;
+  readonly drainTimeoutMs: number;
+  readonly admission: AdmissionConfig;
+  readonly taskMaxInflightCalls: number;
+  readonly callDeadlineMs: number;
+  readonly maxCollectedOutputBytes: number;
+  readonly callRetry: CallRetryConfig;
+}
+
+export interface ExecutorConfig {
+  /** Empty string: the OS temp dir. */
+  readonly socketDir: string;
+  readonly threads: number;
+  readonly heartbeatIntervalMs: number;
+  readonly heartbeatTimeoutMs: number;
+  readonly restartBackoffInitialMs: number;
+  readonly restartBackoffMaxMs: number;
+  readonly cancelHardLimitMs: number;
+}
+
+export interface DeploymentConfig {
+  readonly name: string;
+  readonly kind: DeploymentKind;
+  readonly coordinator: CoordinatorConfig;
+  readonly worker: WorkerConfig;
+  readonly executor: ExecutorConfig;
+}
+
+export interface BlockxConfig {
+  readonly version: 1;
+  /** Absolute path of the config file; empty when built from defaults alone. */
+  readonly configFile: string;
+  /** Folder relative paths are resolved against (the config file's folder). */
+  readonly baseDir: string;
+  readonly registry: {
+    readonly etcd: { readonly endpoints: readonly string[]; readonly dialTimeoutMs: number; readonly leaseTtlMs: number };
+  };
+  readonly storage: {
+    readonly url: string;
+    readonly maxConcurrentOps: number;
+    readonly admissionWaitMs: number;
+    readonly poolSize: number;
+  };
+  /** `dir` is absolute after resolution. */
+  readonly functions: { readonly dir: string };
+  /** `dirs` are absolute after resolution. */
+  readonly plugins: { readonly dirs: readonly string[]; readonly packages: readonly string[] };
+  readonly tables: Readonly<Record<string, TableConfig>>;
+  readonly observability: {
+    readonly prometheus: { readonly listenAddr: string; readonly path: string };
+    readonly logLevel: LogLevel;
+  };
+  readonly up: {
+    readonly deployment: string;
+    readonly workers: number;
+    readonly coordinatorListen: string;
+    readonly workerBasePort: number;
+    readonly demo: boolean;
+  };
+  readonly deployments: Readonly<Record<string, DeploymentConfig>>;
+}

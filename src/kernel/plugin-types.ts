@@ -1,0 +1,114 @@
+// Types for plugin authors: what a builder or writer package default-exports, and what it is given.
+//
+// A plugin package imports these with `import type` only (a relative path into src/, or from `blockx`):
+// plugins never import runtime values from the kernel, so they load the same from a source checkout, from
+// dist/, or as an npm package.
+import type { PluginHooks } from './hooks.js';
+
+/** The phase a task is in when the kernel calls into a plugin or function. */
+export type TaskStage = 'builder' | 'executor' | 'plugin';
+
+/** The immutable per-task context shared by the builder, the writer and the IO scope. */
+export interface TaskCtx {
+  readonly taskId: string;
+  readonly stage: TaskStage;
+  /** Absolute deadline of the task (epoch ms); work past it is wasted. */
+  readonly deadlineMs: number;
+  /** Aborted when the task converges early (timeout, failure); stop work and IO when it fires. */
+  readonly signal: AbortSignal;
+  readonly debugMode?: boolean;
+}
+
+/** One call of a user function: `functions/<function>` invoked as `fn(ctx, ...args)`. */
+export interface CallSpec {
+  readonly function: string;
+  readonly args: readonly unknown[];
+  /** Block context the builder attaches to the call; the function sees it as `ctx.block`. */
+  readonly block?: unknown;
+}
+
+export interface CallList {
+  readonly calls: readonly CallSpec[];
+}
+
+/** A row as the IO subsystem returns it: column name → JSON value. */
+export type Row = Readonly<Record<string, unknown>>;
+/** A row key: key column → value (one entry for a single-column key). */
+export type RowKey = Readonly<Record<string, unknown>>;
+
+/** A scan of one table; `block` narrows to the rows of one block (number or hash). */
+export interface ScanQuery {
+  readonly block?: number | string;
+  readonly limit?: number;
+  readonly [column: string]: unknown;
+}
+
+/** Writes of a writer plugin, applied atomically when the transaction callback resolves. */
+export interface TaskIoTransaction {
+  upsert(table: string, key: RowKey, values: Row): Promise<void>;
+  delete(table: string, key: RowKey): Promise<void>;
+  /** Replaces every row of one block in `table` with `rows` (idempotent block writes). */
+  replaceBlockRows(table: string, block: number | string, rows: readonly Row[]): Promise<void>;
+}
+
+/**
+ * Task-scoped storage access, supplied by the IO subsystem (reads are cached per task). This is the port
+ * plugins are written against; its implementation lives with the worker's IO scope.
+ */
+export interface TaskIo {
+  get(table: string, key: RowKey): Promise<Row | undefined>;
+  getMany(table: string, keys: readonly RowKey[]): Promise<(Row | undefined)[]>;
+  scan(table: string, query?: ScanQuery): AsyncIterable<Row>;
+  transaction<T>(fn: (tx: TaskIoTransaction) => Promise<T>): Promise<T>;
+}
+
+/** Fields every plugin implementation may carry besides its entry points. */
+export interface PluginCommon {
+  /** Defaults to the package name. */
+  readonly name?: string;
+  /** Defaults to the package version. */
+  readonly version?: string;
+  /** Taps kernel hooks (with the plugin's name); called once, before registration. */
+  apply?(hooks: PluginHooks): void;
+}
+
+/** A Call Builder: turns a task config (already validated against the plugin's schema) into calls. */
+export interface BuilderPlugin<C = unknown> extends PluginCommon {
+  build(taskCtx: TaskCtx, config: C, io: TaskIo): CallList | Promise<CallList>;
+  /** Streaming form: yields calls during the Calls phase instead of building the list up front. */
+  stream?(taskCtx: TaskCtx, config: C, io: TaskIo): AsyncIterable<CallSpec>;
+}
+
+/** What a writer reports, one entry per logical write (usually one). */
+export interface PluginResult {
+  readonly pluginName: string;
+  readonly success: boolean;
+  readonly failureCode?: string;
+  /** JSON-serialisable; sent as UTF-8 JSON bytes on the wire. */
+  readonly result?: unknown;
+  readonly failureMessage?: string;
+}
+
+/** A Writer Plugin: writes the outputs of the successful root calls, once. */
+export interface WriterPlugin<C = unknown> extends PluginCommon {
+  execute(taskCtx: TaskCtx, config: C, outputs: readonly unknown[], io: TaskIo): Promise<PluginResult[]>;
+}
+
+/**
+ * The error shape a writer throws. Duck-typed (plugins do not import kernel classes): any Error with a
+ * boolean `retryable`, optionally a `code`. An error without `retryable` is unclassified and treated as
+ * retryable, as the seeds specify.
+ */
+export interface WriterFailure extends Error {
+  readonly retryable: boolean;
+  readonly code?: string;
+}
+
+/** Whether a task that failed with `err` in its writer may be resubmitted. */
+export function isRetryableWriterFailure(err: unknown): boolean {
+  if (typeof err === 'object' && err !== null && 'retryable' in err) {
+    const retryable = (err as { retryable: unknown }).retryable;
+    if (typeof retryable === 'boolean') return retryable;
+  }
+  return true;
+}

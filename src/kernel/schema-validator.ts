@@ -1,0 +1,137 @@
+// The one place that builds ajv instances and turns ajv errors into SchemaIssues.
+//
+// Kernel schemas (schemas/*.schema.json) are compiled once per process and cached. Each plugin schema gets
+// its own ajv instance: plugin authors pick their own `$id`s, and two plugins must never collide inside a
+// shared instance (a duplicate `type` is reported as such, not as a confusing "schema already exists").
+import { readFileSync } from 'node:fs';
+import { Ajv, type AnySchema, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import type { SchemaIssue } from './errors.js';
+import { packagePath } from './package-root.js';
+
+const DRAFT_07 = 'http://json-schema.org/draft-07/schema';
+const DRAFT_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
+
+const AJV_OPTIONS: Options = {
+  allErrors: true,
+  // Keep the offending value on each error so messages can say what was found.
+  verbose: true,
+  // Unknown keywords and formats are errors (a typo in a schema must not silently accept everything);
+  // the type/tuple lints only log, so they are off to keep the console clean.
+  strict: true,
+  strictTypes: false,
+  strictTuples: false,
+};
+
+// ajv-formats is CommonJS; under NodeNext its plugin function sits on `.default` (NODE20-NOTES).
+const addFormats = (addFormatsModule as unknown as { default: (ajv: Ajv | Ajv2020) => unknown }).default;
+
+/** Which JSON Schema dialect a schema declares: draft-07 (the default) or 2020-12. */
+export function schemaDialect(schema: unknown): 'draft-07' | '2020-12' | { unsupported: string } {
+  const declared =
+    typeof schema === 'object' && schema !== null ? (schema as { $schema?: unknown }).$schema : undefined;
+  if (declared === undefined) return 'draft-07';
+  if (typeof declared !== 'string') return { unsupported: String(declared) };
+  const bare = declared.replace(/#$/, '').replace(/^https:/, 'http:');
+  if (bare === DRAFT_07) return 'draft-07';
+  if (bare === DRAFT_2020_12.replace(/^https:/, 'http:')) return '2020-12';
+  return { unsupported: declared };
+}
+
+/** A fresh ajv instance (allErrors, strict, formats) for the schema's dialect. */
+export function createAjv(dialect: 'draft-07' | '2020-12' = 'draft-07'): Ajv | Ajv2020 {
+  const ajv = dialect === '2020-12' ? new Ajv2020(AJV_OPTIONS) : new Ajv(AJV_OPTIONS);
+  addFormats(ajv);
+  return ajv;
+}
+
+/** Result of compiling a schema supplied by someone else (a plugin author). */
+export type CompileResult = { ok: true; validate: ValidateFunction } | { ok: false; reason: string };
+
+/**
+ * Compiles a schema in its own ajv instance. Never throws: a schema that is not valid JSON Schema (fails
+ * the meta-schema), uses an unsupported `$schema`, or cannot be compiled (unknown keyword, unresolved
+ * `$ref`) comes back as `{ ok: false, reason }`.
+ */
+export function compileForeignSchema(schema: unknown): CompileResult {
+  if (typeof schema !== 'boolean' && (typeof schema !== 'object' || schema === null || Array.isArray(schema))) {
+    return { ok: false, reason: 'a JSON Schema must be an object or a boolean' };
+  }
+  const dialect = schemaDialect(schema);
+  if (typeof dialect === 'object') {
+    return {
+      ok: false,
+      reason: `unsupported $schema "${dialect.unsupported}"; use draft-07 (${DRAFT_07}#) or 2020-12 (${DRAFT_2020_12})`,
+    };
+  }
+  const ajv = createAjv(dialect);
+  const valid = ajv.validateSchema(schema as AnySchema);
+  if (valid !== true) {
+    return { ok: false, reason: `not a valid JSON Schema: ${ajv.errorsText(ajv.errors, { dataVar: 'schema' })}` };
+  }
+  try {
+    return { ok: true, validate: ajv.compile(schema as AnySchema) };
+  } catch (err) {
+    return { ok: false, reason: `schema does not compile: ${(err as Error).message}` };
+  }
+}
+
+/** Absolute path of a kernel schema file, e.g. `kernelSchemaPath('task-input')`. */
+export function kernelSchemaPath(name: string): string {
+  return packagePath('schemas', `${name}.schema.json`);
+}
+
+const kernelValidators = new Map<string, ValidateFunction>();
+
+/** The compiled validator of a kernel schema; compiled on first use, then cached for the process. */
+export function kernelValidator(name: string): ValidateFunction {
+  const cached = kernelValidators.get(name);
+  if (cached) return cached;
+  const schema = JSON.parse(readFileSync(kernelSchemaPath(name), 'utf8')) as AnySchema;
+  const dialect = schemaDialect(schema);
+  const validate = createAjv(typeof dialect === 'string' ? dialect : 'draft-07').compile(schema);
+  kernelValidators.set(name, validate);
+  return validate;
+}
+
+/** ajv errors → SchemaIssues: JSON path (prefixed), the failed keyword as `rule`, and a readable message. */
+export function toSchemaIssues(errors: readonly ErrorObject[] | null | undefined, prefix = ''): SchemaIssue[] {
+  return (errors ?? []).map((e) => ({ path: prefix + e.instancePath, rule: e.keyword, message: describe(e) }));
+}
+
+function describe(e: ErrorObject): string {
+  const params = e.params as Record<string, unknown>;
+  const base = e.message ?? `fails ${e.keyword}`;
+  switch (e.keyword) {
+    case 'additionalProperties':
+      return `${base}: '${String(params.additionalProperty)}'`;
+    case 'enum':
+      return `${base}: ${JSON.stringify(params.allowedValues)}${got(e)}`;
+    case 'const':
+      return `${base}: ${JSON.stringify(params.allowedValue)}${got(e)}`;
+    case 'type':
+    case 'pattern':
+    case 'format':
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
+    case 'minLength':
+    case 'maxLength':
+      return `${base}${got(e)}`;
+    default:
+      return base;
+  }
+}
+
+function got(e: ErrorObject): string {
+  if (e.data === undefined) return '';
+  const text = JSON.stringify(e.data);
+  return ` (got ${text.length > 60 ? `${text.slice(0, 57)}...` : text})`;
+}
+
+/** Prefixes issue paths, e.g. to place a plugin config's issues under `/functionCallConfig/config`. */
+export function prefixIssues(issues: readonly SchemaIssue[], prefix: string): SchemaIssue[] {
+  return issues.map((i) => ({ ...i, path: prefix + i.path }));
+}
