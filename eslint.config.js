@@ -7,7 +7,10 @@ import tseslint from 'typescript-eslint';
 const impureImports = {
   patterns: [
     { group: ['node:*'], message: 'core/ is Sans-IO: no node built-ins.' },
-    { group: ['@grpc/*', 'etcd3', 'pg', 'better-sqlite3', 'pino'], message: 'core/ is Sans-IO: no IO clients.' },
+    {
+      group: ['@grpc/*', 'etcd3', 'pg', 'better-sqlite3', 'pino'],
+      message: 'core/ is Sans-IO: no IO clients.',
+    },
     { group: ['**/adapters/**', '**/app/**'], message: 'core/ must not depend on adapters or app.' },
   ],
 };
@@ -46,7 +49,10 @@ export default tseslint.config(
       ],
       'no-restricted-syntax': [
         'error',
-        { selector: 'NewExpression[callee.name="Date"][arguments.length=0]', message: 'core/ is Sans-IO: `now` is an argument.' },
+        {
+          selector: 'NewExpression[callee.name="Date"][arguments.length=0]',
+          message: 'core/ is Sans-IO: `now` is an argument.',
+        },
       ],
     },
   },

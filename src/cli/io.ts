@@ -15,4 +15,7 @@ export class UsageError extends Error {
 }
 
 /** `--config FILE` is accepted by every command (DESIGN.md §4.2). */
-export const CONFIG_FLAG = ['-c, --config <file>', 'config file (default: BLOCKX_CONFIG, or blockx.config.yaml found from the cwd)'] as const;
+export const CONFIG_FLAG = [
+  '-c, --config <file>',
+  'config file (default: BLOCKX_CONFIG, or blockx.config.yaml found from the cwd)',
+] as const;

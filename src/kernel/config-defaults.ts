@@ -5,13 +5,7 @@ import {
   LEGACY_BLOCK_WORKER_REGISTRY_PREFIX,
   LEGACY_BUNDLE_WORKER_REGISTRY_PREFIX,
 } from '../services/registry/prefix.js';
-import type {
-  CoordinatorConfig,
-  DeploymentKind,
-  ExecutorConfig,
-  WorkerConfig,
-} from './config-types.js';
-
+import type { CoordinatorConfig, DeploymentKind, ExecutorConfig, WorkerConfig } from './config-types.js';
 
 export function defaultCoordinatorConfig(kind: DeploymentKind): CoordinatorConfig {
   return {
@@ -37,7 +31,8 @@ export function defaultWorkerConfig(kind: DeploymentKind): WorkerConfig {
   return {
     listen: ':9090',
     advertiseAddr: '',
-    registryPrefix: kind === 'block' ? LEGACY_BLOCK_WORKER_REGISTRY_PREFIX : LEGACY_BUNDLE_WORKER_REGISTRY_PREFIX,
+    registryPrefix:
+      kind === 'block' ? LEGACY_BLOCK_WORKER_REGISTRY_PREFIX : LEGACY_BUNDLE_WORKER_REGISTRY_PREFIX,
     taskSlots: 64,
     defaultTtlMs: 5000,
     taskDeadlineMs: 300_000,

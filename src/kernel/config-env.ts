@@ -30,21 +30,31 @@ const list: Parser = (raw) => {
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
-  return items.length > 0 ? { ok: true, value: items } : { ok: false, message: 'expected a comma-separated, non-empty list' };
+  return items.length > 0
+    ? { ok: true, value: items }
+    : { ok: false, message: 'expected a comma-separated, non-empty list' };
 };
 const listenAddr: Parser = (raw) =>
-  /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]*):\d{1,5}$/.test(raw) && Number(raw.slice(raw.lastIndexOf(':') + 1)) <= 65535
+  /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]*):\d{1,5}$/.test(raw) &&
+  Number(raw.slice(raw.lastIndexOf(':') + 1)) <= 65535
     ? { ok: true, value: raw }
     : { ok: false, message: `expected host:port or :port, got ${JSON.stringify(raw)}` };
 const logLevel: Parser = (raw) =>
   ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(raw)
     ? { ok: true, value: raw }
-    : { ok: false, message: `expected one of fatal, error, warn, info, debug, trace, silent; got ${JSON.stringify(raw)}` };
+    : {
+        ok: false,
+        message: `expected one of fatal, error, warn, info, debug, trace, silent; got ${JSON.stringify(raw)}`,
+      };
 const storageUrl: Parser = (raw) =>
   /^(sqlite:.+|postgres(ql)?:\/\/.+)$/.test(raw)
     ? { ok: true, value: raw }
-    : { ok: false, message: `expected sqlite:PATH, sqlite::memory: or postgres://..., got ${JSON.stringify(raw)}` };
-const pathString: Parser = (raw) => (raw.trim() !== '' ? { ok: true, value: raw } : { ok: false, message: 'expected a non-empty path' });
+    : {
+        ok: false,
+        message: `expected sqlite:PATH, sqlite::memory: or postgres://..., got ${JSON.stringify(raw)}`,
+      };
+const pathString: Parser = (raw) =>
+  raw.trim() !== '' ? { ok: true, value: raw } : { ok: false, message: 'expected a non-empty path' };
 
 export interface EnvBinding {
   readonly variable: string;
@@ -95,7 +105,9 @@ export const ENV_BINDINGS: readonly EnvBinding[] = Object.freeze([
   b('BLOCKX_STORAGE_URL', 'top', 'storage.url', storageUrl),
   b('BLOCKX_PROMETHEUS_LISTEN_ADDR', 'top', 'observability.prometheus.listenAddr', text),
   b('BLOCKX_PROMETHEUS_PATH', 'top', 'observability.prometheus.path', (raw) =>
-    raw.startsWith('/') ? { ok: true, value: raw } : { ok: false, message: `expected a path starting with /, got ${JSON.stringify(raw)}` },
+    raw.startsWith('/')
+      ? { ok: true, value: raw }
+      : { ok: false, message: `expected a path starting with /, got ${JSON.stringify(raw)}` },
   ),
   b('BLOCKX_LOG_LEVEL', 'top', 'observability.logLevel', logLevel),
 ]);
@@ -109,7 +121,10 @@ export interface EnvOverride {
 }
 
 /** Parses every bound variable that is set (empty counts as unset). Returns overrides and all issues. */
-export function readEnvOverrides(env: NodeJS.ProcessEnv): { overrides: EnvOverride[]; issues: ConfigIssue[] } {
+export function readEnvOverrides(env: NodeJS.ProcessEnv): {
+  overrides: EnvOverride[];
+  issues: ConfigIssue[];
+} {
   const overrides: EnvOverride[] = [];
   const issues: ConfigIssue[] = [];
   for (const binding of ENV_BINDINGS) {
@@ -121,7 +136,10 @@ export function readEnvOverrides(env: NodeJS.ProcessEnv): { overrides: EnvOverri
       issues.push({
         source: 'env',
         variable: binding.variable,
-        path: (binding.scope === 'top' ? binding.path : ['deployments.*', binding.scope, ...binding.path]).join('.'),
+        path: (binding.scope === 'top'
+          ? binding.path
+          : ['deployments.*', binding.scope, ...binding.path]
+        ).join('.'),
         message: parsed.message,
       });
   }

@@ -10,7 +10,9 @@ export interface RuleViolation {
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-export type ConfigDraft = Mutable<Omit<BlockxConfig, 'deployments'>> & { deployments: Record<string, DeploymentConfig> };
+export type ConfigDraft = Mutable<Omit<BlockxConfig, 'deployments'>> & {
+  deployments: Record<string, DeploymentConfig>;
+};
 
 export function checkConfigRules(config: ConfigDraft): RuleViolation[] {
   const out: RuleViolation[] = [];
@@ -36,19 +38,34 @@ function checkDeployment(name: string, dep: DeploymentConfig): RuleViolation[] {
     });
   }
   for (const key of ['cpuRedLine', 'memoryRedLine', 'errorRateRedLine'] as const) {
-    if (!(c[key] > 0 && c[key] <= 1)) out.push({ path: at('coordinator', key), message: `must be in (0, 1], got ${c[key]}` });
+    if (!(c[key] > 0 && c[key] <= 1))
+      out.push({ path: at('coordinator', key), message: `must be in (0, 1], got ${c[key]}` });
   }
   const seen = new Set<string>();
   c.registryPrefixes.forEach((prefix, i) => {
-    if (seen.has(prefix)) out.push({ path: at('coordinator', 'registryPrefixes', i), message: `duplicate prefix ${prefix}` });
+    if (seen.has(prefix))
+      out.push({ path: at('coordinator', 'registryPrefixes', i), message: `duplicate prefix ${prefix}` });
     seen.add(prefix);
-    out.push(...prefixKindProblems(prefix, dep.kind).map((message) => ({ path: at('coordinator', 'registryPrefixes', i), message })));
+    out.push(
+      ...prefixKindProblems(prefix, dep.kind).map((message) => ({
+        path: at('coordinator', 'registryPrefixes', i),
+        message,
+      })),
+    );
   });
-  out.push(...prefixKindProblems(dep.worker.registryPrefix, dep.kind).map((message) => ({ path: at('worker', 'registryPrefix'), message })));
+  out.push(
+    ...prefixKindProblems(dep.worker.registryPrefix, dep.kind).map((message) => ({
+      path: at('worker', 'registryPrefix'),
+      message,
+    })),
+  );
 
   const w = dep.worker;
   if (w.taskDeadlineMs > w.maxTaskTimeoutMs) {
-    out.push({ path: at('worker', 'taskDeadlineMs'), message: `must be <= maxTaskTimeoutMs (${w.maxTaskTimeoutMs}), got ${w.taskDeadlineMs}` });
+    out.push({
+      path: at('worker', 'taskDeadlineMs'),
+      message: `must be <= maxTaskTimeoutMs (${w.maxTaskTimeoutMs}), got ${w.taskDeadlineMs}`,
+    });
   }
   if (w.callRetry.maxBackoffMs < w.callRetry.initialBackoffMs) {
     out.push({
@@ -75,7 +92,8 @@ function checkDeployment(name: string, dep: DeploymentConfig): RuleViolation[] {
 function prefixKindProblems(prefix: string, kind: DeploymentConfig['kind']): string[] {
   const parsed = parseRegistryPrefix(prefix);
   if (!parsed.ok) return [parsed.error.message];
-  if (parsed.value.kind !== kind) return [`prefix ${prefix} registers ${parsed.value.kind} workers, but the deployment kind is ${kind}`];
+  if (parsed.value.kind !== kind)
+    return [`prefix ${prefix} registers ${parsed.value.kind} workers, but the deployment kind is ${kind}`];
   return [];
 }
 
@@ -84,16 +102,28 @@ function checkTables(config: ConfigDraft): RuleViolation[] {
   for (const [name, table] of Object.entries(config.tables)) {
     const cols = table.columns;
     table.primaryKey.forEach((col, i) => {
-      if (!(col in cols)) out.push({ path: ['tables', name, 'primaryKey', i], message: `primary key column "${col}" is not declared in columns` });
-      else if (cols[col]?.nullable) out.push({ path: ['tables', name, 'primaryKey', i], message: `primary key column "${col}" cannot be nullable` });
+      if (!(col in cols))
+        out.push({
+          path: ['tables', name, 'primaryKey', i],
+          message: `primary key column "${col}" is not declared in columns`,
+        });
+      else if (cols[col]?.nullable)
+        out.push({
+          path: ['tables', name, 'primaryKey', i],
+          message: `primary key column "${col}" cannot be nullable`,
+        });
     });
     for (const key of ['blockColumn', 'chainColumn'] as const) {
       const col = table[key];
       if (col === undefined) continue;
       const decl = cols[col];
-      if (!decl) out.push({ path: ['tables', name, key], message: `column "${col}" is not declared in columns` });
+      if (!decl)
+        out.push({ path: ['tables', name, key], message: `column "${col}" is not declared in columns` });
       else if (decl.type !== 'integer' && decl.type !== 'bigint') {
-        out.push({ path: ['tables', name, key], message: `column "${col}" must be integer or bigint, is ${decl.type}` });
+        out.push({
+          path: ['tables', name, key],
+          message: `column "${col}" must be integer or bigint, is ${decl.type}`,
+        });
       }
     }
   }

@@ -8,7 +8,9 @@ let compiled: ValidateFunction | undefined;
 
 export function compileConfigSchema(): ValidateFunction {
   if (!compiled) {
-    const schema = JSON.parse(readFileSync(packagePath('schemas', 'blockx.config.schema.json'), 'utf8')) as object;
+    const schema = JSON.parse(
+      readFileSync(packagePath('schemas', 'blockx.config.schema.json'), 'utf8'),
+    ) as object;
     const ajv = new Ajv({ allErrors: true, strict: true, verbose: true, allowUnionTypes: true });
     compiled = ajv.compile(schema);
   }
@@ -45,15 +47,27 @@ export function describeSchemaError(err: ErrorObject): DescribedError {
     }
     case 'enum': {
       const allowed = (err.params as { allowedValues: unknown[] }).allowedValues;
-      return { path, pointAtKey: false, message: `must be one of: ${allowed.map((v) => String(v)).join(', ')}${got}` };
+      return {
+        path,
+        pointAtKey: false,
+        message: `must be one of: ${allowed.map((v) => String(v)).join(', ')}${got}`,
+      };
     }
     case 'const':
-      return { path, pointAtKey: false, message: `must be ${JSON.stringify((err.params as { allowedValue: unknown }).allowedValue)}${got}` };
+      return {
+        path,
+        pointAtKey: false,
+        message: `must be ${JSON.stringify((err.params as { allowedValue: unknown }).allowedValue)}${got}`,
+      };
     case 'type':
       return { path, pointAtKey: false, message: `must be ${(err.params as { type: string }).type}${got}` };
     case 'propertyNames': {
       const name = (err.params as { propertyName: string }).propertyName;
-      return { path: [...path, name], pointAtKey: true, message: `invalid name "${name}": use lower-case letters, digits and _` };
+      return {
+        path: [...path, name],
+        pointAtKey: true,
+        message: `invalid name "${name}": use lower-case letters, digits and _`,
+      };
     }
     default:
       return { path, pointAtKey: false, message: `${err.message ?? 'is invalid'}${got}` };

@@ -10,7 +10,13 @@ import { cosmiconfigSync } from 'cosmiconfig';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import { ConfigError, ConfigNotFoundError, type ConfigIssue } from './errors.js';
 
-export const CONFIG_SEARCH_PLACES = ['blockx.config.yaml', 'blockx.config.yml', '.blockxrc.yaml', '.blockxrc.yml', 'package.json'];
+export const CONFIG_SEARCH_PLACES = [
+  'blockx.config.yaml',
+  'blockx.config.yml',
+  '.blockxrc.yaml',
+  '.blockxrc.yml',
+  'package.json',
+];
 
 export interface ConfigSource {
   /** Absolute path of the file. */
@@ -18,7 +24,10 @@ export interface ConfigSource {
   /** The parsed value (plain JS) of the BlockX section. */
   value: unknown;
   /** Source position of a config path (segments as in the value), or undefined when not in the file. */
-  positionOf(pathSegments: readonly (string | number)[], opts?: { key?: boolean }): { line: number; column: number } | undefined;
+  positionOf(
+    pathSegments: readonly (string | number)[],
+    opts?: { key?: boolean },
+  ): { line: number; column: number } | undefined;
 }
 
 /** Locates the config: an explicit path wins, then BLOCKX_CONFIG, then a search from `cwd`. */
@@ -55,7 +64,12 @@ export function readConfigSource(file: string): ConfigSource {
 /** Parses config text as if read from `file` (the name decides whether it is a package.json). */
 export function parseConfigText(text: string, file: string): ConfigSource {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false, keepSourceTokens: false });
+  const doc = parseDocument(text, {
+    lineCounter,
+    uniqueKeys: true,
+    prettyErrors: false,
+    keepSourceTokens: false,
+  });
   const issues: ConfigIssue[] = doc.errors.map((e) => {
     const pos = lineCounter.linePos(e.pos[0]);
     return {
@@ -64,7 +78,10 @@ export function parseConfigText(text: string, file: string): ConfigSource {
       file,
       line: pos.line,
       column: pos.col,
-      message: e.code === 'DUPLICATE_KEY' ? `duplicate key: ${firstLine(e.message)}` : `YAML syntax error: ${firstLine(e.message)}`,
+      message:
+        e.code === 'DUPLICATE_KEY'
+          ? `duplicate key: ${firstLine(e.message)}`
+          : `YAML syntax error: ${firstLine(e.message)}`,
     };
   });
   if (issues.length > 0) throw new ConfigError(issues);
@@ -99,7 +116,9 @@ function findNode(doc: Document, segments: readonly (string | number)[], key: bo
     const seg = segments[i];
     const isLast = i === segments.length - 1;
     if (isMap(node)) {
-      const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(seg));
+      const pair = node.items.find(
+        (p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(seg),
+      );
       if (!pair) return last;
       if (isLast && key) return pair.key as Node;
       node = pair.value;

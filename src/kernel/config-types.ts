@@ -100,7 +100,11 @@ export interface BlockxConfig {
   /** Folder relative paths are resolved against (the config file's folder). */
   readonly baseDir: string;
   readonly registry: {
-    readonly etcd: { readonly endpoints: readonly string[]; readonly dialTimeoutMs: number; readonly leaseTtlMs: number };
+    readonly etcd: {
+      readonly endpoints: readonly string[];
+      readonly dialTimeoutMs: number;
+      readonly leaseTtlMs: number;
+    };
   };
   readonly storage: {
     readonly url: string;

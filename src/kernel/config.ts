@@ -10,7 +10,12 @@ import { locateConfig, readConfigSource, type ConfigSource } from './config-sour
 import { readEnvOverrides } from './config-env.js';
 import { checkConfigRules, type ConfigDraft } from './config-rules.js';
 import { compileConfigSchema, describeSchemaError } from './config-schema.js';
-import { defaultCoordinatorConfig, defaultExecutorConfig, defaultWorkerConfig, TOP_LEVEL_DEFAULTS } from './config-defaults.js';
+import {
+  defaultCoordinatorConfig,
+  defaultExecutorConfig,
+  defaultWorkerConfig,
+  TOP_LEVEL_DEFAULTS,
+} from './config-defaults.js';
 import type { BlockxConfig, DeploymentConfig, DeploymentKind, TableConfig } from './config-types.js';
 
 export interface FlagOverride {
@@ -39,12 +44,21 @@ export function loadConfig(opts: LoadConfigOptions = {}): BlockxConfig {
 }
 
 /** The pipeline after the file is read; tests drive it with `parseConfigText`. */
-export function resolveConfig(source: ConfigSource, opts: Omit<LoadConfigOptions, 'configPath' | 'cwd'> = {}): BlockxConfig {
+export function resolveConfig(
+  source: ConfigSource,
+  opts: Omit<LoadConfigOptions, 'configPath' | 'cwd'> = {},
+): BlockxConfig {
   const env = opts.env ?? {};
   const issues: ConfigIssue[] = [];
   const fileIssue = (segments: (string | number)[], message: string, key = false): ConfigIssue => {
     const pos = source.positionOf(segments, { key });
-    return { source: 'file', file: source.file, path: segments.join('.'), message, ...(pos ? { line: pos.line, column: pos.column } : {}) };
+    return {
+      source: 'file',
+      file: source.file,
+      path: segments.join('.'),
+      message,
+      ...(pos ? { line: pos.line, column: pos.column } : {}),
+    };
   };
 
   // 1. Schema validation of what the user wrote.
@@ -80,15 +94,27 @@ export function resolveConfig(source: ConfigSource, opts: Omit<LoadConfigOptions
     const paths =
       binding.scope === 'top'
         ? [binding.path as string[]]
-        : targets.filter((d) => d in draft.deployments).map((d) => ['deployments', d, binding.scope, ...binding.path]);
+        : targets
+            .filter((d) => d in draft.deployments)
+            .map((d) => ['deployments', d, binding.scope, ...binding.path]);
     for (const p of paths) {
       setPath(draft, p, value);
-      provenance.set(p.join('.'), { source: 'env', variable: binding.variable, path: p.join('.'), message: '' });
+      provenance.set(p.join('.'), {
+        source: 'env',
+        variable: binding.variable,
+        path: p.join('.'),
+        message: '',
+      });
     }
   }
   for (const flag of opts.flags ?? []) {
     setPath(draft, flag.path, flag.value);
-    provenance.set(flag.path.join('.'), { source: 'flag', variable: flag.flag, path: flag.path.join('.'), message: '' });
+    provenance.set(flag.path.join('.'), {
+      source: 'flag',
+      variable: flag.flag,
+      path: flag.path.join('.'),
+      message: '',
+    });
   }
 
   // 5. Cross-field rules, blamed on whoever set the value.
@@ -105,16 +131,24 @@ export function resolveConfig(source: ConfigSource, opts: Omit<LoadConfigOptions
 }
 
 // The file form: everything optional except what the schema requires; validated before this is used.
-type FileDeployment = { kind: DeploymentKind } & { [K in 'coordinator' | 'worker' | 'executor']?: Record<string, unknown> };
+type FileDeployment = { kind: DeploymentKind } & {
+  [K in 'coordinator' | 'worker' | 'executor']?: Record<string, unknown>;
+};
 interface FileConfig {
   version: 1;
   deployments?: Record<string, FileDeployment>;
-  tables?: Record<string, { columns: Record<string, { type: string; nullable?: boolean }> } & Record<string, unknown>>;
+  tables?: Record<
+    string,
+    { columns: Record<string, { type: string; nullable?: boolean }> } & Record<string, unknown>
+  >;
   [section: string]: unknown;
 }
 
 function withDefaults(file: FileConfig, configFile: string): ConfigDraft {
-  const top = deepMerge(structuredClone(TOP_LEVEL_DEFAULTS), pick(file, Object.keys(TOP_LEVEL_DEFAULTS))) as typeof TOP_LEVEL_DEFAULTS;
+  const top = deepMerge(
+    structuredClone(TOP_LEVEL_DEFAULTS),
+    pick(file, Object.keys(TOP_LEVEL_DEFAULTS)),
+  ) as typeof TOP_LEVEL_DEFAULTS;
   const deployments: Record<string, DeploymentConfig> = {};
   for (const [name, dep] of Object.entries(file.deployments ?? {})) {
     deployments[name] = {
@@ -132,7 +166,9 @@ function withDefaults(file: FileConfig, configFile: string): ConfigDraft {
   }
   const tables: Record<string, TableConfig> = {};
   for (const [name, t] of Object.entries(file.tables ?? {})) {
-    const columns = Object.fromEntries(Object.entries(t.columns).map(([c, decl]) => [c, { nullable: false, ...decl }]));
+    const columns = Object.fromEntries(
+      Object.entries(t.columns).map(([c, decl]) => [c, { nullable: false, ...decl }]),
+    );
     tables[name] = { ...(t as unknown as TableConfig), columns: columns as TableConfig['columns'] };
   }
   return {

@@ -89,7 +89,11 @@ export class PluginError extends BlockxError {
     fields: { pluginPath: string; plugin?: string; hook?: string; message: string },
     options?: { cause?: unknown },
   ) {
-    super(code, `${code}: plugin ${fields.plugin ? `${fields.plugin} ` : ''}at ${fields.pluginPath}: ${fields.message}`, options);
+    super(
+      code,
+      `${code}: plugin ${fields.plugin ? `${fields.plugin} ` : ''}at ${fields.pluginPath}: ${fields.message}`,
+      options,
+    );
     this.pluginPath = fields.pluginPath;
     this.plugin = fields.plugin;
     this.hook = fields.hook;

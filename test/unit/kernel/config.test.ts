@@ -17,7 +17,11 @@ deployments:
     kind: bundle
 `;
 
-function issuesOf(text: string, env: NodeJS.ProcessEnv = {}, file = '/cfg/blockx.config.yaml'): ConfigIssue[] {
+function issuesOf(
+  text: string,
+  env: NodeJS.ProcessEnv = {},
+  file = '/cfg/blockx.config.yaml',
+): ConfigIssue[] {
   try {
     resolveConfig(parseConfigText(text, file), { env });
   } catch (err) {
@@ -48,7 +52,12 @@ describe('loadConfig: the repository config', () => {
       memoryRedLine: 0.9,
       errorRateRedLine: 0.5,
     });
-    expect(block.worker.admission).toEqual({ builderSlots: 16, executorTaskSlots: 32, pluginSlots: 16, scanSlots: 8 });
+    expect(block.worker.admission).toEqual({
+      builderSlots: 16,
+      executorTaskSlots: 32,
+      pluginSlots: 16,
+      scanSlots: 8,
+    });
     expect(block.worker).toMatchObject({
       taskMaxInflightCalls: 1024,
       defaultTtlMs: 5000,
@@ -67,12 +76,17 @@ describe('loadConfig: the repository config', () => {
       '/blockx/prod/lanes/default/bundle-workers/',
     ]);
     expect(config.functions.dir).toBe(path.join(REPO, 'functions'));
-    expect(config.plugins.dirs).toEqual([path.join(REPO, 'plugins/builders'), path.join(REPO, 'plugins/writers')]);
+    expect(config.plugins.dirs).toEqual([
+      path.join(REPO, 'plugins/builders'),
+      path.join(REPO, 'plugins/writers'),
+    ]);
   });
 
   it('the repository file states exactly the defaults a minimal file gets', () => {
     const full = loadConfig({ cwd: REPO, env: {} });
-    const minimal = resolveConfig(parseConfigText(MINIMAL, path.join(REPO, 'blockx.config.yaml')), { env: {} });
+    const minimal = resolveConfig(parseConfigText(MINIMAL, path.join(REPO, 'blockx.config.yaml')), {
+      env: {},
+    });
     for (const name of ['block', 'bundle']) {
       const { coordinator, executor } = full.deployments[name]!;
       const { listen, ...worker } = full.deployments[name]!.worker;
@@ -96,9 +110,14 @@ describe('loadConfig: the repository config', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'blockx-cfg-'));
     writeFileSync(path.join(dir, 'package.json'), '{"name":"x"}');
     writeFileSync(path.join(dir, 'blockx.config.yaml'), MINIMAL);
-    writeFileSync(path.join(dir, 'other.yaml'), MINIMAL.replace('kind: bundle', 'kind: bundle\n    worker: { taskSlots: 7 }'));
+    writeFileSync(
+      path.join(dir, 'other.yaml'),
+      MINIMAL.replace('kind: bundle', 'kind: bundle\n    worker: { taskSlots: 7 }'),
+    );
     mkdirSync(path.join(dir, 'a', 'b'), { recursive: true });
-    expect(loadConfig({ cwd: path.join(dir, 'a', 'b'), env: {} }).configFile).toBe(path.join(dir, 'blockx.config.yaml'));
+    expect(loadConfig({ cwd: path.join(dir, 'a', 'b'), env: {} }).configFile).toBe(
+      path.join(dir, 'blockx.config.yaml'),
+    );
     const viaEnv = loadConfig({ cwd: '/', env: { BLOCKX_CONFIG: path.join(dir, 'other.yaml') } });
     expect(viaEnv.deployments.bundle!.worker.taskSlots).toBe(7);
     const viaFlag = loadConfig({ cwd: dir, configPath: 'other.yaml', env: { BLOCKX_CONFIG: '/nope.yaml' } });
@@ -109,14 +128,22 @@ describe('loadConfig: the repository config', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'blockx-pkg-'));
     writeFileSync(
       path.join(dir, 'package.json'),
-      JSON.stringify({ name: 'x', blockx: { version: 1, deployments: { block: { kind: 'blok' } } } }, null, 2),
+      JSON.stringify(
+        { name: 'x', blockx: { version: 1, deployments: { block: { kind: 'blok' } } } },
+        null,
+        2,
+      ),
     );
     try {
       loadConfig({ cwd: dir, env: {} });
       expect.unreachable();
     } catch (err) {
       const [issue] = (err as ConfigError).issues;
-      expect(issue).toMatchObject({ path: 'deployments.block.kind', file: path.join(dir, 'package.json'), line: 7 });
+      expect(issue).toMatchObject({
+        path: 'deployments.block.kind',
+        file: path.join(dir, 'package.json'),
+        line: 7,
+      });
     }
   });
 
@@ -129,7 +156,12 @@ describe('loadConfig: the repository config', () => {
 });
 
 // Each malformed variant: the text, and the issues expected (path, line, a message fragment).
-const malformed: { name: string; text: string; env?: NodeJS.ProcessEnv; expect: Partial<ConfigIssue & { msg: string }>[] }[] = [
+const malformed: {
+  name: string;
+  text: string;
+  env?: NodeJS.ProcessEnv;
+  expect: Partial<ConfigIssue & { msg: string }>[];
+}[] = [
   {
     name: 'unknown top-level key (with a suggestion)',
     text: `version: 1\ndeploymnts: {}\n`,
@@ -183,12 +215,26 @@ const malformed: { name: string; text: string; env?: NodeJS.ProcessEnv; expect: 
   {
     name: 'cross-field: watch grace above heartbeat timeout',
     text: `${MINIMAL}    coordinator:\n      heartbeatTimeoutMs: 5000\n      watchGracePeriodMs: 6000\n`,
-    expect: [{ path: 'deployments.bundle.coordinator.watchGracePeriodMs', line: 9, column: 27, msg: 'must be <= heartbeatTimeoutMs (5000)' }],
+    expect: [
+      {
+        path: 'deployments.bundle.coordinator.watchGracePeriodMs',
+        line: 9,
+        column: 27,
+        msg: 'must be <= heartbeatTimeoutMs (5000)',
+      },
+    ],
   },
   {
     name: 'cross-field: registry prefix of the wrong kind',
     text: `version: 1\ndeployments:\n  block:\n    kind: block\n    coordinator:\n      registryPrefixes: [/blockx/bundle-workers/]\n`,
-    expect: [{ path: 'deployments.block.coordinator.registryPrefixes.0', line: 6, column: 26, msg: 'deployment kind is block' }],
+    expect: [
+      {
+        path: 'deployments.block.coordinator.registryPrefixes.0',
+        line: 6,
+        column: 26,
+        msg: 'deployment kind is block',
+      },
+    ],
   },
   {
     name: 'cross-field: malformed v2 registry prefix',
@@ -198,7 +244,13 @@ const malformed: { name: string; text: string; env?: NodeJS.ProcessEnv; expect: 
   {
     name: 'cross-field: task deadline above the cap',
     text: `${MINIMAL}    worker:\n      taskDeadlineMs: 9000\n      maxTaskTimeoutMs: 8000\n`,
-    expect: [{ path: 'deployments.bundle.worker.taskDeadlineMs', line: 8, msg: 'must be <= maxTaskTimeoutMs (8000)' }],
+    expect: [
+      {
+        path: 'deployments.bundle.worker.taskDeadlineMs',
+        line: 8,
+        msg: 'must be <= maxTaskTimeoutMs (8000)',
+      },
+    ],
   },
   {
     name: 'cross-field: primary key column not declared',
@@ -244,7 +296,13 @@ const malformed: { name: string; text: string; env?: NodeJS.ProcessEnv; expect: 
     name: 'bad env var: not a number',
     text: MINIMAL,
     env: { COORDINATOR_MAX_CANDIDATES: 'abc' },
-    expect: [{ source: 'env', variable: 'COORDINATOR_MAX_CANDIDATES', msg: 'expected a positive integer, got "abc"' }],
+    expect: [
+      {
+        source: 'env',
+        variable: 'COORDINATOR_MAX_CANDIDATES',
+        msg: 'expected a positive integer, got "abc"',
+      },
+    ],
   },
   {
     name: 'bad env var: red line out of range',
@@ -257,8 +315,16 @@ const malformed: { name: string; text: string; env?: NodeJS.ProcessEnv; expect: 
     text: MINIMAL,
     env: { COORDINATOR_WATCH_GRACE_PERIOD_MS: '20000' },
     expect: [
-      { source: 'env', variable: 'COORDINATOR_WATCH_GRACE_PERIOD_MS', path: 'deployments.block.coordinator.watchGracePeriodMs' },
-      { source: 'env', variable: 'COORDINATOR_WATCH_GRACE_PERIOD_MS', path: 'deployments.bundle.coordinator.watchGracePeriodMs' },
+      {
+        source: 'env',
+        variable: 'COORDINATOR_WATCH_GRACE_PERIOD_MS',
+        path: 'deployments.block.coordinator.watchGracePeriodMs',
+      },
+      {
+        source: 'env',
+        variable: 'COORDINATOR_WATCH_GRACE_PERIOD_MS',
+        path: 'deployments.bundle.coordinator.watchGracePeriodMs',
+      },
     ],
   },
   {
@@ -308,15 +374,37 @@ describe('environment overrides', () => {
   it('every DESIGN.md §4.3 variable is bound', () => {
     const names = new Set(ENV_BINDINGS.map((b) => b.variable));
     for (const v of [
-      'COORDINATOR_LISTEN', 'ETCD_ENDPOINTS', 'COORDINATOR_REGISTRY_PREFIXES', 'COORDINATOR_WORKER_RPC_TIMEOUT_MS',
-      'COORDINATOR_ETCD_DIAL_TIMEOUT_MS', 'COORDINATOR_ETCD_WATCH_RETRY_DELAY_MS', 'COORDINATOR_HEARTBEAT_TIMEOUT_MS',
-      'COORDINATOR_WATCH_GRACE_PERIOD_MS', 'COORDINATOR_SLOT_TTL_MS', 'COORDINATOR_MAX_CANDIDATES',
-      'COORDINATOR_MAX_TIMEOUT_RETRIES', 'COORDINATOR_CIRCUIT_BREAKER_THRESHOLD', 'COORDINATOR_CIRCUIT_BREAKER_COOLDOWN_MS',
-      'COORDINATOR_CPU_RED_LINE', 'COORDINATOR_MEMORY_RED_LINE', 'COORDINATOR_ERROR_RATE_RED_LINE',
-      'TASK_DEADLINE_MS', 'MAX_TASK_TIMEOUT_MS', 'RESULT_RETENTION_MS', 'WORKER_HEARTBEAT_INTERVAL',
-      'WATCH_DISCONNECT_GRACE_MS', 'WORKER_LISTEN', 'WORKER_ADVERTISE_ADDR', 'WORKER_TASK_SLOTS',
-      'WORKER_REGISTRY_PREFIX', 'CALL_DEADLINE_MS', 'BLOCKX_FUNCTIONS_DIR', 'BLOCKX_STORAGE_URL',
-      'BLOCKX_PROMETHEUS_LISTEN_ADDR', 'BLOCKX_PROMETHEUS_PATH', 'BLOCKX_LOG_LEVEL',
+      'COORDINATOR_LISTEN',
+      'ETCD_ENDPOINTS',
+      'COORDINATOR_REGISTRY_PREFIXES',
+      'COORDINATOR_WORKER_RPC_TIMEOUT_MS',
+      'COORDINATOR_ETCD_DIAL_TIMEOUT_MS',
+      'COORDINATOR_ETCD_WATCH_RETRY_DELAY_MS',
+      'COORDINATOR_HEARTBEAT_TIMEOUT_MS',
+      'COORDINATOR_WATCH_GRACE_PERIOD_MS',
+      'COORDINATOR_SLOT_TTL_MS',
+      'COORDINATOR_MAX_CANDIDATES',
+      'COORDINATOR_MAX_TIMEOUT_RETRIES',
+      'COORDINATOR_CIRCUIT_BREAKER_THRESHOLD',
+      'COORDINATOR_CIRCUIT_BREAKER_COOLDOWN_MS',
+      'COORDINATOR_CPU_RED_LINE',
+      'COORDINATOR_MEMORY_RED_LINE',
+      'COORDINATOR_ERROR_RATE_RED_LINE',
+      'TASK_DEADLINE_MS',
+      'MAX_TASK_TIMEOUT_MS',
+      'RESULT_RETENTION_MS',
+      'WORKER_HEARTBEAT_INTERVAL',
+      'WATCH_DISCONNECT_GRACE_MS',
+      'WORKER_LISTEN',
+      'WORKER_ADVERTISE_ADDR',
+      'WORKER_TASK_SLOTS',
+      'WORKER_REGISTRY_PREFIX',
+      'CALL_DEADLINE_MS',
+      'BLOCKX_FUNCTIONS_DIR',
+      'BLOCKX_STORAGE_URL',
+      'BLOCKX_PROMETHEUS_LISTEN_ADDR',
+      'BLOCKX_PROMETHEUS_PATH',
+      'BLOCKX_LOG_LEVEL',
     ]) {
       expect(names, v).toContain(v);
     }
@@ -358,7 +446,13 @@ describe('environment overrides', () => {
       resolveConfig(parseConfigText(text, '/cfg/blockx.config.yaml'), {
         env: {},
         deployments: ['block'],
-        flags: [{ path: ['deployments', 'block', 'coordinator', 'watchGracePeriodMs'], value: 99_999, flag: '--watch-grace' }],
+        flags: [
+          {
+            path: ['deployments', 'block', 'coordinator', 'watchGracePeriodMs'],
+            value: 99_999,
+            flag: '--watch-grace',
+          },
+        ],
       });
       expect.unreachable();
     } catch (err) {

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, formatConfigIssue, KernelErrorCode, PluginError, TaskConfigError } from '../../../src/kernel/errors.js';
+import {
+  ConfigError,
+  formatConfigIssue,
+  KernelErrorCode,
+  PluginError,
+  TaskConfigError,
+} from '../../../src/kernel/errors.js';
 
 describe('kernel error codes', () => {
   it('each key equals its code, so codes never drift', () => {
@@ -9,7 +15,12 @@ describe('kernel error codes', () => {
   it('ConfigError lists every issue with its location', () => {
     const err = new ConfigError([
       { source: 'file', file: '/a.yaml', line: 3, column: 5, path: 'x.y', message: 'bad' },
-      { source: 'env', variable: 'WORKER_TASK_SLOTS', path: 'deployments.*.worker.taskSlots', message: 'worse' },
+      {
+        source: 'env',
+        variable: 'WORKER_TASK_SLOTS',
+        path: 'deployments.*.worker.taskSlots',
+        message: 'worse',
+      },
     ]);
     expect(err.code).toBe('CONFIG_INVALID');
     expect(err.message).toContain('/a.yaml:3:5: x.y: bad');
@@ -17,7 +28,9 @@ describe('kernel error codes', () => {
   });
 
   it('formats a file issue without a position as the file alone', () => {
-    expect(formatConfigIssue({ source: 'file', file: '/a.yaml', path: '', message: 'm' })).toBe('/a.yaml: (root): m');
+    expect(formatConfigIssue({ source: 'file', file: '/a.yaml', path: '', message: 'm' })).toBe(
+      '/a.yaml: (root): m',
+    );
   });
 
   it('PluginError carries plugin, hook, path and cause as fields', () => {
@@ -27,12 +40,23 @@ describe('kernel error codes', () => {
       { pluginPath: '/p/x', plugin: 'x', hook: 'shutdown', message: 'tap failed' },
       { cause },
     );
-    expect(err).toMatchObject({ code: 'PLUGIN_HOOK_FAILED', pluginPath: '/p/x', plugin: 'x', hook: 'shutdown', cause });
+    expect(err).toMatchObject({
+      code: 'PLUGIN_HOOK_FAILED',
+      pluginPath: '/p/x',
+      plugin: 'x',
+      hook: 'shutdown',
+      cause,
+    });
     expect(err.message).toContain('/p/x');
   });
 
   it('TaskConfigError names the rule of each issue', () => {
-    const err = new TaskConfigError([{ path: '/callList', rule: 'type', message: 'must be array' }], 'CallListCallConfig');
-    expect(err.message).toBe('invalid task config for CallListCallConfig: /callList must be array (rule: type)');
+    const err = new TaskConfigError(
+      [{ path: '/callList', rule: 'type', message: 'must be array' }],
+      'CallListCallConfig',
+    );
+    expect(err.message).toBe(
+      'invalid task config for CallListCallConfig: /callList must be array (rule: type)',
+    );
   });
 });

@@ -1,0 +1,169 @@
+#!/usr/bin/env node
+// `npm test`: make sure the real servers the e2e tier needs are installed, run the checks (build, lint,
+// format, typecheck, generated-code freshness), then every vitest project. The last line printed is always
+// `N passed, N failed, N skipped`; the exit code is non-zero if a step failed, a test failed, or no test ran.
+//
+//   npm test                      all checks, then all tests
+//   npm test -- --build           rebuild dist/ first even if it exists (always done when CI=true)
+//   npm test -- --project unit    only vitest, with these args (checks are skipped)
+import { spawn } from 'node:child_process';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const resultsFile = join('test-results', 'vitest.json');
+const INSTALL_HINT = 'sudo apt-get install -y etcd-server postgresql';
+
+const argv = process.argv.slice(2);
+const forceBuild = argv.includes('--build') || process.env.CI === 'true';
+const vitestArgs = argv.filter((arg) => arg !== '--build');
+const checksWanted = vitestArgs.length === 0;
+
+process.chdir(root);
+const code = await main();
+process.exit(code);
+
+async function main() {
+  const ensured = await ensureServers();
+  if (!ensured) {
+    console.error('etcd and PostgreSQL are needed for the e2e tests. Install them with:');
+    console.log(INSTALL_HINT);
+    return 2;
+  }
+
+  const steps = [];
+  if (forceBuild || !existsSync(join(root, 'dist', 'index.js'))) steps.push(['npm', ['run', 'build']]);
+  if (checksWanted) {
+    steps.push(['npm', ['run', 'lint']], ['npm', ['run', 'format:check']], ['npm', ['run', 'typecheck']]);
+    if (existsSync(join(root, 'scripts', 'check-generated.mjs'))) {
+      steps.push([process.execPath, ['scripts/check-generated.mjs']]);
+    }
+  }
+  for (const [cmd, args] of steps) {
+    const status = await runStep(cmd, args);
+    if (status !== 0) {
+      console.log(`test: stopped, \`${label(cmd, args)}\` failed (exit ${status}); tests not run`);
+      console.log(summaryLine({ passed: 0, failed: 0, skipped: 0 }));
+      return 1;
+    }
+  }
+
+  mkdirSync('test-results', { recursive: true });
+  rmSync(resultsFile, { force: true });
+  const vitestStatus = await runStep('npx', [
+    'vitest',
+    'run',
+    '--reporter=default',
+    '--reporter=json',
+    `--outputFile=${resultsFile}`,
+    ...vitestArgs,
+  ]);
+
+  const counts = readCounts();
+  if (counts === undefined) {
+    console.log(`test: vitest exited ${vitestStatus} without writing ${resultsFile}`);
+    console.log(summaryLine({ passed: 0, failed: 0, skipped: 0 }));
+    return 1;
+  }
+  if (counts.failedFiles > 0) console.log(`test: ${counts.failedFiles} test file(s) failed to run`);
+  if (counts.passed + counts.failed === 0) console.log('test: no tests ran');
+  if (vitestStatus !== 0 && counts.failed === 0 && counts.failedFiles === 0) {
+    console.log(`test: vitest exited ${vitestStatus}`);
+  }
+  console.log(summaryLine(counts));
+  return vitestStatus !== 0 || counts.failed > 0 || counts.failedFiles > 0 || counts.passed === 0 ? 1 : 0;
+}
+
+/** True when etcd and PostgreSQL are present (installing them with apt-get when running as root). */
+async function ensureServers() {
+  const missing = () =>
+    [findEtcd() ? undefined : 'etcd', findInitdb() ? undefined : 'postgresql'].filter(Boolean);
+  if (missing().length === 0) return true;
+  const isRoot = process.getuid?.() === 0;
+  if (!isRoot || !onPath('apt-get')) {
+    console.error(`test: missing ${missing().join(' and ')}`);
+    return false;
+  }
+  console.log(`test: missing ${missing().join(' and ')}; installing with apt-get`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  if ((await runStep('apt-get', ['update'], env)) !== 0) return false;
+  if ((await runStep('apt-get', ['install', '-y', 'etcd-server', 'postgresql'], env)) !== 0) return false;
+  return missing().length === 0;
+}
+
+function findEtcd() {
+  return onPath('etcd') || isExecutable('/usr/bin/etcd');
+}
+
+function findInitdb() {
+  const base = '/usr/lib/postgresql';
+  if (!existsSync(base)) return false;
+  return readdirSync(base).some((version) => isExecutable(join(base, version, 'bin', 'initdb')));
+}
+
+function onPath(name) {
+  return (process.env.PATH ?? '')
+    .split(delimiter)
+    .filter(Boolean)
+    .some((dir) => isExecutable(join(dir, name)));
+}
+
+function isExecutable(file) {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Run one step with inherited stdio, framed by a header and a footer with its duration. */
+function runStep(cmd, args, env = process.env) {
+  const name = label(cmd, args);
+  console.log(`\n=== ${name}`);
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { stdio: 'inherit', env });
+    const finish = (status, note) => {
+      const seconds = ((performance.now() - started) / 1000).toFixed(1);
+      console.log(`=== ${name}: ${status === 0 ? 'ok' : `FAILED (${note})`} in ${seconds}s`);
+      resolve(status);
+    };
+    child.once('error', (err) => finish(127, err.message));
+    child.once('close', (status, signal) =>
+      finish(status ?? 1, signal ? `signal ${signal}` : `exit ${status}`),
+    );
+  });
+}
+
+function label(cmd, args) {
+  return [cmd === process.execPath ? 'node' : cmd, ...args].join(' ');
+}
+
+/** Counts from vitest's JSON report; skipped covers skipped, pending and todo tests. */
+function readCounts() {
+  let report;
+  try {
+    report = JSON.parse(readFileSync(resultsFile, 'utf8'));
+  } catch {
+    return undefined;
+  }
+  const counts = { passed: 0, failed: 0, skipped: 0, failedFiles: 0 };
+  for (const file of report.testResults ?? []) {
+    const assertions = file.assertionResults ?? [];
+    for (const test of assertions) {
+      if (test.status === 'passed') counts.passed++;
+      else if (test.status === 'failed') counts.failed++;
+      else counts.skipped++;
+    }
+    // A file that failed outside any test (import error, failing beforeAll) has no failed assertion.
+    if (file.status === 'failed' && !assertions.some((test) => test.status === 'failed'))
+      counts.failedFiles++;
+  }
+  return counts;
+}
+
+function summaryLine({ passed, failed, skipped }) {
+  return `${passed} passed, ${failed} failed, ${skipped} skipped`;
+}
