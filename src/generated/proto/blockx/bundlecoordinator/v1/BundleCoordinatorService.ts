@@ -1,0 +1,38 @@
+// GENERATED FILE, DO NOT EDIT. Produced by scripts/gen-proto.mjs (proto-loader-gen-types) from proto/.
+// Regenerate with `node scripts/gen-proto.mjs`; `node scripts/check-generated.mjs` checks freshness.
+// Original file: proto/blockx/bundlecoordinator/v1/bundle_coordinator.proto
+
+import type * as grpc from '@grpc/grpc-js'
+import type { MethodDefinition } from '@grpc/proto-loader'
+import type { ReserveWorkerSlotRequest as _blockx_bundlecoordinator_v1_ReserveWorkerSlotRequest, ReserveWorkerSlotRequest__Output as _blockx_bundlecoordinator_v1_ReserveWorkerSlotRequest__Output } from '../../../blockx/bundlecoordinator/v1/ReserveWorkerSlotRequest.js';
+import type { ReserveWorkerSlotResponse as _blockx_bundlecoordinator_v1_ReserveWorkerSlotResponse, ReserveWorkerSlotResponse__Output as _blockx_bundlecoordinator_v1_ReserveWorkerSlotResponse__Output } from '../../../blockx/bundlecoordinator/v1/ReserveWorkerSlotResponse.js';
+
+export interface BundleCoordinatorServiceClient extends grpc.Client {
+  /**
+   * Reserve a short-lived slot for a task on some Worker of the bundle cluster.
+   */
+  ReserveWorkerSlot(argument: _blockx_bundlecoordinator_v1_ReserveWorkerSlotRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_blockx_bundlecoordinator_v1_ReserveWorkerSlotResponse__Output>): grpc.ClientUnaryCall;
+  ReserveWorkerSlot(argument: _blockx_bundlecoordinator_v1_ReserveWorkerSlotRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_blockx_bundlecoordinator_v1_ReserveWorkerSlotResponse__Output>): grpc.ClientUnaryCall;
+  ReserveWorkerSlot(argument: _blockx_bundlecoordinator_v1_ReserveWorkerSlotRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_blockx_bundlecoordinator_v1_ReserveWorkerSlotResponse__Output>): grpc.ClientUnaryCall;
+  ReserveWorkerSlot(argument: _blockx_bundlecoordinator_v1_ReserveWorkerSlotRequest, callback: grpc.requestCallback<_blockx_bundlecoordinator_v1_ReserveWorkerSlotResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Reserve a short-lived slot for a task on some Worker of the bundle cluster.
+   */
+  reserveWorkerSlot(argument: _blockx_bundlecoordinator_v1_ReserveWorkerSlotRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_blockx_bundlecoordinator_v1_ReserveWorkerSlotResponse__Output>): grpc.ClientUnaryCall;
+  reserveWorkerSlot(argument: _blockx_bundlecoordinator_v1_ReserveWorkerSlotRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_blockx_bundlecoordinator_v1_ReserveWorkerSlotResponse__Output>): grpc.ClientUnaryCall;
+  reserveWorkerSlot(argument: _blockx_bundlecoordinator_v1_ReserveWorkerSlotRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_blockx_bundlecoordinator_v1_ReserveWorkerSlotResponse__Output>): grpc.ClientUnaryCall;
+  reserveWorkerSlot(argument: _blockx_bundlecoordinator_v1_ReserveWorkerSlotRequest, callback: grpc.requestCallback<_blockx_bundlecoordinator_v1_ReserveWorkerSlotResponse__Output>): grpc.ClientUnaryCall;
+  
+}
+
+export interface BundleCoordinatorServiceHandlers extends grpc.UntypedServiceImplementation {
+  /**
+   * Reserve a short-lived slot for a task on some Worker of the bundle cluster.
+   */
+  ReserveWorkerSlot: grpc.handleUnaryCall<_blockx_bundlecoordinator_v1_ReserveWorkerSlotRequest__Output, _blockx_bundlecoordinator_v1_ReserveWorkerSlotResponse>;
+  
+}
+
+export interface BundleCoordinatorServiceDefinition extends grpc.ServiceDefinition {
+  ReserveWorkerSlot: MethodDefinition<_blockx_bundlecoordinator_v1_ReserveWorkerSlotRequest, _blockx_bundlecoordinator_v1_ReserveWorkerSlotResponse, _blockx_bundlecoordinator_v1_ReserveWorkerSlotRequest__Output, _blockx_bundlecoordinator_v1_ReserveWorkerSlotResponse__Output>
+}

@@ -1,0 +1,25 @@
+// GENERATED FILE, DO NOT EDIT. Produced by scripts/gen-proto.mjs (proto-loader-gen-types) from proto/.
+// Regenerate with `node scripts/gen-proto.mjs`; `node scripts/check-generated.mjs` checks freshness.
+import type * as grpc from '@grpc/grpc-js';
+import type { MessageTypeDefinition } from '@grpc/proto-loader';
+
+import type { BundleCoordinatorServiceClient as _blockx_bundlecoordinator_v1_BundleCoordinatorServiceClient, BundleCoordinatorServiceDefinition as _blockx_bundlecoordinator_v1_BundleCoordinatorServiceDefinition } from './blockx/bundlecoordinator/v1/BundleCoordinatorService.js';
+import type { ReserveWorkerSlotRequest as _blockx_bundlecoordinator_v1_ReserveWorkerSlotRequest, ReserveWorkerSlotRequest__Output as _blockx_bundlecoordinator_v1_ReserveWorkerSlotRequest__Output } from './blockx/bundlecoordinator/v1/ReserveWorkerSlotRequest.js';
+import type { ReserveWorkerSlotResponse as _blockx_bundlecoordinator_v1_ReserveWorkerSlotResponse, ReserveWorkerSlotResponse__Output as _blockx_bundlecoordinator_v1_ReserveWorkerSlotResponse__Output } from './blockx/bundlecoordinator/v1/ReserveWorkerSlotResponse.js';
+
+type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
+  new(...args: ConstructorParameters<Constructor>): Subtype;
+};
+
+export interface ProtoGrpcType {
+  blockx: {
+    bundlecoordinator: {
+      v1: {
+        BundleCoordinatorService: SubtypeConstructor<typeof grpc.Client, _blockx_bundlecoordinator_v1_BundleCoordinatorServiceClient> & { service: _blockx_bundlecoordinator_v1_BundleCoordinatorServiceDefinition }
+        ReserveWorkerSlotRequest: MessageTypeDefinition<_blockx_bundlecoordinator_v1_ReserveWorkerSlotRequest, _blockx_bundlecoordinator_v1_ReserveWorkerSlotRequest__Output>
+        ReserveWorkerSlotResponse: MessageTypeDefinition<_blockx_bundlecoordinator_v1_ReserveWorkerSlotResponse, _blockx_bundlecoordinator_v1_ReserveWorkerSlotResponse__Output>
+      }
+    }
+  }
+}
+

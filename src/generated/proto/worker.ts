@@ -1,0 +1,48 @@
+// GENERATED FILE, DO NOT EDIT. Produced by scripts/gen-proto.mjs (proto-loader-gen-types) from proto/.
+// Regenerate with `node scripts/gen-proto.mjs`; `node scripts/check-generated.mjs` checks freshness.
+import type * as grpc from '@grpc/grpc-js';
+import type { EnumTypeDefinition, MessageTypeDefinition } from '@grpc/proto-loader';
+
+import type { ExecuteResult as _blockx_worker_v1_ExecuteResult, ExecuteResult__Output as _blockx_worker_v1_ExecuteResult__Output } from './blockx/worker/v1/ExecuteResult.js';
+import type { GetTaskResultRequest as _blockx_worker_v1_GetTaskResultRequest, GetTaskResultRequest__Output as _blockx_worker_v1_GetTaskResultRequest__Output } from './blockx/worker/v1/GetTaskResultRequest.js';
+import type { GetTaskResultResponse as _blockx_worker_v1_GetTaskResultResponse, GetTaskResultResponse__Output as _blockx_worker_v1_GetTaskResultResponse__Output } from './blockx/worker/v1/GetTaskResultResponse.js';
+import type { PluginConfig as _blockx_worker_v1_PluginConfig, PluginConfig__Output as _blockx_worker_v1_PluginConfig__Output } from './blockx/worker/v1/PluginConfig.js';
+import type { PluginResult as _blockx_worker_v1_PluginResult, PluginResult__Output as _blockx_worker_v1_PluginResult__Output } from './blockx/worker/v1/PluginResult.js';
+import type { RequestTaskSlotRequest as _blockx_worker_v1_RequestTaskSlotRequest, RequestTaskSlotRequest__Output as _blockx_worker_v1_RequestTaskSlotRequest__Output } from './blockx/worker/v1/RequestTaskSlotRequest.js';
+import type { RequestTaskSlotResponse as _blockx_worker_v1_RequestTaskSlotResponse, RequestTaskSlotResponse__Output as _blockx_worker_v1_RequestTaskSlotResponse__Output } from './blockx/worker/v1/RequestTaskSlotResponse.js';
+import type { SubmitTaskRequest as _blockx_worker_v1_SubmitTaskRequest, SubmitTaskRequest__Output as _blockx_worker_v1_SubmitTaskRequest__Output } from './blockx/worker/v1/SubmitTaskRequest.js';
+import type { SubmitTaskResponse as _blockx_worker_v1_SubmitTaskResponse, SubmitTaskResponse__Output as _blockx_worker_v1_SubmitTaskResponse__Output } from './blockx/worker/v1/SubmitTaskResponse.js';
+import type { TaskInput as _blockx_worker_v1_TaskInput, TaskInput__Output as _blockx_worker_v1_TaskInput__Output } from './blockx/worker/v1/TaskInput.js';
+import type { TaskResult as _blockx_worker_v1_TaskResult, TaskResult__Output as _blockx_worker_v1_TaskResult__Output } from './blockx/worker/v1/TaskResult.js';
+import type { TaskUpdate as _blockx_worker_v1_TaskUpdate, TaskUpdate__Output as _blockx_worker_v1_TaskUpdate__Output } from './blockx/worker/v1/TaskUpdate.js';
+import type { WatchTasksRequest as _blockx_worker_v1_WatchTasksRequest, WatchTasksRequest__Output as _blockx_worker_v1_WatchTasksRequest__Output } from './blockx/worker/v1/WatchTasksRequest.js';
+import type { WorkerServiceClient as _blockx_worker_v1_WorkerServiceClient, WorkerServiceDefinition as _blockx_worker_v1_WorkerServiceDefinition } from './blockx/worker/v1/WorkerService.js';
+
+type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
+  new(...args: ConstructorParameters<Constructor>): Subtype;
+};
+
+export interface ProtoGrpcType {
+  blockx: {
+    worker: {
+      v1: {
+        ExecuteResult: MessageTypeDefinition<_blockx_worker_v1_ExecuteResult, _blockx_worker_v1_ExecuteResult__Output>
+        GetTaskResultRequest: MessageTypeDefinition<_blockx_worker_v1_GetTaskResultRequest, _blockx_worker_v1_GetTaskResultRequest__Output>
+        GetTaskResultResponse: MessageTypeDefinition<_blockx_worker_v1_GetTaskResultResponse, _blockx_worker_v1_GetTaskResultResponse__Output>
+        PluginConfig: MessageTypeDefinition<_blockx_worker_v1_PluginConfig, _blockx_worker_v1_PluginConfig__Output>
+        PluginResult: MessageTypeDefinition<_blockx_worker_v1_PluginResult, _blockx_worker_v1_PluginResult__Output>
+        RequestTaskSlotRequest: MessageTypeDefinition<_blockx_worker_v1_RequestTaskSlotRequest, _blockx_worker_v1_RequestTaskSlotRequest__Output>
+        RequestTaskSlotResponse: MessageTypeDefinition<_blockx_worker_v1_RequestTaskSlotResponse, _blockx_worker_v1_RequestTaskSlotResponse__Output>
+        SubmitTaskRequest: MessageTypeDefinition<_blockx_worker_v1_SubmitTaskRequest, _blockx_worker_v1_SubmitTaskRequest__Output>
+        SubmitTaskResponse: MessageTypeDefinition<_blockx_worker_v1_SubmitTaskResponse, _blockx_worker_v1_SubmitTaskResponse__Output>
+        TaskInput: MessageTypeDefinition<_blockx_worker_v1_TaskInput, _blockx_worker_v1_TaskInput__Output>
+        TaskResult: MessageTypeDefinition<_blockx_worker_v1_TaskResult, _blockx_worker_v1_TaskResult__Output>
+        TaskState: EnumTypeDefinition
+        TaskUpdate: MessageTypeDefinition<_blockx_worker_v1_TaskUpdate, _blockx_worker_v1_TaskUpdate__Output>
+        WatchTasksRequest: MessageTypeDefinition<_blockx_worker_v1_WatchTasksRequest, _blockx_worker_v1_WatchTasksRequest__Output>
+        WorkerService: SubtypeConstructor<typeof grpc.Client, _blockx_worker_v1_WorkerServiceClient> & { service: _blockx_worker_v1_WorkerServiceDefinition }
+      }
+    }
+  }
+}
+

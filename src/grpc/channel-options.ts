@@ -1,0 +1,34 @@
+// Channel and server options shared by every BlockX gRPC endpoint.
+//
+// Keepalive (DESIGN §5: 30 s / 10 s): each side pings after 30 s without activity and drops the
+// connection if the ack takes longer than 10 s. On the Worker this bounds how long a silently dead
+// WatchTasks client keeps its stream (the watch-disconnect grace starts only once gRPC sees it closed).
+// grpc-js servers do not enforce a minimum client ping interval, so 30 s pings from clients are accepted.
+import type { ChannelOptions } from '@grpc/grpc-js';
+
+export const KEEPALIVE_TIME_MS = 30_000;
+export const KEEPALIVE_TIMEOUT_MS = 10_000;
+
+/**
+ * Largest message either side sends or accepts. grpc-js defaults to 4 MiB inbound, which a
+ * ReturnValueResultHandler result (every call output of a task) can exceed; anything larger than this
+ * belongs in a table written by a Writer Plugin, not in a TaskResult.
+ */
+export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+
+const common = {
+  'grpc.keepalive_time_ms': KEEPALIVE_TIME_MS,
+  'grpc.keepalive_timeout_ms': KEEPALIVE_TIMEOUT_MS,
+  'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+  'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+} as const satisfies ChannelOptions;
+
+/** Options for `new grpc.Server(SERVER_OPTIONS)`. */
+export const SERVER_OPTIONS: Readonly<ChannelOptions> = Object.freeze({ ...common });
+
+/** Options for client constructors (`new WorkerServiceClient(addr, creds, CLIENT_CHANNEL_OPTIONS)`). */
+export const CLIENT_CHANNEL_OPTIONS: Readonly<ChannelOptions> = Object.freeze({
+  ...common,
+  // Only ping while a call is open: an idle pooled channel need not keep the peer busy.
+  'grpc.keepalive_permit_without_calls': 0,
+});

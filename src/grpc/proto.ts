@@ -1,0 +1,94 @@
+// Loads the BlockX protos once and exposes typed service definitions and client constructors.
+//
+// Decoding options (the same ones scripts/gen-proto.mjs passes to proto-loader-gen-types, so the
+// generated `__Output` types describe exactly what handlers and clients receive):
+//   keepCase: false  fields are camelCase in JS (`taskId`, `functionCallConfig`); the wire keeps snake_case.
+//   longs: Number    int64 fields (ttl_ms, task_timeout_ms, timestamp_ms) are milliseconds, far below 2^53,
+//                    so plain numbers are exact and spare every caller a Long/string conversion.
+//   enums: String    enums decode to their names ('TASK_STATE_RUNNING'); numbers are accepted on input.
+//   bytes: Buffer    `bytes` fields (JSON configs and results) decode to Buffers.
+//   defaults: true   omitted scalars decode to their zero value, omitted messages to null.
+//   oneofs: true     (no oneofs today; set so that a future oneof decodes the same in types and at runtime).
+import * as grpc from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
+import type { Options, PackageDefinition } from '@grpc/proto-loader';
+import { fileURLToPath } from 'node:url';
+import type { ProtoGrpcType as WorkerProto } from '../generated/proto/worker.js';
+import type { ProtoGrpcType as CoordinatorProto } from '../generated/proto/coordinator.js';
+import type { ProtoGrpcType as BundleCoordinatorProto } from '../generated/proto/bundle_coordinator.js';
+import type {
+  WorkerServiceClient as WorkerServiceClientType,
+  WorkerServiceDefinition,
+  WorkerServiceHandlers,
+} from '../generated/proto/blockx/worker/v1/WorkerService.js';
+import type {
+  CoordinatorServiceClient as CoordinatorServiceClientType,
+  CoordinatorServiceDefinition,
+  CoordinatorServiceHandlers,
+} from '../generated/proto/blockx/coordinator/v1/CoordinatorService.js';
+import type {
+  BundleCoordinatorServiceClient as BundleCoordinatorServiceClientType,
+  BundleCoordinatorServiceDefinition,
+  BundleCoordinatorServiceHandlers,
+} from '../generated/proto/blockx/bundlecoordinator/v1/BundleCoordinatorService.js';
+
+/**
+ * The package's `proto/` folder. This file is two levels under the package root both as
+ * src/grpc/proto.ts (vitest, tsx) and as dist/grpc/proto.js (after `tsc`), so one relative URL serves both.
+ */
+export const PROTO_DIR = fileURLToPath(new URL('../../proto/', import.meta.url));
+
+/** Proto files relative to PROTO_DIR (the same list scripts/gen-proto.mjs generates types for). */
+export const PROTO_FILES = [
+  'blockx/worker/v1/worker.proto',
+  'blockx/coordinator/v1/coordinator.proto',
+  'blockx/bundlecoordinator/v1/bundle_coordinator.proto',
+] as const;
+
+/** See the header comment; a unit test pins these against the generator flags. */
+export const PROTO_LOADER_OPTIONS = {
+  keepCase: false,
+  longs: Number,
+  enums: String,
+  bytes: Buffer,
+  defaults: true,
+  oneofs: true,
+} as const satisfies Options;
+
+/** Fully qualified service names, as used in method paths and by grpc.health.v1.Health. */
+export const SERVICE_NAMES = {
+  worker: 'blockx.worker.v1.WorkerService',
+  coordinator: 'blockx.coordinator.v1.CoordinatorService',
+  bundleCoordinator: 'blockx.bundlecoordinator.v1.BundleCoordinatorService',
+} as const;
+
+/** The raw proto-loader package definition of all three protos (loaded once, at import). */
+export const packageDefinition: PackageDefinition = loadSync([...PROTO_FILES], {
+  ...PROTO_LOADER_OPTIONS,
+  includeDirs: [PROTO_DIR],
+});
+
+// The generated ProtoGrpcType interfaces describe what loadPackageDefinition returns for these files.
+const loaded = grpc.loadPackageDefinition(packageDefinition) as unknown as WorkerProto &
+  CoordinatorProto &
+  BundleCoordinatorProto;
+
+const workerCtor = loaded.blockx.worker.v1.WorkerService;
+const coordinatorCtor = loaded.blockx.coordinator.v1.CoordinatorService;
+const bundleCoordinatorCtor = loaded.blockx.bundlecoordinator.v1.BundleCoordinatorService;
+
+/** `new WorkerServiceClient(addr, credentials, options)`; see src/grpc/clients.ts for the usual setup. */
+export const WorkerServiceClient = workerCtor;
+export type WorkerServiceClient = WorkerServiceClientType;
+export const CoordinatorServiceClient = coordinatorCtor;
+export type CoordinatorServiceClient = CoordinatorServiceClientType;
+export const BundleCoordinatorServiceClient = bundleCoordinatorCtor;
+export type BundleCoordinatorServiceClient = BundleCoordinatorServiceClientType;
+
+/** Service definitions for `server.addService(definition, handlers)`. */
+export const workerServiceDefinition: WorkerServiceDefinition = workerCtor.service;
+export const coordinatorServiceDefinition: CoordinatorServiceDefinition = coordinatorCtor.service;
+export const bundleCoordinatorServiceDefinition: BundleCoordinatorServiceDefinition =
+  bundleCoordinatorCtor.service;
+
+export type { WorkerServiceHandlers, CoordinatorServiceHandlers, BundleCoordinatorServiceHandlers };

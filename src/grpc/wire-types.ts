@@ -1,0 +1,68 @@
+// The generated wire types under short names, so adapters import from one place.
+// `X` is what you may send (permissive: optional fields, enums as name or number, int64 as number/string/Long);
+// `XOut` is what you receive (every field present, enums as names, int64 as number, absent messages null).
+export type {
+  PluginConfig as PluginConfigWire,
+  PluginConfig__Output as PluginConfigWireOut,
+} from '../generated/proto/blockx/worker/v1/PluginConfig.js';
+export type {
+  TaskInput as TaskInputWire,
+  TaskInput__Output as TaskInputWireOut,
+} from '../generated/proto/blockx/worker/v1/TaskInput.js';
+export type {
+  TaskState as TaskStateWire,
+  TaskState__Output as TaskStateWireOut,
+} from '../generated/proto/blockx/worker/v1/TaskState.js';
+export type {
+  TaskResult as TaskResultWire,
+  TaskResult__Output as TaskResultWireOut,
+} from '../generated/proto/blockx/worker/v1/TaskResult.js';
+export type {
+  ExecuteResult as ExecuteResultWire,
+  ExecuteResult__Output as ExecuteResultWireOut,
+} from '../generated/proto/blockx/worker/v1/ExecuteResult.js';
+export type {
+  PluginResult as PluginResultWire,
+  PluginResult__Output as PluginResultWireOut,
+} from '../generated/proto/blockx/worker/v1/PluginResult.js';
+export type {
+  TaskUpdate as TaskUpdateWire,
+  TaskUpdate__Output as TaskUpdateWireOut,
+} from '../generated/proto/blockx/worker/v1/TaskUpdate.js';
+export type {
+  RequestTaskSlotRequest as RequestTaskSlotRequestWire,
+  RequestTaskSlotRequest__Output as RequestTaskSlotRequestWireOut,
+} from '../generated/proto/blockx/worker/v1/RequestTaskSlotRequest.js';
+export type {
+  RequestTaskSlotResponse as RequestTaskSlotResponseWire,
+  RequestTaskSlotResponse__Output as RequestTaskSlotResponseWireOut,
+} from '../generated/proto/blockx/worker/v1/RequestTaskSlotResponse.js';
+export type {
+  SubmitTaskRequest as SubmitTaskRequestWire,
+  SubmitTaskRequest__Output as SubmitTaskRequestWireOut,
+} from '../generated/proto/blockx/worker/v1/SubmitTaskRequest.js';
+export type {
+  SubmitTaskResponse as SubmitTaskResponseWire,
+  SubmitTaskResponse__Output as SubmitTaskResponseWireOut,
+} from '../generated/proto/blockx/worker/v1/SubmitTaskResponse.js';
+export type {
+  GetTaskResultRequest as GetTaskResultRequestWire,
+  GetTaskResultRequest__Output as GetTaskResultRequestWireOut,
+} from '../generated/proto/blockx/worker/v1/GetTaskResultRequest.js';
+export type {
+  GetTaskResultResponse as GetTaskResultResponseWire,
+  GetTaskResultResponse__Output as GetTaskResultResponseWireOut,
+} from '../generated/proto/blockx/worker/v1/GetTaskResultResponse.js';
+export type {
+  WatchTasksRequest as WatchTasksRequestWire,
+  WatchTasksRequest__Output as WatchTasksRequestWireOut,
+} from '../generated/proto/blockx/worker/v1/WatchTasksRequest.js';
+// The block and bundle coordinators' messages have identical fields; the block ones serve both.
+export type {
+  ReserveWorkerSlotRequest as ReserveWorkerSlotRequestWire,
+  ReserveWorkerSlotRequest__Output as ReserveWorkerSlotRequestWireOut,
+} from '../generated/proto/blockx/coordinator/v1/ReserveWorkerSlotRequest.js';
+export type {
+  ReserveWorkerSlotResponse as ReserveWorkerSlotResponseWire,
+  ReserveWorkerSlotResponse__Output as ReserveWorkerSlotResponseWireOut,
+} from '../generated/proto/blockx/coordinator/v1/ReserveWorkerSlotResponse.js';
