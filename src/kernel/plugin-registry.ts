@@ -83,7 +83,12 @@ export interface PluginRegistry {
 }
 
 /** The issue for a `type` no plugin registered, listing the known ones. */
-export function unknownTypeIssue(kind: PluginKind, type: string, known: readonly string[], path = ''): SchemaIssue {
+export function unknownTypeIssue(
+  kind: PluginKind,
+  type: string,
+  known: readonly string[],
+  path = '',
+): SchemaIssue {
   return {
     path,
     rule: 'knownType',

@@ -23,7 +23,9 @@ export function checkPluginExport(kind: PluginKind, impl: unknown): string[] {
     ];
   }
   if (typeof impl !== 'object' || impl === null || Array.isArray(impl)) {
-    return [`the default export must be an object, got ${impl === null ? 'null' : Array.isArray(impl) ? 'an array' : typeof impl}`];
+    return [
+      `the default export must be an object, got ${impl === null ? 'null' : Array.isArray(impl) ? 'an array' : typeof impl}`,
+    ];
   }
   const value = impl as Record<string, unknown>;
   const problems: string[] = [];
@@ -32,7 +34,8 @@ export function checkPluginExport(kind: PluginKind, impl: unknown): string[] {
     if (typeof value[method] !== 'function') problems.push(`a ${kind} must define ${SIGNATURES[method]}`);
   }
   for (const method of [...optional, 'apply']) {
-    if (value[method] !== undefined && typeof value[method] !== 'function') problems.push(`${method} must be a function`);
+    if (value[method] !== undefined && typeof value[method] !== 'function')
+      problems.push(`${method} must be a function`);
   }
   for (const field of ['name', 'version']) {
     if (value[field] !== undefined && (typeof value[field] !== 'string' || value[field] === '')) {
