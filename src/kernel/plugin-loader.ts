@@ -76,8 +76,8 @@ export async function loadPlugins(options: LoadPluginsOptions): Promise<PluginRe
   for (const { manifest, schema, validate, impl } of loaded) {
     const definition = {
       type: manifest.type,
-      name: impl.name ?? manifest.name,
-      version: impl.version ?? manifest.version,
+      name: manifest.name,
+      version: manifest.version ?? impl.version,
       packagePath: manifest.packagePath,
       schemaPath: manifest.schemaPath,
       schema,

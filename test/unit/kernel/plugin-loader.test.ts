@@ -46,7 +46,7 @@ describe('loadPlugins: a valid plugin dir', () => {
     expect(echo).toMatchObject({
       kind: 'builder',
       type: 'EchoCallConfig',
-      name: 'echo-builder',
+      name: 'fixture-echo-builder',
       version: '1.2.3',
       packagePath: fixture('valid', 'echo-builder'),
       schemaPath: fixture('valid', 'echo-builder', 'schema.json'),
@@ -71,7 +71,7 @@ describe('loadPlugins: a valid plugin dir', () => {
     });
 
     const writer = registry.writers.get('CollectResultHandler');
-    expect(writer).toMatchObject({ kind: 'writer', name: 'fixture-collect-writer', version: '2.0.1' });
+    expect(writer).toMatchObject({ kind: 'writer', name: 'fixture-collect-writer', version: '2.0.0' });
     expect(registry.builders.get('CollectResultHandler')).toBeUndefined();
     expect(registry.writers.list().map((w) => w.type)).toEqual(['CollectResultHandler']);
   });
@@ -98,7 +98,7 @@ describe('loadPlugins: a valid plugin dir', () => {
 
   it('loads the repository built-in plugins', async () => {
     const registry = await load([path.join(REPO, 'plugins/builders'), path.join(REPO, 'plugins/writers')]);
-    expect(registry.builders.get('CallListCallConfig')?.name).toBe('CallListCallConfig');
+    expect(registry.builders.get('CallListCallConfig')?.name).toBe('@blockx/builder-call-list');
     expect(registry.writers.get('ReturnValueResultHandler')?.packagePath).toBe(
       path.join(REPO, 'plugins/writers/return-value'),
     );

@@ -1,0 +1,31 @@
+// `blockx plugins`: the registered builders and writers with their package, version and schema path.
+import path from 'node:path';
+import type { Command } from 'commander';
+import { bootKernel } from '../../kernel/kernel.js';
+import type { RegisteredPlugin } from '../../kernel/plugin-registry.js';
+import { CONFIG_FLAG, EXIT, type CliIo } from '../io.js';
+import { renderTable } from '../table.js';
+
+export function registerPluginsCommand(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  program
+    .command('plugins')
+    .description('list the registered builders and writers')
+    .option(...CONFIG_FLAG)
+    .option('--json', 'print as JSON')
+    .action(async (opts: { config?: string; json?: boolean }) => {
+      const { plugins } = await bootKernel({ configPath: opts.config, cwd: io.cwd(), env: io.env });
+      const all: RegisteredPlugin[] = [...plugins.builders.list(), ...plugins.writers.list()];
+      const rel = (p: string | undefined) => (p ? path.relative(io.cwd(), p) || '.' : '-');
+      const rows = all.map((p) => ({
+        kind: p.kind,
+        type: p.type,
+        package: p.name,
+        version: p.version ?? '-',
+        path: rel(p.packagePath),
+        schema: rel(p.schemaPath),
+      }));
+      if (opts.json) io.stdout(`${JSON.stringify(rows, null, 2)}\n`);
+      else io.stdout(renderTable(['kind', 'type', 'package', 'version', 'path', 'schema'], rows));
+      setExit(EXIT.OK);
+    });
+}
