@@ -14,7 +14,6 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ValidateFunction } from 'ajv';
-import { tsImport } from 'tsx/esm/api';
 import { KernelErrorCode, PluginError, PluginLoadError } from './errors.js';
 import { stagePluginTaps, type KernelHooks } from './hooks.js';
 import { readPluginManifest, readSchemaFile, type PluginManifest } from './plugin-manifest.js';
@@ -257,7 +256,11 @@ const TS_EXTENSIONS = new Set(['.ts', '.mts', '.cts', '.tsx']);
 /** TypeScript sources load through tsx (no build step for plugin authors); JavaScript natively. */
 async function importModule(file: string): Promise<unknown> {
   const url = pathToFileURL(file).href;
-  if (TS_EXTENSIONS.has(path.extname(file))) return tsImport(url, import.meta.url);
+  if (TS_EXTENSIONS.has(path.extname(file))) {
+    // tsx (and esbuild behind it) is loaded only when a TypeScript plugin is: it costs ~100 ms at startup.
+    const { tsImport } = await import('tsx/esm/api');
+    return tsImport(url, import.meta.url);
+  }
   return import(url);
 }
 

@@ -4,8 +4,21 @@ import type { BlockxConfig, DeploymentConfig } from './config-types.js';
 
 export type PlannedService =
   | { kind: 'registry'; implementation: 'etcd' | 'in-process'; endpoints: readonly string[] }
-  | { kind: 'coordinator'; deployment: string; service: string; listen: string; registryPrefixes: readonly string[] }
-  | { kind: 'worker'; deployment: string; index: number; listen: string; registryPrefix: string; taskSlots: number }
+  | {
+      kind: 'coordinator';
+      deployment: string;
+      service: string;
+      listen: string;
+      registryPrefixes: readonly string[];
+    }
+  | {
+      kind: 'worker';
+      deployment: string;
+      index: number;
+      listen: string;
+      registryPrefix: string;
+      taskSlots: number;
+    }
   | { kind: 'executor'; deployment: string; workerIndex: number; threads: number }
   | { kind: 'storage'; url: string };
 
@@ -54,7 +67,9 @@ export function planUp(config: BlockxConfig): ServicePlan {
 export function describePlannedService(s: PlannedService): string {
   switch (s.kind) {
     case 'registry':
-      return s.implementation === 'etcd' ? `registry    etcd at ${s.endpoints.join(', ')}` : 'registry    in-process';
+      return s.implementation === 'etcd'
+        ? `registry    etcd at ${s.endpoints.join(', ')}`
+        : 'registry    in-process';
     case 'storage':
       return `storage     ${s.url}`;
     case 'coordinator':

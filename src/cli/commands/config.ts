@@ -1,7 +1,5 @@
 // `blockx config`: the effective configuration (file + defaults + env + flags) as YAML.
 import type { Command } from 'commander';
-import { stringify } from 'yaml';
-import { loadConfig } from '../../kernel/config.js';
 import { CONFIG_FLAG, EXIT, type CliIo } from '../io.js';
 
 export function registerConfigCommand(program: Command, io: CliIo, setExit: (code: number) => void): void {
@@ -10,7 +8,9 @@ export function registerConfigCommand(program: Command, io: CliIo, setExit: (cod
     .description('print the effective config (after defaults and env overrides) as YAML')
     .option(...CONFIG_FLAG)
     .option('-d, --deployment <name>', 'show one deployment, with its env overrides applied')
-    .action((opts: { config?: string; deployment?: string }) => {
+    .action(async (opts: { config?: string; deployment?: string }) => {
+      const { loadConfig } = await import('../../kernel/config.js');
+      const { stringify } = await import('yaml');
       const config = loadConfig({
         configPath: opts.config,
         cwd: io.cwd(),

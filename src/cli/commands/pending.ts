@@ -2,11 +2,15 @@
 // so `blockx --help` is complete, and each says plainly that it does not run anything yet (exit 1).
 // `up` prints the plan of services it will start once the runtime exists, after validating everything.
 import type { Command } from 'commander';
-import { bootKernel } from '../../kernel/kernel.js';
-import { describePlannedService, planUp } from '../../kernel/service-plan.js';
 import { CONFIG_FLAG, EXIT, type CliIo } from '../io.js';
 
-const NOT_BUILT: { name: string; args?: string; description: string; flags: [string, string][]; issue: string }[] = [
+const NOT_BUILT: {
+  name: string;
+  args?: string;
+  description: string;
+  flags: [string, string][];
+  issue: string;
+}[] = [
   {
     name: 'coordinator',
     description: 'run the Coordinator of one deployment',
@@ -36,7 +40,12 @@ const NOT_BUILT: { name: string; args?: string; description: string; flags: [str
     ],
     issue: 'One-command cluster, client and submit UX',
   },
-  { name: 'status', description: "the coordinator's view of its workers", flags: [], issue: 'One-command cluster, client and submit UX' },
+  {
+    name: 'status',
+    description: "the coordinator's view of its workers",
+    flags: [],
+    issue: 'One-command cluster, client and submit UX',
+  },
   {
     name: 'data',
     args: '[args...]',
@@ -53,6 +62,8 @@ export function registerPendingCommands(program: Command, io: CliIo, setExit: (c
     .option(...CONFIG_FLAG)
     .option('--once', 'run the demo and exit')
     .action(async (opts: { config?: string }) => {
+      const { bootKernel } = await import('../../kernel/kernel.js');
+      const { describePlannedService, planUp } = await import('../../kernel/service-plan.js');
       const kernel = await bootKernel({ configPath: opts.config, cwd: io.cwd(), env: io.env });
       const plan = planUp(kernel.config);
       io.stdout(`config   ${kernel.config.configFile} (valid)\n`);
@@ -69,7 +80,10 @@ export function registerPendingCommands(program: Command, io: CliIo, setExit: (c
     });
 
   for (const cmd of NOT_BUILT) {
-    const c = program.command(cmd.name).description(`${cmd.description} (not built yet)`).option(...CONFIG_FLAG);
+    const c = program
+      .command(cmd.name)
+      .description(`${cmd.description} (not built yet)`)
+      .option(...CONFIG_FLAG);
     if (cmd.args) c.argument(cmd.args);
     for (const [flag, help] of cmd.flags) c.option(flag, help);
     c.action(() => {

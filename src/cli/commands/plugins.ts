@@ -1,7 +1,6 @@
 // `blockx plugins`: the registered builders and writers with their package, version and schema path.
 import path from 'node:path';
 import type { Command } from 'commander';
-import { bootKernel } from '../../kernel/kernel.js';
 import type { RegisteredPlugin } from '../../kernel/plugin-registry.js';
 import { CONFIG_FLAG, EXIT, type CliIo } from '../io.js';
 import { renderTable } from '../table.js';
@@ -13,6 +12,7 @@ export function registerPluginsCommand(program: Command, io: CliIo, setExit: (co
     .option(...CONFIG_FLAG)
     .option('--json', 'print as JSON')
     .action(async (opts: { config?: string; json?: boolean }) => {
+      const { bootKernel } = await import('../../kernel/kernel.js');
       const { plugins } = await bootKernel({ configPath: opts.config, cwd: io.cwd(), env: io.env });
       const all: RegisteredPlugin[] = [...plugins.builders.list(), ...plugins.writers.list()];
       const rel = (p: string | undefined) => (p ? path.relative(io.cwd(), p) || '.' : '-');

@@ -5,8 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { ConfigError, ConfigNotFoundError, PluginLoadError, type SchemaIssue } from '../../kernel/errors.js';
-import { bootKernel, type Kernel } from '../../kernel/kernel.js';
-import { validateTaskInput } from '../../kernel/task-validation.js';
+import type { Kernel } from '../../kernel/kernel.js';
 import { CONFIG_FLAG, EXIT, type CliIo } from '../io.js';
 
 export function registerValidateCommand(program: Command, io: CliIo, setExit: (code: number) => void): void {
@@ -31,13 +30,19 @@ export interface ValidationReport {
   tasks: { file: string; ok: boolean; problems: SchemaIssue[] }[];
 }
 
-export async function validateAll(taskFiles: string[], configPath: string | undefined, io: CliIo): Promise<ValidationReport> {
+export async function validateAll(
+  taskFiles: string[],
+  configPath: string | undefined,
+  io: CliIo,
+): Promise<ValidationReport> {
   const report: ValidationReport = {
     ok: false,
     config: { ok: false, problems: [] },
     plugins: { ok: false, builders: [], writers: [], problems: [] },
     tasks: [],
   };
+  const { bootKernel } = await import('../../kernel/kernel.js');
+  const { validateTaskInput } = await import('../../kernel/task-validation.js');
   let kernel: Kernel | undefined;
   try {
     kernel = await bootKernel({ configPath, cwd: io.cwd(), env: io.env });
@@ -49,7 +54,11 @@ export async function validateAll(taskFiles: string[], configPath: string | unde
       problems: [],
     };
   } catch (err) {
-    if (err instanceof ConfigError) report.config.problems = err.message.split('\n').slice(1).map((l) => l.replace(/^\s*- /, ''));
+    if (err instanceof ConfigError)
+      report.config.problems = err.message
+        .split('\n')
+        .slice(1)
+        .map((l) => l.replace(/^\s*- /, ''));
     else if (err instanceof ConfigNotFoundError) report.config.problems = [err.message];
     else if (err instanceof PluginLoadError) {
       report.config.ok = true;
@@ -58,14 +67,16 @@ export async function validateAll(taskFiles: string[], configPath: string | unde
   }
   for (const file of taskFiles) {
     const shown = path.relative(io.cwd(), path.resolve(io.cwd(), file)) || file;
-    const problems = kernel ? validateTaskFile(path.resolve(io.cwd(), file), kernel) : [];
+    const problems = kernel
+      ? validateTaskFile(path.resolve(io.cwd(), file), (json) => validateTaskInput(json, kernel.plugins))
+      : [];
     report.tasks.push({ file: shown, ok: kernel !== undefined && problems.length === 0, problems });
   }
   report.ok = report.config.ok && report.plugins.ok && report.tasks.every((t) => t.ok);
   return report;
 }
 
-function validateTaskFile(file: string, kernel: Kernel): SchemaIssue[] {
+function validateTaskFile(file: string, validate: (json: unknown) => SchemaIssue[]): SchemaIssue[] {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -78,7 +89,7 @@ function validateTaskFile(file: string, kernel: Kernel): SchemaIssue[] {
   } catch (err) {
     return [{ path: '', rule: 'json', message: `not valid JSON: ${(err as Error).message}` }];
   }
-  return validateTaskInput(json, kernel.plugins);
+  return validate(json);
 }
 
 function printReport(r: ValidationReport, io: CliIo): void {
@@ -92,9 +103,17 @@ function printReport(r: ValidationReport, io: CliIo): void {
     for (const p of r.plugins.problems) io.stdout(`       ${p}\n`);
   }
   for (const t of r.tasks) {
-    io.stdout(`${mark(t.ok)} task ${t.file}${!t.ok && t.problems.length === 0 ? ' (not checked: the config or plugins failed)' : ''}\n`);
+    io.stdout(
+      `${mark(t.ok)} task ${t.file}${!t.ok && t.problems.length === 0 ? ' (not checked: the config or plugins failed)' : ''}\n`,
+    );
     for (const p of t.problems) io.stdout(`       ${p.path || '/'}: ${p.message} (rule: ${p.rule})\n`);
   }
-  const bad = [!r.config.ok, r.config.ok && !r.plugins.ok, ...r.tasks.map((t) => !t.ok)].filter(Boolean).length;
-  io.stdout(r.ok ? `valid: config, plugins and ${r.tasks.length} task file(s)\n` : `invalid: ${bad} problem source(s)\n`);
+  const bad = [!r.config.ok, r.config.ok && !r.plugins.ok, ...r.tasks.map((t) => !t.ok)].filter(
+    Boolean,
+  ).length;
+  io.stdout(
+    r.ok
+      ? `valid: config, plugins and ${r.tasks.length} task file(s)\n`
+      : `invalid: ${bad} problem source(s)\n`,
+  );
 }

@@ -1,0 +1,140 @@
+// Process-level tests of the built `blockx` command (bin/blockx.js → dist/). `npm test` builds first.
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const REPO = path.resolve(import.meta.dirname, '../..');
+const BIN = path.join(REPO, 'bin/blockx.js');
+
+function blockx(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
+  const env = { ...process.env, ...opts.env };
+  for (const k of Object.keys(env))
+    if (k.startsWith('COORDINATOR_') || k.startsWith('BLOCKX_')) delete env[k];
+  Object.assign(env, opts.env);
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    cwd: opts.cwd ?? REPO,
+    env,
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** A scratch project: a copy of the repo's config and plugins, so tests can break things. */
+function scratchProject(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'blockx-cli-'));
+  writeFileSync(path.join(dir, 'package.json'), '{"name":"scratch","private":true}');
+  cpSync(path.join(REPO, 'blockx.config.yaml'), path.join(dir, 'blockx.config.yaml'));
+  cpSync(path.join(REPO, 'plugins'), path.join(dir, 'plugins'), { recursive: true });
+  cpSync(path.join(REPO, 'examples'), path.join(dir, 'examples'), { recursive: true });
+  return dir;
+}
+
+describe('blockx validate', () => {
+  it('accepts the repository config and examples/tasks/*.json (exit 0)', () => {
+    const r = blockx(['validate', 'examples/tasks/hello-world.json']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('ok   task examples/tasks/hello-world.json');
+    expect(r.stdout).toContain('builders CallListCallConfig');
+  });
+
+  it('rejects a task whose builder config breaks the plugin schema, naming the path and rule (exit 1)', () => {
+    const dir = scratchProject();
+    writeFileSync(
+      path.join(dir, 'bad.json'),
+      JSON.stringify({
+        task_id: 't1',
+        functionCallConfig: { type: 'CallListCallConfig', config: { function: 'hello_world' } },
+      }),
+    );
+    const r = blockx(['validate', 'bad.json'], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('FAIL task bad.json');
+    expect(r.stdout).toMatch(/\/functionCallConfig\/config: .*callList.*\(rule: required\)/);
+  });
+
+  it('reports every config problem with file:line:column and exits 1', () => {
+    const dir = scratchProject();
+    const file = path.join(dir, 'blockx.config.yaml');
+    const text = spawnSync('cat', [file], { encoding: 'utf8' }).stdout.replace(
+      'maxCandidates: 3',
+      'maxCandidate: 3',
+    );
+    writeFileSync(file, text.replace('cpuRedLine: 0.9', 'cpuRedLine: 1.9'));
+    const r = blockx(['validate'], { cwd: dir, env: { WORKER_TASK_SLOTS: 'many' } });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(
+      /blockx\.config\.yaml:\d+:7: deployments\.block\.coordinator\.maxCandidate: unknown key "maxCandidate" \(did you mean "maxCandidates"\?\)/,
+    );
+    expect(r.stdout).toMatch(
+      /blockx\.config\.yaml:\d+:19: deployments\.block\.coordinator\.cpuRedLine: must be <= 1/,
+    );
+    expect(r.stdout).toContain(
+      'env WORKER_TASK_SLOTS: deployments.*.worker.taskSlots: expected a positive integer, got "many"',
+    );
+  });
+
+  it('reports a broken plugin with its coded error and path', () => {
+    const dir = scratchProject();
+    writeFileSync(path.join(dir, 'plugins/writers/return-value/schema.json'), '{"type": "nope"}');
+    const r = blockx(['validate'], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('PLUGIN_SCHEMA_INVALID');
+    expect(r.stdout).toContain(path.join(dir, 'plugins/writers/return-value'));
+  });
+});
+
+describe('blockx plugins / config / usage', () => {
+  it('lists builders and writers with package, version and schema', () => {
+    const r = blockx(['plugins']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(
+      /builder\s+CallListCallConfig\s+@blockx\/builder-call-list\s+\S+\s+plugins\/builders\/call-list\s+plugins\/builders\/call-list\/schema\.json/,
+    );
+    expect(r.stdout).toMatch(/writer\s+ReturnValueResultHandler/);
+  });
+
+  it('prints the effective config with env overrides as YAML', () => {
+    const r = blockx(['config', '--deployment', 'bundle'], { env: { COORDINATOR_MAX_CANDIDATES: '9' } });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('maxCandidates: 9');
+    expect(r.stdout).toContain('kind: bundle');
+    expect(r.stdout).not.toContain('kind: block\n');
+  });
+
+  it('an invalid env var makes `config` exit 2 naming the variable', () => {
+    const r = blockx(['config'], { env: { COORDINATOR_MAX_CANDIDATES: 'abc' } });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('env COORDINATOR_MAX_CANDIDATES');
+  });
+
+  it('unknown commands and flags are usage errors (exit 2); --help exits 0', () => {
+    expect(blockx(['frobnicate']).code).toBe(2);
+    expect(blockx(['validate', '--bogus']).code).toBe(2);
+    const help = blockx(['--help']);
+    expect(help.code).toBe(0);
+    for (const cmd of [
+      'up',
+      'coordinator',
+      'worker',
+      'executor',
+      'submit',
+      'validate',
+      'plugins',
+      'status',
+      'data',
+      'config',
+    ]) {
+      expect(help.stdout).toContain(cmd);
+    }
+  });
+
+  it('a missing --config file is exit 2 with the path', () => {
+    const r = blockx(['plugins', '--config', '/nonexistent/blockx.yaml']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('/nonexistent/blockx.yaml');
+  });
+});
