@@ -1,0 +1,306 @@
+// CoordinatorCore: the Sans-IO decision engine of the Task Resource Coordinator (seeds/coordinator.md).
+//
+// Theory of operation. The core holds a disposable view of the Worker fleet rebuilt from etcd heartbeats
+// and answers one question: which Worker should the next ReserveWorkerSlot try? It never reads a clock
+// and never does IO; every input carries `now` (UTC ms). It has no lock of its own: the adapter's single
+// read-write lock serialises writers (watcher, feedback) against readers (selection).
+//
+// Two global flags, no state machine:
+//   - `initialized` turns true on the first full list and never reverts. Before it, everything is
+//     Unavailable: an empty view is not evidence of an empty fleet.
+//   - `watchDisconnectedAtMs` holds the FIRST disconnect of an outage (later disconnects of other prefixes
+//     do not extend the grace). Once `now - watchDisconnectedAtMs > watchGracePeriodMs` the view is no
+//     longer trusted and selection is Unavailable until `markWatchReconnected`.
+//
+// Per Worker, three local-only fields bias routing away from recently failing Workers: a failure count,
+// a penalty equal to it, and a circuit-breaker deadline set when the count reaches the threshold. After
+// the cooldown the Worker is eligible again, but its count is still at the threshold, so one more failure
+// re-opens the breaker at once (a half-open probe); a success clears all three. Backpressure (a full
+// pool) is a healthy Worker saying "busy" and touches nothing. Full lists preserve the local fields of
+// surviving Workers; a removal forgets them, so a Worker that comes back starts from zero.
+//
+// Time-based decisions (heartbeat age, breaker expiry, grace expiry) are evaluated lazily against the
+// `now` of each query, so the core needs no timers.
+
+import type { WorkerHeartbeat } from '../../registry/heartbeat.js';
+import { DEFAULT_COORDINATOR_CORE_CONFIG, validateCoordinatorCoreConfig } from './config.js';
+import type { CoordinatorCoreConfig } from './config.js';
+import { CoordinatorConfigError, CoordinatorError, CoordinatorErrorCode } from './errors.js';
+import type { CoordinatorInput, SlotOutcome } from './inputs.js';
+import { scanCandidates } from './selection.js';
+import { validateReserveRequest } from './validate.js';
+import { assignHeartbeat, createWorkerView } from './worker-view.js';
+import type { WorkerView } from './worker-view.js';
+import { workerStatus } from './worker-status.js';
+import type { WorkerStatus } from './worker-status.js';
+
+export type { WorkerStatus } from './worker-status.js';
+
+export type CandidateResult =
+  | { readonly ok: true; readonly workerAddr: string }
+  | { readonly ok: false; readonly error: CoordinatorError };
+
+export class CoordinatorCore {
+  readonly config: CoordinatorCoreConfig;
+  private workers = new Map<string, WorkerView>();
+  /**
+   * The views of `workers` as a dense array for the selection loop (indexed iteration over an array is
+   * markedly cheaper than a Map iterator at 10,000 Workers). Updates refresh views in place and arrivals
+   * append, so it stays valid; only removals and full lists invalidate it (rebuilt on the next select).
+   */
+  private dense: WorkerView[] | undefined = [];
+  private initialized = false;
+  private disconnectedAtMs: number | undefined = undefined;
+  private lastViewUpdateMs: number | undefined = undefined;
+
+  /** Throws CoordinatorConfigError (listing every problem) on an invalid config. */
+  constructor(config: CoordinatorCoreConfig = DEFAULT_COORDINATOR_CORE_CONFIG) {
+    const problems = validateCoordinatorCoreConfig(config);
+    if (problems.length > 0) throw new CoordinatorConfigError(problems);
+    this.config = Object.freeze({ ...config });
+  }
+
+  // ---- inputs -------------------------------------------------------------------------------------
+
+  /** Dispatches one input value to the matching method. */
+  apply(input: CoordinatorInput): void {
+    switch (input.type) {
+      case 'fullWorkerList':
+        return this.applyFullWorkerList(input.workers, input.now);
+      case 'workerUpdate':
+        return this.applyWorkerUpdate(input.heartbeat, input.now);
+      case 'workerRemoval':
+        return this.applyWorkerRemoval(input.workerAddr, input.now);
+      case 'watchDisconnected':
+        return this.markWatchDisconnected(input.now);
+      case 'watchReconnected':
+        return this.markWatchReconnected(input.now);
+      case 'slotOutcome':
+        this.recordSlotOutcome(input.workerAddr, input.outcome, input.now);
+        return;
+      default: {
+        const _exhaustive: never = input;
+        throw new CoordinatorError(
+          CoordinatorErrorCode.Internal,
+          `unknown input ${JSON.stringify(_exhaustive)}`,
+        );
+      }
+    }
+  }
+
+  /**
+   * Replaces the view with `list` (the merged result of listing every prefix) and marks the core
+   * initialized. Survivors keep their local fields; Workers missing from the list are dropped. If the list
+   * names a Worker twice, the later entry wins.
+   */
+  applyFullWorkerList(list: readonly WorkerHeartbeat[], now: number): void {
+    const next = new Map<string, WorkerView>();
+    for (const hb of list) {
+      checkAddr(hb.workerAddr);
+      next.set(hb.workerAddr, createWorkerView(hb, this.workers.get(hb.workerAddr)));
+    }
+    this.workers = next;
+    this.dense = undefined;
+    this.initialized = true;
+    this.lastViewUpdateMs = now;
+  }
+
+  /** A Worker's heartbeat changed (or it appeared). Its local fields, if any, are kept. */
+  applyWorkerUpdate(hb: WorkerHeartbeat, now: number): void {
+    checkAddr(hb.workerAddr);
+    const existing = this.workers.get(hb.workerAddr);
+    if (existing !== undefined) {
+      assignHeartbeat(existing, hb);
+    } else {
+      const v = createWorkerView(hb);
+      this.workers.set(hb.workerAddr, v);
+      this.dense?.push(v);
+    }
+    this.lastViewUpdateMs = now;
+  }
+
+  /** A Worker left the registry (key deleted or lease expired). Its local fields are forgotten. */
+  applyWorkerRemoval(workerAddr: string, now: number): void {
+    if (this.workers.delete(workerAddr)) this.dense = undefined;
+    this.lastViewUpdateMs = now;
+  }
+
+  /** A watch disconnected. Only the first disconnect of an outage is recorded. */
+  markWatchDisconnected(now: number): void {
+    if (this.disconnectedAtMs === undefined) this.disconnectedAtMs = now;
+  }
+
+  /** Every prefix has re-listed and is watching again. */
+  markWatchReconnected(_now: number): void {
+    this.disconnectedAtMs = undefined;
+  }
+
+  // ---- decisions ----------------------------------------------------------------------------------
+
+  /** Initialized, and not disconnected for longer than the grace period (exactly at the grace: ready). */
+  isReady(now: number): boolean {
+    return this.unavailableReason(now) === undefined;
+  }
+
+  /**
+   * Picks the best Worker for `taskId`, skipping `excludeAddrs` (candidates already tried by this
+   * request). One O(n) pass, no sort. Hard filters, in order; a Worker is counted under the first it fails:
+   *   1. excluded;  2. heartbeat timed out (`now - lastHeartbeatMs > heartbeatTimeoutMs`);
+   *   3. cpu / memory / error rate strictly above its red line;  4. circuit breaker open (`now < deadline`);
+   *   5. no free capacity (`freeCapacity <= 0`).
+   * Errors: empty taskId → InvalidArgument; not ready, or no Worker in the view has a fresh heartbeat
+   * (excluded ones count as alive; an empty view counts as none) → Unavailable; otherwise, when nothing
+   * passes → NoExecutableSlot.
+   */
+  selectCandidate(
+    taskId: string,
+    excludeAddrs: ReadonlySet<string> | readonly string[],
+    now: number,
+  ): CandidateResult {
+    const invalid = validateReserveRequest(taskId);
+    if (invalid !== undefined) return { ok: false, error: invalid };
+    const reason = this.unavailableReason(now);
+    if (reason !== undefined) {
+      return { ok: false, error: new CoordinatorError(CoordinatorErrorCode.Unavailable, reason) };
+    }
+
+    const views = (this.dense ??= [...this.workers.values()]);
+    // Exclusions are resolved to view objects once, so the loop compares identities, not strings.
+    const excludedViews = this.resolveExclusions(excludeAddrs);
+    const { best, fresh, filtered } = scanCandidates(views, excludedViews, now, this.config);
+    if (best !== undefined) return { ok: true, workerAddr: best.workerAddr };
+
+    const fields = { filtered, workerCount: this.workers.size };
+    if (fresh === 0) {
+      const message = this.workers.size === 0 ? 'no workers registered' : 'all worker heartbeats timed out';
+      return { ok: false, error: new CoordinatorError(CoordinatorErrorCode.Unavailable, message, fields) };
+    }
+    return {
+      ok: false,
+      error: new CoordinatorError(
+        CoordinatorErrorCode.NoExecutableSlot,
+        `no executable slot: ${this.workers.size} workers, filtered ${JSON.stringify(fields.filtered)}`,
+        fields,
+      ),
+    };
+  }
+
+  // ---- feedback -----------------------------------------------------------------------------------
+
+  /** The reservation succeeded: clears failure count, penalty and breaker. */
+  recordSlotSuccess(workerAddr: string, _now: number): void {
+    const v = this.workers.get(workerAddr);
+    if (v === undefined) return;
+    v.recentFailureCount = 0;
+    v.penalty = 0;
+    v.circuitBreakerDeadlineMs = 0;
+  }
+
+  /** An explicit rejection. Returns true when this call opened the breaker. */
+  recordSlotRejection(workerAddr: string, now: number): boolean {
+    return this.recordFailure(workerAddr, now);
+  }
+
+  /** Still uncertain after the same-Worker retries. Returns true when this call opened the breaker. */
+  recordSlotTimeout(workerAddr: string, now: number): boolean {
+    return this.recordFailure(workerAddr, now);
+  }
+
+  /** The Worker's pool is full: healthy but busy. Leaves every local field untouched. */
+  recordSlotBackpressure(_workerAddr: string, _now: number): void {}
+
+  /** Dispatches a classified outcome; returns true when it opened the breaker. */
+  recordSlotOutcome(workerAddr: string, outcome: SlotOutcome, now: number): boolean {
+    switch (outcome) {
+      case 'success':
+        this.recordSlotSuccess(workerAddr, now);
+        return false;
+      case 'rejection':
+        return this.recordSlotRejection(workerAddr, now);
+      case 'timeout':
+        return this.recordSlotTimeout(workerAddr, now);
+      case 'backpressure':
+        this.recordSlotBackpressure(workerAddr, now);
+        return false;
+      default: {
+        const _exhaustive: never = outcome;
+        throw new CoordinatorError(
+          CoordinatorErrorCode.Internal,
+          `unknown slot outcome ${String(_exhaustive)}`,
+        );
+      }
+    }
+  }
+
+  // ---- read-only views ----------------------------------------------------------------------------
+
+  get isInitialized(): boolean {
+    return this.initialized;
+  }
+
+  /** The first disconnect of the current outage, or undefined while connected. */
+  get watchDisconnectedAtMs(): number | undefined {
+    return this.disconnectedAtMs;
+  }
+
+  /** `now` of the last view change (full list, update or removal), or undefined before any. */
+  get lastViewUpdateAtMs(): number | undefined {
+    return this.lastViewUpdateMs;
+  }
+
+  get workerCount(): number {
+    return this.workers.size;
+  }
+
+  /** A copy of one Worker's view, or undefined. */
+  getWorker(workerAddr: string): WorkerView | undefined {
+    const v = this.workers.get(workerAddr);
+    return v === undefined ? undefined : { ...v };
+  }
+
+  /** Why the core is not ready at `now`, or undefined when it is. */
+  unavailableReason(now: number): string | undefined {
+    if (!this.initialized) return 'worker view not initialized';
+    if (this.disconnectedAtMs !== undefined && now - this.disconnectedAtMs > this.config.watchGracePeriodMs) {
+      return `registry watch disconnected for ${now - this.disconnectedAtMs} ms (grace ${this.config.watchGracePeriodMs} ms)`;
+    }
+    return undefined;
+  }
+
+  /** Every Worker's status at `now`, sorted by address. */
+  workersSnapshot(now: number): WorkerStatus[] {
+    const rows: WorkerStatus[] = [];
+    for (const v of this.workers.values()) rows.push(workerStatus(v, now, this.config));
+    return rows.sort((a, b) => (a.workerAddr < b.workerAddr ? -1 : a.workerAddr > b.workerAddr ? 1 : 0));
+  }
+
+  private resolveExclusions(excludeAddrs: ReadonlySet<string> | readonly string[]): WorkerView[] {
+    const out: WorkerView[] = [];
+    for (const addr of excludeAddrs) {
+      const v = this.workers.get(addr);
+      if (v !== undefined && !out.includes(v)) out.push(v);
+    }
+    return out;
+  }
+
+  private recordFailure(workerAddr: string, now: number): boolean {
+    const v = this.workers.get(workerAddr);
+    if (v === undefined) return false;
+    v.recentFailureCount += 1;
+    v.penalty = v.recentFailureCount;
+    if (v.recentFailureCount >= this.config.circuitBreakerThreshold) {
+      v.circuitBreakerDeadlineMs = now + this.config.circuitBreakerCooldownMs;
+      return true;
+    }
+    return false;
+  }
+}
+
+function checkAddr(workerAddr: string): void {
+  if (typeof workerAddr !== 'string' || workerAddr.length === 0) {
+    throw new CoordinatorError(
+      CoordinatorErrorCode.InvalidArgument,
+      'heartbeat workerAddr must not be empty',
+    );
+  }
+}

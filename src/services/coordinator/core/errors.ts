@@ -1,0 +1,77 @@
+// Business error codes of the Coordinator (seeds/coordinator.md § Public error codes). Each key equals its
+// value; test/unit/services/coordinator/core/errors.test.ts pins that, so a code never drifts. The gRPC
+// status mapping (InvalidArgument, Unavailable, ResourceExhausted, Aborted) lives in exactly one function
+// in adapters/; these codes also travel in the `blockx-error-code` metadata key (DESIGN.md §4.1).
+
+import { BlockxError } from '../../../kernel/errors.js';
+
+export const CoordinatorErrorCode = {
+  /** `taskId` is empty. gRPC InvalidArgument. */
+  InvalidArgument: 'InvalidArgument',
+  /** Not initialized, watch grace exceeded, or no Worker with a fresh heartbeat. gRPC Unavailable. */
+  Unavailable: 'Unavailable',
+  /** No unfiltered Worker with free capacity in the trusted view. gRPC ResourceExhausted. */
+  NoExecutableSlot: 'NoExecutableSlot',
+  /** Every candidate tried explicitly rejected the reservation. gRPC ResourceExhausted. */
+  AllCandidatesRejected: 'AllCandidatesRejected',
+  /** A reservation may have happened but could not be confirmed. gRPC Aborted. */
+  SlotUncertain: 'SlotUncertain',
+  /** A Worker's slot pool is full (Worker ResourceExhausted); backpressure, not a failure. */
+  NoSlot: 'NoSlot',
+  /** A Worker refused a slot id (Worker FailedPrecondition). */
+  InvalidSlot: 'InvalidSlot',
+  /** A Worker does not know the task (Worker NotFound). */
+  NotFound: 'NotFound',
+  /** An unexpected failure inside the Coordinator. */
+  Internal: 'Internal',
+  /** The core was given an invalid configuration. */
+  InvalidConfig: 'InvalidConfig',
+} as const;
+export type CoordinatorErrorCode = (typeof CoordinatorErrorCode)[keyof typeof CoordinatorErrorCode];
+
+/**
+ * How many Workers each hard filter removed during one `selectCandidate`, counted under the *first*
+ * filter a Worker failed (the seeds' order). Carried by NoExecutableSlot / Unavailable for logs.
+ */
+export interface FilterCounts {
+  excluded: number;
+  heartbeatTimedOut: number;
+  overloaded: number;
+  circuitOpen: number;
+  noFreeCapacity: number;
+}
+
+export class CoordinatorError extends BlockxError {
+  declare readonly code: CoordinatorErrorCode;
+  /** Present on errors from `selectCandidate` that looked at the view. */
+  readonly filtered: Readonly<FilterCounts> | undefined;
+  /** Number of Workers in the view when the error was produced (selectCandidate only). */
+  readonly workerCount: number | undefined;
+  constructor(
+    code: CoordinatorErrorCode,
+    message: string,
+    fields?: { filtered?: FilterCounts; workerCount?: number; cause?: unknown },
+  ) {
+    super(code, message, fields?.cause === undefined ? undefined : { cause: fields.cause });
+    this.filtered = fields?.filtered;
+    this.workerCount = fields?.workerCount;
+  }
+}
+
+/** One problem of a core configuration; `field` names the CoordinatorCoreConfig key. */
+export interface CoordinatorConfigProblem {
+  readonly field: string;
+  readonly message: string;
+}
+
+/** Thrown by the CoordinatorCore constructor on an invalid config; carries every problem. */
+export class CoordinatorConfigError extends CoordinatorError {
+  readonly problems: readonly CoordinatorConfigProblem[];
+  constructor(problems: readonly CoordinatorConfigProblem[]) {
+    super(
+      CoordinatorErrorCode.InvalidConfig,
+      `invalid coordinator core config: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`,
+    );
+    this.problems = problems;
+  }
+}

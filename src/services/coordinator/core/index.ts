@@ -1,0 +1,23 @@
+// Public surface of the Coordinator's Sans-IO core.
+export { CoordinatorCore } from './coordinator-core.js';
+export type { CandidateResult } from './coordinator-core.js';
+export type { WorkerStatus } from './worker-status.js';
+export {
+  COORDINATOR_CORE_CONFIG_ENV,
+  DEFAULT_COORDINATOR_CORE_CONFIG,
+  validateCoordinatorCoreConfig,
+} from './config.js';
+export type { CoordinatorCoreConfig } from './config.js';
+export { CoordinatorConfigError, CoordinatorError, CoordinatorErrorCode } from './errors.js';
+export type { CoordinatorConfigProblem, FilterCounts } from './errors.js';
+export type { CoordinatorInput, SlotOutcome } from './inputs.js';
+export { mergeHeartbeats, registryEntryWins } from './prefix-merge.js';
+export type { RegistryEntry } from './prefix-merge.js';
+export { PrefixMergeView } from './prefix-merge-view.js';
+export type { MergeChange } from './prefix-merge-view.js';
+export { candidateRanksBefore, scanCandidates } from './selection.js';
+export type { ScanResult } from './selection.js';
+export { workerStatus } from './worker-status.js';
+export { validateReserveRequest } from './validate.js';
+export { assignHeartbeat, createWorkerView, freeCapacity, usedTotal } from './worker-view.js';
+export type { WorkerLocalState, WorkerView } from './worker-view.js';

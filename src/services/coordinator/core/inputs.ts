@@ -1,0 +1,29 @@
+// The CoordinatorCore's input alphabet as data. Every input carries `now` (UTC ms by the Coordinator's
+// clock). Adapters may call the matching methods directly; `CoordinatorCore.apply` accepts these values,
+// which is what replay logs and property tests use.
+
+import type { WorkerHeartbeat } from '../../registry/heartbeat.js';
+
+/** What a Worker's `RequestTaskSlot` came to, as the handler classified it. */
+export type SlotOutcome =
+  /** A slot id came back. Clears the Worker's failure state. */
+  | 'success'
+  /** An explicit rejection other than a full pool (InvalidArgument, FailedPrecondition, NotFound, ...). */
+  | 'rejection'
+  /** Still uncertain after the same-Worker retries. Counts like a rejection. */
+  | 'timeout'
+  /** The Worker's slot pool is full (ResourceExhausted / NoSlot): healthy but busy, counts for nothing. */
+  | 'backpressure';
+
+export type CoordinatorInput =
+  | { readonly type: 'fullWorkerList'; readonly workers: readonly WorkerHeartbeat[]; readonly now: number }
+  | { readonly type: 'workerUpdate'; readonly heartbeat: WorkerHeartbeat; readonly now: number }
+  | { readonly type: 'workerRemoval'; readonly workerAddr: string; readonly now: number }
+  | { readonly type: 'watchDisconnected'; readonly now: number }
+  | { readonly type: 'watchReconnected'; readonly now: number }
+  | {
+      readonly type: 'slotOutcome';
+      readonly workerAddr: string;
+      readonly outcome: SlotOutcome;
+      readonly now: number;
+    };

@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import {
+  COORDINATOR_CORE_CONFIG_ENV,
+  DEFAULT_COORDINATOR_CORE_CONFIG,
+  validateCoordinatorCoreConfig,
+} from '../../../../../src/services/coordinator/core/config.js';
+import type { CoordinatorCoreConfig } from '../../../../../src/services/coordinator/core/config.js';
+
+describe('CoordinatorCoreConfig', () => {
+  it('has the seeds defaults, and they are valid', () => {
+    expect(DEFAULT_COORDINATOR_CORE_CONFIG).toEqual({
+      heartbeatTimeoutMs: 10_000,
+      watchGracePeriodMs: 10_000,
+      slotTtlMs: 5_000,
+      maxCandidates: 3,
+      circuitBreakerThreshold: 3,
+      circuitBreakerCooldownMs: 10_000,
+      cpuRedLine: 0.9,
+      memoryRedLine: 0.9,
+      errorRateRedLine: 0.5,
+    });
+    expect(Object.isFrozen(DEFAULT_COORDINATOR_CORE_CONFIG)).toBe(true);
+    expect(validateCoordinatorCoreConfig(DEFAULT_COORDINATOR_CORE_CONFIG)).toEqual([]);
+  });
+
+  const cases: Array<{ name: string; over: Partial<CoordinatorCoreConfig>; fields: string[] }> = [
+    { name: 'grace equal to the heartbeat timeout', over: { watchGracePeriodMs: 10_000 }, fields: [] },
+    { name: 'zero grace', over: { watchGracePeriodMs: 0 }, fields: [] },
+    {
+      name: 'red lines at exactly 1',
+      over: { cpuRedLine: 1, memoryRedLine: 1, errorRateRedLine: 1 },
+      fields: [],
+    },
+    {
+      name: 'grace above the heartbeat timeout',
+      over: { watchGracePeriodMs: 10_001 },
+      fields: ['watchGracePeriodMs'],
+    },
+    { name: 'negative grace', over: { watchGracePeriodMs: -1 }, fields: ['watchGracePeriodMs'] },
+    {
+      name: 'zero heartbeat timeout',
+      over: { heartbeatTimeoutMs: 0, watchGracePeriodMs: 0 },
+      fields: ['heartbeatTimeoutMs'],
+    },
+    { name: 'fractional slot ttl', over: { slotTtlMs: 1.5 }, fields: ['slotTtlMs'] },
+    { name: 'zero max candidates', over: { maxCandidates: 0 }, fields: ['maxCandidates'] },
+    {
+      name: 'negative breaker threshold',
+      over: { circuitBreakerThreshold: -3 },
+      fields: ['circuitBreakerThreshold'],
+    },
+    {
+      name: 'NaN cooldown',
+      over: { circuitBreakerCooldownMs: Number.NaN },
+      fields: ['circuitBreakerCooldownMs'],
+    },
+    { name: 'zero cpu red line', over: { cpuRedLine: 0 }, fields: ['cpuRedLine'] },
+    { name: 'memory red line above 1', over: { memoryRedLine: 1.01 }, fields: ['memoryRedLine'] },
+    {
+      name: 'infinite error-rate red line',
+      over: { errorRateRedLine: Infinity },
+      fields: ['errorRateRedLine'],
+    },
+    {
+      name: 'several problems at once',
+      over: { maxCandidates: 0, slotTtlMs: -1, watchGracePeriodMs: 20_000, errorRateRedLine: 0 },
+      fields: ['slotTtlMs', 'maxCandidates', 'watchGracePeriodMs', 'errorRateRedLine'],
+    },
+  ];
+  it.each(cases)('$name → problems in $fields', ({ over, fields }) => {
+    const problems = validateCoordinatorCoreConfig({ ...DEFAULT_COORDINATOR_CORE_CONFIG, ...over });
+    expect(problems.map((p) => p.field)).toEqual(fields);
+    for (const p of problems) expect(p.message).toMatch(/must/);
+  });
+
+  it('names the seeds environment variable of every field', () => {
+    expect(Object.keys(COORDINATOR_CORE_CONFIG_ENV).sort()).toEqual(
+      Object.keys(DEFAULT_COORDINATOR_CORE_CONFIG).sort(),
+    );
+    for (const v of Object.values(COORDINATOR_CORE_CONFIG_ENV)) expect(v).toMatch(/^COORDINATOR_[A-Z_]+$/);
+    expect(COORDINATOR_CORE_CONFIG_ENV.watchGracePeriodMs).toBe('COORDINATOR_WATCH_GRACE_PERIOD_MS');
+    expect(COORDINATOR_CORE_CONFIG_ENV.cpuRedLine).toBe('COORDINATOR_CPU_RED_LINE');
+  });
+});
