@@ -1,0 +1,178 @@
+// Admission: RequestTaskSlot and SubmitTask, the two steps of the worker protocol (seeds: "Slots and
+// admission"). Both validate everything before touching state, so a thrown WorkerAdmissionError always
+// leaves the core exactly as it was.
+//
+// Order of checks, for both: arguments (InvalidArgument) → serving (Unavailable) → idempotent answers
+// for a known task id → capacity (NoSlot) / slot validity (InvalidSlot) → state change.
+
+import type { WorkerCommand } from './commands.js';
+import { effectiveTaskDeadlineMs } from './config.js';
+import type { CoreState } from './core-state.js';
+import { WorkerAdmissionError } from './errors.js';
+import { SlotState, type SlotRecord } from './slot-table.js';
+import type { Step, RequestTaskSlotResult, SubmitTaskResult } from './step.js';
+import type { AcceptedTaskInput, TaskRecord } from './task-table.js';
+import { TaskPhase, TaskState, type PluginConfig, type TaskInput } from './types.js';
+
+export function requireTaskId(taskId: unknown): asserts taskId is string {
+  if (typeof taskId !== 'string' || taskId === '') {
+    throw WorkerAdmissionError.invalidArgument('', 'taskId', taskId, 'must be a non-empty string');
+  }
+}
+
+function requireServing(s: CoreState, taskId: string): void {
+  if (s.draining) throw WorkerAdmissionError.unavailable(taskId, 'Draining');
+  if (!s.ready) throw WorkerAdmissionError.unavailable(taskId, 'NotReady');
+}
+
+function isPluginConfig(value: unknown): value is PluginConfig {
+  return (
+    typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string'
+  );
+}
+
+/**
+ * The slot of `taskId`: the one it already holds (lease renewed to at least `now + ttlMs`), none when
+ * the id answers with a retained result, or a newly allocated one. Throws NoSlot before any change.
+ */
+function reserve(s: CoreState, taskId: string, ttlMs: number, now: number): RequestTaskSlotResult {
+  const held = s.slots.byTask(taskId);
+  if (held !== undefined) {
+    // A repeated request (e.g. the Coordinator retrying after an RPC timeout) keeps the reservation
+    // alive for the client that is about to submit.
+    s.slots.renewLease(held, now + ttlMs);
+    const state = s.tasks.get(taskId) !== undefined ? TaskState.RUNNING : TaskState.ALLOCATED;
+    return { taskId, slotId: held.slotId, state, leaseDeadlineMs: held.leaseDeadlineMs };
+  }
+  const retained = s.results.get(taskId, now);
+  if (retained !== undefined) {
+    return { taskId, slotId: undefined, state: retained.state, leaseDeadlineMs: undefined };
+  }
+  if (s.slots.free <= 0) throw WorkerAdmissionError.noSlot(taskId, s.slots.capacity, s.slots.inUse);
+  const slot = s.slots.allocate(taskId, ttlMs, now);
+  return { taskId, slotId: slot.slotId, state: TaskState.ALLOCATED, leaseDeadlineMs: slot.leaseDeadlineMs };
+}
+
+export function requestTaskSlot(
+  s: CoreState,
+  taskId: string,
+  ttlMs: number,
+  now: number,
+): Step<RequestTaskSlotResult> {
+  requireTaskId(taskId);
+  if (typeof ttlMs !== 'number' || !Number.isSafeInteger(ttlMs) || ttlMs <= 0) {
+    throw WorkerAdmissionError.invalidArgument(taskId, 'ttlMs', ttlMs, 'must be a positive integer');
+  }
+  requireServing(s, taskId);
+  return { result: reserve(s, taskId, ttlMs, now), commands: [] };
+}
+
+/** Validates the shape of a submitted task; returns it with the result handler normalised. */
+function acceptInput(input: TaskInput): AcceptedTaskInput {
+  if (typeof input !== 'object' || input === null) {
+    throw WorkerAdmissionError.invalidArgument('', 'task', input, 'must be an object');
+  }
+  requireTaskId(input.taskId);
+  const { taskId, functionCallConfig, resultHandler } = input;
+  if (!isPluginConfig(functionCallConfig) || functionCallConfig.type === '') {
+    const value = isPluginConfig(functionCallConfig) ? functionCallConfig.type : functionCallConfig;
+    throw WorkerAdmissionError.invalidArgument(
+      taskId,
+      'functionCallConfig.type',
+      value,
+      'must be a non-empty string',
+    );
+  }
+  if (resultHandler !== undefined && resultHandler !== null && !isPluginConfig(resultHandler)) {
+    throw WorkerAdmissionError.invalidArgument(
+      taskId,
+      'resultHandler.type',
+      resultHandler,
+      'must be a string',
+    );
+  }
+  return {
+    taskId,
+    functionCallConfig: { type: functionCallConfig.type, config: functionCallConfig.config },
+    resultHandler:
+      resultHandler === undefined || resultHandler === null || resultHandler.type === ''
+        ? null
+        : { type: resultHandler.type, config: resultHandler.config },
+    taskTimeoutMs: input.taskTimeoutMs,
+  };
+}
+
+/** The ALLOCATED slot `slotId`, bound to `taskId`, or InvalidSlot. */
+function requireOwnSlot(s: CoreState, taskId: string, slotId: string): SlotRecord {
+  const slot = s.slots.get(slotId);
+  if (slot === undefined) throw WorkerAdmissionError.invalidSlot(taskId, slotId, 'SlotUnknown');
+  if (slot.state !== SlotState.ALLOCATED)
+    throw WorkerAdmissionError.invalidSlot(taskId, slotId, 'SlotNotAllocated');
+  if (slot.taskId !== taskId) throw WorkerAdmissionError.invalidSlot(taskId, slotId, 'SlotBoundToOtherTask');
+  return slot;
+}
+
+export function submitTask(
+  s: CoreState,
+  input: TaskInput,
+  slotId: string | undefined,
+  now: number,
+): Step<SubmitTaskResult> {
+  const accepted = acceptInput(input);
+  const { taskId } = accepted;
+  const timeoutMs = effectiveTaskDeadlineMs(s.config, accepted.taskTimeoutMs, taskId);
+  if (slotId !== undefined && typeof slotId !== 'string') {
+    throw WorkerAdmissionError.invalidArgument(taskId, 'slotId', slotId, 'must be a string');
+  }
+  requireServing(s, taskId);
+
+  // Idempotency: a running task or a retained result answers with its current state, never re-runs.
+  if (s.tasks.get(taskId) !== undefined) {
+    return { result: { taskId, state: TaskState.RUNNING, result: undefined, accepted: false }, commands: [] };
+  }
+  const retained = s.results.get(taskId, now);
+  if (retained !== undefined) {
+    return {
+      result: { taskId, state: retained.state, result: retained.result, accepted: false },
+      commands: [],
+    };
+  }
+
+  let slot: SlotRecord;
+  if (slotId === undefined || slotId === '') {
+    // Inline request with the default TTL (or the task's own existing reservation).
+    reserve(s, taskId, s.config.defaultTtlMs, now);
+    const own = s.slots.byTask(taskId);
+    if (own === undefined) throw new Error(`submitTask: inline reservation of ${taskId} left no slot`);
+    slot = own;
+  } else {
+    slot = requireOwnSlot(s, taskId, slotId);
+  }
+
+  // From here nothing can fail. Activation gets a full lease counted from acceptance: a client that
+  // submits late in its reservation must not lose the task to SLOT_LOST a moment later.
+  s.slots.renewLease(slot, now + slot.ttlMs);
+  const task: TaskRecord = {
+    taskId,
+    slotId: slot.slotId,
+    input: accepted,
+    phase: TaskPhase.Preparing,
+    acceptedAtMs: now,
+    timeoutMs,
+    deadlineMs: now + timeoutMs,
+    codeEpoch: undefined,
+  };
+  s.tasks.add(task);
+  const commands: WorkerCommand[] = [
+    {
+      type: 'PrepareTaskActivation',
+      taskId,
+      slotId: slot.slotId,
+      input: accepted,
+      acceptedAtMs: now,
+      timeoutMs,
+      deadlineMs: task.deadlineMs,
+    },
+  ];
+  return { result: { taskId, state: TaskState.RUNNING, result: undefined, accepted: true }, commands };
+}

@@ -1,0 +1,114 @@
+// Configuration of the Worker core and the one place task timeouts are resolved
+// (`effectiveTaskDeadlineMs`, the seeds' `WorkerCore.EffectiveTaskDeadlineMs`).
+
+import { WorkerAdmissionError, WorkerCoreConfigError, type WorkerConfigIssue } from './errors.js';
+
+export interface WorkerCoreConfig {
+  /** How many tasks may hold a slot (ALLOCATED or RUNNING) at once. Env `WORKER_TASK_SLOTS`. */
+  readonly taskSlots: number;
+  /** Lease of the slot `SubmitTask` requests inline when no slot id is given (seeds `DefaultTTLMs`). */
+  readonly defaultTtlMs: number;
+  /** Timeout of a task submitted with `taskTimeoutMs = 0`, from acceptance. Env `TASK_DEADLINE_MS`. */
+  readonly taskDeadlineMs: number;
+  /** Largest accepted `taskTimeoutMs`; above it SubmitTask is InvalidArgument. Env `MAX_TASK_TIMEOUT_MS`. */
+  readonly maxTaskTimeoutMs: number;
+  /** How long a terminal result stays queryable and idempotent. Env `RESULT_RETENTION_MS`. */
+  readonly resultRetentionMs: number;
+  /** Grace from the last Watch detaching to WATCH_DISCONNECTED; 0 = off. Env `WATCH_DISCONNECT_GRACE_MS`. */
+  readonly watchDisconnectGraceMs: number;
+  /** How often the app calls `tickTimers` when it does not arm a timer on `nextDeadline()`. */
+  readonly timerScanMs: number;
+}
+
+export const DEFAULT_WORKER_CORE_CONFIG: WorkerCoreConfig = Object.freeze({
+  // The seeds give no default for the task slot count; 64 covers ExecutorTaskSlots (32) plus tasks in
+  // their Builder / Plugin phases and reserved-but-not-yet-submitted slots.
+  taskSlots: 64,
+  defaultTtlMs: 5_000,
+  taskDeadlineMs: 300_000,
+  maxTaskTimeoutMs: 8 * 60 * 60 * 1_000,
+  resultRetentionMs: 300_000,
+  watchDisconnectGraceMs: 0,
+  timerScanMs: 500,
+});
+
+type Bound = 'positive' | 'nonNegative';
+
+function checkInteger(
+  issues: WorkerConfigIssue[],
+  path: keyof WorkerCoreConfig,
+  value: unknown,
+  bound: Bound,
+): void {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
+    issues.push({ path, message: `must be an integer, got ${String(value)}` });
+  } else if (bound === 'positive' && value <= 0) {
+    issues.push({ path, message: `must be > 0, got ${value}` });
+  } else if (bound === 'nonNegative' && value < 0) {
+    issues.push({ path, message: `must be >= 0, got ${value}` });
+  }
+}
+
+/** Every problem of a config (empty when valid). Pure; the app reports them with their source. */
+export function validateWorkerCoreConfig(config: WorkerCoreConfig): WorkerConfigIssue[] {
+  const issues: WorkerConfigIssue[] = [];
+  checkInteger(issues, 'taskSlots', config.taskSlots, 'positive');
+  checkInteger(issues, 'defaultTtlMs', config.defaultTtlMs, 'positive');
+  checkInteger(issues, 'taskDeadlineMs', config.taskDeadlineMs, 'positive');
+  checkInteger(issues, 'maxTaskTimeoutMs', config.maxTaskTimeoutMs, 'positive');
+  checkInteger(issues, 'resultRetentionMs', config.resultRetentionMs, 'nonNegative');
+  checkInteger(issues, 'watchDisconnectGraceMs', config.watchDisconnectGraceMs, 'nonNegative');
+  checkInteger(issues, 'timerScanMs', config.timerScanMs, 'positive');
+  if (issues.length === 0 && config.taskDeadlineMs > config.maxTaskTimeoutMs) {
+    issues.push({
+      path: 'taskDeadlineMs',
+      message: `must be <= maxTaskTimeoutMs (${config.maxTaskTimeoutMs}), got ${config.taskDeadlineMs}`,
+    });
+  }
+  return issues;
+}
+
+/** Defaults + overrides, validated and frozen. Throws `WorkerCoreConfigError` with every issue. */
+export function resolveWorkerCoreConfig(overrides: Partial<WorkerCoreConfig> = {}): WorkerCoreConfig {
+  const config = { ...DEFAULT_WORKER_CORE_CONFIG } as { -readonly [K in keyof WorkerCoreConfig]: number };
+  // Only known keys, and only defined values: a caller may pass a wider object (e.g. the app config).
+  for (const key of Object.keys(DEFAULT_WORKER_CORE_CONFIG) as (keyof WorkerCoreConfig)[]) {
+    const value = overrides[key];
+    if (value !== undefined) config[key] = value;
+  }
+  const issues = validateWorkerCoreConfig(config);
+  if (issues.length > 0) throw new WorkerCoreConfigError(issues);
+  return Object.freeze(config);
+}
+
+/**
+ * The effective timeout (a duration in ms) of a task submitted with `taskTimeoutMs`: 0 takes
+ * `taskDeadlineMs`; negative, non-integer or above `maxTaskTimeoutMs` throws InvalidArgument. The
+ * absolute deadline is the acceptance time plus this value.
+ */
+export function effectiveTaskDeadlineMs(
+  config: Pick<WorkerCoreConfig, 'taskDeadlineMs' | 'maxTaskTimeoutMs'>,
+  taskTimeoutMs: number,
+  taskId = '',
+): number {
+  if (typeof taskTimeoutMs !== 'number' || !Number.isSafeInteger(taskTimeoutMs)) {
+    throw WorkerAdmissionError.invalidArgument(taskId, 'taskTimeoutMs', taskTimeoutMs, 'must be an integer');
+  }
+  if (taskTimeoutMs < 0) {
+    throw WorkerAdmissionError.invalidArgument(
+      taskId,
+      'taskTimeoutMs',
+      taskTimeoutMs,
+      'must not be negative',
+    );
+  }
+  if (taskTimeoutMs > config.maxTaskTimeoutMs) {
+    throw WorkerAdmissionError.invalidArgument(
+      taskId,
+      'taskTimeoutMs',
+      taskTimeoutMs,
+      `must be <= maxTaskTimeoutMs (${config.maxTaskTimeoutMs})`,
+    );
+  }
+  return taskTimeoutMs === 0 ? config.taskDeadlineMs : taskTimeoutMs;
+}

@@ -1,0 +1,38 @@
+// Read-only questions about the core: task status for GetTaskResult / WatchTasks snapshots, and the
+// slot-derived heartbeat counts. They change nothing except dropping a result whose retention passed.
+
+import { requireTaskId } from './admission.js';
+import { statusOf, type CoreState } from './core-state.js';
+import { WorkerAdmissionError } from './errors.js';
+import type { HeartbeatCounts, TaskSnapshot, TaskStatus } from './step.js';
+import { isTerminalState } from './types.js';
+
+/** GetTaskResult: ALLOCATED, RUNNING, or a terminal state with its result; NotFound otherwise. */
+export function getTaskResult(s: CoreState, taskId: string, now: number): TaskStatus {
+  requireTaskId(taskId);
+  const status = statusOf(s, taskId, now);
+  if (status === undefined) throw WorkerAdmissionError.notFound(taskId);
+  return { taskId, state: status.state, result: status.result };
+}
+
+/** The WatchTasks snapshot of one id; never throws (an unknown id is `found: false`). */
+export function taskSnapshot(s: CoreState, taskId: string, now: number): TaskSnapshot {
+  const status = typeof taskId === 'string' && taskId !== '' ? statusOf(s, taskId, now) : undefined;
+  if (status === undefined) return { found: false, taskId };
+  return {
+    found: true,
+    taskId,
+    state: status.state,
+    result: status.result,
+    terminal: isTerminalState(status.state),
+  };
+}
+
+/** reservedSlots = ALLOCATED slots, runningTasks = RUNNING slots (seeds `DeriveHeartbeat`). */
+export function heartbeatCounts(s: CoreState): HeartbeatCounts {
+  return {
+    taskSlots: s.slots.capacity,
+    reservedSlots: s.slots.reservedCount,
+    runningTasks: s.slots.runningCount,
+  };
+}

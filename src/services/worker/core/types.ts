@@ -1,0 +1,104 @@
+// Domain types of the Worker core: task states (as the wire sees them), internal phases, the submitted
+// task input and the terminal result. These mirror `proto/blockx/worker/v1/worker.proto` in plain
+// TypeScript values; the gRPC adapter converts bytes/int64 to and from these shapes.
+
+import type { FailureCode } from './errors.js';
+
+/**
+ * The externally visible state of a task. Numbering equals the proto enum `TaskState`
+ * (`TASK_STATE_UNSPECIFIED = 0 ... TASK_STATE_FAILED = 4`), so the adapter can pass values through.
+ */
+export const TaskState = {
+  UNSPECIFIED: 0,
+  ALLOCATED: 1,
+  RUNNING: 2,
+  SUCCEEDED: 3,
+  FAILED: 4,
+} as const;
+export type TaskState = (typeof TaskState)[keyof typeof TaskState];
+export type TerminalTaskState = typeof TaskState.SUCCEEDED | typeof TaskState.FAILED;
+
+export function isTerminalState(state: TaskState): state is TerminalTaskState {
+  return state === TaskState.SUCCEEDED || state === TaskState.FAILED;
+}
+
+const STATE_NAMES: Readonly<Record<TaskState, string>> = {
+  [TaskState.UNSPECIFIED]: 'UNSPECIFIED',
+  [TaskState.ALLOCATED]: 'ALLOCATED',
+  [TaskState.RUNNING]: 'RUNNING',
+  [TaskState.SUCCEEDED]: 'SUCCEEDED',
+  [TaskState.FAILED]: 'FAILED',
+};
+
+/** Human-readable name of a state, for logs and messages. */
+export function taskStateName(state: TaskState): string {
+  return STATE_NAMES[state];
+}
+
+/**
+ * Internal phase of a submitted task. Every phase but `Terminal` is shown to clients as RUNNING.
+ * `Preparing`: accepted, waiting for activation (code epoch pinned, IO scope created).
+ * `Builder` → `Calls` → `Plugin`: the three execution phases. `Terminal`: converged, result retained.
+ */
+export const TaskPhase = {
+  Preparing: 'Preparing',
+  Builder: 'Builder',
+  Calls: 'Calls',
+  Plugin: 'Plugin',
+  Terminal: 'Terminal',
+} as const;
+export type TaskPhase = (typeof TaskPhase)[keyof typeof TaskPhase];
+/** A phase in which a task still holds its slot. */
+export type ActivePhase = Exclude<TaskPhase, 'Terminal'>;
+/** A phase whose work runs in the adapter and finishes with `handleTaskPhaseFinished`. */
+export type ExecutionPhase = typeof TaskPhase.Builder | typeof TaskPhase.Calls | typeof TaskPhase.Plugin;
+
+/** `{type, config}` of a Call Builder or Writer Plugin. `config` is parsed JSON, opaque to the core. */
+export interface PluginConfig {
+  readonly type: string;
+  readonly config: unknown;
+}
+
+/** What a client submits (proto `TaskInput`), after the adapter decoded `config` bytes as JSON. */
+export interface TaskInput {
+  /** Client-generated, stable, unique; the idempotency key. */
+  readonly taskId: string;
+  /** Selects the Call Builder by `type`. */
+  readonly functionCallConfig: PluginConfig;
+  /** Optional Writer Plugin; `null`, `undefined` or an empty `type` all mean "none". */
+  readonly resultHandler?: PluginConfig | null;
+  /** 0 = the worker default (`taskDeadlineMs`); negative or above `maxTaskTimeoutMs` is rejected. */
+  readonly taskTimeoutMs: number;
+}
+
+/** The outcome of one Writer Plugin (proto `PluginResult`). */
+export interface PluginResult {
+  readonly pluginName: string;
+  readonly success: boolean;
+  /** Empty when `success`. */
+  readonly failureCode: string;
+  /** A JSON value (ReturnValueResultHandler puts the array of call outputs here). */
+  readonly result?: unknown;
+  /** Empty when `success`. Not sent on the wire by the seeds' Go worker; we keep it (proto field 5). */
+  readonly failureMessage: string;
+}
+
+/** Task-level result detail (proto `ExecuteResult`). */
+export interface ExecuteResult {
+  /** Empty string when the task succeeded. */
+  readonly failureCode: FailureCode | '';
+  /** Whether resubmitting the task may succeed; decided per failure code (see errors.ts). */
+  readonly retryable: boolean;
+  readonly pluginResults: readonly PluginResult[];
+  /** Empty string when the task succeeded. */
+  readonly failureMessage: string;
+}
+
+/** The terminal result of a task (proto `TaskResult`). The state is carried next to it, not inferred. */
+export interface TaskResult {
+  readonly success: boolean;
+  readonly executeResult: ExecuteResult;
+}
+
+/** The function code version pinned at activation; opaque to the core. */
+export type CodeEpoch = string | number;
