@@ -4,7 +4,8 @@
 // `N passed, N failed, N skipped`; the exit code is non-zero if a step failed, a test failed, or no test ran.
 //
 //   npm test                      all checks, then all tests
-//   npm test -- --build           rebuild dist/ first even if it exists (always done when CI=true)
+//   npm test -- --no-build        skip rebuilding dist/ (the process tests spawn the built CLI, so the
+//                                 default is to rebuild: a stale dist/ would test old code)
 //   npm test -- --project unit    only vitest, with these args (checks are skipped)
 import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -16,8 +17,8 @@ const resultsFile = join('test-results', 'vitest.json');
 const INSTALL_HINT = 'sudo apt-get install -y etcd-server postgresql';
 
 const argv = process.argv.slice(2);
-const forceBuild = argv.includes('--build') || process.env.CI === 'true';
-const vitestArgs = argv.filter((arg) => arg !== '--build');
+const skipBuild = argv.includes('--no-build') && process.env.CI !== 'true';
+const vitestArgs = argv.filter((arg) => arg !== '--build' && arg !== '--no-build');
 const checksWanted = vitestArgs.length === 0;
 
 process.chdir(root);
@@ -33,7 +34,7 @@ async function main() {
   }
 
   const steps = [];
-  if (forceBuild || !existsSync(join(root, 'dist', 'index.js'))) steps.push(['npm', ['run', 'build']]);
+  if (!skipBuild || !existsSync(join(root, 'dist', 'index.js'))) steps.push(['npm', ['run', 'build']]);
   if (checksWanted) {
     steps.push(['npm', ['run', 'lint']], ['npm', ['run', 'format:check']], ['npm', ['run', 'typecheck']]);
     if (existsSync(join(root, 'scripts', 'check-generated.mjs'))) {
