@@ -1,0 +1,282 @@
+// What happens to a call when the executor link or a timer reports on it. Each handler receives a
+// node already checked to be current (see `currentAttempt`) and leaves the task pumped or converged.
+//
+// Budget clock (CallDeadlineMs counts CPU + IO backend time, not queueing):
+//   - starts at `callStarted` (or the first event of an attempt that never reported a start), never at
+//     dispatch: time spent queued in the worker or the executor is free;
+//   - keeps running during IO waits: IO backend time is part of the budget;
+//   - pauses while the call has a subcall outstanding (each child has its own budget) and while it
+//     waits for a slot to resume; it runs again from the ResumeCall that wakes it.
+// The deadline timer is armed at `startedAt + remaining budget` while the call runs, so a tick is O(due).
+
+import { CallNode, type ResumePayload } from './call-node.js';
+import { convergeTask } from './convergence.js';
+import {
+  budgetLeftAt,
+  cancelDescendants,
+  forgetNode,
+  leaveExecutor,
+  remainingBudget,
+  type DispatcherState,
+} from './dispatch-state.js';
+import { emitResume, pump } from './pump.js';
+import { isRetryableFailure, retryBackoffMs } from './retry-policy.js';
+import type { TaskDispatch } from './task-dispatch.js';
+import type { CallFailure, WaitRequest } from './types.js';
+import { growWindow, shrinkWindow } from './window-policy.js';
+
+/** The attempt began executing: its budget clock starts. An attempt reporting anything before its
+ *  start is taken to have started at that moment. */
+export function startClock(s: DispatcherState, node: CallNode, now: number): void {
+  if (node.state !== 'dispatched') return;
+  node.state = 'running';
+  node.startedAt = now;
+  s.timers.arm(node, now + remainingBudget(s, node));
+}
+
+export function callCompleted(
+  s: DispatcherState,
+  node: CallNode,
+  value: unknown,
+  outputBytes: number,
+  now: number,
+): void {
+  const task = node.task;
+  cancelDescendants(s, node, 'parent_ended'); // a parent that did not await its subcalls orphans them
+  leaveExecutor(s, node);
+  forgetNode(s, node);
+  s.counters.callsSucceeded += 1;
+  growWindow(task, s.config.taskMaxInflightCalls);
+  if (node.index >= 0) {
+    task.outputs[node.index] = value;
+    task.rootsSucceeded += 1;
+    task.outputBytes += Number.isFinite(outputBytes) && outputBytes > 0 ? outputBytes : 0;
+    if (task.outputBytes > s.config.maxCollectedOutputBytes) {
+      convergeTask(s, task, {
+        code: 'OUTPUT_BYTES_EXCEEDED',
+        retryable: false,
+        message: `root call outputs reached ${task.outputBytes} bytes, above maxCollectedOutputBytes (${s.config.maxCollectedOutputBytes})`,
+        cancelReason: 'output_bytes_exceeded',
+      });
+      return;
+    }
+    if (task.complete) {
+      convergeTask(s, task, undefined);
+      return;
+    }
+  } else {
+    resolveChild(s, node, { ok: true, value, waitId: node.waitId, childCallId: node.callId }, now);
+  }
+  pump(s, task, now);
+}
+
+/** The current attempt failed: it leaves the executor (with its subcall tree), then its outcome is settled. */
+export function failAttempt(s: DispatcherState, node: CallNode, failure: CallFailure, now: number): void {
+  detachAttempt(s, node, false);
+  settleFailure(s, node, failure, now);
+}
+
+/**
+ * Takes a failed attempt off the executor: its subcalls are written off (a retry re-issues them) with
+ * CancelCall, or silently when the executor is gone. The node stays `detached` until settled.
+ */
+export function detachAttempt(s: DispatcherState, node: CallNode, executorGone: boolean): void {
+  cancelDescendants(s, node, 'parent_ended', executorGone);
+  leaveExecutor(s, node);
+  node.state = 'detached';
+}
+
+/**
+ * Decides what a detached failed attempt leads to. Retryable with attempts left → backoff timer, then
+ * the urgent queue. Otherwise the call failed terminally: a root fails the task (fastFail), a child
+ * answers its parent with the error.
+ */
+export function settleFailure(s: DispatcherState, node: CallNode, failure: CallFailure, now: number): void {
+  const task = node.task;
+  const config = s.config;
+  node.lastFailure = failure;
+  const retryable = isRetryableFailure(failure);
+  if (retryable) shrinkWindow(task, node.dispatchSeq, task.dispatchSeq, config.minWindow);
+  if (retryable && node.attempt < config.callRetry.maxAttempts) {
+    node.state = 'backoff';
+    s.timers.arm(node, now + retryBackoffMs(config.callRetry, node.attempt, s.random));
+    pump(s, task, now);
+    return;
+  }
+  s.counters.callsFailed += 1;
+  forgetNode(s, node);
+  if (node.index >= 0) {
+    convergeTask(s, task, {
+      code: 'CALL_FAILED',
+      retryable: false,
+      message: `call ${node.callId} (${node.fn}) failed after ${node.attempt} attempt(s): ${failure.kind}: ${failure.message}`,
+      cancelReason: 'fast_fail',
+      failedCall: {
+        callId: node.callId,
+        index: node.index,
+        function: node.fn,
+        attempts: node.attempt,
+        failure,
+      },
+    });
+    return;
+  }
+  const error = {
+    kind: failure.kind,
+    retryable: failure.retryable,
+    message: failure.message,
+    childCallId: node.callId,
+    function: node.fn,
+    attempts: node.attempt,
+  };
+  resolveChild(s, node, { ok: false, error, waitId: node.waitId, childCallId: node.callId }, now);
+  pump(s, task, now);
+}
+
+/** A child ended (already forgotten): answer its parent now if the parent still waits on other
+ *  children, else park the answer until the parent gets a slot back. */
+function resolveChild(s: DispatcherState, child: CallNode, payload: ResumePayload, now: number): void {
+  const parent = child.parent!;
+  if (parent.children !== undefined && parent.children.size > 0) {
+    emitResume(s, parent, payload, budgetLeftAt(s, parent, now));
+    return;
+  }
+  parent.state = 'resumeQueued';
+  parent.pendingResume = payload;
+  parent.task.urgent.push(parent);
+}
+
+export function callWaiting(s: DispatcherState, node: CallNode, wait: WaitRequest, now: number): void {
+  startClock(s, node, now);
+  if (wait.kind === 'io') {
+    node.ioWaits += 1;
+    node.task.ioWaits += 1;
+    return;
+  }
+  const task = node.task;
+  const childCallId = `${node.callId}.${++node.childCounter}`;
+  const refusal = refuseSubcall(s, node, wait);
+  if (refusal !== undefined) {
+    const error = {
+      kind: 'user' as const,
+      retryable: false,
+      message: refusal,
+      childCallId,
+      function: String(wait.function),
+      attempts: 0,
+    };
+    emitResume(s, node, { ok: false, error, waitId: wait.waitId, childCallId }, budgetLeftAt(s, node, now));
+    return;
+  }
+  parkForSubcall(s, node, now);
+  const child = new CallNode(
+    task,
+    childCallId,
+    -1,
+    node,
+    wait.waitId,
+    node.depth + 1,
+    wait.function,
+    wait.args,
+    node.block,
+  );
+  (node.children ??= new Set()).add(child);
+  task.live.add(child);
+  s.calls.set(childCallId, child);
+  task.subcalls += 1;
+  s.counters.subcalls += 1;
+  task.urgent.push(child);
+  pump(s, task, now);
+}
+
+function refuseSubcall(
+  s: DispatcherState,
+  node: CallNode,
+  wait: WaitRequest & { kind: 'subcall' },
+): string | undefined {
+  if (typeof wait.function !== 'string' || wait.function === '' || !Array.isArray(wait.args)) {
+    return 'invalid subcall request: function must be a non-empty string and args an array';
+  }
+  if (node.depth >= s.config.maxSubcallDepth) {
+    return `subcall depth limit reached (maxSubcallDepth ${s.config.maxSubcallDepth}) calling ${wait.function} from ${node.callId}`;
+  }
+  return undefined;
+}
+
+/** The node now waits on a subcall: it gives up its slot and its clock pauses. */
+function parkForSubcall(s: DispatcherState, node: CallNode, now: number): void {
+  const task = node.task;
+  switch (node.state) {
+    case 'running':
+      node.usedMs += now - node.startedAt;
+      s.timers.disarm(node);
+      task.inflight -= 1;
+      s.inflightTotal -= 1;
+      task.parked += 1;
+      s.parkedTotal += 1;
+      node.state = 'suspended';
+      return;
+    case 'resumeQueued': {
+      // It asked for another subcall before its previous answer could be delivered: deliver it now.
+      task.urgent.invalidate(node);
+      node.state = 'suspended';
+      const payload = node.pendingResume!;
+      node.pendingResume = undefined;
+      emitResume(s, node, payload, remainingBudget(s, node));
+      return;
+    }
+    case 'suspended':
+      return;
+    case 'dispatched':
+    case 'queued':
+    case 'backoff':
+    case 'detached':
+    case 'done':
+      throw new Error(`dispatcher: parkForSubcall in state ${node.state}`); // unreachable: checked by callers
+    default: {
+      const _exhaustive: never = node.state;
+      return _exhaustive;
+    }
+  }
+}
+
+export function ioFinished(node: CallNode): void {
+  if (node.ioWaits > 0) {
+    node.ioWaits -= 1;
+    node.task.ioWaits -= 1;
+  }
+}
+
+/** A node's timer fired: the running attempt's budget is spent, or its retry backoff is over. */
+export function callTimerFired(s: DispatcherState, node: CallNode, now: number): void {
+  if (node.state === 'running') {
+    s.counters.deadlinesExpired += 1;
+    s.out.push({
+      type: 'CancelCall',
+      taskId: node.task.taskId,
+      callId: node.callId,
+      attempt: node.attempt,
+      reason: 'deadline',
+    });
+    const failure: CallFailure = {
+      kind: 'deadline',
+      retryable: true,
+      message: `call ${node.callId} (${node.fn}) exceeded its execution budget of ${s.config.callDeadlineMs} ms`,
+    };
+    failAttempt(s, node, failure, now);
+  } else if (node.state === 'backoff') {
+    node.state = 'queued';
+    node.task.urgent.push(node);
+    pump(s, node.task, now);
+  }
+}
+
+/** The task's own deadline passed (a backstop to WorkerCore's timeout, which arrives as cancelTask). */
+export function taskTimerFired(s: DispatcherState, task: TaskDispatch): void {
+  convergeTask(s, task, {
+    code: 'TIMED_OUT',
+    retryable: true,
+    message: `task deadline (${task.deadlineMs}) passed during the Calls phase`,
+    cancelReason: 'task_timed_out',
+  });
+}

@@ -1,0 +1,36 @@
+// Public surface of the dispatcher core (Sans-IO). See README.md.
+export { DispatcherCore } from './dispatcher-core.js';
+export type { DispatcherCoreOptions } from './dispatcher-core.js';
+export {
+  DEFAULT_CALL_RETRY_POLICY,
+  DEFAULT_DISPATCHER_CONFIG,
+  resolveDispatcherConfig,
+  validateDispatcherConfig,
+} from './config.js';
+export type { CallRetryPolicy, DispatcherConfig } from './config.js';
+export { DispatcherConfigError, DispatcherError, DispatcherErrorCode } from './errors.js';
+export type { DispatcherConfigIssue } from './errors.js';
+export type {
+  CancelCall,
+  ConvergeTaskCalls,
+  DispatcherCommand,
+  ExecuteCall,
+  ResumeCall,
+} from './commands.js';
+export type { DispatcherInput } from './inputs.js';
+export type { CallAtExecutor, DispatcherStats, TaskDispatchStats } from './stats.js';
+export type {
+  CallFailure,
+  CallFailureKind,
+  CallPhaseCounters,
+  CallPhaseFailureCode,
+  CallPhaseOptions,
+  CallSpec,
+  CancelReason,
+  FailedCall,
+  SubcallError,
+  TaskCancelReason,
+  WaitId,
+  WaitRequest,
+} from './types.js';
+export { isRetryableFailure, retryBackoffMs } from './retry-policy.js';

@@ -1,0 +1,109 @@
+// The pump: fills a task's free execution slots. Order of service: the urgent queue first (resumes of
+// parents whose subcalls ended, children, retries whose backoff is over: older work that other work
+// waits on), then the next root call of the call list. A slot is free while
+// `inflight < min(window, taskMaxInflightCalls)`; new root calls additionally wait while the task has
+// `taskMaxInflightCalls` calls parked on subcalls, so parked executor contexts stay bounded.
+// Nothing is dispatched while the executor is not ready. O(1) per command emitted.
+
+import { CallNode } from './call-node.js';
+import { remainingBudget, type DispatcherState } from './dispatch-state.js';
+import type { TaskDispatch } from './task-dispatch.js';
+
+export function pump(s: DispatcherState, task: TaskDispatch, now: number): void {
+  if (!s.executorReady || task.converged) return;
+  const cap = s.config.taskMaxInflightCalls;
+  const limit = task.window < cap ? task.window : cap;
+  while (task.inflight < limit) {
+    const node = task.urgent.shift();
+    if (node !== undefined) {
+      if (node.state === 'resumeQueued') resumeNode(s, node, now);
+      else dispatchNode(s, node, now);
+      continue;
+    }
+    if (task.nextRoot >= task.calls.length || task.parked >= cap) return;
+    const index = task.nextRoot++;
+    const spec = task.calls[index]!;
+    const root = new CallNode(
+      task,
+      `${task.taskId}/${index}`,
+      index,
+      undefined,
+      undefined,
+      0,
+      spec.function,
+      spec.args,
+      spec.block,
+    );
+    task.live.add(root);
+    s.calls.set(root.callId, root);
+    dispatchNode(s, root, now);
+  }
+}
+
+/** Sends the next attempt of a queued node. */
+function dispatchNode(s: DispatcherState, node: CallNode, now: number): void {
+  const task = node.task;
+  node.attempt += 1;
+  node.state = 'dispatched';
+  node.usedMs = 0;
+  node.dispatchSeq = ++task.dispatchSeq;
+  task.inflight += 1;
+  s.inflightTotal += 1;
+  task.attempts += 1;
+  s.counters.attempts += 1;
+  if (node.attempt > 1) {
+    task.retries += 1;
+    s.counters.retries += 1;
+  }
+  // The executor enforces the budget too; never promise more than the task has left.
+  const budgetMs = Math.max(1, Math.min(s.config.callDeadlineMs, task.deadlineMs - now));
+  s.out.push({
+    type: 'ExecuteCall',
+    taskId: task.taskId,
+    callId: node.callId,
+    attempt: node.attempt,
+    function: node.fn,
+    args: node.args,
+    block: node.block,
+    budgetMs,
+    parentCallId: node.parent?.callId,
+    depth: node.depth,
+  });
+}
+
+/** Gives a parked parent its slot back and delivers the answer that unparked it; its clock runs again. */
+function resumeNode(s: DispatcherState, node: CallNode, now: number): void {
+  const task = node.task;
+  const payload = node.pendingResume!;
+  node.pendingResume = undefined;
+  node.state = 'running';
+  task.parked -= 1;
+  s.parkedTotal -= 1;
+  task.inflight += 1;
+  s.inflightTotal += 1;
+  node.startedAt = now;
+  const budgetMs = remainingBudget(s, node);
+  s.timers.arm(node, now + budgetMs);
+  emitResume(s, node, payload, budgetMs);
+}
+
+/** Emits the ResumeCall carrying `payload` to `node`'s current attempt. */
+export function emitResume(
+  s: DispatcherState,
+  node: CallNode,
+  payload: NonNullable<CallNode['pendingResume']>,
+  budgetMs: number,
+): void {
+  const base = {
+    type: 'ResumeCall' as const,
+    taskId: node.task.taskId,
+    callId: node.callId,
+    attempt: node.attempt,
+    waitId: payload.waitId,
+    childCallId: payload.childCallId,
+    budgetMs,
+  };
+  s.out.push(
+    payload.ok ? { ...base, ok: true, value: payload.value } : { ...base, ok: false, error: payload.error },
+  );
+}

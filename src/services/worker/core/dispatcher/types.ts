@@ -1,0 +1,97 @@
+// Domain values of the dispatcher: the calls a builder hands over, how an attempt can fail, what a
+// running call can wait for, and the options of a Calls phase. Plain data, shared by inputs and commands.
+
+/** One call as produced by a Call Builder: `function(ctx, ...args)`, optionally bound to a block. */
+export interface CallSpec {
+  readonly function: string;
+  readonly args: readonly unknown[];
+  /** The block the builder bound the call to; passed through to `ctx.block`. */
+  readonly block?: unknown;
+}
+
+/**
+ * Why an attempt failed, as the executor link reports it.
+ * `user`: the function threw. `executor_crash`: the executor died or stopped heartbeating.
+ * `deadline`: the attempt used up its budget (reported by the executor, or decided by `tick`).
+ * `io`: an IO request of the call failed and the function did not handle it.
+ */
+export type CallFailureKind = 'user' | 'executor_crash' | 'deadline' | 'io';
+
+export interface CallFailure {
+  readonly kind: CallFailureKind;
+  /** The error says a new attempt may succeed. `executor_crash` and `deadline` are retried regardless. */
+  readonly retryable: boolean;
+  readonly message: string;
+}
+
+/** Opaque id a call gives one of its waits, echoed in the `ResumeCall` that answers it. */
+export type WaitId = string | number;
+
+/**
+ * What a running call waits for. A `subcall` is scheduled by the dispatcher as a child call and answered
+ * with `ResumeCall`; an `io` wait is answered by the IO scope, the dispatcher only records it.
+ */
+export type WaitRequest =
+  | {
+      readonly kind: 'subcall';
+      readonly function: string;
+      readonly args: readonly unknown[];
+      readonly waitId?: WaitId;
+    }
+  | { readonly kind: 'io'; readonly waitId?: WaitId; readonly request?: unknown };
+
+/** Options of one task's Calls phase. */
+export interface CallPhaseOptions {
+  /** Absolute task deadline (ms, same clock as `now`); the phase converges TIMED_OUT when it passes. */
+  readonly deadlineMs: number;
+  /** `CallFailurePolicy`: the seeds have only fastFail, so it is the only accepted value. */
+  readonly fastFail?: true;
+  /** Calls arrive over time through `appendCalls`; the phase cannot end before `finishAppending`. */
+  readonly streaming?: boolean;
+}
+
+/** Why the owner of the task (WorkerCore) ends a Calls phase early (its `CancelTaskCalls.reason`). */
+export type TaskCancelReason = 'TIMED_OUT' | 'CANCELLED' | 'WATCH_DISCONNECTED';
+
+/** Failure codes a Calls phase can converge with (a subset of the Worker's `FailureCode`). */
+export type CallPhaseFailureCode = 'CALL_FAILED' | 'OUTPUT_BYTES_EXCEEDED' | TaskCancelReason;
+
+/** Why an attempt at the executor is cancelled. */
+export type CancelReason =
+  | 'deadline'
+  | 'fast_fail'
+  | 'output_bytes_exceeded'
+  | 'task_timed_out'
+  | 'task_cancelled'
+  | 'watch_disconnected'
+  | 'parent_ended';
+
+/** The error a parent receives when its subcall failed terminally (or could not be scheduled). */
+export interface SubcallError {
+  readonly kind: CallFailureKind;
+  readonly retryable: boolean;
+  readonly message: string;
+  readonly childCallId: string;
+  readonly function: string;
+  /** Attempts the child used (0 when it was refused before running, e.g. depth limit). */
+  readonly attempts: number;
+}
+
+/** The root call that failed a task under fastFail. */
+export interface FailedCall {
+  readonly callId: string;
+  readonly index: number;
+  readonly function: string;
+  readonly attempts: number;
+  readonly failure: CallFailure;
+}
+
+/** Counters of one task's Calls phase, carried by its `ConvergeTaskCalls`. */
+export interface CallPhaseCounters {
+  readonly rootCalls: number;
+  readonly rootsSucceeded: number;
+  readonly attempts: number;
+  readonly retries: number;
+  readonly subcalls: number;
+  readonly outputBytes: number;
+}
