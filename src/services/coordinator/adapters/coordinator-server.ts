@@ -1,0 +1,233 @@
+// CoordinatorServer: the public ReserveWorkerSlot handler and its orchestration loop
+// (seeds/coordinator.md § Data flow, the four steps):
+//
+//   1. Validate (empty task id → InvalidArgument) and check readiness (not ready → Unavailable; no Worker
+//      is contacted).
+//   2. Up to `maxCandidates` times: select a candidate under the read lock, skipping the ones already
+//      tried (excludeAddrs), and send it RequestTaskSlot(task_id, ttl_ms = slotTtlMs) with a deadline of
+//      workerRpcTimeoutMs. Serial, never hedged.
+//   3. A slot id comes back → recordSlotSuccess → answer. An explicit rejection (the Worker refused, or
+//      the request never reached it) → record it (a full pool is backpressure and does not count toward
+//      the breaker) and try the next candidate. An uncertain outcome (the Worker may hold a slot: timeout,
+//      dropped connection, empty slot id, ...) → retry the SAME Worker with the SAME task id up to
+//      maxTimeoutRetries times (the Worker's RequestTaskSlot is idempotent per task id); an explicit
+//      rejection during those retries moves on to the next candidate; still uncertain → recordSlotTimeout
+//      and Aborted "unable to confirm slot reservation" (SlotUncertain): never switch Workers then, or one
+//      task could hold slots on two.
+//   4. Every candidate rejected → ResourceExhausted "all candidates rejected". No candidate at all →
+//      the core's error (NoExecutableSlot → ResourceExhausted, or Unavailable).
+//
+// The core has no lock of its own: `lock` is the only synchronisation point, shared with the watcher.
+
+import type * as grpc from '@grpc/grpc-js';
+import type { CoordinatorServiceHandlers } from '../../../grpc/proto.js';
+import type { CoordinatorCore } from '../core/coordinator-core.js';
+import { CoordinatorError, CoordinatorErrorCode } from '../core/errors.js';
+import type { SlotOutcome } from '../core/inputs.js';
+import { validateReserveRequest } from '../core/validate.js';
+import { silentLogger } from '../../registry/registry-port.js';
+import type { Logger } from '../../registry/registry-port.js';
+import { toServiceError } from './grpc-status.js';
+import { RwLock } from './rw-lock.js';
+import type { SlotError, SlotReserver } from './slot-reserver.js';
+
+export interface HandlerConfig {
+  /** Retries on the same Worker after an uncertain outcome (COORDINATOR_MAX_TIMEOUT_RETRIES); 0 allowed. */
+  readonly maxTimeoutRetries: number;
+  /** Deadline of one RequestTaskSlot (COORDINATOR_WORKER_RPC_TIMEOUT_MS). */
+  readonly workerRpcTimeoutMs: number;
+}
+
+export const DEFAULT_HANDLER_CONFIG: HandlerConfig = Object.freeze({
+  maxTimeoutRetries: 1,
+  workerRpcTimeoutMs: 3_000,
+});
+
+export type ReserveResult =
+  | { readonly ok: true; readonly taskId: string; readonly workerAddr: string; readonly slotId: string }
+  | { readonly ok: false; readonly error: CoordinatorError };
+
+export const ALL_CANDIDATES_REJECTED = 'all candidates rejected';
+export const UNABLE_TO_CONFIRM = 'unable to confirm slot reservation';
+
+/** How the core should count an explicit rejection: a full pool is backpressure, the rest failures. */
+export function slotOutcomeOf(err: SlotError): SlotOutcome {
+  return err.code === CoordinatorErrorCode.NoSlot ? 'backpressure' : 'rejection';
+}
+
+export interface CoordinatorServerOptions {
+  readonly core: CoordinatorCore;
+  readonly reserver: SlotReserver;
+  readonly config?: Partial<HandlerConfig>;
+  /** UTC ms (default Date.now). */
+  readonly clock?: () => number;
+  readonly logger?: Logger;
+}
+
+type Attempt =
+  | { readonly type: 'reserved'; readonly slotId: string }
+  | { readonly type: 'rejected' }
+  | { readonly type: 'uncertain' }
+  | { readonly type: 'cancelled' };
+
+/** The request/response shape shared by CoordinatorService and BundleCoordinatorService. */
+interface ReserveRequestLike {
+  readonly taskId: string;
+}
+interface ReserveResponseLike {
+  taskId?: string;
+  workerAddr?: string;
+  slotId?: string;
+}
+
+export class CoordinatorServer {
+  readonly core: CoordinatorCore;
+  readonly lock = new RwLock();
+  readonly config: HandlerConfig;
+  private readonly reserver: SlotReserver;
+  private readonly clock: () => number;
+  private readonly logger: Logger;
+
+  constructor(opts: CoordinatorServerOptions) {
+    this.core = opts.core;
+    this.reserver = opts.reserver;
+    this.config = { ...DEFAULT_HANDLER_CONFIG, ...opts.config };
+    if (!Number.isSafeInteger(this.config.maxTimeoutRetries) || this.config.maxTimeoutRetries < 0) {
+      throw new RangeError(
+        `maxTimeoutRetries must be a non-negative integer, got ${this.config.maxTimeoutRetries}`,
+      );
+    }
+    if (!Number.isSafeInteger(this.config.workerRpcTimeoutMs) || this.config.workerRpcTimeoutMs <= 0) {
+      throw new RangeError(
+        `workerRpcTimeoutMs must be a positive integer, got ${this.config.workerRpcTimeoutMs}`,
+      );
+    }
+    this.clock = opts.clock ?? Date.now;
+    this.logger = opts.logger ?? silentLogger;
+  }
+
+  /** Runs `fn` on the core under the write lock (the watcher's entry point). */
+  withCoreWrite<T>(fn: (core: CoordinatorCore) => T): Promise<T> {
+    return this.lock.write(() => fn(this.core));
+  }
+
+  /** Runs `fn` on the core under the read lock. */
+  withCoreRead<T>(fn: (core: CoordinatorCore) => T): Promise<T> {
+    return this.lock.read(() => fn(this.core));
+  }
+
+  async reserveWorkerSlot(taskId: string, signal?: AbortSignal): Promise<ReserveResult> {
+    const invalid = validateReserveRequest(taskId);
+    if (invalid !== undefined) return { ok: false, error: invalid };
+    const notReady = await this.lock.read(() => this.core.unavailableReason(this.clock()));
+    if (notReady !== undefined) {
+      return { ok: false, error: new CoordinatorError(CoordinatorErrorCode.Unavailable, notReady) };
+    }
+
+    const exclude = new Set<string>();
+    for (let i = 0; i < this.core.config.maxCandidates; i++) {
+      const pick = await this.lock.read(() => this.core.selectCandidate(taskId, exclude, this.clock()));
+      if (!pick.ok) {
+        // Nothing tried yet, or the view stopped being trusted: the core's answer stands. After explicit
+        // rejections, running out of candidates means every candidate rejected.
+        if (exclude.size === 0 || pick.error.code === CoordinatorErrorCode.Unavailable) {
+          return { ok: false, error: pick.error };
+        }
+        break;
+      }
+      const attempt = await this.tryWorker(pick.workerAddr, taskId, signal);
+      switch (attempt.type) {
+        case 'reserved':
+          return { ok: true, taskId, workerAddr: pick.workerAddr, slotId: attempt.slotId };
+        case 'rejected':
+          exclude.add(pick.workerAddr);
+          continue;
+        case 'uncertain':
+          return {
+            ok: false,
+            error: new CoordinatorError(CoordinatorErrorCode.SlotUncertain, UNABLE_TO_CONFIRM),
+          };
+        case 'cancelled':
+          return {
+            ok: false,
+            error: new CoordinatorError(
+              CoordinatorErrorCode.SlotUncertain,
+              `${UNABLE_TO_CONFIRM}: request cancelled`,
+            ),
+          };
+        default: {
+          const _exhaustive: never = attempt;
+          throw new Error(`unknown attempt ${JSON.stringify(_exhaustive)}`);
+        }
+      }
+    }
+    return {
+      ok: false,
+      error: new CoordinatorError(CoordinatorErrorCode.AllCandidatesRejected, ALL_CANDIDATES_REJECTED),
+    };
+  }
+
+  /** The CoordinatorService implementation. */
+  handlers(): CoordinatorServiceHandlers {
+    return { ReserveWorkerSlot: this.unaryHandler() };
+  }
+
+  /** ReserveWorkerSlot as a grpc-js unary handler; BundleCoordinatorServer serves the same one. */
+  unaryHandler(): grpc.handleUnaryCall<ReserveRequestLike, ReserveResponseLike> {
+    return (call, callback) => {
+      const abort = new AbortController();
+      call.once('cancelled', () => abort.abort());
+      this.reserveWorkerSlot(call.request.taskId, abort.signal).then(
+        (r) => {
+          if (r.ok) callback(null, { taskId: r.taskId, workerAddr: r.workerAddr, slotId: r.slotId });
+          else callback(toServiceError(r.error));
+        },
+        (err: unknown) => {
+          this.logger.error({ err: String(err) }, 'ReserveWorkerSlot failed unexpectedly');
+          callback(toServiceError(err));
+        },
+      );
+    };
+  }
+
+  /** One candidate: the first RequestTaskSlot plus same-Worker retries while the outcome is uncertain. */
+  private async tryWorker(workerAddr: string, taskId: string, signal?: AbortSignal): Promise<Attempt> {
+    const req = { taskId, ttlMs: this.core.config.slotTtlMs };
+    const opts = { timeoutMs: this.config.workerRpcTimeoutMs, ...(signal === undefined ? {} : { signal }) };
+    let lastReason = '';
+    for (let attempt = 0; attempt <= this.config.maxTimeoutRetries; attempt++) {
+      if (signal?.aborted) return { type: 'cancelled' };
+      const reply = await this.reserver.requestTaskSlot(workerAddr, req, opts);
+      if (reply.ok && reply.grant.slotId !== '') {
+        await this.lock.write(() => this.core.recordSlotSuccess(workerAddr, this.clock()));
+        return { type: 'reserved', slotId: reply.grant.slotId };
+      }
+      if (!reply.ok && !reply.error.mayHaveAllocated) {
+        const outcome = slotOutcomeOf(reply.error);
+        const opened = await this.lock.write(() =>
+          this.core.recordSlotOutcome(workerAddr, outcome, this.clock()),
+        );
+        const fields = { workerAddr, taskId, code: reply.error.code, kind: reply.error.kind, outcome };
+        if (opened) this.logger.warn(fields, 'worker circuit breaker opened');
+        else this.logger.debug({ ...fields, reason: reply.error.message }, 'worker rejected the reservation');
+        return { type: 'rejected' };
+      }
+      lastReason = reply.ok ? 'success without a slot id' : reply.error.message;
+      this.logger.debug({ workerAddr, taskId, attempt, reason: lastReason }, 'reservation outcome uncertain');
+    }
+    // The Client went away: the uncertainty is ours, not the Worker's, so it is not counted against it.
+    if (signal?.aborted) return { type: 'cancelled' };
+    const opened = await this.lock.write(() => this.core.recordSlotTimeout(workerAddr, this.clock()));
+    this.logger.warn(
+      {
+        workerAddr,
+        taskId,
+        retries: this.config.maxTimeoutRetries,
+        reason: lastReason,
+        breakerOpened: opened,
+      },
+      'slot reservation still uncertain after retries; the worker may hold a slot until its TTL',
+    );
+    return { type: 'uncertain' };
+  }
+}

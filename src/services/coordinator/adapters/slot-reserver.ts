@@ -1,0 +1,72 @@
+// The port between the reservation orchestration (coordinator-server.ts) and the Workers: one
+// `RequestTaskSlot` on one Worker. WorkerRpcClient (worker-rpc-client.ts) is the gRPC implementation;
+// tests use a fake. The orchestration never sees gRPC: it sees a reply or a classified SlotError.
+
+import { BlockxError } from '../../../kernel/errors.js';
+import type { CoordinatorErrorCode } from '../core/errors.js';
+
+export interface SlotRequest {
+  readonly taskId: string;
+  /** The reservation window the Worker should hold the slot for (COORDINATOR_SLOT_TTL_MS). */
+  readonly ttlMs: number;
+}
+
+export interface SlotRequestOptions {
+  /** Deadline of this one call (COORDINATOR_WORKER_RPC_TIMEOUT_MS). */
+  readonly timeoutMs: number;
+  /** Aborted when the Client that asked for the reservation went away. */
+  readonly signal?: AbortSignal;
+}
+
+/** What the Worker said. An empty `slotId` is possible on the wire and counts as uncertain. */
+export interface SlotGrant {
+  readonly taskId: string;
+  readonly slotId: string;
+  readonly state: string;
+}
+
+export type SlotReply =
+  { readonly ok: true; readonly grant: SlotGrant } | { readonly ok: false; readonly error: SlotError };
+
+export interface SlotReserver {
+  requestTaskSlot(workerAddr: string, req: SlotRequest, opts: SlotRequestOptions): Promise<SlotReply>;
+}
+
+/** The business codes a RequestTaskSlot failure can carry (a subset of the Coordinator's codes). */
+export type SlotErrorCode = Extract<
+  CoordinatorErrorCode,
+  'InvalidArgument' | 'NoSlot' | 'InvalidSlot' | 'NotFound' | 'Unavailable' | 'SlotUncertain' | 'Internal'
+>;
+
+/**
+ * How the failure came about:
+ *  - `rejected`: the Worker answered and refused (nothing was reserved);
+ *  - `transport`: the request never reached the Worker (connection refused, no route): nothing reserved;
+ *  - `uncertain`: the request may have reached the Worker and a slot may exist (timeout, dropped
+ *    connection, cancel, internal error, or a success without a slot id).
+ */
+export type SlotFailureKind = 'rejected' | 'transport' | 'uncertain';
+
+/** A classified RequestTaskSlot failure (seeds: `SlotError{Code, Message, MayHaveAllocated}`). */
+export class SlotError extends BlockxError {
+  declare readonly code: SlotErrorCode;
+  readonly kind: SlotFailureKind;
+  /** The gRPC status code, when the failure was a gRPC status. */
+  readonly grpcCode: number | undefined;
+
+  constructor(
+    code: SlotErrorCode,
+    kind: SlotFailureKind,
+    message: string,
+    fields?: { grpcCode?: number; cause?: unknown },
+  ) {
+    super(code, message, fields?.cause === undefined ? undefined : { cause: fields.cause });
+    this.kind = kind;
+    this.grpcCode = fields?.grpcCode;
+  }
+
+  /** True when the request may have reached the Worker: retries must stay on the same Worker. */
+  get mayHaveAllocated(): boolean {
+    return this.kind === 'uncertain';
+  }
+}

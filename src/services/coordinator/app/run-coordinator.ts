@@ -1,0 +1,288 @@
+// runCoordinator: wires one Coordinator process (seeds § app: `app.Run`) from the resolved config.
+//
+//   config.deployments[deployment] ─▶ CoordinatorCore (selection, breaker, grace)
+//   registry (etcd when registry.etcd.endpoints is set, else the injected in-process one)
+//       ─▶ EtcdWorkerWatcher ─▶ core, under CoordinatorServer's write lock
+//   gRPC on coordinator.listen: CoordinatorService (kind block) or BundleCoordinatorService (kind bundle),
+//       plus grpc.health.v1 — SERVING exactly while the core is ready (first full view built, watch not
+//       down beyond the grace), NOT_SERVING otherwise and while shutting down.
+//
+// `close()` is the graceful shutdown: health NOT_SERVING, stop accepting calls and let open reservations
+// finish (bounded), stop the watcher, close the registry client it owns and the Worker channels.
+
+import * as grpc from '@grpc/grpc-js';
+import { pino } from 'pino';
+import { SERVER_OPTIONS } from '../../../grpc/channel-options.js';
+import { createHealth } from '../../../grpc/health.js';
+import {
+  bundleCoordinatorServiceDefinition,
+  coordinatorServiceDefinition,
+  SERVICE_NAMES,
+} from '../../../grpc/proto.js';
+import { bindServer, listenAddress, shutdownServer } from '../../../grpc/server.js';
+import type { BlockxConfig, CoordinatorConfig } from '../../../kernel/config-types.js';
+import { ConfigError } from '../../../kernel/errors.js';
+import type { ConfigIssue } from '../../../kernel/errors.js';
+import { EtcdRegistryReader } from '../../registry/etcd-registry-reader.js';
+import { validateRegistryPrefixes } from '../../registry/prefix.js';
+import type { RegistryPrefix } from '../../registry/prefix.js';
+import type { Logger, WorkerRegistryReader } from '../../registry/registry-port.js';
+import { CoordinatorCore } from '../core/coordinator-core.js';
+import type { CoordinatorCoreConfig } from '../core/config.js';
+import { CoordinatorConfigError } from '../core/errors.js';
+import { BundleCoordinatorServer } from '../adapters/bundle-coordinator-server.js';
+import { CoordinatorServer } from '../adapters/coordinator-server.js';
+import { EtcdWorkerWatcher } from '../adapters/etcd-worker-watcher.js';
+import type { WatcherStats } from '../adapters/etcd-worker-watcher.js';
+import type { SlotReserver } from '../adapters/slot-reserver.js';
+import { WorkerRpcClient } from '../adapters/worker-rpc-client.js';
+
+/** How long `close()` lets open reservations finish before cancelling them. */
+const SHUTDOWN_GRACE_MS = 5_000;
+
+export interface RunCoordinatorOptions {
+  readonly config: BlockxConfig;
+  /** A deployment name declared in the config; its `kind` picks the service. */
+  readonly deployment: string;
+  /** Default: pino JSON on stdout at config.observability.logLevel. */
+  readonly logger?: Logger;
+  /** The registry when no etcd endpoints are configured (`blockx up`'s in-process registry). */
+  readonly registry?: WorkerRegistryReader;
+  /** UTC ms (default Date.now). */
+  readonly clock?: () => number;
+  /** Replaces the gRPC WorkerRpcClient (tests). */
+  readonly reserver?: SlotReserver;
+}
+
+export interface RunningCoordinator {
+  /** `host:port` actually bound (port resolved when the config asked for 0). */
+  readonly address: string;
+  readonly port: number;
+  readonly deployment: string;
+  /** Fully qualified gRPC service name served. */
+  readonly service: string;
+  /** Core readiness now (what health reports). */
+  isReady(): boolean;
+  watcherStats(): WatcherStats;
+  close(): Promise<void>;
+}
+
+export function createCoordinatorLogger(config: BlockxConfig, deployment: string): pino.Logger {
+  return pino({ level: config.observability.logLevel, base: { service: 'coordinator', deployment } });
+}
+
+/** The core's share of the coordinator config section. */
+export function coreConfigFrom(c: CoordinatorConfig): CoordinatorCoreConfig {
+  return {
+    heartbeatTimeoutMs: c.heartbeatTimeoutMs,
+    watchGracePeriodMs: c.watchGracePeriodMs,
+    slotTtlMs: c.slotTtlMs,
+    maxCandidates: c.maxCandidates,
+    circuitBreakerThreshold: c.circuitBreakerThreshold,
+    circuitBreakerCooldownMs: c.circuitBreakerCooldownMs,
+    cpuRedLine: c.cpuRedLine,
+    memoryRedLine: c.memoryRedLine,
+    errorRateRedLine: c.errorRateRedLine,
+  };
+}
+
+export async function runCoordinator(opts: RunCoordinatorOptions): Promise<RunningCoordinator> {
+  const { config, deployment } = opts;
+  const dep = config.deployments[deployment];
+  const issue = (path: string, message: string): ConfigIssue => ({
+    source: 'file',
+    file: config.configFile,
+    path,
+    message,
+  });
+  if (dep === undefined) {
+    throw new ConfigError([
+      {
+        source: 'flag',
+        variable: '--deployment',
+        path: 'deployments',
+        message: `unknown deployment "${deployment}" (declared: ${Object.keys(config.deployments).join(', ') || 'none'})`,
+      },
+    ]);
+  }
+  const c = dep.coordinator;
+  const at = `deployments.${deployment}.coordinator`;
+
+  const checked = validateRegistryPrefixes(c.registryPrefixes, dep.kind);
+  if (!checked.ok) {
+    throw new ConfigError(
+      checked.errors.map((e) =>
+        issue(`${at}.registryPrefixes${e.index === undefined ? '' : `.${e.index}`}`, e.message),
+      ),
+    );
+  }
+  const prefixes: readonly RegistryPrefix[] = checked.value;
+
+  let core: CoordinatorCore;
+  try {
+    core = new CoordinatorCore(coreConfigFrom(c));
+  } catch (err) {
+    if (err instanceof CoordinatorConfigError) {
+      throw new ConfigError(err.problems.map((p) => issue(`${at}.${p.field}`, p.message)));
+    }
+    throw err;
+  }
+
+  const endpoints = config.registry.etcd.endpoints;
+  if (endpoints.length === 0 && opts.registry === undefined) {
+    throw new ConfigError([
+      issue(
+        'registry.etcd.endpoints',
+        'no worker registry: set registry.etcd.endpoints (ETCD_ENDPOINTS), or run the coordinator under `blockx up`',
+      ),
+    ]);
+  }
+
+  const logger: Logger = opts.logger ?? createCoordinatorLogger(config, deployment);
+  const clock = opts.clock ?? Date.now;
+  const rpc = opts.reserver === undefined ? new WorkerRpcClient({ logger }) : undefined;
+  const server = new CoordinatorServer({
+    core,
+    reserver: opts.reserver ?? (rpc as WorkerRpcClient),
+    config: { maxTimeoutRetries: c.maxTimeoutRetries, workerRpcTimeoutMs: c.workerRpcTimeoutMs },
+    clock,
+    logger,
+  });
+  const ownedReader =
+    endpoints.length > 0
+      ? new EtcdRegistryReader({
+          endpoints,
+          unaryDeadlineMs: c.etcdDialTimeoutMs,
+          retryDelayMs: c.etcdWatchRetryDelayMs,
+          logger,
+        })
+      : undefined;
+  const reader: WorkerRegistryReader = ownedReader ?? (opts.registry as WorkerRegistryReader);
+
+  const service = dep.kind === 'block' ? SERVICE_NAMES.coordinator : SERVICE_NAMES.bundleCoordinator;
+  const health = createHealth([service]);
+  const readiness = new ReadinessTracker(server, health, clock, logger);
+
+  const watcher = new EtcdWorkerWatcher({
+    reader,
+    prefixes,
+    server,
+    clock,
+    logger,
+    onWorkerRemoved: (addr) => rpc?.forget(addr),
+    onCoreChanged: () => readiness.refresh(),
+  });
+
+  const grpcServer = new grpc.Server(SERVER_OPTIONS);
+  if (dep.kind === 'block') grpcServer.addService(coordinatorServiceDefinition, server.handlers());
+  else
+    grpcServer.addService(bundleCoordinatorServiceDefinition, new BundleCoordinatorServer(server).handlers());
+  health.addToServer(grpcServer);
+
+  let port: number;
+  try {
+    port = await bindServer(grpcServer, c.listen);
+  } catch (err) {
+    rpc?.close();
+    await ownedReader?.close();
+    throw err;
+  }
+  const target = listenAddress(c.listen);
+  const address = target.startsWith('unix:') ? target : `${target.slice(0, target.lastIndexOf(':'))}:${port}`;
+
+  watcher.start();
+  readiness.start();
+  logger.info(
+    {
+      address,
+      grpcService: service,
+      kind: dep.kind,
+      prefixes: prefixes.map((p) => p.prefix),
+      registry: ownedReader !== undefined ? { etcd: endpoints } : 'in-process',
+    },
+    'coordinator listening',
+  );
+
+  let closing: Promise<void> | undefined;
+  return {
+    address,
+    port,
+    deployment,
+    service,
+    isReady: () => core.isReady(clock()),
+    watcherStats: () => watcher.stats,
+    close: () => {
+      closing ??= (async () => {
+        readiness.stop();
+        health.setAllServing(false);
+        await shutdownServer(grpcServer, SHUTDOWN_GRACE_MS);
+        await watcher.stop();
+        await ownedReader?.close();
+        rpc?.close();
+        logger.info({ address }, 'coordinator stopped');
+      })();
+      return closing;
+    },
+  };
+}
+
+/**
+ * Mirrors core readiness into grpc.health.v1. Readiness changes on registry events (refresh() is called
+ * after each) and, during an outage, when the grace runs out: a timer is armed for that instant. A slow
+ * safety poll covers anything else.
+ */
+class ReadinessTracker {
+  private ready = false;
+  private graceTimer: NodeJS.Timeout | undefined;
+  private poll: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly server: CoordinatorServer,
+    private readonly health: ReturnType<typeof createHealth>,
+    private readonly clock: () => number,
+    private readonly logger: Logger,
+  ) {}
+
+  start(): void {
+    this.poll = setInterval(() => this.refresh(), 1_000);
+    this.poll.unref();
+    this.refresh();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearInterval(this.poll);
+    clearTimeout(this.graceTimer);
+  }
+
+  refresh(): void {
+    if (this.stopped) return;
+    void this.server
+      .withCoreRead((core) => {
+        const now = this.clock();
+        return {
+          now,
+          ready: core.isReady(now),
+          reason: core.unavailableReason(now),
+          since: core.watchDisconnectedAtMs,
+        };
+      })
+      .then(({ now, ready, reason, since }) => {
+        if (this.stopped) return;
+        if (ready !== this.ready) {
+          this.ready = ready;
+          this.health.setAllServing(ready);
+          if (ready) this.logger.info({}, 'coordinator ready: SERVING');
+          else this.logger.warn({ reason }, 'coordinator not ready: NOT_SERVING');
+        }
+        clearTimeout(this.graceTimer);
+        this.graceTimer = undefined;
+        if (ready && since !== undefined) {
+          const graceMs = this.server.core.config.watchGracePeriodMs;
+          this.graceTimer = setTimeout(() => this.refresh(), Math.max(1, since + graceMs + 1 - now));
+          this.graceTimer.unref();
+        }
+      });
+  }
+}

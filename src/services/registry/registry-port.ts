@@ -1,0 +1,92 @@
+// The registry port: what a Worker's heartbeat publisher and a Coordinator's watcher need from the
+// Worker registry, independent of where it lives. Two implementations:
+//   - etcd (etcd-registry-writer.ts / etcd-registry-reader.ts): distributed mode, DESIGN.md §4.4; a key
+//     `<prefix><workerAddr>` holds the heartbeat JSON under a lease.
+//   - in-process (in-process-registry.ts): `blockx up`, every service in one process.
+//
+// Values travel raw (string or bytes) from reader to consumer: the Coordinator trusts nothing it reads and
+// parses every value itself (registry/heartbeat.ts), skipping garbage with a warning.
+
+import type { WorkerHeartbeat } from './heartbeat.js';
+
+/**
+ * Publishes one Worker's heartbeat. A writer is a session: in etcd, one lease; closing it ends the
+ * session and removes every key it published (lease revoke), just as a crash would after the lease TTL.
+ */
+export interface WorkerRegistryWriter {
+  /** Puts `<prefix><heartbeat.workerAddr>` = heartbeat JSON, bound to this session. */
+  publish(prefix: string, heartbeat: WorkerHeartbeat): Promise<void>;
+  /** Deletes `<prefix><workerAddr>` now. Deleting a missing key is not an error. */
+  remove(prefix: string, workerAddr: string): Promise<void>;
+  /** Ends the session: its keys disappear. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** One key and its raw value as read from the registry. */
+export interface RegistryKeyValue {
+  readonly key: string;
+  readonly value: string | Uint8Array;
+}
+
+/**
+ * What a reader reports about one prefix. Per prefix the order is:
+ *   list (put | delete)* [disconnected list reconnected (put | delete)*]*
+ * A failed first list reports `disconnected` before any `list`. After `disconnected` the reader retries
+ * on its own: it re-lists the prefix in full (nothing is lost, whatever happened to etcd meanwhile), then
+ * reports `list` followed by `reconnected`.
+ */
+export type RegistryEvent =
+  /** The prefix's complete contents now; replaces whatever the consumer held for it. */
+  | {
+      readonly type: 'list';
+      readonly prefix: string;
+      readonly entries: readonly RegistryKeyValue[];
+      /** The registry revision the list was taken at (etcd), when the backend has one. */
+      readonly revision?: string;
+    }
+  | {
+      readonly type: 'put';
+      readonly prefix: string;
+      readonly key: string;
+      readonly value: string | Uint8Array;
+    }
+  | { readonly type: 'delete'; readonly prefix: string; readonly key: string }
+  /** The prefix is no longer watched; its contents may be stale until the next `list`. */
+  | { readonly type: 'disconnected'; readonly prefix: string; readonly reason: string }
+  /** The prefix is watched again (always right after its fresh `list`). */
+  | { readonly type: 'reconnected'; readonly prefix: string };
+
+export type RegistryEventListener = (event: RegistryEvent) => void;
+
+/** A running list+watch of some prefixes. */
+export interface RegistryWatch {
+  /** Stops watching; no event is delivered after the returned promise resolves. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface WorkerRegistryReader {
+  /** Lists and then watches each prefix; events arrive asynchronously, never during this call. */
+  watch(prefixes: readonly string[], listener: RegistryEventListener): RegistryWatch;
+}
+
+/** The logging surface adapters use; a pino Logger satisfies it. */
+export interface Logger {
+  debug(obj: Record<string, unknown>, msg: string): void;
+  info(obj: Record<string, unknown>, msg: string): void;
+  warn(obj: Record<string, unknown>, msg: string): void;
+  error(obj: Record<string, unknown>, msg: string): void;
+}
+
+/** A Logger that drops everything (the default when none is injected). */
+export const silentLogger: Logger = Object.freeze({
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+});
+
+/** A short, loggable description of an unknown error value. */
+export function describeError(err: unknown): string {
+  if (err instanceof Error) return `${err.name}: ${err.message}`;
+  return String(err);
+}

@@ -1,0 +1,230 @@
+// HeartbeatPublisher: the Worker's side of discovery (DESIGN.md §4.4, seeds/coordinator.md § Data flow).
+// Every `intervalMs` (WORKER_HEARTBEAT_INTERVAL, 200 ms by default) it puts the heartbeat JSON under
+// `<prefix><workerAddr>` through a WorkerRegistryWriter: etcd (a leased put; the writer keeps the lease
+// alive, re-grants it after a loss and re-puts) or the in-process registry under `blockx up`.
+//
+// The slot figures come from the Worker core through `deriveHeartbeat()`; the error rate from an injected
+// source; cpu, memory and rss are measured here (HostMetricsSampler). A put still in flight when the next
+// tick fires makes that tick a no-op, so a slow or absent etcd never piles up requests. `stop()` deletes
+// the key and closes the writer (etcd: revokes the lease), so a clean shutdown leaves no trace, while a
+// crash leaves the key to expire with the lease TTL.
+
+import os from 'node:os';
+import type { WorkerHeartbeat } from '../../registry/heartbeat.js';
+import { describeError, silentLogger } from '../../registry/registry-port.js';
+import type { Logger, WorkerRegistryWriter } from '../../registry/registry-port.js';
+
+/** The Worker core's share of a heartbeat. */
+export interface SlotFigures {
+  readonly taskSlots: number;
+  readonly reservedSlots: number;
+  readonly runningTasks: number;
+}
+
+/** The host's share of a heartbeat; percent fields are fractions 0..1. */
+export interface HostMetrics {
+  readonly cpuPercent: number;
+  readonly memoryPercent: number;
+  readonly memoryAvailableBytes: number;
+  readonly memoryTotalBytes: number;
+  readonly processRssBytes: number;
+}
+
+export interface HostMetricsSource {
+  sample(): HostMetrics;
+}
+
+function clampFraction(v: number): number {
+  if (!Number.isFinite(v) || v <= 0) return 0;
+  return v >= 1 ? 1 : v;
+}
+
+function count(v: number): number {
+  return Number.isFinite(v) && v > 0 ? Math.floor(v) : 0;
+}
+
+/**
+ * Measures the host: cpu as the busy share of all cores since the previous sample (from os.cpus()
+ * tick counters; where those are unavailable, this process's cpu time over wall time and cores),
+ * memory from os.totalmem()/os.freemem(), rss from process.memoryUsage.rss().
+ */
+export class HostMetricsSampler implements HostMetricsSource {
+  private prevTicks = readCpuTicks();
+  private prevProcess = { usage: process.cpuUsage(), atNs: process.hrtime.bigint() };
+  private lastCpu = 0;
+
+  sample(): HostMetrics {
+    const total = os.totalmem();
+    const available = Math.min(os.freemem(), total);
+    return {
+      cpuPercent: this.sampleCpu(),
+      memoryPercent: total > 0 ? clampFraction(1 - available / total) : 0,
+      memoryAvailableBytes: count(available),
+      memoryTotalBytes: count(total),
+      processRssBytes: count(process.memoryUsage.rss()),
+    };
+  }
+
+  private sampleCpu(): number {
+    const ticks = readCpuTicks();
+    if (ticks !== undefined && this.prevTicks !== undefined) {
+      const dTotal = ticks.total - this.prevTicks.total;
+      const dIdle = ticks.idle - this.prevTicks.idle;
+      if (dTotal > 0) {
+        this.prevTicks = ticks;
+        this.lastCpu = clampFraction(1 - dIdle / dTotal);
+      }
+      return this.lastCpu;
+    }
+    const usage = process.cpuUsage();
+    const atNs = process.hrtime.bigint();
+    const elapsedUs = Number(atNs - this.prevProcess.atNs) / 1000;
+    const usedUs = usage.user - this.prevProcess.usage.user + (usage.system - this.prevProcess.usage.system);
+    if (elapsedUs > 0) {
+      this.prevProcess = { usage, atNs };
+      this.lastCpu = clampFraction(usedUs / (elapsedUs * Math.max(1, os.availableParallelism())));
+    }
+    return this.lastCpu;
+  }
+}
+
+function readCpuTicks(): { idle: number; total: number } | undefined {
+  const cpus = os.cpus();
+  if (cpus.length === 0) return undefined;
+  let idle = 0;
+  let total = 0;
+  for (const { times } of cpus) {
+    idle += times.idle;
+    total += times.user + times.nice + times.sys + times.idle + times.irq;
+  }
+  return { idle, total };
+}
+
+export interface HeartbeatPublisherOptions {
+  /** Owned by the publisher from now on: `stop()` closes it. */
+  readonly writer: WorkerRegistryWriter;
+  /** The Worker's registry prefix (WORKER_REGISTRY_PREFIX), e.g. `/blockx/workers/`. */
+  readonly prefix: string;
+  /** The address Clients and the Coordinator dial; the key suffix. */
+  readonly workerAddr: string;
+  readonly intervalMs: number;
+  /** The slot table's current figures. */
+  readonly deriveHeartbeat: () => SlotFigures;
+  /** Share of recent tasks that failed, 0..1 (default: always 0). */
+  readonly errorRate?: () => number;
+  readonly metrics?: HostMetricsSource;
+  /** UTC ms for lastHeartbeatMs (default Date.now). */
+  readonly clock?: () => number;
+  readonly logger?: Logger;
+}
+
+export type PublishOutcome = 'published' | 'skipped' | 'failed' | 'stopped';
+
+export class HeartbeatPublisher {
+  private readonly opts: HeartbeatPublisherOptions;
+  private readonly metrics: HostMetricsSource;
+  private readonly clock: () => number;
+  private readonly logger: Logger;
+  private timer: NodeJS.Timeout | undefined;
+  private inFlight: Promise<PublishOutcome> | undefined;
+  private stopping: Promise<void> | undefined;
+  private failing = false;
+  private readonly counts = { published: 0, skipped: 0, failed: 0 };
+
+  constructor(opts: HeartbeatPublisherOptions) {
+    if (!Number.isSafeInteger(opts.intervalMs) || opts.intervalMs <= 0) {
+      throw new RangeError(`heartbeat intervalMs must be a positive integer, got ${opts.intervalMs}`);
+    }
+    if (opts.workerAddr === '') throw new RangeError('heartbeat workerAddr must not be empty');
+    this.opts = opts;
+    this.metrics = opts.metrics ?? new HostMetricsSampler();
+    this.clock = opts.clock ?? Date.now;
+    this.logger = opts.logger ?? silentLogger;
+  }
+
+  /** Publishes at once, then every intervalMs until `stop()`. */
+  start(): void {
+    if (this.timer !== undefined || this.stopping !== undefined) return;
+    this.timer = setInterval(() => void this.publishOnce(), this.opts.intervalMs);
+    void this.publishOnce();
+  }
+
+  /** Publish counters since construction. */
+  get stats(): Readonly<{ published: number; skipped: number; failed: number }> {
+    return { ...this.counts };
+  }
+
+  /** The heartbeat the next publish would send. */
+  buildHeartbeat(): WorkerHeartbeat {
+    const slots = this.opts.deriveHeartbeat();
+    const host = this.metrics.sample();
+    return {
+      workerAddr: this.opts.workerAddr,
+      taskSlots: count(slots.taskSlots),
+      reservedSlots: count(slots.reservedSlots),
+      runningTasks: count(slots.runningTasks),
+      cpuPercent: clampFraction(host.cpuPercent),
+      memoryPercent: clampFraction(host.memoryPercent),
+      memoryAvailableBytes: count(host.memoryAvailableBytes),
+      memoryTotalBytes: count(host.memoryTotalBytes),
+      processRssBytes: count(host.processRssBytes),
+      errorRate: clampFraction(this.opts.errorRate?.() ?? 0),
+      lastHeartbeatMs: Math.floor(this.clock()),
+    };
+  }
+
+  /** One put, unless the previous one is still in flight ('skipped') or the publisher is stopping. */
+  publishOnce(): Promise<PublishOutcome> {
+    if (this.stopping !== undefined) return Promise.resolve('stopped');
+    if (this.inFlight !== undefined) {
+      this.counts.skipped += 1;
+      return Promise.resolve('skipped');
+    }
+    const run = this.put().finally(() => {
+      this.inFlight = undefined;
+    });
+    this.inFlight = run;
+    return run;
+  }
+
+  /** Stops publishing, waits for a put in flight, deletes the key and closes the writer. Idempotent. */
+  stop(): Promise<void> {
+    this.stopping ??= this.shutdown();
+    return this.stopping;
+  }
+
+  private async put(): Promise<PublishOutcome> {
+    try {
+      await this.opts.writer.publish(this.opts.prefix, this.buildHeartbeat());
+      this.counts.published += 1;
+      if (this.failing) {
+        this.failing = false;
+        this.logger.info({ workerAddr: this.opts.workerAddr }, 'heartbeat publishing recovered');
+      }
+      return 'published';
+    } catch (err) {
+      this.counts.failed += 1;
+      // One warning per outage; the rest at debug, so a long etcd outage does not flood the log.
+      const fields = { workerAddr: this.opts.workerAddr, prefix: this.opts.prefix, err: describeError(err) };
+      if (this.failing) this.logger.debug(fields, 'heartbeat publish failed');
+      else this.logger.warn(fields, 'heartbeat publish failed; retrying every interval');
+      this.failing = true;
+      return 'failed';
+    }
+  }
+
+  private async shutdown(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.inFlight;
+    try {
+      await this.opts.writer.remove(this.opts.prefix, this.opts.workerAddr);
+    } catch (err) {
+      this.logger.warn(
+        { workerAddr: this.opts.workerAddr, err: describeError(err) },
+        'could not delete the heartbeat key; it expires with its lease',
+      );
+    }
+    await this.opts.writer.close();
+  }
+}

@@ -1,0 +1,181 @@
+// EtcdWorkerWatcher + EtcdRegistryReader against a REAL etcd: list+watch per prefix, multi-prefix merge,
+// skipping garbage values, readiness across an etcd crash (within and beyond the grace), and a restart
+// with an empty data dir (the revision goes backwards; a full re-list still sees everything).
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Etcd3 } from 'etcd3';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CoordinatorServer } from '../../src/services/coordinator/adapters/coordinator-server.js';
+import { EtcdWorkerWatcher } from '../../src/services/coordinator/adapters/etcd-worker-watcher.js';
+import { CoordinatorCore } from '../../src/services/coordinator/core/coordinator-core.js';
+import { DEFAULT_COORDINATOR_CORE_CONFIG } from '../../src/services/coordinator/core/config.js';
+import { EtcdRegistryReader } from '../../src/services/registry/etcd-registry-reader.js';
+import { encodeWorkerHeartbeat } from '../../src/services/registry/heartbeat.js';
+import type { WorkerHeartbeat } from '../../src/services/registry/heartbeat.js';
+import type { Logger } from '../../src/services/registry/registry-port.js';
+import { startEtcd } from '../support/etcd.js';
+import type { EtcdServer } from '../support/etcd.js';
+
+const LEGACY = '/blockx/bundle-workers/';
+const V2 = '/blockx/prod/lanes/default/bundle-workers/';
+const GRACE_MS = 1_500;
+
+function hb(workerAddr: string, over: Partial<WorkerHeartbeat> = {}): WorkerHeartbeat {
+  return {
+    workerAddr,
+    taskSlots: 4,
+    reservedSlots: 0,
+    runningTasks: 0,
+    cpuPercent: 0.1,
+    memoryPercent: 0.2,
+    memoryAvailableBytes: 1_000,
+    memoryTotalBytes: 2_000,
+    processRssBytes: 100,
+    errorRate: 0,
+    lastHeartbeatMs: Date.now(),
+    ...over,
+  };
+}
+
+async function waitFor(what: string, cond: () => boolean, timeoutMs = 10_000): Promise<number> {
+  const start = Date.now();
+  while (!cond()) {
+    if (Date.now() - start > timeoutMs)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return Date.now() - start;
+}
+
+describe('EtcdWorkerWatcher on a real etcd', () => {
+  let etcd: EtcdServer;
+  let raw: Etcd3;
+  const running: { watcher: EtcdWorkerWatcher; reader: EtcdRegistryReader }[] = [];
+  const warnings: Record<string, unknown>[] = [];
+  const logger: Logger = {
+    debug: () => undefined,
+    info: () => undefined,
+    warn: (o) => void warnings.push(o),
+    error: () => undefined,
+  };
+
+  beforeAll(async () => {
+    etcd = await startEtcd();
+    raw = new Etcd3({ hosts: etcd.endpoint });
+  });
+
+  afterEach(async () => {
+    for (const r of running.splice(0)) {
+      await r.watcher.stop();
+      await r.reader.close();
+    }
+    warnings.length = 0;
+    if (etcd.pid === undefined) await etcd.restart();
+    await raw.delete().prefix('/blockx/');
+  });
+
+  afterAll(async () => {
+    raw?.close();
+    await etcd?.stop();
+  });
+
+  function start(
+    prefixes = [
+      { prefix: LEGACY, format: 'legacy' as const },
+      { prefix: V2, format: 'v2' as const },
+    ],
+  ) {
+    const core = new CoordinatorCore({ ...DEFAULT_COORDINATOR_CORE_CONFIG, watchGracePeriodMs: GRACE_MS });
+    const server = new CoordinatorServer({
+      core,
+      reserver: { requestTaskSlot: () => Promise.reject(new Error('unused')) },
+    });
+    const reader = new EtcdRegistryReader({ endpoints: [etcd.endpoint], retryDelayMs: 100, logger });
+    const watcher = new EtcdWorkerWatcher({ reader, prefixes, server, logger });
+    watcher.start();
+    running.push({ watcher, reader });
+    const view = (): Record<string, number> =>
+      Object.fromEntries(core.workersSnapshot(Date.now()).map((s) => [s.workerAddr, s.taskSlots]));
+    return { core, watcher, view };
+  }
+
+  it('lists then watches every prefix and merges them per worker', async () => {
+    const t = Date.now();
+    await raw
+      .put(`${LEGACY}a:1`)
+      .value(encodeWorkerHeartbeat(hb('a:1', { taskSlots: 1, lastHeartbeatMs: t })));
+    await raw.put(`${V2}a:1`).value(encodeWorkerHeartbeat(hb('a:1', { taskSlots: 2, lastHeartbeatMs: t })));
+    const { core, view } = start();
+    await waitFor('initial view', () => core.isInitialized);
+    expect(view()).toEqual({ 'a:1': 2 }); // same heartbeat time: v2 wins
+
+    await raw
+      .put(`${LEGACY}a:1`)
+      .value(encodeWorkerHeartbeat(hb('a:1', { taskSlots: 3, lastHeartbeatMs: t + 10 })));
+    await raw.put(`${LEGACY}b:1`).value(encodeWorkerHeartbeat(hb('b:1', { taskSlots: 5 })));
+    await waitFor('watched puts', () => view()['a:1'] === 3 && view()['b:1'] === 5);
+
+    await raw.delete().key(`${LEGACY}a:1`);
+    await waitFor('fallback to the v2 entry', () => view()['a:1'] === 2);
+    await raw.delete().key(`${V2}a:1`);
+    await waitFor('removal once gone from every prefix', () => !('a:1' in view()));
+    expect(view()).toEqual({ 'b:1': 5 });
+  });
+
+  it('skips garbage values with a warning and keeps the valid ones', async () => {
+    await raw.put(`${LEGACY}garbage:1`).value('{"workerAddr": "garbage:1", "taskSlots": "many"');
+    await raw.put(`${LEGACY}good:1`).value(encodeWorkerHeartbeat(hb('good:1')));
+    const { core, view, watcher } = start();
+    await waitFor('initial view', () => core.isInitialized);
+    expect(view()).toEqual({ 'good:1': 4 });
+    await raw.put(`${V2}wrong:1`).value(encodeWorkerHeartbeat(hb('not-the-key:1')));
+    await waitFor('second skip', () => watcher.stats.skippedValues === 2);
+    expect(view()).toEqual({ 'good:1': 4 });
+    expect(warnings.map((w) => w['key'])).toEqual([`${LEGACY}garbage:1`, `${V2}wrong:1`]);
+  });
+
+  it('stays ready through an etcd crash shorter than the grace and catches up after it', async () => {
+    await raw.put(`${LEGACY}a:1`).value(encodeWorkerHeartbeat(hb('a:1')));
+    const { core, view } = start();
+    await waitFor('initial view', () => core.isInitialized);
+
+    await etcd.kill();
+    await waitFor('disconnect noticed', () => core.watchDisconnectedAtMs !== undefined, 5_000);
+    expect(core.isReady(Date.now())).toBe(true);
+    await etcd.restart();
+    const took = await waitFor('reconnected', () => core.watchDisconnectedAtMs === undefined, 5_000);
+    expect(took).toBeLessThan(GRACE_MS);
+    expect(core.isReady(Date.now())).toBe(true);
+
+    await raw.put(`${V2}b:1`).value(encodeWorkerHeartbeat(hb('b:1')));
+    await waitFor('watch live again', () => 'b:1' in view());
+    expect(Object.keys(view()).sort()).toEqual(['a:1', 'b:1']);
+  });
+
+  it('turns unready beyond the grace and ready again once etcd is back', async () => {
+    await raw.put(`${LEGACY}a:1`).value(encodeWorkerHeartbeat(hb('a:1')));
+    const { core } = start();
+    await waitFor('initial view', () => core.isInitialized);
+    await etcd.kill();
+    await waitFor('not ready beyond the grace', () => !core.isReady(Date.now()), GRACE_MS + 5_000);
+    expect(Date.now() - (core.watchDisconnectedAtMs ?? 0)).toBeGreaterThan(GRACE_MS);
+    await etcd.restart();
+    await waitFor('ready again', () => core.isReady(Date.now()), 5_000);
+  });
+
+  it('re-lists after etcd comes back with an empty data dir (revision went backwards)', async () => {
+    for (let i = 0; i < 20; i++) await raw.put(`${LEGACY}churn`).value(String(i)); // push the revision up
+    await raw.put(`${LEGACY}old:1`).value(encodeWorkerHeartbeat(hb('old:1')));
+    const { core, view } = start([{ prefix: LEGACY, format: 'legacy' }]);
+    await waitFor('initial view', () => core.isInitialized);
+    expect(Object.keys(view())).toEqual(['old:1']);
+
+    await etcd.kill();
+    await rm(join(etcd.dataDir, 'member'), { recursive: true, force: true });
+    await etcd.restart();
+    await waitFor('re-listed the empty registry', () => Object.keys(view()).length === 0, 5_000);
+    await raw.put(`${LEGACY}new:1`).value(encodeWorkerHeartbeat(hb('new:1')));
+    await waitFor('watch sees writes at the new, lower revisions', () => 'new:1' in view(), 5_000);
+    expect(warnings.some((w) => 'lastRevision' in w)).toBe(true);
+  });
+});

@@ -1,0 +1,139 @@
+// The two directions of the Coordinator's error mapping, pinned by tables:
+//   coordCodeToGRPC   business code → gRPC status (the ONE mapping; seeds § Public error codes)
+//   grpcErrToSlotError gRPC status (+ business code, details) → SlotError code and MayHaveAllocated
+// and the property that the second inverts the first on every code a Worker answers with.
+import * as grpc from '@grpc/grpc-js';
+import { describe, expect, it } from 'vitest';
+import {
+  coordCodeToGRPC,
+  toServiceError,
+} from '../../../../../src/services/coordinator/adapters/grpc-status.js';
+import { grpcErrToSlotError } from '../../../../../src/services/coordinator/adapters/worker-rpc-client.js';
+import {
+  CoordinatorError,
+  CoordinatorErrorCode,
+} from '../../../../../src/services/coordinator/core/errors.js';
+import { BLOCKX_ERROR_CODE_KEY, businessCodeOf, grpcStatusError } from '../../../../../src/grpc/status.js';
+
+const S = grpc.status;
+
+describe('coordCodeToGRPC', () => {
+  const table: Record<CoordinatorErrorCode, grpc.status> = {
+    InvalidArgument: S.INVALID_ARGUMENT,
+    Unavailable: S.UNAVAILABLE,
+    NoExecutableSlot: S.RESOURCE_EXHAUSTED,
+    AllCandidatesRejected: S.RESOURCE_EXHAUSTED,
+    SlotUncertain: S.ABORTED,
+    NoSlot: S.RESOURCE_EXHAUSTED,
+    InvalidSlot: S.FAILED_PRECONDITION,
+    NotFound: S.NOT_FOUND,
+    Internal: S.INTERNAL,
+    InvalidConfig: S.INTERNAL,
+  };
+
+  it('covers every business code', () => {
+    expect(Object.keys(table).sort()).toEqual(Object.values(CoordinatorErrorCode).sort());
+  });
+
+  it.each(Object.entries(table))('%s → %i', (code, status) => {
+    expect(coordCodeToGRPC(code as CoordinatorErrorCode)).toBe(status);
+  });
+
+  it('toServiceError carries the business code in the blockx-error-code trailer', () => {
+    const err = toServiceError(
+      new CoordinatorError(CoordinatorErrorCode.SlotUncertain, 'unable to confirm slot reservation'),
+    );
+    expect(err.code).toBe(S.ABORTED);
+    expect(err.details).toBe('unable to confirm slot reservation');
+    expect(err.metadata.get(BLOCKX_ERROR_CODE_KEY)).toEqual(['SlotUncertain']);
+  });
+
+  it('toServiceError hides unexpected errors behind Internal', () => {
+    const err = toServiceError(new Error('secret stack detail'));
+    expect(err.code).toBe(S.INTERNAL);
+    expect(err.details).not.toMatch(/secret/);
+    expect(businessCodeOf(err)).toBe('Internal');
+  });
+});
+
+describe('grpcErrToSlotError', () => {
+  const cases: [string, grpc.ServiceError | Error, string, 'rejected' | 'transport' | 'uncertain'][] = [
+    [
+      'InvalidArgument from the worker',
+      grpcStatusError(S.INVALID_ARGUMENT, 'ttl_ms', 'InvalidArgument'),
+      'InvalidArgument',
+      'rejected',
+    ],
+    [
+      'ResourceExhausted (pool full)',
+      grpcStatusError(S.RESOURCE_EXHAUSTED, 'no free slot', 'NoSlot'),
+      'NoSlot',
+      'rejected',
+    ],
+    [
+      'FailedPrecondition',
+      grpcStatusError(S.FAILED_PRECONDITION, 'slot refused', 'InvalidSlot'),
+      'InvalidSlot',
+      'rejected',
+    ],
+    ['NotFound', grpcStatusError(S.NOT_FOUND, 'unknown task', 'NotFound'), 'NotFound', 'rejected'],
+    [
+      'Unavailable sent by the worker',
+      grpcStatusError(S.UNAVAILABLE, 'draining', 'Unavailable'),
+      'Unavailable',
+      'rejected',
+    ],
+    [
+      'connection refused',
+      grpcStatusError(
+        S.UNAVAILABLE,
+        'No connection established. Last error: Error: connect ECONNREFUSED 127.0.0.1:1',
+      ),
+      'Unavailable',
+      'transport',
+    ],
+    [
+      'stream refused',
+      grpcStatusError(S.UNAVAILABLE, 'Stream refused by server'),
+      'Unavailable',
+      'transport',
+    ],
+    [
+      'dropped connection',
+      grpcStatusError(S.UNAVAILABLE, 'Connection dropped'),
+      'SlotUncertain',
+      'uncertain',
+    ],
+    ['reset mid-call', grpcStatusError(S.UNAVAILABLE, 'read ECONNRESET'), 'SlotUncertain', 'uncertain'],
+    ['deadline', grpcStatusError(S.DEADLINE_EXCEEDED, 'Deadline exceeded'), 'SlotUncertain', 'uncertain'],
+    ['cancelled', grpcStatusError(S.CANCELLED, 'Cancelled on client'), 'SlotUncertain', 'uncertain'],
+    ['aborted', grpcStatusError(S.ABORTED, 'aborted'), 'SlotUncertain', 'uncertain'],
+    ['internal', grpcStatusError(S.INTERNAL, 'boom'), 'SlotUncertain', 'uncertain'],
+    ['unknown', grpcStatusError(S.UNKNOWN, 'handler threw'), 'SlotUncertain', 'uncertain'],
+    ['data loss', grpcStatusError(S.DATA_LOSS, '?'), 'SlotUncertain', 'uncertain'],
+    ['unimplemented', grpcStatusError(S.UNIMPLEMENTED, 'no such method'), 'Internal', 'rejected'],
+    ['permission denied', grpcStatusError(S.PERMISSION_DENIED, 'no'), 'Internal', 'rejected'],
+    ['not a gRPC error', new Error('invalid address'), 'Internal', 'transport'],
+  ];
+
+  it.each(cases)('%s', (_name, err, code, kind) => {
+    const e = grpcErrToSlotError(err);
+    expect([e.code, e.kind]).toEqual([code, kind]);
+    expect(e.mayHaveAllocated).toBe(kind === 'uncertain');
+  });
+
+  it('inverts coordCodeToGRPC on every code a worker answers RequestTaskSlot with', () => {
+    const workerCodes = [
+      'InvalidArgument',
+      'NoSlot',
+      'InvalidSlot',
+      'NotFound',
+      'Unavailable',
+      'SlotUncertain',
+    ] as const;
+    for (const code of workerCodes) {
+      const wire = grpcStatusError(coordCodeToGRPC(code), `worker says ${code}`, code);
+      expect(grpcErrToSlotError(wire).code, code).toBe(code);
+    }
+  });
+});
