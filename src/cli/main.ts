@@ -7,6 +7,7 @@ import { registerConfigCommand } from './commands/config.js';
 import { registerPluginsCommand } from './commands/plugins.js';
 import { registerValidateCommand } from './commands/validate.js';
 import { registerPendingCommands } from './commands/pending.js';
+import { registerCoordinatorCommand } from '../services/coordinator/app/cli.js';
 import { EXIT, UsageError, type CliIo } from './io.js';
 import { readPackageVersion } from './version.js';
 
@@ -25,6 +26,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
   registerValidateCommand(program, io, setExit);
   registerPluginsCommand(program, io, setExit);
   registerConfigCommand(program, io, setExit);
+  registerCoordinatorCommand(program, io, setExit);
   registerPendingCommands(program, io, setExit);
 
   try {

@@ -12,12 +12,6 @@ const NOT_BUILT: {
   issue: string;
 }[] = [
   {
-    name: 'coordinator',
-    description: 'run the Coordinator of one deployment',
-    flags: [['--deployment <name>', 'block | bundle']],
-    issue: 'Coordinator and etcd registry',
-  },
-  {
     name: 'worker',
     description: 'run a Worker (spawns and supervises its Executor)',
     flags: [['--deployment <name>', 'block | bundle']],
