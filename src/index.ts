@@ -21,3 +21,4 @@ export type { PluginHooks, KernelHooks } from './kernel/hooks.js';
 export type { BlockxConfig, DeploymentConfig } from './kernel/config-types.js';
 export { loadConfig, resolveConfig, type LoadConfigOptions } from './kernel/config.js';
 export { bootKernel, type Kernel } from './kernel/kernel.js';
+export * from './executor/sdk.js';

@@ -7,11 +7,17 @@ import { registerConfigCommand } from './commands/config.js';
 import { registerPluginsCommand } from './commands/plugins.js';
 import { registerValidateCommand } from './commands/validate.js';
 import { registerPendingCommands } from './commands/pending.js';
+import { registerExecutorHelp } from './commands/executor.js';
 import { registerCoordinatorCommand } from '../services/coordinator/app/cli.js';
 import { EXIT, UsageError, type CliIo } from './io.js';
 import { readPackageVersion } from './version.js';
 
 export async function main(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
+  // The executor is spawned by its Worker, often: skip commander and the kernel entirely (fast start).
+  if (argv[0] === 'executor' && !argv.includes('--help') && !argv.includes('-h')) {
+    const { executorCommand } = await import('../executor/cli-entry.js');
+    return executorCommand(argv.slice(1));
+  }
   const program = new Command('blockx')
     .description('BlockX: run user functions over blockchain block data as distributed tasks.')
     .version(readPackageVersion(), '-V, --version')
@@ -27,6 +33,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
   registerPluginsCommand(program, io, setExit);
   registerConfigCommand(program, io, setExit);
   registerCoordinatorCommand(program, io, setExit);
+  registerExecutorHelp(program);
   registerPendingCommands(program, io, setExit);
 
   try {

@@ -18,12 +18,6 @@ const NOT_BUILT: {
     issue: 'Worker: slot protocol, task state machine and the three phases',
   },
   {
-    name: 'executor',
-    description: 'run an Executor (normally spawned by its Worker)',
-    flags: [['--socket <path>', 'Unix socket shared with the Worker']],
-    issue: 'Executor and call execution',
-  },
-  {
     name: 'submit',
     args: '[tasks...]',
     description: 'submit task JSON files',

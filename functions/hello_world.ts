@@ -1,0 +1,8 @@
+// The seeds' sample function: a CallListCallConfig task with `callList: [["ct2"], ["blockx"]]` calls it
+// once per inner array, so it returns "hello, ct2" and "hello, blockx".
+import type { CallContext } from '../src/executor/sdk.js';
+
+export default async function helloWorld(ctx: CallContext, name: string): Promise<string> {
+  ctx.log.debug('greeting', { name });
+  return `hello, ${name}`;
+}

@@ -1,0 +1,95 @@
+// The `ctx` a function receives, implemented on an execution thread. Built per call, so it is a class
+// with lazily created parts: most calls never touch `signal`, `io` or `log`, and a no-op call should
+// not pay for an AbortController and three closures.
+
+import type { CallBlock, ExecuteCallMessage, WaitRequest } from './protocol.js';
+import type { CallContext, CallIo, CallLogger, IoScanOptions, LogFields } from './sdk.js';
+
+/** One running attempt on a thread. */
+export interface RunningCall {
+  readonly call: ExecuteCallMessage;
+  readonly key: string;
+  readonly startedAt: number;
+  done: boolean;
+  cancelReason: string | undefined;
+  controller: AbortController | undefined;
+  nextRequestId: number;
+  /** Open requests to the Worker; created on the first one (most calls never wait). */
+  waits: Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }> | undefined;
+}
+
+/** What a context needs from its thread: a way to wait on the Worker, and to log. */
+export interface CallHost {
+  wait(run: RunningCall, request: WaitRequest): Promise<unknown>;
+  log(run: RunningCall, level: LogLevel, message: string, fields: LogFields | undefined): void;
+}
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/** The abort reason a cancelled call sees on `ctx.signal` and in rejected waits. */
+export function cancellationError(reason: string): Error {
+  return new DOMException(`call cancelled: ${reason}`, 'AbortError');
+}
+
+export class CallContextImpl implements CallContext {
+  private ioImpl: CallIo | undefined;
+  private logImpl: CallLogger | undefined;
+
+  constructor(
+    private readonly run: RunningCall,
+    private readonly host: CallHost,
+  ) {}
+
+  get taskId(): string {
+    return this.run.call.taskId;
+  }
+  get callId(): string {
+    return this.run.call.callId;
+  }
+  get attempt(): number {
+    return this.run.call.attempt;
+  }
+  get block(): CallBlock | undefined {
+    return this.run.call.block ?? undefined;
+  }
+
+  get signal(): AbortSignal {
+    const run = this.run;
+    if (!run.controller) {
+      run.controller = new AbortController();
+      if (run.cancelReason !== undefined) run.controller.abort(cancellationError(run.cancelReason));
+    }
+    return run.controller.signal;
+  }
+
+  get io(): CallIo {
+    if (!this.ioImpl) {
+      const { run, host } = this;
+      this.ioImpl = {
+        get: (table, key) => host.wait(run, { kind: 'io', op: 'get', table, key }) as Promise<never>,
+        getMany: (table, keys) =>
+          host.wait(run, { kind: 'io', op: 'getMany', table, keys }) as Promise<never>,
+        scan: (table, options?: IoScanOptions) =>
+          host.wait(run, { kind: 'io', op: 'scan', table, options: options ?? {} }) as Promise<never>,
+      };
+    }
+    return this.ioImpl;
+  }
+
+  get log(): CallLogger {
+    if (!this.logImpl) {
+      const { run, host } = this;
+      this.logImpl = {
+        debug: (m, f) => host.log(run, 'debug', m, f),
+        info: (m, f) => host.log(run, 'info', m, f),
+        warn: (m, f) => host.log(run, 'warn', m, f),
+        error: (m, f) => host.log(run, 'error', m, f),
+      };
+    }
+    return this.logImpl;
+  }
+
+  call<Result = unknown>(name: string, ...args: unknown[]): Promise<Result> {
+    return this.host.wait(this.run, { kind: 'subcall', function: name, args }) as Promise<Result>;
+  }
+}

@@ -1,0 +1,284 @@
+// An execution thread: runs calls of any epoch. Entered through the bootstrap in thread-pool.ts, which
+// registers tsx first (for TypeScript helpers a function imports), then imports this module.
+//
+// Per call: parse the raw ExecuteCall, look up the module (imported once per thread through the epoch
+// loader hooks), build a context, invoke, serialise the outcome into a protocol frame. Everything going
+// out is batched and posted once per event-loop turn. CallStarted is not this thread's business: a
+// spinning call never ends its turn, so the main thread reports calls that stay on a thread (pool).
+
+import { register } from 'node:module';
+import { MessageChannel, parentPort, workerData } from 'node:worker_threads';
+import {
+  CallContextImpl,
+  cancellationError,
+  type CallHost,
+  type LogLevel,
+  type RunningCall,
+} from './call-context.js';
+import { classifyError, completedFrame, failedFrame } from './call-outcome.js';
+import { ExecutorErrorCode } from './errors.js';
+import { attemptKey, type ExecuteCallMessage, type WaitRequest } from './protocol.js';
+import { CallWaitError, type LogFields } from './sdk.js';
+import {
+  ThreadEvent,
+  type MainToThreadBatch,
+  type ThreadControl,
+  type ThreadData,
+  type ThreadModule,
+  type ThreadToMainBatch,
+} from './thread-messages.js';
+
+type Fn = (...args: unknown[]) => unknown;
+interface ModuleEntry {
+  readonly url: string;
+  readonly path: string;
+  code: string | undefined;
+  fn: Fn | undefined;
+  loading: Promise<Fn> | undefined;
+}
+
+const data = workerData as ThreadData;
+const port = parentPort!;
+const hooks = new MessageChannel();
+register(data.hooksUrl, { data: { port: hooks.port2 }, transferList: [hooks.port2] });
+hooks.port1.unref();
+process.setSourceMapsEnabled(true);
+
+const LEVELS: Record<LogLevel, number> = { debug: 20, info: 30, warn: 40, error: 50 };
+const minLevel = LEVELS[(process.env.BLOCKX_LOG_LEVEL ?? 'info') as LogLevel] ?? LEVELS.info;
+
+const modules = new Map<string, ModuleEntry>();
+const running = new Map<string, RunningCall>();
+let out = newBatch(false);
+let flushScheduled = false;
+
+function newBatch(ready: boolean): ThreadToMainBatch {
+  return { ready, kinds: [], keys: [], frames: [], logs: [] };
+}
+
+function emit(kind: ThreadEvent, key: string, frame: string): void {
+  out.kinds.push(kind);
+  out.keys.push(key);
+  out.frames.push(frame);
+  scheduleFlush();
+}
+
+function scheduleFlush(): void {
+  if (flushScheduled) return;
+  flushScheduled = true;
+  setImmediate(flush);
+}
+
+function flush(): void {
+  flushScheduled = false;
+  if (out.kinds.length === 0 && out.logs.length === 0 && !out.ready) return;
+  const batch = out;
+  out = newBatch(false);
+  port.postMessage(batch);
+}
+
+const host: CallHost = {
+  wait(run: RunningCall, request: WaitRequest): Promise<unknown> {
+    if (run.cancelReason !== undefined) return Promise.reject(cancellationError(run.cancelReason));
+    if (run.done) return Promise.reject(new Error('the call has already finished'));
+    const requestId = ++run.nextRequestId;
+    const { taskId, callId, attempt } = run.call;
+    let json: string;
+    try {
+      json = JSON.stringify({ type: 'CallWaiting', taskId, callId, attempt, requestId, request });
+    } catch (err) {
+      return Promise.reject(
+        new TypeError(`request arguments are not JSON-serialisable: ${(err as Error).message}`),
+      );
+    }
+    if (json.length * 3 > data.maxFrameBytes && Buffer.byteLength(json) > data.maxFrameBytes) {
+      return Promise.reject(
+        new RangeError(`request too large: over the ${data.maxFrameBytes}-byte frame limit`),
+      );
+    }
+    emit(ThreadEvent.Waiting, run.key, json);
+    const waits = (run.waits ??= new Map());
+    return new Promise((resolve, reject) => waits.set(requestId, { resolve, reject }));
+  },
+  log(run: RunningCall, level: LogLevel, message: string, fields: LogFields | undefined): void {
+    if (LEVELS[level] < minLevel) return;
+    const { taskId, callId, attempt } = run.call;
+    emitLog(level, message, { ...fields, taskId, callId, attempt, function: run.call.function });
+  },
+};
+
+function emitLog(level: LogLevel, msg: string, fields: LogFields): void {
+  if (LEVELS[level] < minLevel) return;
+  let line: string;
+  try {
+    line = JSON.stringify({ level, time: Date.now(), thread: data.threadIndex, ...fields, msg });
+  } catch {
+    line = JSON.stringify({ level, time: Date.now(), thread: data.threadIndex, msg });
+  }
+  out.logs.push(line);
+  scheduleFlush();
+}
+
+function finish(run: RunningCall, frame: string): void {
+  run.done = true;
+  running.delete(run.key);
+  run.waits = undefined;
+  emit(ThreadEvent.Done, run.key, frame);
+}
+
+function complete(run: RunningCall, value: unknown): void {
+  if (run.done) return;
+  finish(run, completedFrame(run.call, value, performance.now() - run.startedAt, data.maxFrameBytes));
+}
+
+function fail(run: RunningCall, err: unknown): void {
+  if (run.done) return;
+  const f = classifyError(err, run.cancelReason);
+  finish(run, failedFrame(run.call, { ...f, durationMs: performance.now() - run.startedAt }));
+}
+
+function failLoad(run: RunningCall, message: string): void {
+  if (run.done) return;
+  finish(
+    run,
+    failedFrame(run.call, {
+      kind: 'load',
+      retryable: false,
+      code: ExecutorErrorCode.FUNCTION_LOAD_FAILED,
+      message,
+    }),
+  );
+}
+
+function invoke(run: RunningCall, fn: Fn): void {
+  if (run.done) return;
+  let result: unknown;
+  try {
+    result = fn(new CallContextImpl(run, host), ...run.call.args);
+  } catch (err) {
+    fail(run, err);
+    return;
+  }
+  if (result !== null && typeof (result as PromiseLike<unknown> | undefined)?.then === 'function') {
+    (result as PromiseLike<unknown>).then(
+      (v) => complete(run, v),
+      (e) => fail(run, e),
+    );
+  } else {
+    complete(run, result);
+  }
+}
+
+function loadModule(entry: ModuleEntry): Promise<Fn> {
+  if (entry.loading) return entry.loading;
+  hooks.port1.postMessage({ url: entry.url, code: entry.code });
+  entry.code = undefined;
+  entry.loading = import(entry.url).then(
+    (mod: Record<string, unknown>) => {
+      const fn = mod.default;
+      if (typeof fn !== 'function') {
+        const names = Object.keys(mod).filter((k) => k !== 'default');
+        throw new Error(
+          `${entry.path} has no default export function` +
+            (fn === undefined ? '' : ` (its default export is ${fn === null ? 'null' : typeof fn})`) +
+            (names.length ? `; its exports: ${names.join(', ')}` : ''),
+        );
+      }
+      entry.fn = fn as Fn;
+      return entry.fn;
+    },
+    (err: unknown) => {
+      throw new Error(`cannot load ${entry.path}: ${(err as Error)?.message ?? String(err)}`);
+    },
+  );
+  return entry.loading;
+}
+
+function start(raw: string, moduleKey: string): void {
+  const call = JSON.parse(raw) as ExecuteCallMessage;
+  const key = attemptKey(call.callId, call.attempt);
+  if (running.has(key)) return;
+  const run: RunningCall = {
+    call,
+    key,
+    startedAt: performance.now(),
+    done: false,
+    cancelReason: undefined,
+    controller: undefined,
+    nextRequestId: 0,
+    waits: undefined,
+  };
+  running.set(key, run);
+  const entry = modules.get(moduleKey);
+  if (!entry) {
+    failLoad(run, `internal: module ${moduleKey} was not announced to this thread`);
+  } else if (entry.fn) {
+    invoke(run, entry.fn);
+  } else {
+    loadModule(entry).then(
+      (fn) => invoke(run, fn),
+      (err: Error) => failLoad(run, err.message),
+    );
+  }
+}
+
+function addModule(m: ThreadModule): void {
+  if (modules.has(m.moduleKey)) return;
+  modules.set(m.moduleKey, { url: m.url, path: m.path, code: m.code, fn: undefined, loading: undefined });
+}
+
+function control(m: ThreadControl): void {
+  switch (m.t) {
+    case 'cancel': {
+      const run = running.get(attemptKey(m.callId, m.attempt));
+      if (!run || run.cancelReason !== undefined) return;
+      run.cancelReason = m.reason;
+      const error = cancellationError(m.reason);
+      run.controller?.abort(error);
+      if (run.waits) for (const w of run.waits.values()) w.reject(error);
+      run.waits = undefined;
+      return;
+    }
+    case 'resume': {
+      const run = running.get(attemptKey(m.callId, m.attempt));
+      const waiter = run?.waits?.get(m.requestId);
+      if (!run || !waiter) return;
+      run.waits!.delete(m.requestId);
+      if (m.ok) {
+        waiter.resolve(m.value ?? null);
+      } else {
+        const e = m.error ?? { message: 'request failed' };
+        waiter.reject(
+          new CallWaitError(e.message, {
+            kind: e.kind ?? 'io',
+            retryable: e.retryable ?? false,
+            code: e.code,
+          }),
+        );
+      }
+      return;
+    }
+    default: {
+      const _exhaustive: never = m;
+      throw new Error(`unknown thread control ${JSON.stringify(_exhaustive)}`);
+    }
+  }
+}
+
+port.on('message', (batch: MainToThreadBatch) => {
+  for (const m of batch.modules) addModule(m);
+  for (let i = 0; i < batch.execRaw.length; i++) start(batch.execRaw[i]!, batch.execModule[i]!);
+  for (const c of batch.controls) control(c);
+});
+
+// A function's stray error (a throwing timer callback, an unobserved rejection) must not take down the
+// thread and every other call on it: log it and carry on.
+process.on('uncaughtException', (err) => {
+  emitLog('error', 'uncaught exception in function code (ignored)', { error: String(err?.stack ?? err) });
+});
+process.on('unhandledRejection', (reason) => {
+  const r = reason as Error | undefined;
+  emitLog('warn', 'unhandled rejection in function code (ignored)', { error: String(r?.stack ?? r) });
+});
+
+port.postMessage(newBatch(true));

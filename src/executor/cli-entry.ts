@@ -1,0 +1,81 @@
+// Entry point of the executor process: `node --import tsx src/executor/cli-entry.ts --socket PATH ...`
+// (tests, development) or, through the CLI, `blockx executor --socket PATH` (which calls
+// `executorCommand`). Flags: --socket (required), --functions-dir (default $BLOCKX_FUNCTIONS_DIR or
+// ./functions), --threads, --heartbeat-interval-ms, --cancel-hard-limit-ms, --max-calls-per-thread.
+// Exit codes: 0 after a normal stop, 1 on a runtime failure, 2 on bad flags.
+
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { runExecutor, type ExecutorOptions } from './executor-main.js';
+
+export async function executorCommand(argv: readonly string[]): Promise<number> {
+  let options: ExecutorOptions;
+  try {
+    options = parseExecutorArgs(argv, process.env);
+  } catch (err) {
+    process.stderr.write(`blockx executor: ${(err as Error).message}\n`);
+    return 2;
+  }
+  const abort = new AbortController();
+  const onSignal = () => abort.abort();
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  try {
+    const exit = await runExecutor({ ...options, signal: abort.signal });
+    process.stderr.write(
+      `${JSON.stringify({ level: 'info', time: Date.now(), component: 'executor', msg: `stopped: ${exit.reason}` })}\n`,
+    );
+    return 0;
+  } catch (err) {
+    process.stderr.write(`blockx executor: ${(err as Error)?.stack ?? String(err)}\n`);
+    return 1;
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  }
+}
+
+export function parseExecutorArgs(argv: readonly string[], env: NodeJS.ProcessEnv): ExecutorOptions {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      socket: { type: 'string' },
+      'functions-dir': { type: 'string' },
+      threads: { type: 'string' },
+      'heartbeat-interval-ms': { type: 'string' },
+      'cancel-hard-limit-ms': { type: 'string' },
+      'max-calls-per-thread': { type: 'string' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (!values.socket) throw new Error('--socket PATH is required');
+  const int = (flag: string, v: string | undefined): number | undefined => {
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n <= 0)
+      throw new Error(`--${flag} must be a positive integer, got ${JSON.stringify(v)}`);
+    return n;
+  };
+  const threads = int('threads', values.threads);
+  const heartbeatIntervalMs = int('heartbeat-interval-ms', values['heartbeat-interval-ms']);
+  const cancelHardLimitMs = int('cancel-hard-limit-ms', values['cancel-hard-limit-ms']);
+  const maxCallsPerThread = int('max-calls-per-thread', values['max-calls-per-thread']);
+  return {
+    socketPath: values.socket,
+    functionsDir: resolve(values['functions-dir'] ?? env.BLOCKX_FUNCTIONS_DIR ?? 'functions'),
+    ...(threads !== undefined ? { threads } : {}),
+    ...(heartbeatIntervalMs !== undefined ? { heartbeatIntervalMs } : {}),
+    ...(cancelHardLimitMs !== undefined ? { cancelHardLimitMs } : {}),
+    ...(maxCallsPerThread !== undefined ? { maxCallsPerThread } : {}),
+  };
+}
+
+const invokedDirectly =
+  process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
+if (invokedDirectly) {
+  process.exitCode = await executorCommand(process.argv.slice(2));
+  // Threads, the esbuild service or a stray function timer must not keep a stopped executor alive.
+  process.exit();
+}

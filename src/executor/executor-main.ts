@@ -1,0 +1,293 @@
+// The executor process: connects to the Worker's Unix socket, says Hello, heartbeats, and runs calls
+// on its thread pool. See PROTOCOL.md for the frames and why the Worker listens and the Executor dials.
+//
+// Lifetime: the executor lives exactly as long as its connection. When the socket closes (the Worker
+// exited, crashed, or dropped us), it stops its threads and returns; the CLI entry then exits. It also
+// stops when its parent process changes (the parent died and we were re-parented), so it can never be
+// left running as an orphan.
+
+import { connect, type Socket } from 'node:net';
+import { availableParallelism } from 'node:os';
+import { readPackageVersion } from '../cli/version.js';
+import { FunctionCodeView, type EpochSnapshot } from './code-epochs.js';
+import { ExecutorErrorCode } from './errors.js';
+import { FrameDecoder, FrameWriter, DEFAULT_MAX_FRAME_BYTES, parseMessage } from './frame-codec.js';
+import { FunctionCompiler, type CompiledFunction } from './function-compiler.js';
+import {
+  PROTOCOL_VERSION,
+  type ExecuteCallMessage,
+  type HeartbeatMessage,
+  type HelloMessage,
+  type WorkerToExecutor,
+} from './protocol.js';
+import { checkSocketPath } from './socket-path.js';
+import { ThreadPool } from './thread-pool.js';
+
+export interface ExecutorOptions {
+  readonly socketPath: string;
+  readonly functionsDir: string;
+  /** Execution threads. Default: available parallelism, at least 2 (one hot loop must not block all). */
+  readonly threads?: number;
+  readonly heartbeatIntervalMs?: number;
+  /** How long a cancelled call may keep running before its thread is terminated. Default 1000 ms. */
+  readonly cancelHardLimitMs?: number;
+  /** Running (not waiting) calls per thread before calls queue in the executor. Default 256. */
+  readonly maxCallsPerThread?: number;
+  readonly maxFrameBytes?: number;
+  /** How long to keep retrying the initial connect (the Worker may still be binding). Default 10 s. */
+  readonly connectTimeoutMs?: number;
+  /** Exit when the parent pid changes. Default true. */
+  readonly watchParent?: boolean;
+  /** Stops the executor (like a Shutdown frame with no grace). */
+  readonly signal?: AbortSignal;
+  /** Where log lines go (JSON, one per line). Default stderr. */
+  readonly log?: (line: string) => void;
+}
+
+export interface ExecutorExit {
+  readonly reason: string;
+}
+
+export const DEFAULT_HEARTBEAT_INTERVAL_MS = 250;
+export const DEFAULT_CANCEL_HARD_LIMIT_MS = 1000;
+export const DEFAULT_MAX_CALLS_PER_THREAD = 256;
+
+export function defaultThreadCount(): number {
+  return Math.max(2, Math.min(8, availableParallelism()));
+}
+
+/** Run an executor until its connection ends; resolves with the reason it stopped. */
+export async function runExecutor(options: ExecutorOptions): Promise<ExecutorExit> {
+  checkSocketPath(options.socketPath);
+  const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  const threads = options.threads ?? defaultThreadCount();
+  const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+  const socket = await connectWithRetry(options.socketPath, options.connectTimeoutMs ?? 10_000);
+  socket.setNoDelay?.(true);
+  const writer = new FrameWriter(socket, { maxFrameBytes });
+  const decoder = new FrameDecoder({ maxFrameBytes });
+
+  const hello: HelloMessage = {
+    type: 'Hello',
+    protocolVersion: PROTOCOL_VERSION,
+    executorVersion: readPackageVersion(),
+    pid: process.pid,
+    threads,
+    functionsDir: options.functionsDir,
+  };
+  writer.send(hello);
+  writer.flush();
+
+  const epochs = new EpochStore(options.functionsDir);
+  const compiler = new FunctionCompiler();
+  const pool = new ThreadPool({
+    threads,
+    maxCallsPerThread: options.maxCallsPerThread ?? DEFAULT_MAX_CALLS_PER_THREAD,
+    cancelHardLimitMs: options.cancelHardLimitMs ?? DEFAULT_CANCEL_HARD_LIMIT_MS,
+    maxFrameBytes,
+    resolveModule: (epoch, name) => resolveModule(epochs, compiler, epoch, name),
+    send: (json) => {
+      try {
+        writer.sendJson(json);
+      } catch (err) {
+        // Threads size-check their frames; this is the last line of defence for the connection.
+        log(logLine('error', `dropping an outbound frame: ${(err as Error).message}`));
+      }
+    },
+    log,
+  });
+
+  let stopping: ((reason: string) => void) | undefined;
+  const stopped = new Promise<string>((resolve) => (stopping = resolve));
+  const stop = (reason: string) => stopping?.(reason);
+
+  socket.on('data', (chunk: Buffer) => {
+    let frames: string[];
+    try {
+      frames = decoder.pushRaw(chunk);
+    } catch (err) {
+      log(logLine('error', `protocol error, closing: ${(err as Error).message}`));
+      stop(`protocol error: ${(err as Error).message}`);
+      return;
+    }
+    for (const raw of frames) {
+      let m: WorkerToExecutor;
+      try {
+        m = parseMessage<WorkerToExecutor>(raw);
+      } catch (err) {
+        log(logLine('error', `protocol error, closing: ${(err as Error).message}`));
+        stop(`protocol error: ${(err as Error).message}`);
+        return;
+      }
+      switch (m.type) {
+        case 'ExecuteCall': {
+          const problem = checkExecuteCall(m);
+          if (problem) log(logLine('error', `ignoring a malformed ExecuteCall: ${problem}`));
+          else pool.execute(m, raw);
+          break;
+        }
+        case 'CancelCall':
+          pool.cancel(m.callId, m.attempt, m.reason ?? 'cancelled by the worker');
+          break;
+        case 'ResumeCall':
+          pool.resume(m);
+          break;
+        case 'DefineEpoch':
+          epochs.define({ id: m.epoch, functionsDir: m.functionsDir, files: m.files });
+          break;
+        case 'RetireEpoch':
+          epochs.retire(m.epoch);
+          compiler.drop(m.epoch);
+          pool.retireEpoch(m.epoch);
+          break;
+        case 'Shutdown':
+          void pool.drained(m.graceMs).then(() => stop(`shutdown: ${m.reason}`));
+          break;
+        default: {
+          const _exhaustive: never = m;
+          log(logLine('warn', `ignoring unknown frame type ${(_exhaustive as { type: string }).type}`));
+        }
+      }
+    }
+  });
+  socket.on('close', () => stop('connection closed'));
+  socket.on('error', (err) => stop(`socket error: ${err.message}`));
+  options.signal?.addEventListener('abort', () => stop('aborted'), { once: true });
+  if (options.signal?.aborted) stop('aborted');
+
+  const parentPid = process.ppid;
+  const parentWatch =
+    options.watchParent === false
+      ? undefined
+      : setInterval(() => process.ppid !== parentPid && stop(`parent ${parentPid} is gone`), 1000);
+  parentWatch?.unref();
+
+  let seq = 0;
+  let heartbeat: NodeJS.Timeout | undefined;
+  const beat = () => {
+    const s = pool.stats();
+    const hb: HeartbeatMessage = {
+      type: 'Heartbeat',
+      seq: seq++,
+      pid: process.pid,
+      inflight: s.inflight,
+      queued: s.queued,
+      threads: s.threads,
+      epochs: s.epochs,
+      rssBytes: process.memoryUsage.rss(),
+    };
+    writer.send(hb);
+    writer.flush();
+  };
+  // Ready means "threads are up": the first heartbeat waits for them.
+  let finished = false;
+  void Promise.race([pool.ready(), stopped]).then(() => {
+    if (finished || socket.destroyed) return;
+    beat();
+    heartbeat = setInterval(beat, options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS);
+  });
+
+  const reason = await stopped;
+  finished = true;
+  if (heartbeat) clearInterval(heartbeat);
+  if (parentWatch) clearInterval(parentWatch);
+  writer.flush();
+  writer.close();
+  socket.end();
+  socket.destroy();
+  await pool.close();
+  return { reason };
+}
+
+/** Epoch snapshots the Worker defined, with the executor's own view of the directory as a fallback. */
+class EpochStore {
+  private readonly defined = new Map<string, EpochSnapshot>();
+  private readonly local: FunctionCodeView;
+
+  constructor(functionsDir: string) {
+    this.local = new FunctionCodeView({ dir: functionsDir, ttlMs: 100 });
+  }
+
+  define(snapshot: EpochSnapshot): void {
+    this.defined.set(snapshot.id, snapshot);
+  }
+
+  retire(epoch: string): void {
+    this.defined.delete(epoch);
+  }
+
+  get(epoch: string): EpochSnapshot | undefined {
+    return this.defined.get(epoch);
+  }
+
+  /** The Worker sent no DefineEpoch: serve the epoch if it is what the directory holds now. */
+  async fromDirectory(epoch: string): Promise<EpochSnapshot | string> {
+    try {
+      let current = await this.local.currentEpoch();
+      // A Worker may have seen a change before our cached stat did: look again before refusing.
+      if (current !== epoch) current = await this.local.currentEpoch(0);
+      const snap = this.local.snapshot(epoch);
+      if (snap) return snap;
+      return `code epoch ${epoch} is not available: the worker did not define it and ${this.local.dir} now holds epoch ${current}`;
+    } catch (err) {
+      return (err as Error).message;
+    }
+  }
+}
+
+function resolveModule(
+  epochs: EpochStore,
+  compiler: FunctionCompiler,
+  epoch: string,
+  name: string,
+): CompiledFunction | Promise<CompiledFunction> {
+  const hit = compiler.peek(epoch, name);
+  if (hit) return hit;
+  const snap = epochs.get(epoch);
+  if (snap) return compiler.compile(snap, name);
+  return epochs
+    .fromDirectory(epoch)
+    .then((s) =>
+      typeof s === 'string'
+        ? { ok: false, code: ExecutorErrorCode.EPOCH_UNKNOWN, message: s }
+        : compiler.compile(s, name),
+    );
+}
+
+async function connectWithRetry(path: string, timeoutMs: number): Promise<Socket> {
+  const deadline = Date.now() + timeoutMs;
+  let delay = 25;
+  for (;;) {
+    try {
+      return await new Promise<Socket>((resolve, reject) => {
+        const s = connect(path);
+        s.once('connect', () => {
+          s.off('error', reject);
+          resolve(s);
+        });
+        s.once('error', reject);
+      });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if ((code !== 'ENOENT' && code !== 'ECONNREFUSED') || Date.now() + delay > deadline) throw err;
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 2, 500);
+    }
+  }
+}
+
+/** What is wrong with an ExecuteCall, or undefined. */
+export function checkExecuteCall(m: ExecuteCallMessage): string | undefined {
+  if (typeof m.callId !== 'string' || m.callId === '') return 'callId must be a non-empty string';
+  if (!Number.isInteger(m.attempt) || m.attempt < 1) return 'attempt must be a positive integer';
+  if (typeof m.taskId !== 'string') return 'taskId must be a string';
+  if (typeof m.function !== 'string' || m.function === '') return 'function must be a non-empty string';
+  if (typeof m.codeEpoch !== 'string' || m.codeEpoch === '') return 'codeEpoch must be a non-empty string';
+  if (!Array.isArray(m.args)) return 'args must be an array';
+  if (typeof m.budgetMs !== 'number' || m.budgetMs < 0) return 'budgetMs must be a number >= 0';
+  return undefined;
+}
+
+function logLine(level: string, msg: string): string {
+  return JSON.stringify({ level, time: Date.now(), component: 'executor', msg });
+}

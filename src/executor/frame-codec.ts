@@ -1,0 +1,179 @@
+// Length-prefixed frames: a 4-byte big-endian payload length, then that many bytes of UTF-8 JSON.
+//
+// The decoder is incremental: a socket hands it chunks cut anywhere (a header split in two, many frames
+// coalesced in one chunk, one frame spread over many). It buffers chunks without copying until the next
+// frame is complete, so a large frame arriving in small pieces costs one concatenation, not one per piece.
+//
+// The writer batches: frames sent during one turn of the event loop are joined into a single buffer and
+// written with one `write` at `setImmediate`, so 1,024 results produced together cost one syscall.
+
+import { FrameInvalidError, FrameTooLargeError } from './errors.js';
+
+/** Default cap on one frame's payload: big enough for any sane call value, small enough to fail fast. */
+export const DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024;
+const HEADER_BYTES = 4;
+
+/** Encode one already-serialised JSON payload as a frame. Throws FrameTooLargeError above `maxBytes`. */
+export function encodeJsonFrame(json: string, maxBytes = DEFAULT_MAX_FRAME_BYTES): Buffer {
+  const bytes = Buffer.byteLength(json);
+  if (bytes > maxBytes) throw new FrameTooLargeError(bytes, maxBytes, 'encode');
+  const frame = Buffer.allocUnsafe(HEADER_BYTES + bytes);
+  frame.writeUInt32BE(bytes, 0);
+  frame.write(json, HEADER_BYTES, 'utf8');
+  return frame;
+}
+
+/** Encode one message as a frame. */
+export function encodeFrame(message: object, maxBytes = DEFAULT_MAX_FRAME_BYTES): Buffer {
+  return encodeJsonFrame(JSON.stringify(message), maxBytes);
+}
+
+/** Turns a stream of chunks into messages. After it throws, the stream is corrupt: close the connection. */
+export class FrameDecoder<T = unknown> {
+  private readonly maxBytes: number;
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+  /** Bytes needed before another frame can complete: a header, or a header plus its known payload. */
+  private needed = HEADER_BYTES;
+
+  constructor(options: { maxFrameBytes?: number } = {}) {
+    this.maxBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+  }
+
+  /** Bytes held for an incomplete frame. */
+  get pendingBytes(): number {
+    return this.buffered;
+  }
+
+  /** Feed one chunk; returns the messages it completed, in order. */
+  push(chunk: Uint8Array): T[] {
+    const raw = this.pushRaw(chunk);
+    const out: T[] = new Array(raw.length);
+    for (let i = 0; i < raw.length; i++) out[i] = parseMessage<T>(raw[i]!);
+    return out;
+  }
+
+  /**
+   * Feed one chunk; returns the JSON text of each frame it completed, unparsed (for a router that
+   * forwards the text and parses it with `parseMessage`).
+   */
+  pushRaw(chunk: Uint8Array): string[] {
+    if (chunk.length === 0) return [];
+    this.chunks.push(
+      Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length),
+    );
+    this.buffered += chunk.length;
+    if (this.buffered < this.needed) return [];
+
+    const buf = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.buffered);
+    const out: string[] = [];
+    let offset = 0;
+    this.needed = HEADER_BYTES;
+    while (buf.length - offset >= HEADER_BYTES) {
+      const length = buf.readUInt32BE(offset);
+      if (length > this.maxBytes) throw new FrameTooLargeError(length, this.maxBytes, 'decode');
+      if (buf.length - offset - HEADER_BYTES < length) {
+        this.needed = HEADER_BYTES + length;
+        break;
+      }
+      const start = offset + HEADER_BYTES;
+      out.push(buf.toString('utf8', start, start + length));
+      offset = start + length;
+    }
+    const rest = buf.length - offset;
+    this.chunks = rest === 0 ? [] : [buf.subarray(offset)];
+    this.buffered = rest;
+    return out;
+  }
+}
+
+/** Parse one frame's JSON text: a JSON object with a string `type`, or FrameInvalidError. */
+export function parseMessage<T = unknown>(json: string): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (err) {
+    throw new FrameInvalidError(`payload is not JSON (${(err as Error).message})`, { cause: err });
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new FrameInvalidError('payload is not a JSON object');
+  }
+  if (typeof (value as { type?: unknown }).type !== 'string') {
+    throw new FrameInvalidError('payload has no string "type"');
+  }
+  return value as T;
+}
+
+/** Where a writer puts joined frames; a `net.Socket` fits. */
+export interface FrameSink {
+  write(chunk: Buffer): boolean;
+}
+
+/**
+ * Queues frames and writes them together once per event-loop turn. `send` throws FrameTooLargeError
+ * synchronously for an oversized frame, so the caller can answer with an error frame instead.
+ */
+export class FrameWriter {
+  private readonly sink: FrameSink;
+  private readonly maxBytes: number;
+  private parts: string[] = [];
+  private lengths: number[] = [];
+  private bytes = 0;
+  private scheduled: NodeJS.Immediate | undefined;
+  private closed = false;
+
+  constructor(sink: FrameSink, options: { maxFrameBytes?: number } = {}) {
+    this.sink = sink;
+    this.maxBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+  }
+
+  get maxFrameBytes(): number {
+    return this.maxBytes;
+  }
+
+  send(message: object): void {
+    this.sendJson(JSON.stringify(message));
+  }
+
+  /** Queue a payload that is already JSON text (e.g. serialised on a worker thread). */
+  sendJson(json: string): void {
+    if (this.closed) return;
+    const length = Buffer.byteLength(json);
+    if (length > this.maxBytes) throw new FrameTooLargeError(length, this.maxBytes, 'encode');
+    this.parts.push(json);
+    this.lengths.push(length);
+    this.bytes += HEADER_BYTES + length;
+    this.scheduled ??= setImmediate(() => this.flush());
+  }
+
+  /** Write everything queued now. */
+  flush(): void {
+    if (this.scheduled) {
+      clearImmediate(this.scheduled);
+      this.scheduled = undefined;
+    }
+    if (this.parts.length === 0 || this.closed) return;
+    const buf = Buffer.allocUnsafe(this.bytes);
+    let offset = 0;
+    for (let i = 0; i < this.parts.length; i++) {
+      const length = this.lengths[i]!;
+      buf.writeUInt32BE(length, offset);
+      buf.write(this.parts[i]!, offset + HEADER_BYTES, length, 'utf8');
+      offset += HEADER_BYTES + length;
+    }
+    this.parts = [];
+    this.lengths = [];
+    this.bytes = 0;
+    this.sink.write(buf);
+  }
+
+  /** Drop anything queued and refuse further frames (the connection is gone). */
+  close(): void {
+    this.closed = true;
+    if (this.scheduled) clearImmediate(this.scheduled);
+    this.scheduled = undefined;
+    this.parts = [];
+    this.lengths = [];
+    this.bytes = 0;
+  }
+}

@@ -1,0 +1,189 @@
+// The Worker ⇄ Executor protocol: every frame on the Unix domain socket is one of these messages,
+// discriminated by `type`. PROTOCOL.md next to this file documents directions, fields and sequences.
+// Frames are length-prefixed UTF-8 JSON (frame-codec.ts); a message is a plain JSON object.
+
+/** Bumped on an incompatible change; the Worker refuses a Hello with another version. */
+export const PROTOCOL_VERSION = 1;
+
+/** Why a call attempt failed. `retryable` travels separately: the executor decides it per failure. */
+export type CallFailureKind = 'user' | 'executor_crash' | 'deadline' | 'io' | 'load';
+export const CALL_FAILURE_KINDS: readonly CallFailureKind[] = [
+  'user',
+  'executor_crash',
+  'deadline',
+  'io',
+  'load',
+];
+
+/** Identity of one attempt of one call. `callId` is unique within the Worker; attempts count from 1. */
+export interface CallAttemptRef {
+  readonly callId: string;
+  readonly attempt: number;
+}
+
+/** The block a builder attached to a call (`{chain_id, number, hash, ...}`); opaque to the executor. */
+export type CallBlock = { readonly [field: string]: unknown };
+
+/** What a running call waits for: an IO read through the Worker's task IO scope, or a subfunction call. */
+export type WaitRequest =
+  | { readonly kind: 'io'; readonly op: 'get'; readonly table: string; readonly key: unknown }
+  | { readonly kind: 'io'; readonly op: 'getMany'; readonly table: string; readonly keys: readonly unknown[] }
+  | {
+      readonly kind: 'io';
+      readonly op: 'scan';
+      readonly table: string;
+      readonly options: { readonly [option: string]: unknown };
+    }
+  | { readonly kind: 'subcall'; readonly function: string; readonly args: readonly unknown[] };
+
+/** The error side of a ResumeCall: thrown into the function as an Error with these fields. */
+export interface WaitError {
+  readonly message: string;
+  /** `io` for an IO failure, the child's kind for a failed subcall; decides the kind if it escapes. */
+  readonly kind?: CallFailureKind;
+  readonly retryable?: boolean;
+  readonly code?: string;
+}
+
+/** One function file of an epoch snapshot, as the Worker's code view captured it. */
+export interface EpochFile {
+  /** Function name: the file name without its extension. */
+  readonly name: string;
+  /** File name inside the functions directory, e.g. `hello_world.ts`. */
+  readonly fileName: string;
+  /** Source text at the time the epoch was created. */
+  readonly source: string;
+}
+
+// ---- Executor → Worker ----------------------------------------------------------------------------
+
+/** First frame on a connection. The executor is not ready until its first Heartbeat. */
+export interface HelloMessage {
+  readonly type: 'Hello';
+  readonly protocolVersion: number;
+  readonly executorVersion: string;
+  readonly pid: number;
+  readonly threads: number;
+  readonly functionsDir: string;
+}
+
+/** Liveness and load, every `heartbeatIntervalMs`; the first one means "ready to execute". */
+export interface HeartbeatMessage {
+  readonly type: 'Heartbeat';
+  readonly seq: number;
+  readonly pid: number;
+  /** Calls accepted and not yet finished (running, waiting or queued for a thread). */
+  readonly inflight: number;
+  /** Of those, calls queued in the executor because every thread is at its per-thread bound. */
+  readonly queued: number;
+  readonly threads: number;
+  readonly epochs: number;
+  readonly rssBytes: number;
+}
+
+/**
+ * The attempt is running on an execution thread and has been for `elapsedMs` (sent once it has stayed
+ * there ~25 ms; a call that finishes or waits sooner goes straight to that frame, which implies it).
+ */
+export interface CallStartedMessage extends CallAttemptRef {
+  readonly type: 'CallStarted';
+  /** How long the call had been on its thread when this was sent. */
+  readonly elapsedMs: number;
+}
+
+/** A running call waits for the Worker; it resumes on the ResumeCall with the same `requestId`. */
+export interface CallWaitingMessage extends CallAttemptRef {
+  readonly type: 'CallWaiting';
+  readonly taskId: string;
+  /** Unique among this attempt's open requests. */
+  readonly requestId: number;
+  readonly request: WaitRequest;
+}
+
+export interface CallCompletedMessage extends CallAttemptRef {
+  readonly type: 'CallCompleted';
+  /** The function's JSON-serialisable return value (`undefined` travels as absent and reads as null). */
+  readonly value?: unknown;
+  /** Wall time on the execution unit, from start to completion. */
+  readonly durationMs: number;
+}
+
+export interface CallFailedMessage extends CallAttemptRef {
+  readonly type: 'CallFailed';
+  readonly kind: CallFailureKind;
+  readonly retryable: boolean;
+  readonly message: string;
+  readonly stack?: string;
+  /** A stable code when the executor knows one (e.g. FUNCTION_NOT_FOUND). */
+  readonly code?: string;
+  readonly durationMs?: number;
+}
+
+// ---- Worker → Executor ----------------------------------------------------------------------------
+
+export interface ExecuteCallMessage extends CallAttemptRef {
+  readonly type: 'ExecuteCall';
+  readonly taskId: string;
+  readonly function: string;
+  readonly args: readonly unknown[];
+  readonly block?: CallBlock | null;
+  /** The task's pinned code epoch; the call runs that snapshot of the function. */
+  readonly codeEpoch: string;
+  /** The Worker's per-call budget; the executor uses it only for a local safety net. 0 = none. */
+  readonly budgetMs: number;
+}
+
+/** Abort the attempt's `ctx.signal` now; past the hard limit its execution unit is terminated. */
+export interface CancelCallMessage extends CallAttemptRef {
+  readonly type: 'CancelCall';
+  readonly reason?: string;
+}
+
+export type ResumeCallMessage = CallAttemptRef & {
+  readonly type: 'ResumeCall';
+  readonly requestId: number;
+} & ({ readonly ok: true; readonly value?: unknown } | { readonly ok: false; readonly error: WaitError });
+
+/** The sources of one epoch; sent once per connection before the first ExecuteCall that names it. */
+export interface DefineEpochMessage {
+  readonly type: 'DefineEpoch';
+  readonly epoch: string;
+  readonly functionsDir: string;
+  readonly files: readonly EpochFile[];
+}
+
+/** No task uses the epoch any more: drop its sources and recycle the execution units that loaded it. */
+export interface RetireEpochMessage {
+  readonly type: 'RetireEpoch';
+  readonly epoch: string;
+}
+
+/** Stop: finish or abandon in-flight calls within `graceMs`, then exit 0. */
+export interface ShutdownMessage {
+  readonly type: 'Shutdown';
+  readonly reason: string;
+  readonly graceMs: number;
+}
+
+export type ExecutorToWorker =
+  | HelloMessage
+  | HeartbeatMessage
+  | CallStartedMessage
+  | CallWaitingMessage
+  | CallCompletedMessage
+  | CallFailedMessage;
+
+export type WorkerToExecutor =
+  | ExecuteCallMessage
+  | CancelCallMessage
+  | ResumeCallMessage
+  | DefineEpochMessage
+  | RetireEpochMessage
+  | ShutdownMessage;
+
+export type ProtocolMessage = ExecutorToWorker | WorkerToExecutor;
+
+/** The map key of one attempt, used on both sides. */
+export function attemptKey(callId: string, attempt: number): string {
+  return `${callId}#${attempt}`;
+}

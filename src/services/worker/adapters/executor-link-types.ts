@@ -1,0 +1,84 @@
+// The executor link's public shapes: the commands the dispatcher adapter issues, the events it gets
+// back, and the link's options. Re-exported by executor-link.ts.
+
+import type { EpochSource } from '../../../executor/code-epochs.js';
+import type {
+  CallBlock,
+  CallFailureKind,
+  HeartbeatMessage,
+  WaitError,
+  WaitRequest,
+} from '../../../executor/protocol.js';
+
+export interface ExecuteCallCommand {
+  readonly taskId: string;
+  readonly callId: string;
+  readonly attempt: number;
+  readonly function: string;
+  readonly args: readonly unknown[];
+  readonly block?: CallBlock | null;
+  readonly codeEpoch: string;
+  readonly budgetMs: number;
+}
+
+export interface AttemptFields {
+  readonly taskId: string;
+  readonly callId: string;
+  readonly attempt: number;
+}
+
+export type ExecutorLinkEvent =
+  | ({ readonly type: 'callStarted'; readonly elapsedMs: number } & AttemptFields)
+  | ({ readonly type: 'callCompleted'; readonly value: unknown; readonly durationMs: number } & AttemptFields)
+  | ({
+      readonly type: 'callFailed';
+      readonly kind: CallFailureKind;
+      readonly retryable: boolean;
+      readonly message: string;
+      readonly stack?: string;
+      readonly code?: string;
+    } & AttemptFields)
+  | ({
+      readonly type: 'callWaiting';
+      readonly requestId: number;
+      readonly request: WaitRequest;
+    } & AttemptFields)
+  | {
+      readonly type: 'executorReady';
+      readonly pid: number;
+      readonly executorVersion: string;
+      readonly threads: number;
+    }
+  | {
+      readonly type: 'executorLost';
+      readonly reason: string;
+      readonly pid: number | undefined;
+      readonly failedAttempts: number;
+    }
+  | ({ readonly type: 'heartbeat' } & Omit<HeartbeatMessage, 'type'>);
+
+export type ExecutorLinkEventType = ExecutorLinkEvent['type'];
+
+/** A request from a running call, as handed to `onWaiting`. */
+export interface WaitingRequest extends AttemptFields {
+  readonly requestId: number;
+  readonly request: WaitRequest;
+}
+
+/** The answer to a waiting request. `requestId` may be omitted: the attempt's oldest open request. */
+export type ResumeOutcome =
+  | { readonly requestId?: number; readonly ok: true; readonly value?: unknown }
+  | { readonly requestId?: number; readonly ok: false; readonly error: WaitError };
+
+export interface ExecutorLinkOptions {
+  readonly socketPath: string;
+  readonly onEvent: (event: ExecutorLinkEvent) => void;
+  /** Serve a request (IO reads); return undefined to leave it to whoever handles `callWaiting` events. */
+  readonly onWaiting?: (request: WaitingRequest) => Promise<ResumeOutcome> | undefined;
+  /** Sources for DefineEpoch / retirements for RetireEpoch (the Worker's FunctionCodeView). */
+  readonly epochs?: EpochSource;
+  readonly maxFrameBytes?: number;
+  /** Hold calls while no executor is ready (default true); false fails them at once, retryably. */
+  readonly queueWhileDown?: boolean;
+  readonly log?: (level: 'info' | 'warn' | 'error', message: string) => void;
+}

@@ -1,0 +1,199 @@
+// Runs the executor as a child process and keeps it running.
+//
+// - start(): listen on the socket (ExecutorLink), spawn the executor with `--socket`.
+// - Ready = the executor's first heartbeat (the link emits `executorReady`).
+// - Lost = the process exited, or no heartbeat for `heartbeatTimeoutMs` (then it is SIGKILLed), or it
+//   was not ready within `startTimeoutMs`. The link fails its in-flight attempts retryably and the
+//   supervisor starts a new executor after a backoff (100 ms doubling to 5 s, see executor-backoff.ts).
+// - stop(): SIGTERM (SIGKILL after a grace), close the link, remove the socket file.
+//
+// No orphans: the child is SIGKILLed when this process exits, and the executor itself exits when its
+// socket closes or its parent pid changes (executor-main.ts), which covers a SIGKILLed Worker too.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { packagePath } from '../../../kernel/package-root.js';
+import { RestartBackoff, type BackoffOptions } from './executor-backoff.js';
+import { ExecutorLink, type ExecutorLinkEvent, type ExecutorLinkOptions } from './executor-link.js';
+
+export interface ExecutorSupervisorOptions extends Omit<ExecutorLinkOptions, 'onEvent'> {
+  readonly functionsDir: string;
+  readonly onEvent?: (event: ExecutorLinkEvent) => void;
+  /**
+   * The executor command without its flags; the supervisor appends `--socket ... --functions-dir ...`.
+   * Default: `[node, <package>/bin/blockx.js, 'executor']`. See `tsxExecutorCommand()` for src/.
+   */
+  readonly command?: readonly string[];
+  readonly threads?: number;
+  readonly heartbeatIntervalMs?: number;
+  /** Missed heartbeats for this long → executor lost. Default max(3000, 10 × interval). */
+  readonly heartbeatTimeoutMs?: number;
+  /** From spawn to first heartbeat. Default 30 s. */
+  readonly startTimeoutMs?: number;
+  readonly cancelHardLimitMs?: number;
+  readonly maxCallsPerThread?: number;
+  readonly backoff?: BackoffOptions;
+  readonly env?: NodeJS.ProcessEnv;
+  /** Each line the executor writes to stderr (JSON log lines). Default: copied to our stderr. */
+  readonly onLog?: (line: string) => void;
+}
+
+/** Command prefix that runs the executor from src/ under tsx (tests, development). */
+export function tsxExecutorCommand(): string[] {
+  return [process.execPath, '--import', 'tsx', packagePath('src', 'executor', 'cli-entry.ts')];
+}
+
+export function defaultExecutorCommand(): string[] {
+  return [process.execPath, packagePath('bin', 'blockx.js'), 'executor'];
+}
+
+const KILL_GRACE_MS = 3_000;
+
+export class ExecutorSupervisor {
+  readonly link: ExecutorLink;
+  private readonly opts: ExecutorSupervisorOptions;
+  private readonly backoff: RestartBackoff;
+  private readonly heartbeatTimeoutMs: number;
+  private child: ChildProcess | undefined;
+  private spawnedAtMs = 0;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private watchdog: NodeJS.Timeout | undefined;
+  private stopping = false;
+  private started = false;
+  private readyWaiters: (() => void)[] = [];
+  private readonly killOnExit = () => this.child?.kill('SIGKILL');
+  /** Executors started so far (1 after the first start). */
+  starts = 0;
+
+  constructor(options: ExecutorSupervisorOptions) {
+    this.opts = options;
+    this.backoff = new RestartBackoff(options.backoff);
+    this.heartbeatTimeoutMs =
+      options.heartbeatTimeoutMs ?? Math.max(3_000, 10 * (options.heartbeatIntervalMs ?? 250));
+    this.link = new ExecutorLink({ ...options, onEvent: (ev) => this.onLinkEvent(ev) });
+  }
+
+  get ready(): boolean {
+    return this.link.ready;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Listen and spawn the first executor. Resolves once listening (see `whenReady`). */
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    await this.link.listen();
+    process.once('exit', this.killOnExit);
+    this.spawnExecutor();
+    this.watchdog = setInterval(
+      () => this.checkLiveness(),
+      Math.min(500, Math.max(50, this.heartbeatTimeoutMs / 4)),
+    );
+    this.watchdog.unref();
+  }
+
+  /** Resolves when an executor is ready (immediately if one is). */
+  whenReady(): Promise<void> {
+    if (this.link.ready) return Promise.resolve();
+    return new Promise((resolve) => this.readyWaiters.push(resolve));
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    if (this.watchdog) clearInterval(this.watchdog);
+    const child = this.child;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), KILL_GRACE_MS);
+      await exited;
+      clearTimeout(timer);
+    }
+    process.off('exit', this.killOnExit);
+    await this.link.close();
+  }
+
+  private onLinkEvent(ev: ExecutorLinkEvent): void {
+    if (ev.type === 'executorReady') {
+      this.backoff.ready(Date.now());
+      for (const w of this.readyWaiters.splice(0)) w();
+    }
+    this.opts.onEvent?.(ev);
+  }
+
+  private spawnExecutor(): void {
+    if (this.stopping) return;
+    const o = this.opts;
+    const [cmd, ...prefix] = o.command ?? defaultExecutorCommand();
+    const args = [
+      ...prefix,
+      '--socket',
+      this.link.socketPath,
+      '--functions-dir',
+      o.functionsDir,
+      ...(o.threads !== undefined ? ['--threads', String(o.threads)] : []),
+      ...(o.heartbeatIntervalMs !== undefined
+        ? ['--heartbeat-interval-ms', String(o.heartbeatIntervalMs)]
+        : []),
+      ...(o.cancelHardLimitMs !== undefined ? ['--cancel-hard-limit-ms', String(o.cancelHardLimitMs)] : []),
+      ...(o.maxCallsPerThread !== undefined ? ['--max-calls-per-thread', String(o.maxCallsPerThread)] : []),
+    ];
+    const child = spawn(cmd!, args, { stdio: ['ignore', 'ignore', 'pipe'], env: o.env ?? process.env });
+    this.child = child;
+    this.spawnedAtMs = Date.now();
+    this.starts++;
+    const onLog = o.onLog ?? ((line: string) => void process.stderr.write(`${line}\n`));
+    if (child.stderr) createInterface({ input: child.stderr }).on('line', onLog);
+    const gone = (why: string) => {
+      if (this.child !== child) return;
+      this.child = undefined;
+      // The socket usually closes first; if not, this is where the link learns of the loss.
+      this.link.dropConnection(why);
+      this.scheduleRestart();
+    };
+    child.once('error', (err) => {
+      onLog(
+        JSON.stringify({
+          level: 'error',
+          time: Date.now(),
+          component: 'executor-supervisor',
+          msg: `executor process error: ${err.message}`,
+        }),
+      );
+      // A spawn failure (ENOENT, EACCES) emits no 'exit': count it as gone here.
+      if (child.pid === undefined) gone(`cannot start the executor: ${err.message}`);
+    });
+    child.once('exit', (code, signal) =>
+      gone(`executor process ${child.pid} exited (${signal ?? `code ${code}`})`),
+    );
+  }
+
+  private scheduleRestart(): void {
+    if (this.stopping || this.restartTimer) return;
+    const delay = this.backoff.nextDelay(Date.now());
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      this.spawnExecutor();
+    }, delay);
+  }
+
+  /** Heartbeat watchdog: a silent or never-ready executor is killed; its exit triggers the restart. */
+  private checkLiveness(): void {
+    const child = this.child;
+    if (this.stopping || !child) return;
+    const now = Date.now();
+    const last = this.link.lastHeartbeatAtMs;
+    if (this.link.ready && last !== undefined && now - last > this.heartbeatTimeoutMs) {
+      this.link.dropConnection(`no heartbeat for ${now - last} ms`);
+      child.kill('SIGKILL');
+    } else if (!this.link.ready && now - this.spawnedAtMs > (this.opts.startTimeoutMs ?? 30_000)) {
+      this.link.dropConnection(`not ready ${now - this.spawnedAtMs} ms after start`);
+      child.kill('SIGKILL');
+    }
+  }
+}

@@ -1,0 +1,214 @@
+// The executor under failure: SIGKILL mid-flight, a silent (stopped) executor, a hot loop that ignores
+// cancellation, the local safety net, and no orphans when the Worker process dies.
+import { spawn } from 'node:child_process';
+import { existsSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FunctionCodeView } from '../../src/executor/code-epochs.js';
+import { ExecutorHarness, FIXTURE_FUNCTIONS, type Terminal } from './executor-harness.js';
+
+const view = new FunctionCodeView({ dir: FIXTURE_FUNCTIONS });
+let h: ExecutorHarness | undefined;
+afterEach(async () => {
+  await h?.stop();
+  h = undefined;
+});
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function until(check: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('executor failures', () => {
+  it('SIGKILL mid-flight: in-flight attempts fail retryably, the executor restarts, retries succeed', async () => {
+    const epoch = await view.pinCurrent();
+    h = await new ExecutorHarness({ functionsDir: FIXTURE_FUNCTIONS, epochs: view }).start();
+    const firstPid = h.supervisor.pid!;
+    const inflight = Array.from({ length: 200 }, (_, i) =>
+      h!.run({ function: 'sleepy', args: [5_000], codeEpoch: epoch, callId: `s${i}` }),
+    );
+    await h.until(() => h!.count('callStarted') >= 1);
+    process.kill(firstPid, 'SIGKILL');
+    const results = await Promise.all(inflight);
+    expect(results.every((r) => r.type === 'callFailed' && r.kind === 'executor_crash' && r.retryable)).toBe(
+      true,
+    );
+    const lost = h.events.find((e) => e.type === 'executorLost');
+    expect(lost).toMatchObject({ pid: firstPid, failedAttempts: 200 });
+    // executorLost comes before the failures it explains.
+    expect(h.events.indexOf(lost!)).toBeLessThan(h.events.findIndex((e) => e.type === 'callFailed'));
+
+    // Retries issued while the executor is down wait in the link and run on the new executor.
+    const retried = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        h!.run({ function: 'sleepy', args: [10], codeEpoch: epoch, callId: `s${i}`, attempt: 2 }),
+      ),
+    );
+    expect(retried.every((r) => r.type === 'callCompleted' && r.value === 'slept 10')).toBe(true);
+    expect(h.count('executorReady')).toBe(2);
+    expect(h.supervisor.pid).not.toBe(firstPid);
+    expect(alive(firstPid)).toBe(false);
+  });
+
+  it('a stopped executor misses heartbeats: it is killed and replaced', async () => {
+    const epoch = await view.pinCurrent();
+    h = await new ExecutorHarness({
+      functionsDir: FIXTURE_FUNCTIONS,
+      epochs: view,
+      heartbeatIntervalMs: 50,
+      heartbeatTimeoutMs: 600,
+    }).start();
+    const pid = h.supervisor.pid!;
+    const stuck = h.run({ function: 'sleepy', args: [100], codeEpoch: epoch });
+    await h.until(() => h!.link.inflight === 1);
+    process.kill(pid, 'SIGSTOP');
+    const r = await stuck;
+    expect(r).toMatchObject({ type: 'callFailed', kind: 'executor_crash', retryable: true });
+    expect(h.events.find((e) => e.type === 'executorLost')).toMatchObject({
+      reason: expect.stringMatching(/^no heartbeat for \d+ ms$/),
+    });
+    await h.supervisor.whenReady();
+    await until(() => !alive(pid), 5_000);
+    expect(await h.run({ function: 'noop', codeEpoch: epoch })).toMatchObject({ type: 'callCompleted' });
+  });
+
+  it('cuts off a while(true) call after CancelCall + hard limit while other calls keep completing', async () => {
+    const epoch = await view.pinCurrent();
+    h = await new ExecutorHarness({
+      functionsDir: FIXTURE_FUNCTIONS,
+      epochs: view,
+      cancelHardLimitMs: 300,
+    }).start();
+    const hot = h.run({ function: 'hot_loop', codeEpoch: epoch, callId: 'hot' });
+    await h.until(() => h!.events.some((e) => e.type === 'callStarted' && e.callId === 'hot'));
+    // The other thread keeps serving calls while one thread spins.
+    for (let i = 0; i < 20; i++) {
+      expect(await h.run({ function: 'echo', args: [i], codeEpoch: epoch })).toMatchObject({
+        type: 'callCompleted',
+      });
+    }
+    const cancelledAt = Date.now();
+    h.link.cancelCall('hot', 1, 'call deadline exceeded');
+    const r: Terminal = await hot;
+    expect(Date.now() - cancelledAt).toBeGreaterThanOrEqual(250);
+    expect(r).toMatchObject({ type: 'callFailed', kind: 'deadline', retryable: true });
+    expect(r.type === 'callFailed' && r.message).toMatch(/ignored cancellation for 300 ms/);
+    // The thread was replaced: the executor still runs calls on two threads.
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () => h!.run({ function: 'noop', codeEpoch: epoch })),
+    );
+    expect(results.every((x) => x.type === 'callCompleted')).toBe(true);
+    await h.until(() => h!.events.some((e) => e.type === 'heartbeat' && e.threads === 2 && e.inflight === 0));
+    expect(h.count('executorLost')).toBe(0);
+  });
+
+  it('terminating a spinning thread fails the other calls on it as retryable executor crashes', async () => {
+    const epoch = await view.pinCurrent();
+    h = await new ExecutorHarness({
+      functionsDir: FIXTURE_FUNCTIONS,
+      epochs: view,
+      threads: 1,
+      cancelHardLimitMs: 200,
+    }).start();
+    const hot = h.run({ function: 'hot_loop', codeEpoch: epoch, callId: 'hot' });
+    await h.until(() => h!.events.some((e) => e.type === 'callStarted' && e.callId === 'hot'));
+    const bystander = h.run({ function: 'echo', args: ['x'], codeEpoch: epoch, callId: 'bystander' });
+    await h.until(() => h!.link.inflight === 2);
+    h.link.cancelCall('hot', 1);
+    expect(await hot).toMatchObject({ type: 'callFailed', kind: 'deadline', retryable: true });
+    const b = await bystander;
+    expect(b).toMatchObject({ type: 'callFailed', kind: 'executor_crash', retryable: true });
+    expect(b.type === 'callFailed' && b.message).toMatch(
+      /^execution thread \d+ terminated: call hot attempt 1 ignored/,
+    );
+    expect(
+      await h.run({ function: 'echo', args: ['y'], codeEpoch: epoch, callId: 'bystander', attempt: 2 }),
+    ).toMatchObject({
+      type: 'callCompleted',
+    });
+  });
+
+  it('a cancelled call that honours its signal fails with kind deadline at once', async () => {
+    const epoch = await view.pinCurrent();
+    h = await new ExecutorHarness({ functionsDir: FIXTURE_FUNCTIONS, epochs: view }).start();
+    const slow = h.run({ function: 'sleepy', args: [30_000], codeEpoch: epoch, callId: 'slow' });
+    await h.until(() => h!.events.some((e) => e.type === 'callStarted' && e.callId === 'slow'));
+    h.link.cancelCall('slow', 1, 'task timed out');
+    expect(await slow).toMatchObject({
+      type: 'callFailed',
+      kind: 'deadline',
+      retryable: true,
+      message: expect.stringContaining('task timed out'),
+    });
+  });
+
+  it('the local safety net stops a runaway call when no CancelCall comes', async () => {
+    const epoch = await view.pinCurrent();
+    h = await new ExecutorHarness({
+      functionsDir: FIXTURE_FUNCTIONS,
+      epochs: view,
+      cancelHardLimitMs: 200,
+    }).start();
+    const r = await h.run({ function: 'hot_loop', codeEpoch: epoch, budgetMs: 100 });
+    expect(r).toMatchObject({ type: 'callFailed', kind: 'deadline', retryable: true });
+    expect(r.type === 'callFailed' && r.message).toMatch(
+      /executor safety net: ran \d+ ms against a budget of 100 ms/,
+    );
+  });
+
+  it('stop() kills the executor and removes the socket file', async () => {
+    h = await new ExecutorHarness({ functionsDir: FIXTURE_FUNCTIONS }).start();
+    const pid = h.supervisor.pid!;
+    const socketPath = h.link.socketPath;
+    expect(existsSync(socketPath)).toBe(true);
+    await h.supervisor.stop();
+    expect(alive(pid)).toBe(false);
+    expect(existsSync(socketPath)).toBe(false);
+  });
+
+  it('leaves no orphan when the Worker process is SIGKILLed', async () => {
+    const socketPath = join(tmpdir(), `bx-orphan-${process.pid}.sock`);
+    const script = `
+      import { ExecutorSupervisor, tsxExecutorCommand } from ${JSON.stringify(new URL('../../src/services/worker/adapters/executor-supervisor.ts', import.meta.url).href)};
+      const sup = new ExecutorSupervisor({ socketPath: ${JSON.stringify(socketPath)}, functionsDir: ${JSON.stringify(FIXTURE_FUNCTIONS)}, command: tsxExecutorCommand(), onLog: () => {} });
+      await sup.start(); await sup.whenReady();
+      process.stdout.write(String(sup.pid) + '\\n');
+      setInterval(() => {}, 1000);`;
+    const worker = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      const executorPid = await new Promise<number>((resolve, reject) => {
+        worker.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
+        worker.once('exit', () => reject(new Error('worker script exited early')));
+      });
+      expect(alive(executorPid)).toBe(true);
+      worker.kill('SIGKILL');
+      await until(() => !alive(executorPid), 10_000);
+    } finally {
+      worker.kill('SIGKILL');
+      rmSync(socketPath, { force: true }); // the killed Worker could not remove it
+    }
+  });
+
+  it('keeps retrying with backoff when the executor cannot even start', async () => {
+    h = new ExecutorHarness({ functionsDir: FIXTURE_FUNCTIONS, command: ['/nonexistent/blockx-executor'] });
+    await h.supervisor.start();
+    await until(() => h!.supervisor.starts >= 4, 10_000); // 100 + 200 + 400 ms of backoff
+    expect(h.link.ready).toBe(false);
+    expect(h.logs.some((l) => l.includes('ENOENT'))).toBe(true);
+  });
+});
