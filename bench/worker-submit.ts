@@ -1,0 +1,303 @@
+// bench/worker-submit: 64 concurrent clients SubmitTask (no slot_id) one-call hello tasks directly to
+// one in-process Worker over real gRPC (127.0.0.1), each watching its task to the terminal update.
+// Reports tasks/s and p50/p99 submit-to-terminal latency, side by side with a raw grpc-js unary echo
+// server measured in the same run with the same concurrency. Prints a markdown table.
+//
+//   npx tsx bench/worker-submit.ts [--clients 64] [--seconds 5] [--warmup 1] [--rate 1000] [--client-thread]
+//
+// Setup: servers and clients share this process's main thread (on a 2-core box that measured faster
+// than a separate thread); `--client-thread` moves the clients to a worker_thread. Echo and worker are
+// always measured the same way.
+// The worker runs functions with LocalCallRunner (in-process; the executor path is not wired yet) and
+// the repository's plugins; the task is `CallListCallConfig` hello_world with one call, no result handler.
+//
+// Rows: a closed loop with `--clients` in flight (throughput; by Little's law its latency is
+// clients / throughput, so p50 < 5 ms at 64 in flight would need > 12,800 ops/s), one client in
+// sequence (unloaded latency), and an open loop offering `--rate` tasks/s (latency at that load).
+// Goal (issue 3): at least 1,000 tasks/s and p50 under 5 ms.
+import * as grpc from '@grpc/grpc-js';
+import { cpus, loadavg } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { CLIENT_CHANNEL_OPTIONS } from '../src/grpc/channel-options.js';
+import { createWorkerClient } from '../src/grpc/clients.js';
+import { taskInputToWire } from '../src/grpc/convert.js';
+import type { WorkerServiceClient } from '../src/grpc/proto.js';
+import type { TaskUpdateWireOut } from '../src/grpc/wire-types.js';
+import { bootKernel } from '../src/kernel/kernel.js';
+import { runWorker } from '../src/services/worker/app/run-worker.js';
+
+const REPO = path.resolve(import.meta.dirname, '..');
+
+interface Settings {
+  readonly clients: number;
+  readonly seconds: number;
+  readonly warmup: number;
+  readonly rate: number;
+}
+
+interface Measurement {
+  readonly ops: number;
+  readonly seconds: number;
+  readonly latenciesMs: number[];
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+/** Closed loop: `clients` loops of `op`, WARMUP s discarded, then SECONDS s measured. */
+async function measure(
+  set: Settings,
+  clients: number,
+  op: (client: number) => Promise<void>,
+): Promise<Measurement> {
+  const latencies: number[] = [];
+  let recording = false;
+  let stop = false;
+  let ops = 0;
+  const loop = async (client: number): Promise<void> => {
+    while (!stop) {
+      const t0 = performance.now();
+      await op(client);
+      if (recording) {
+        latencies.push(performance.now() - t0);
+        ops++;
+      }
+    }
+  };
+  const loops = Array.from({ length: clients }, (_, i) => loop(i));
+  await new Promise((r) => setTimeout(r, set.warmup * 1000));
+  recording = true;
+  const start = performance.now();
+  await new Promise((r) => setTimeout(r, set.seconds * 1000));
+  recording = false;
+  const seconds = (performance.now() - start) / 1000;
+  stop = true;
+  await Promise.all(loops);
+  return { ops, seconds, latenciesMs: latencies.sort((a, b) => a - b) };
+}
+
+/** Open loop: offers `rate` ops/s for SECONDS s (after WARMUP s), whatever the latency; at most 4,096 in flight. */
+async function measureOpenLoop(set: Settings, op: () => Promise<void>): Promise<Measurement> {
+  const latencies: number[] = [];
+  let inFlight = 0;
+  let dropped = 0;
+  const fire = (record: boolean): void => {
+    if (inFlight >= 4096) {
+      dropped++;
+      return;
+    }
+    inFlight++;
+    const t0 = performance.now();
+    void op().then(() => {
+      inFlight--;
+      if (record) latencies.push(performance.now() - t0);
+    });
+  };
+  const run = async (seconds: number, record: boolean): Promise<number> => {
+    const start = performance.now();
+    let issued = 0;
+    for (;;) {
+      const elapsed = (performance.now() - start) / 1000;
+      if (elapsed >= seconds) break;
+      const due = Math.floor(elapsed * set.rate);
+      for (; issued < due; issued++) fire(record);
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    return (performance.now() - start) / 1000;
+  };
+  await run(set.warmup, false);
+  const seconds = await run(set.seconds, true);
+  while (inFlight > 0) await new Promise((r) => setTimeout(r, 5));
+  if (dropped > 0) console.error(`open loop: ${dropped} submissions dropped (more than 4,096 in flight)`);
+  return { ops: latencies.length, seconds, latenciesMs: latencies.sort((a, b) => a - b) };
+}
+
+// ---- Client side (a worker_thread) ----------------------------------------------------------------------
+
+const echoDefinition: grpc.ServiceDefinition = {
+  Echo: {
+    path: '/bench.Echo/Echo',
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: (b: Buffer) => b,
+    requestDeserialize: (b: Buffer) => b,
+    responseSerialize: (b: Buffer) => b,
+    responseDeserialize: (b: Buffer) => b,
+  },
+};
+type EchoClient = grpc.Client & { Echo(b: Buffer, cb: (e: Error | null) => void): void };
+const EchoClient = grpc.makeGenericClientConstructor(echoDefinition, 'Echo') as unknown as new (
+  address: string,
+  credentials: grpc.ChannelCredentials,
+  options?: grpc.ClientOptions,
+) => EchoClient;
+
+interface ClientJob {
+  readonly settings: Settings;
+  readonly echoAddr: string;
+  readonly workerAddr: string;
+}
+
+export interface Results {
+  readonly echoLoaded: Measurement;
+  readonly workerLoaded: Measurement;
+  readonly echoSequential: Measurement;
+  readonly workerSequential: Measurement;
+  readonly workerOpenLoop: Measurement;
+  readonly workerOpenLoopHalf: Measurement;
+}
+
+async function runClients(job: ClientJob): Promise<Results> {
+  const set = job.settings;
+  const payload = Buffer.from('hello, bench');
+  const echoClients = Array.from(
+    { length: set.clients },
+    () => new EchoClient(job.echoAddr, grpc.credentials.createInsecure(), CLIENT_CHANNEL_OPTIONS),
+  );
+  const echo = (client: EchoClient): Promise<void> =>
+    new Promise((resolve, reject) => client.Echo(payload, (e) => (e ? reject(e) : resolve())));
+
+  const workerClients = Array.from({ length: set.clients }, () => createWorkerClient(job.workerAddr));
+  let seq = 0;
+  const submitAndWatch = (client: WorkerServiceClient): Promise<void> => {
+    const taskId = `bench-${process.pid}-${++seq}`;
+    const task = taskInputToWire({
+      taskId,
+      functionCallConfig: {
+        type: 'CallListCallConfig',
+        config: { function: 'hello_world', callList: [['bench']] },
+      },
+      taskTimeoutMs: 0,
+    });
+    return new Promise<void>((resolve, reject) => {
+      client.submitTask({ task }, (err) => {
+        if (err) return reject(err);
+        const stream = client.watchTasks({ taskIds: [taskId] });
+        stream.on('data', (u: TaskUpdateWireOut) => {
+          if (u.isTerminal && u.state !== 'TASK_STATE_SUCCEEDED') {
+            reject(new Error(`task ${taskId}: ${u.state} ${u.error}`));
+          }
+        });
+        stream.on('end', () => resolve());
+        stream.on('error', reject);
+      });
+    });
+  };
+  const anyWorkerClient = workerClients[0] as WorkerServiceClient;
+  try {
+    const echoLoaded = await measure(set, set.clients, (i) => echo(echoClients[i] as EchoClient));
+    const workerLoaded = await measure(set, set.clients, (i) =>
+      submitAndWatch(workerClients[i] as WorkerServiceClient),
+    );
+    const echoSequential = await measure(set, 1, () => echo(echoClients[0] as EchoClient));
+    const workerSequential = await measure(set, 1, () => submitAndWatch(anyWorkerClient));
+    const workerOpenLoop = await measureOpenLoop(set, () => submitAndWatch(anyWorkerClient));
+    const half = { ...set, rate: set.rate / 2 };
+    const workerOpenLoopHalf = await measureOpenLoop(half, () => submitAndWatch(anyWorkerClient));
+    return { echoLoaded, workerLoaded, echoSequential, workerSequential, workerOpenLoop, workerOpenLoopHalf };
+  } finally {
+    for (const c of [...echoClients, ...workerClients]) c.close();
+  }
+}
+
+// ---- Server side (main thread) -----------------------------------------------------------------------
+
+async function startEcho(): Promise<{ addr: string; stop(): void }> {
+  const server = new grpc.Server();
+  server.addService(echoDefinition, {
+    Echo: (call: grpc.ServerUnaryCall<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) =>
+      cb(null, call.request),
+  });
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
+      e ? reject(e) : resolve(p),
+    ),
+  );
+  return { addr: `127.0.0.1:${port}`, stop: () => server.forceShutdown() };
+}
+
+/** A worker_thread does not inherit tsx's loader: register it there, then load this file. */
+const CLIENT_THREAD_BOOTSTRAP = `(async () => {
+  (await import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})).register();
+  await import(${JSON.stringify(import.meta.url)});
+})();`;
+
+function row(name: string, unit: string, m: Measurement): string {
+  const rate = Math.round(m.ops / m.seconds).toLocaleString('en-US');
+  const p50 = percentile(m.latenciesMs, 50).toFixed(2);
+  const p99 = percentile(m.latenciesMs, 99).toFixed(2);
+  return `| ${name} | ${rate} ${unit}/s | ${p50} ms | ${p99} ms | ${m.ops.toLocaleString('en-US')} |`;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      clients: { type: 'string', default: '64' },
+      seconds: { type: 'string', default: '5' },
+      warmup: { type: 'string', default: '1' },
+      rate: { type: 'string', default: '1000' },
+      'client-thread': { type: 'boolean', default: false },
+    },
+  });
+  const settings: Settings = {
+    clients: Number(values.clients),
+    seconds: Number(values.seconds),
+    warmup: Number(values.warmup),
+    rate: Number(values.rate),
+  };
+  const loadBefore = loadavg()[0] ?? 0;
+  const kernel = await bootKernel({ configPath: path.join(REPO, 'blockx.config.yaml'), env: {} });
+  const worker = await runWorker({
+    config: kernel.config,
+    deployment: 'block',
+    plugins: kernel.plugins,
+    listen: '127.0.0.1:0',
+  });
+  const echo = await startEcho();
+  const job: ClientJob = { settings, echoAddr: echo.addr, workerAddr: worker.address };
+  const sameThread = values['client-thread'] !== true;
+  const results = sameThread
+    ? await runClients(job)
+    : await new Promise<Results>((resolve, reject) => {
+        const thread = new Worker(CLIENT_THREAD_BOOTSTRAP, { eval: true, workerData: job });
+        thread.once('message', (r: Results) => resolve(r));
+        thread.once('error', reject);
+        thread.once('exit', (code) => reject(new Error(`client thread exited (${code}) without results`)));
+      });
+  echo.stop();
+  await worker.close();
+
+  const { clients, seconds, warmup, rate } = settings;
+  console.log(
+    `\nworker-submit: ${seconds} s measured after ${warmup} s warm-up per row; 127.0.0.1; ` +
+      `servers on the main thread, clients on ${sameThread ? 'the same thread' : 'a worker_thread'}; ` +
+      `Node ${process.version}; ${cpus().length} cores, load average ${loadBefore.toFixed(2)} before the run\n`,
+  );
+  console.log('| what | throughput | p50 | p99 | ops |');
+  console.log('|---|---|---|---|---|');
+  console.log(row(`raw grpc-js unary echo, ${clients} in flight`, 'calls', results.echoLoaded));
+  console.log(row(`worker SubmitTask → terminal, ${clients} clients`, 'tasks', results.workerLoaded));
+  console.log(row('raw grpc-js unary echo, 1 client', 'calls', results.echoSequential));
+  console.log(row('worker SubmitTask → terminal, 1 client', 'tasks', results.workerSequential));
+  console.log(row(`worker SubmitTask → terminal, open loop at ${rate}/s`, 'tasks', results.workerOpenLoop));
+  console.log(
+    row(`worker SubmitTask → terminal, open loop at ${rate / 2}/s`, 'tasks', results.workerOpenLoopHalf),
+  );
+  const loadedRate = results.workerLoaded.ops / results.workerLoaded.seconds;
+  const openP50 = percentile(results.workerOpenLoop.latenciesMs, 50);
+  console.log(
+    `\ngoal: >= 1,000 tasks/s (${clients} clients: ${Math.round(loadedRate)}) ${loadedRate >= 1000 ? 'met' : 'NOT met'}; ` +
+      `p50 < 5 ms at ${rate} tasks/s offered (${openP50.toFixed(2)} ms) ${openP50 < 5 ? 'met' : 'NOT met'}`,
+  );
+}
+
+if (isMainThread) {
+  await main();
+} else {
+  const results = await runClients(workerData as ClientJob);
+  parentPort?.postMessage(results);
+}

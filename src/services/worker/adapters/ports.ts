@@ -1,0 +1,73 @@
+// Ports of the Worker orchestrator: what it needs from the parts of the Worker that other subsystems
+// supply. The orchestrator is written against these interfaces only, so each side can be replaced by a
+// fake in tests and by the real implementation when it lands:
+//
+//   CallPhaseRunner     the Calls phase: dispatcher core + executor link (or LocalCallRunner for dev/tests)
+//   CodeEpochSource     pins the Function Code View at activation (FunctionCodeView from src/executor/)
+//   TaskIoScopeFactory  the task-scoped storage access of the IO subsystem
+//   ExecutorReadiness   executor ready / lost, which opens and closes admissions in the core
+//
+// Trivial implementations for standalone use live in default-ports.ts.
+
+import type { CallSpec, TaskIo } from '../../../kernel/plugin-types.js';
+import type { FailureCode } from '../core/index.js';
+
+/** The task a Calls phase runs for. */
+export interface CallPhaseTask {
+  readonly taskId: string;
+  /** The code epoch pinned at activation: every call of the task runs this version of the functions. */
+  readonly codeEpoch: string;
+  /** Absolute deadline of the task (epoch ms). The task times out in the core; calls past it are waste. */
+  readonly deadlineMs: number;
+  /** Aborted when the task converges early (timeout, watch disconnect, shutdown): stop every call. */
+  readonly signal: AbortSignal;
+}
+
+/** How a Calls phase ended (the seeds' `ConvergeTaskCalls{Success, FailureCode, Outputs}`). */
+export interface CallPhaseOutcome {
+  readonly success: boolean;
+  /** On failure: CALL_FAILED (fastFail), OUTPUT_BYTES_EXCEEDED, ...; CALL_FAILED when omitted. */
+  readonly failureCode?: FailureCode;
+  readonly retryable: boolean;
+  readonly message?: string;
+  /** Return values of the successful root calls, in call-list order; empty on failure. */
+  readonly outputs: readonly unknown[];
+}
+
+/** Runs all calls of one task (fully parallel, bounded by its own in-flight cap) and reports once. */
+export interface CallPhaseRunner {
+  run(task: CallPhaseTask, calls: readonly CallSpec[]): Promise<CallPhaseOutcome>;
+}
+
+/** A pinned code epoch; `release()` is called exactly once, when the task converges. */
+export interface CodeEpochPin {
+  readonly epoch: string;
+  release(): void;
+}
+
+export interface CodeEpochSource {
+  /** Resolves the current epoch and pins it in one step. Rejects → the task fails ACTIVATION_FAILED. */
+  pin(): Promise<CodeEpochPin>;
+}
+
+/** A task's IO scope: TaskIo for the builder and the writer, closed when the task converges. */
+export interface TaskIoScope extends TaskIo {
+  close(): Promise<void>;
+}
+
+export interface TaskIoScopeFactory {
+  /** Rejects → the task fails IO_SCOPE_FAILED. */
+  open(taskId: string): Promise<TaskIoScope>;
+}
+
+/** What the executor side reports about its readiness (seeds: "no Executor heartbeat yet"). */
+export type ExecutorReadinessEvent =
+  { readonly type: 'ready' } | { readonly type: 'lost'; readonly reason: string };
+
+export interface ExecutorReadiness {
+  /**
+   * Subscribes to readiness changes; returns the unsubscribe function. An implementation that is already
+   * ready reports `ready` to a new listener (asynchronously or during the call; both are fine).
+   */
+  subscribe(listener: (event: ExecutorReadinessEvent) => void): () => void;
+}

@@ -1,0 +1,204 @@
+// WatchTasks subscriptions (seeds `SubscriptionManager.WatchTasks` / `NotifyTerminal`).
+//
+// A stream first gets one snapshot per requested id, in request order (duplicates collapse to the first):
+//   - unknown id  → `is_terminal=true, error="not_found"`, so one bad id does not fail the batch;
+//   - terminal    → its state and result;
+//   - ALLOCATED / RUNNING → its state, and the id stays pending on the stream.
+// Then exactly one terminal update per pending id, pushed when the core converges the task
+// (NotifyTerminal); when no id is pending any more, the stream is ended by the server (status OK).
+// An ALLOCATED id whose slot lease runs out without a submission is gone: its watchers get the same
+// `not_found` terminal update a new stream would get.
+//
+// Each pending id of each stream counts as one attached watch in the core (`handleWatchAttached`), and
+// is detached exactly once: when its terminal update is sent, or when the client goes away (gRPC
+// `cancelled`), which starts the Watch-disconnect grace if that was the task's last watch.
+//
+// Snapshot and registration happen in one synchronous turn, so no terminal update can slip between them.
+
+import {
+  TaskState,
+  type TaskResult,
+  type TaskSnapshot,
+  type TaskState as TaskStateT,
+  type TerminalTaskState,
+} from '../core/index.js';
+import type { OrchestratorListener } from './orchestrator.js';
+
+/** One update in domain form (the gRPC adapter converts it with `taskUpdateToWire`). */
+export interface WatchUpdate {
+  readonly taskId: string;
+  /** The core's TaskState (proto enum numbering); UNSPECIFIED for `not_found`. */
+  readonly state: TaskStateT;
+  readonly isTerminal: boolean;
+  readonly workerAddr: string;
+  readonly timestampMs: number;
+  readonly result?: TaskResult;
+  /** `not_found` for an unknown id; empty otherwise. */
+  readonly error: string;
+}
+
+/** Where a subscription's updates go: a WatchTasks server stream. */
+export interface WatchSink {
+  send(update: WatchUpdate): void;
+  /** All ids are terminal: finish the stream with status OK. */
+  end(): void;
+}
+
+/** What the manager needs from the orchestrator. */
+export interface SubscriptionHost {
+  taskSnapshot(taskId: string): TaskSnapshot;
+  watchAttached(taskId: string): void;
+  watchDetached(taskId: string): void;
+  now(): number;
+}
+
+export interface WatchHandle {
+  /** The client went away (or the server is shutting down): detach whatever is still pending. */
+  close(): void;
+  /** Ids still waiting for their terminal update. */
+  readonly pending: ReadonlySet<string>;
+}
+
+export const NOT_FOUND_ERROR = 'not_found';
+
+class Subscription implements WatchHandle {
+  readonly pending = new Set<string>();
+  closed = false;
+  constructor(
+    readonly sink: WatchSink,
+    private readonly manager: SubscriptionManager,
+  ) {}
+  close(): void {
+    this.manager.release(this);
+  }
+}
+
+export class SubscriptionManager implements OrchestratorListener {
+  private readonly byTask = new Map<string, Set<Subscription>>();
+  private readonly open = new Set<Subscription>();
+
+  constructor(
+    private readonly host: SubscriptionHost,
+    /** The address put into every update (the worker's advertised address). */
+    private readonly workerAddr: () => string,
+  ) {}
+
+  /** Open streams that still wait for at least one terminal update. */
+  get openStreams(): number {
+    return this.open.size;
+  }
+
+  /** Ids with at least one stream waiting for them. */
+  get watchedTasks(): number {
+    return this.byTask.size;
+  }
+
+  watch(taskIds: readonly string[], sink: WatchSink): WatchHandle {
+    const sub = new Subscription(sink, this);
+    for (const taskId of new Set(taskIds)) {
+      const snapshot = this.host.taskSnapshot(taskId);
+      if (!snapshot.found) {
+        this.send(sub, this.notFound(taskId));
+        continue;
+      }
+      this.send(sub, this.update(taskId, snapshot.state, snapshot.terminal, snapshot.result));
+      if (snapshot.terminal || sub.closed) continue;
+      sub.pending.add(taskId);
+      this.open.add(sub);
+      let subs = this.byTask.get(taskId);
+      if (subs === undefined) this.byTask.set(taskId, (subs = new Set()));
+      subs.add(sub);
+      this.host.watchAttached(taskId);
+    }
+    if (sub.pending.size === 0 && !sub.closed) this.finish(sub);
+    return sub;
+  }
+
+  onTerminal(taskId: string, state: TerminalTaskState, result: TaskResult): void {
+    this.deliver(taskId, () => this.update(taskId, state, true, result));
+  }
+
+  onSlotReclaimed(taskId: string): void {
+    this.deliver(taskId, () => this.notFound(taskId));
+  }
+
+  /** Detaches a subscription's pending ids (the client is gone). Idempotent. */
+  release(sub: Subscription): void {
+    if (sub.closed) return;
+    sub.closed = true;
+    this.open.delete(sub);
+    for (const taskId of sub.pending) {
+      this.forget(taskId, sub);
+      this.host.watchDetached(taskId);
+    }
+    sub.pending.clear();
+  }
+
+  private deliver(taskId: string, makeUpdate: () => WatchUpdate): void {
+    const subs = this.byTask.get(taskId);
+    if (subs === undefined) return;
+    this.byTask.delete(taskId);
+    const update = makeUpdate();
+    for (const sub of subs) {
+      if (sub.closed || !sub.pending.delete(taskId)) continue;
+      this.send(sub, update);
+      this.host.watchDetached(taskId);
+      if (sub.pending.size === 0 && !sub.closed) this.finish(sub);
+    }
+  }
+
+  private forget(taskId: string, sub: Subscription): void {
+    const subs = this.byTask.get(taskId);
+    if (subs === undefined) return;
+    subs.delete(sub);
+    if (subs.size === 0) this.byTask.delete(taskId);
+  }
+
+  /** Sends one update; a sink that throws (stream already gone) closes the subscription. */
+  private send(sub: Subscription, update: WatchUpdate): void {
+    if (sub.closed) return;
+    try {
+      sub.sink.send(update);
+    } catch {
+      this.release(sub);
+    }
+  }
+
+  private finish(sub: Subscription): void {
+    sub.closed = true;
+    this.open.delete(sub);
+    try {
+      sub.sink.end();
+    } catch {
+      // the stream is already gone; nothing to finish
+    }
+  }
+
+  private update(
+    taskId: string,
+    state: TaskStateT,
+    isTerminal: boolean,
+    result: TaskResult | undefined,
+  ): WatchUpdate {
+    const base = {
+      taskId,
+      state,
+      isTerminal,
+      workerAddr: this.workerAddr(),
+      timestampMs: this.host.now(),
+      error: '',
+    };
+    return result === undefined ? base : { ...base, result };
+  }
+
+  private notFound(taskId: string): WatchUpdate {
+    return {
+      taskId,
+      state: TaskState.UNSPECIFIED,
+      isTerminal: true,
+      workerAddr: this.workerAddr(),
+      timestampMs: this.host.now(),
+      error: NOT_FOUND_ERROR,
+    };
+  }
+}

@@ -1,0 +1,111 @@
+// WorkerService messages ↔ the core's values (seeds `internal/worker/adapters/wire.go`).
+//
+// Incoming SubmitTask is checked here before the core sees it, all as InvalidArgument:
+//   - `task` present, `config` bytes valid UTF-8 JSON (WireFormatError from src/grpc/convert.ts);
+//   - `task_timeout_ms >= 0` (the core also rejects values above maxTaskTimeoutMs);
+//   - the builder's and the writer's `config` against the schema of the plugin their `type` names
+//     (DESIGN §4.5: "A task's config is validated against the plugin's schema before the task is
+//     admitted"). An unknown `type` is NOT an admission error: the seeds make it a task failure
+//     (BUILDER_NOT_FOUND / PLUGIN_NOT_FOUND), so the task is admitted and fails in its phase.
+
+import {
+  taskInputFromWire,
+  taskResultToWire,
+  taskStateToWire,
+  taskUpdateToWire,
+} from '../../../grpc/convert.js';
+import type {
+  GetTaskResultResponseWire,
+  RequestTaskSlotResponseWire,
+  SubmitTaskRequestWireOut,
+  SubmitTaskResponseWire,
+  TaskUpdateWire,
+} from '../../../grpc/wire-types.js';
+import type { PluginKind, PluginRegistry } from '../../../kernel/plugin-registry.js';
+import {
+  WorkerAdmissionError,
+  type RequestTaskSlotResult,
+  type SubmitTaskResult,
+  type TaskInput,
+  type TaskStatus,
+} from '../core/index.js';
+import type { WatchUpdate } from './subscription-manager.js';
+
+export type TaskConfigValidator = Pick<PluginRegistry, 'builders' | 'writers' | 'validateTaskConfig'>;
+
+export interface SubmitTaskRequest {
+  readonly input: TaskInput;
+  /** Undefined when the request has none: the worker requests a slot inline. */
+  readonly slotId: string | undefined;
+}
+
+/** Checks a plugin config against its plugin's schema when the plugin is known. */
+function checkPluginConfig(
+  plugins: TaskConfigValidator,
+  kind: PluginKind,
+  taskId: string,
+  field: string,
+  plugin: { readonly type: string; readonly config: unknown },
+): void {
+  const table = kind === 'builder' ? plugins.builders : plugins.writers;
+  if (!table.has(plugin.type)) return;
+  const issues = plugins.validateTaskConfig(kind, plugin.type, plugin.config);
+  if (issues.length === 0) return;
+  const detail = issues.map((i) => `${i.path || '/'} ${i.message} (rule: ${i.rule})`).join('; ');
+  throw WorkerAdmissionError.invalidArgument(
+    taskId,
+    field,
+    plugin.type,
+    `does not match the ${plugin.type} schema: ${detail}`,
+  );
+}
+
+/** SubmitTaskRequest → the core's input. Throws WorkerAdmissionError / WireFormatError (InvalidArgument). */
+export function submitTaskFromWire(
+  req: SubmitTaskRequestWireOut,
+  plugins: TaskConfigValidator,
+): SubmitTaskRequest {
+  if (req.task === null || req.task === undefined) {
+    throw WorkerAdmissionError.invalidArgument('', 'task', null, 'is required');
+  }
+  const input = taskInputFromWire(req.task, 'task');
+  if (input.taskTimeoutMs < 0) {
+    throw WorkerAdmissionError.invalidArgument(
+      input.taskId,
+      'task.task_timeout_ms',
+      input.taskTimeoutMs,
+      'must not be negative',
+    );
+  }
+  checkPluginConfig(
+    plugins,
+    'builder',
+    input.taskId,
+    'task.function_call_config.config',
+    input.functionCallConfig,
+  );
+  if (input.resultHandler) {
+    checkPluginConfig(plugins, 'writer', input.taskId, 'task.result_handler.config', input.resultHandler);
+  }
+  return { input, slotId: req.slotId === '' ? undefined : req.slotId };
+}
+
+export function requestTaskSlotToWire(result: RequestTaskSlotResult): RequestTaskSlotResponseWire {
+  return { taskId: result.taskId, slotId: result.slotId ?? '', state: taskStateToWire(result.state) };
+}
+
+export function submitTaskToWire(result: SubmitTaskResult): SubmitTaskResponseWire {
+  const wire: SubmitTaskResponseWire = { taskId: result.taskId, state: taskStateToWire(result.state) };
+  if (result.result !== undefined) wire.result = taskResultToWire(result.result);
+  return wire;
+}
+
+export function taskStatusToWire(status: TaskStatus): GetTaskResultResponseWire {
+  const wire: GetTaskResultResponseWire = { taskId: status.taskId, state: taskStateToWire(status.state) };
+  if (status.result !== undefined) wire.result = taskResultToWire(status.result);
+  return wire;
+}
+
+export function watchUpdateToWire(update: WatchUpdate): TaskUpdateWire {
+  return taskUpdateToWire(update);
+}

@@ -1,0 +1,247 @@
+// Wires one Worker process: core + orchestrator + gRPC server (WorkerService, grpc.health.v1) +
+// WatchTasks subscriptions + heartbeats, for one deployment of the config.
+//
+//   runWorker(opts) → { address, port, core, orchestrator, drain(), close() }
+//
+// Ports not given get their standalone defaults: LocalCallRunner (in-process functions; dev/tests only,
+// logged as such), one static code epoch, an IO scope without storage, and an executor that is ready
+// at once. Health is NOT_SERVING until the executor is ready and again from the start of a drain (the
+// core's ServingStatusChanged drives it).
+//
+// drain(): stop admitting (SubmitTask / RequestTaskSlot answer Unavailable), stop heartbeats (the
+// Coordinator stops routing here), let tasks holding a slot finish for up to `drainTimeoutMs`, then
+// close. close(): stop timers, abort what still runs (its watchers get a CANCELLED terminal update),
+// stop the gRPC server (WatchTasks streams get a short grace), close the IO scopes.
+
+import { randomUUID } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
+import { SERVER_OPTIONS } from '../../../grpc/channel-options.js';
+import { createHealth, type Health } from '../../../grpc/health.js';
+import { SERVICE_NAMES, workerServiceDefinition } from '../../../grpc/proto.js';
+import { bindServer, shutdownServer } from '../../../grpc/server.js';
+import type { BlockxConfig, WorkerConfig } from '../../../kernel/config-types.js';
+import type { PluginRegistry } from '../../../kernel/plugin-registry.js';
+import type { WorkerRegistryWriter } from '../../registry/registry-port.js';
+import { WorkerCore } from '../core/index.js';
+import {
+  ManualExecutorReadiness,
+  NoStorageIoScopeFactory,
+  StaticCodeEpochSource,
+} from '../adapters/default-ports.js';
+import { DeploymentUnknownError } from '../adapters/errors.js';
+import { workerServiceHandlers } from '../adapters/grpc-server.js';
+import { HeartbeatPublisher } from '../adapters/heartbeat-publisher.js';
+import { LocalCallRunner } from '../adapters/local-call-runner.js';
+import { Orchestrator } from '../adapters/orchestrator.js';
+import { silentWorkerLogger, type WorkerLogger } from '../adapters/worker-logger.js';
+import type {
+  CallPhaseRunner,
+  CodeEpochSource,
+  ExecutorReadiness,
+  TaskIoScopeFactory,
+} from '../adapters/ports.js';
+import { SubscriptionManager } from '../adapters/subscription-manager.js';
+import { advertiseAddress, boundAddress } from './advertise.js';
+
+export interface RunWorkerOptions {
+  readonly config: BlockxConfig;
+  /** The deployment whose `worker` section this process runs (`block`, `bundle`, ...). */
+  readonly deployment: string;
+  readonly plugins: PluginRegistry;
+  /** The Calls phase. Default: LocalCallRunner over `config.functions.dir` (dev/tests only). */
+  readonly callRunner?: CallPhaseRunner;
+  readonly codeEpochs?: CodeEpochSource;
+  readonly ioScopes?: TaskIoScopeFactory;
+  /** Default: ready at once (right for LocalCallRunner or a runner that needs no executor). */
+  readonly executorReadiness?: ExecutorReadiness;
+  /** Where heartbeats go (etcd, or the in-process registry of `blockx up`); none = standalone. */
+  readonly registryWriter?: WorkerRegistryWriter;
+  readonly logger?: WorkerLogger;
+  /** Overrides `worker.listen` (e.g. `127.0.0.1:0`). */
+  readonly listen?: string;
+  /** Grace for open calls (WatchTasks streams) when the server stops. Default 1000 ms. */
+  readonly shutdownGraceMs?: number;
+}
+
+export interface RunningWorker {
+  /** The advertised address (what clients dial, `worker_addr` in updates). */
+  readonly address: string;
+  /** The bound `host:port`. */
+  readonly boundAddress: string;
+  readonly port: number;
+  readonly core: WorkerCore;
+  readonly orchestrator: Orchestrator;
+  readonly subscriptions: SubscriptionManager;
+  readonly health: Health;
+  readonly workerConfig: WorkerConfig;
+  /** Stop admitting, wait for running tasks (≤ drainTimeoutMs), then close. Idempotent. */
+  drain(): Promise<void>;
+  /** Stop now. Idempotent. */
+  close(): Promise<void>;
+}
+
+export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> {
+  const { config, deployment, plugins } = opts;
+  const dep = config.deployments[deployment];
+  if (dep === undefined) throw new DeploymentUnknownError(deployment, Object.keys(config.deployments));
+  const w = dep.worker;
+  const logger = opts.logger ?? silentWorkerLogger;
+
+  const core = new WorkerCore({
+    config: {
+      taskSlots: w.taskSlots,
+      defaultTtlMs: w.defaultTtlMs,
+      taskDeadlineMs: w.taskDeadlineMs,
+      maxTaskTimeoutMs: w.maxTaskTimeoutMs,
+      resultRetentionMs: w.resultRetentionMs,
+      watchDisconnectGraceMs: w.watchDisconnectGraceMs,
+      timerScanMs: w.timerScanMs,
+    },
+    newSlotId: randomUUID,
+  });
+
+  let callRunner = opts.callRunner;
+  if (callRunner === undefined) {
+    logger.warn(
+      { functions_dir: config.functions.dir },
+      'no executor wired: running functions in-process with LocalCallRunner (development and tests only)',
+    );
+    callRunner = new LocalCallRunner({
+      functionsDir: config.functions.dir,
+      maxInflightCalls: w.taskMaxInflightCalls,
+      callDeadlineMs: w.callDeadlineMs,
+      maxCollectedOutputBytes: w.maxCollectedOutputBytes,
+      callRetry: w.callRetry,
+      logger,
+    });
+  }
+  const ioScopes = opts.ioScopes ?? new NoStorageIoScopeFactory();
+  if (opts.ioScopes === undefined)
+    logger.info({}, 'no storage wired: task IO operations will fail (NO_STORAGE)');
+  const readiness = opts.executorReadiness ?? new ManualExecutorReadiness(true);
+
+  const orchestrator = new Orchestrator({
+    core,
+    plugins,
+    callRunner,
+    codeEpochs: opts.codeEpochs ?? new StaticCodeEpochSource('local'),
+    ioScopes,
+    admission: w.admission,
+    logger,
+  });
+
+  let address = '';
+  const subscriptions = new SubscriptionManager(
+    {
+      taskSnapshot: (id) => orchestrator.taskSnapshot(id),
+      watchAttached: (id) => orchestrator.watchAttached(id),
+      watchDetached: (id) => orchestrator.watchDetached(id),
+      now: () => orchestrator.now(),
+    },
+    () => address,
+  );
+  orchestrator.addListener(subscriptions);
+
+  const health = createHealth([SERVICE_NAMES.worker]);
+  let publisher: HeartbeatPublisher | undefined;
+  let resolveDrained: () => void = () => undefined;
+  const drained = new Promise<void>((resolve) => (resolveDrained = resolve));
+  orchestrator.addListener({
+    onServingChanged: (change) => {
+      health.setAllServing(change.serving);
+      if (change.serving) publisher?.start();
+      // A draining worker leaves the registry at once, so the Coordinator stops routing to it.
+      if (change.draining) void publisher?.stop();
+    },
+    onDrained: () => resolveDrained(),
+  });
+
+  const server = new grpc.Server({
+    ...SERVER_OPTIONS,
+    'grpc.keepalive_time_ms': w.keepaliveTimeMs,
+    'grpc.keepalive_timeout_ms': w.keepaliveTimeoutMs,
+  });
+  server.addService(
+    workerServiceDefinition,
+    workerServiceHandlers({ orchestrator, subscriptions, plugins, logger }),
+  );
+  health.addToServer(server);
+  const listen = opts.listen ?? w.listen;
+  const port = await bindServer(server, listen);
+  address = advertiseAddress({
+    configured: w.advertiseAddr,
+    listen,
+    boundPort: port,
+    reachableFromOtherHosts: config.registry.etcd.endpoints.length > 0,
+  });
+  const bound = boundAddress(listen, port);
+
+  if (opts.registryWriter !== undefined) {
+    publisher = new HeartbeatPublisher({
+      writer: opts.registryWriter,
+      prefix: w.registryPrefix,
+      workerAddr: address,
+      intervalMs: w.heartbeatIntervalMs,
+      deriveHeartbeat: () => core.deriveHeartbeat(orchestrator.now()),
+      errorRate: () => orchestrator.recentErrorRate,
+      logger,
+    });
+  }
+
+  orchestrator.start();
+  const unsubscribe = readiness.subscribe((event) => {
+    if (event.type === 'ready') orchestrator.executorReady();
+    else orchestrator.executorLost(event.reason);
+  });
+  if (core.serving) publisher?.start();
+  logger.info({ address, bound, deployment, task_slots: w.taskSlots }, 'worker listening');
+
+  let closing: Promise<void> | undefined;
+  let draining: Promise<void> | undefined;
+  const graceMs = opts.shutdownGraceMs ?? 1_000;
+
+  const close = (): Promise<void> =>
+    (closing ??= (async () => {
+      orchestrator.stop();
+      unsubscribe();
+      health.setAllServing(false);
+      orchestrator.abortAll('worker shutting down');
+      await publisher?.stop();
+      await shutdownServer(server, graceMs);
+      await orchestrator.settled();
+      logger.info({ address }, 'worker stopped');
+    })());
+
+  const drain = (): Promise<void> =>
+    (draining ??= (async () => {
+      orchestrator.startDraining();
+      await publisher?.stop();
+      logger.info({ drain_timeout_ms: w.drainTimeoutMs, active_tasks: orchestrator.activeTasks }, 'draining');
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), w.drainTimeoutMs);
+      });
+      const outcome = await Promise.race([drained.then(() => 'drained' as const), timedOut]);
+      clearTimeout(timer);
+      if (outcome === 'timeout') {
+        logger.warn(
+          { active_tasks: orchestrator.activeTasks },
+          'drain timeout: cancelling the remaining tasks',
+        );
+      }
+      await close();
+    })());
+
+  return {
+    address,
+    boundAddress: bound,
+    port,
+    core,
+    orchestrator,
+    subscriptions,
+    health,
+    workerConfig: w,
+    drain,
+    close,
+  };
+}

@@ -1,0 +1,144 @@
+// `blockx worker --deployment NAME [--config FILE]`: boots the kernel (config + plugins), runs one
+// Worker until SIGTERM / SIGINT, drains, exits.
+//
+//   first SIGTERM or SIGINT → drain: admissions answer Unavailable, running tasks finish (bounded by
+//                             drainTimeoutMs), the server stops → exit code 0;
+//   a second signal         → stop at once (remaining tasks are cancelled) → exit code 1.
+//
+// Prints one line on stdout once it serves: `worker listening on <advertised addr> (bound <host:port>,
+// deployment <name>)`; logs go to stderr as pino JSON lines (level from BLOCKX_LOG_LEVEL / config).
+//
+// The Calls phase: `deps.executor` builds the real one (dispatcher + supervised executor) when it is
+// wired; without it the worker runs functions in-process with LocalCallRunner (development only).
+
+import { pino } from 'pino';
+import { bootKernel } from '../../../kernel/kernel.js';
+import type { BlockxConfig } from '../../../kernel/config-types.js';
+import type { WorkerRegistryWriter } from '../../registry/registry-port.js';
+import type { WorkerLogger } from '../adapters/worker-logger.js';
+import type {
+  CallPhaseRunner,
+  CodeEpochSource,
+  ExecutorReadiness,
+  TaskIoScopeFactory,
+} from '../adapters/ports.js';
+import { runWorker, type RunningWorker } from './run-worker.js';
+
+/** The subset of the CLI's io a command uses (src/cli/io.ts `CliIo` satisfies it). */
+export interface WorkerCommandIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  readonly env: NodeJS.ProcessEnv;
+  cwd(): string;
+}
+
+export interface WorkerCommandOptions {
+  /** `--config FILE`. */
+  readonly config?: string;
+  /** `--deployment NAME`. */
+  readonly deployment: string;
+}
+
+/** What the real Calls path provides; `close()` runs after the worker stopped (e.g. stop the executor). */
+export interface ExecutorRuntime {
+  readonly callRunner: CallPhaseRunner;
+  readonly executorReadiness?: ExecutorReadiness;
+  readonly codeEpochs?: CodeEpochSource;
+  close?(): Promise<void>;
+}
+
+export interface WorkerRuntimeContext {
+  readonly config: BlockxConfig;
+  readonly deployment: string;
+  readonly logger: WorkerLogger;
+}
+
+/** Where the process gets signals from (process by default; tests pass an EventEmitter). */
+export interface SignalSource {
+  on(signal: 'SIGTERM' | 'SIGINT', listener: () => void): unknown;
+  off(signal: 'SIGTERM' | 'SIGINT', listener: () => void): unknown;
+}
+
+export interface WorkerCommandDeps {
+  readonly executor?: (ctx: WorkerRuntimeContext) => ExecutorRuntime | Promise<ExecutorRuntime>;
+  readonly ioScopes?: (ctx: WorkerRuntimeContext) => TaskIoScopeFactory | Promise<TaskIoScopeFactory>;
+  /** Heartbeat destination (etcd writer when etcd endpoints are configured). */
+  readonly registryWriter?: (
+    ctx: WorkerRuntimeContext,
+  ) => WorkerRegistryWriter | undefined | Promise<WorkerRegistryWriter | undefined>;
+  readonly signals?: SignalSource;
+  readonly logger?: WorkerLogger;
+  /** Called once the worker serves (tests). */
+  readonly onListening?: (worker: RunningWorker) => void;
+}
+
+export async function workerCommand(
+  opts: WorkerCommandOptions,
+  io: WorkerCommandIo,
+  deps: WorkerCommandDeps = {},
+): Promise<number> {
+  const kernel = await bootKernel({
+    configPath: opts.config,
+    cwd: io.cwd(),
+    env: io.env,
+    deployments: [opts.deployment],
+  });
+  const { config } = kernel;
+  const logger =
+    deps.logger ??
+    pino(
+      { level: config.observability.logLevel, base: { service: 'worker', deployment: opts.deployment } },
+      pino.destination({ dest: 2, sync: true }),
+    );
+  const ctx: WorkerRuntimeContext = { config, deployment: opts.deployment, logger };
+
+  const executor = deps.executor === undefined ? undefined : await deps.executor(ctx);
+  const registryWriter = await deps.registryWriter?.(ctx);
+  if (registryWriter === undefined && config.registry.etcd.endpoints.length > 0) {
+    logger.warn(
+      { endpoints: config.registry.etcd.endpoints },
+      'etcd endpoints are configured but no registry writer is wired: no heartbeats are published',
+    );
+  }
+  const worker = await runWorker({
+    config,
+    deployment: opts.deployment,
+    plugins: kernel.plugins,
+    ...(executor === undefined
+      ? {}
+      : {
+          callRunner: executor.callRunner,
+          ...(executor.executorReadiness ? { executorReadiness: executor.executorReadiness } : {}),
+          ...(executor.codeEpochs ? { codeEpochs: executor.codeEpochs } : {}),
+        }),
+    ...(deps.ioScopes ? { ioScopes: await deps.ioScopes(ctx) } : {}),
+    ...(registryWriter ? { registryWriter } : {}),
+    logger,
+  });
+  io.stdout(
+    `worker listening on ${worker.address} (bound ${worker.boundAddress}, deployment ${opts.deployment})\n`,
+  );
+  deps.onListening?.(worker);
+
+  const signals: SignalSource = deps.signals ?? process;
+  let received = 0;
+  let onSignal: () => void = () => undefined;
+  const code = await new Promise<number>((resolve) => {
+    onSignal = (): void => {
+      received++;
+      if (received === 1) {
+        logger.info({}, 'signal received: draining (a second signal stops at once)');
+        void worker.drain().then(() => resolve(0));
+      } else if (received === 2) {
+        logger.warn({}, 'second signal: stopping now');
+        void worker.close().then(() => resolve(1));
+      }
+    };
+    signals.on('SIGTERM', onSignal);
+    signals.on('SIGINT', onSignal);
+  });
+  signals.off('SIGTERM', onSignal);
+  signals.off('SIGINT', onSignal);
+  await executor?.close?.();
+  return code;
+}

@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import {
+  CallDeadlineError,
+  DeploymentUnknownError,
+  FunctionLoadError,
+  NoStorageError,
+  WorkerRuntimeErrorCode,
+} from '../../../../../src/services/worker/adapters/errors.js';
+import { BlockxError } from '../../../../../src/kernel/errors.js';
+
+describe('WorkerRuntimeErrorCode', () => {
+  it('maps every key to itself', () => {
+    for (const [key, value] of Object.entries(WorkerRuntimeErrorCode)) expect(value).toBe(key);
+  });
+
+  it('errors carry their code and structured fields', () => {
+    const io = new NoStorageError('t1', 'get');
+    expect(io).toBeInstanceOf(BlockxError);
+    expect(io).toMatchObject({ code: 'NO_STORAGE', taskId: 't1', operation: 'get', retryable: false });
+    const fn = new FunctionLoadError('FUNCTION_NOT_FOUND', {
+      functionName: 'f',
+      functionsDir: '/d',
+      message: 'no f',
+    });
+    expect(fn).toMatchObject({
+      code: 'FUNCTION_NOT_FOUND',
+      functionName: 'f',
+      functionsDir: '/d',
+      retryable: false,
+    });
+    expect(new CallDeadlineError('f', 5)).toMatchObject({ code: 'CALL_DEADLINE_EXCEEDED', budgetMs: 5 });
+    const dep = new DeploymentUnknownError('nope', ['block', 'bundle']);
+    expect(dep).toMatchObject({ code: 'DEPLOYMENT_UNKNOWN', deployment: 'nope' });
+    expect(dep.message).toContain('block, bundle');
+  });
+});
