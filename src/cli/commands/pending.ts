@@ -12,12 +12,6 @@ const NOT_BUILT: {
   issue: string;
 }[] = [
   {
-    name: 'worker',
-    description: 'run a Worker (spawns and supervises its Executor)',
-    flags: [['--deployment <name>', 'block | bundle']],
-    issue: 'Worker: slot protocol, task state machine and the three phases',
-  },
-  {
     name: 'submit',
     args: '[tasks...]',
     description: 'submit task JSON files',

@@ -1,0 +1,21 @@
+// `blockx worker --deployment NAME`: one Worker with its supervised Executor, until SIGTERM (drain) or
+// SIGINT. The implementation lives in the worker app; it is imported only when the command runs.
+import type { Command } from 'commander';
+import { CONFIG_FLAG, type CliIo } from '../io.js';
+
+export function registerWorkerCommand(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  program
+    .command('worker')
+    .description('run a Worker (spawns and supervises its Executor); SIGTERM drains, then exits 0')
+    .option(...CONFIG_FLAG)
+    .requiredOption('--deployment <name>', 'the deployment to serve (block | bundle)')
+    .action(async (opts: { config?: string; deployment: string }) => {
+      const { workerCommand } = await import('../../services/worker/app/worker-command.js');
+      setExit(
+        await workerCommand(
+          { ...(opts.config ? { config: opts.config } : {}), deployment: opts.deployment },
+          io,
+        ),
+      );
+    });
+}
