@@ -9,6 +9,7 @@ import { registerValidateCommand } from './commands/validate.js';
 import { registerPendingCommands } from './commands/pending.js';
 import { registerExecutorHelp } from './commands/executor.js';
 import { registerWorkerCommand } from './commands/worker.js';
+import { registerUpCommand } from './commands/up.js';
 import { registerCoordinatorCommand } from '../services/coordinator/app/cli.js';
 import { EXIT, UsageError, type CliIo } from './io.js';
 import { readPackageVersion } from './version.js';
@@ -33,6 +34,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
   registerValidateCommand(program, io, setExit);
   registerPluginsCommand(program, io, setExit);
   registerConfigCommand(program, io, setExit);
+  registerUpCommand(program, io, setExit);
   registerCoordinatorCommand(program, io, setExit);
   registerWorkerCommand(program, io, setExit);
   registerExecutorHelp(program);

@@ -138,3 +138,21 @@ describe('blockx plugins / config / usage', () => {
     expect(r.stderr).toContain('/nonexistent/blockx.yaml');
   });
 });
+
+describe('blockx up --once', () => {
+  it('starts a coordinator and two workers, runs the hello_world demo through the coordinator, exits 0', () => {
+    const r = blockx(['up', '--once', '--listen', '127.0.0.1:0']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/coordinator listening on 127\.0\.0\.1:\d+ \(in-process registry\)/);
+    expect(r.stdout).toMatch(/worker #0 listening on 127\.0\.0\.1:\d+/);
+    expect(r.stdout).toMatch(/worker #1 listening on 127\.0\.0\.1:\d+/);
+    expect(r.stdout).toContain('demo: SUCCEEDED');
+    expect(r.stdout).toContain('["hello, ct2","hello, blockx"]');
+  });
+
+  it('a bad --listen is a usage error', () => {
+    const r = blockx(['up', '--once', '--listen', 'nope']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--listen must be host:port');
+  });
+});

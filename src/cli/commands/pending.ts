@@ -1,6 +1,5 @@
 // Commands whose runtime is not built yet. They are declared with their contract flags (DESIGN.md §4.2)
 // so `blockx --help` is complete, and each says plainly that it does not run anything yet (exit 1).
-// `up` prints the plan of services it will start once the runtime exists, after validating everything.
 import type { Command } from 'commander';
 import { CONFIG_FLAG, EXIT, type CliIo } from '../io.js';
 
@@ -38,29 +37,6 @@ const NOT_BUILT: {
 ];
 
 export function registerPendingCommands(program: Command, io: CliIo, setExit: (code: number) => void): void {
-  program
-    .command('up')
-    .description('one-machine cluster: coordinator + workers + executors, in-process registry, SQLite')
-    .option(...CONFIG_FLAG)
-    .option('--once', 'run the demo and exit')
-    .action(async (opts: { config?: string }) => {
-      const { bootKernel } = await import('../../kernel/kernel.js');
-      const { describePlannedService, planUp } = await import('../../kernel/service-plan.js');
-      const kernel = await bootKernel({ configPath: opts.config, cwd: io.cwd(), env: io.env });
-      const plan = planUp(kernel.config);
-      io.stdout(`config   ${kernel.config.configFile} (valid)\n`);
-      io.stdout(
-        `plugins  builders ${kernel.plugins.builders.types().join(', ')}; writers ${kernel.plugins.writers.types().join(', ')}\n`,
-      );
-      io.stdout(`plan for deployment "${plan.deployment}":\n`);
-      for (const s of plan.services) io.stdout(`  ${describePlannedService(s)}\n`);
-      io.stdout(
-        'The cluster runtime (Worker, Executor, Coordinator) is not built yet, so nothing was started.\n' +
-          'This command validated the config and plugins and printed the services it will run.\n',
-      );
-      setExit(EXIT.OK);
-    });
-
   for (const cmd of NOT_BUILT) {
     const c = program
       .command(cmd.name)

@@ -1,0 +1,140 @@
+// Service assembly of `blockx up`: one machine, one process tree — the registry (in-process, or etcd
+// when the config names endpoints), a Coordinator, N Workers each with its Executor. It walks the plan
+// of service-plan.ts, fires the kernel's serviceAssembled hook, and stops everything in reverse order.
+import type { Logger as PinoLogger } from 'pino';
+import type { Kernel } from './kernel.js';
+import { planUp, type ServicePlan } from './service-plan.js';
+import type { BlockxConfig, DeploymentConfig } from './config-types.js';
+import type {
+  CallPhaseRunner,
+  CodeEpochSource,
+  ExecutorReadiness,
+} from '../services/worker/adapters/ports.js';
+import type { WorkerRegistryWriter } from '../services/registry/registry-port.js';
+
+export interface ClusterExecutorRuntime {
+  readonly callRunner: CallPhaseRunner;
+  readonly executorReadiness?: ExecutorReadiness;
+  readonly codeEpochs?: CodeEpochSource;
+  close(): Promise<void>;
+}
+
+export interface RunClusterOptions {
+  readonly kernel: Kernel;
+  readonly logger: PinoLogger;
+  /** Overrides `up.coordinatorListen` (e.g. 127.0.0.1:0 in tests). */
+  readonly coordinatorListen?: string;
+  /** Builds the Calls phase of worker `index`; default: the in-process LocalCallRunner of the worker app. */
+  readonly executorFor?: (
+    index: number,
+    config: BlockxConfig,
+    deployment: string,
+  ) => Promise<ClusterExecutorRuntime>;
+}
+
+export interface RunningCluster {
+  readonly plan: ServicePlan;
+  readonly coordinatorAddress: string;
+  readonly workerAddresses: readonly string[];
+  readonly registry: 'in-process' | 'etcd';
+  close(): Promise<void>;
+}
+
+export async function runCluster(opts: RunClusterOptions): Promise<RunningCluster> {
+  const { kernel, logger } = opts;
+  const plan = planUp(kernel.config);
+  const name = plan.deployment;
+  const config = withCoordinatorListen(
+    kernel.config,
+    name,
+    opts.coordinatorListen ?? kernel.config.up.coordinatorListen,
+  );
+  const [{ runCoordinator }, { runWorker }, { InProcessRegistry }] = await Promise.all([
+    import('../services/coordinator/app/run-coordinator.js'),
+    import('../services/worker/app/run-worker.js'),
+    import('../services/registry/in-process-registry.js'),
+  ]);
+  const useEtcd = config.registry.etcd.endpoints.length > 0;
+  const inProcess = useEtcd ? undefined : new InProcessRegistry();
+  const stops: (() => Promise<void>)[] = [];
+  const stopAll = async () => {
+    for (const stop of stops.reverse())
+      await stop().catch((err: unknown) => logger.error({ err }, 'stop failed'));
+    stops.length = 0;
+  };
+
+  try {
+    const coordinator = await runCoordinator({
+      config,
+      deployment: name,
+      logger: logger.child({ service: 'coordinator' }),
+      ...(inProcess ? { registry: inProcess } : {}),
+    });
+    stops.push(() => coordinator.close());
+
+    const workerAddresses: string[] = [];
+    for (let i = 0; i < config.up.workers; i++) {
+      const port = config.up.workerBasePort === 0 ? 0 : config.up.workerBasePort + i;
+      const executor = opts.executorFor ? await opts.executorFor(i, config, name) : undefined;
+      if (executor) stops.push(() => executor.close());
+      const worker = await runWorker({
+        config,
+        deployment: name,
+        plugins: kernel.plugins,
+        listen: `127.0.0.1:${port}`,
+        logger: logger.child({ service: 'worker', worker: i }),
+        registryWriter: await registryWriterFor(config, inProcess, logger),
+        ...(executor
+          ? {
+              callRunner: executor.callRunner,
+              ...(executor.executorReadiness ? { executorReadiness: executor.executorReadiness } : {}),
+              ...(executor.codeEpochs ? { codeEpochs: executor.codeEpochs } : {}),
+            }
+          : {}),
+      });
+      stops.push(() => worker.close());
+      workerAddresses.push(worker.address);
+    }
+    await kernel.hooks.serviceAssembled.promise(plan);
+    return {
+      plan,
+      coordinatorAddress: coordinator.address,
+      workerAddresses,
+      registry: useEtcd ? 'etcd' : 'in-process',
+      close: async () => {
+        await stopAll();
+        await kernel.hooks.shutdown.promise('cluster stopped');
+      },
+    };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+async function registryWriterFor(
+  config: BlockxConfig,
+  inProcess: { writer(): WorkerRegistryWriter } | undefined,
+  logger: PinoLogger,
+): Promise<WorkerRegistryWriter> {
+  if (inProcess) return inProcess.writer();
+  const { EtcdRegistryWriter } = await import('../services/registry/etcd-registry-writer.js');
+  return new EtcdRegistryWriter({
+    endpoints: config.registry.etcd.endpoints,
+    unaryDeadlineMs: config.registry.etcd.dialTimeoutMs,
+    leaseTtlMs: config.registry.etcd.leaseTtlMs,
+    logger,
+  });
+}
+
+/** The config with one deployment's coordinator listening elsewhere (the config itself stays frozen). */
+function withCoordinatorListen(config: BlockxConfig, name: string, listen: string): BlockxConfig {
+  const dep = config.deployments[name] as DeploymentConfig;
+  return Object.freeze({
+    ...config,
+    deployments: Object.freeze({
+      ...config.deployments,
+      [name]: Object.freeze({ ...dep, coordinator: Object.freeze({ ...dep.coordinator, listen }) }),
+    }),
+  });
+}
