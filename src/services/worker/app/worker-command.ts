@@ -10,10 +10,14 @@
 //
 // The Calls phase: `deps.executor` builds the real one (dispatcher + supervised executor) when it is
 // wired; without it the worker runs functions in-process with LocalCallRunner (development only).
+//
+// Registry: with `registry.etcd.endpoints` set (ETCD_ENDPOINTS) and no `deps.registryWriter`, heartbeats
+// go to etcd (EtcdRegistryWriter, lease TTL registry.etcd.leaseTtlMs); without endpoints it runs standalone.
 
 import { pino } from 'pino';
 import { bootKernel } from '../../../kernel/kernel.js';
 import type { BlockxConfig } from '../../../kernel/config-types.js';
+import { EtcdRegistryWriter } from '../../registry/etcd-registry-writer.js';
 import type { WorkerRegistryWriter } from '../../registry/registry-port.js';
 import type { WorkerLogger } from '../adapters/worker-logger.js';
 import type {
@@ -93,13 +97,9 @@ export async function workerCommand(
   const ctx: WorkerRuntimeContext = { config, deployment: opts.deployment, logger };
 
   const executor = deps.executor === undefined ? undefined : await deps.executor(ctx);
-  const registryWriter = await deps.registryWriter?.(ctx);
-  if (registryWriter === undefined && config.registry.etcd.endpoints.length > 0) {
-    logger.warn(
-      { endpoints: config.registry.etcd.endpoints },
-      'etcd endpoints are configured but no registry writer is wired: no heartbeats are published',
-    );
-  }
+  const registryWriter = deps.registryWriter
+    ? await deps.registryWriter(ctx)
+    : defaultRegistryWriter(config, logger);
   const worker = await runWorker({
     config,
     deployment: opts.deployment,
@@ -114,6 +114,10 @@ export async function workerCommand(
     ...(deps.ioScopes ? { ioScopes: await deps.ioScopes(ctx) } : {}),
     ...(registryWriter ? { registryWriter } : {}),
     logger,
+  }).catch(async (err: unknown) => {
+    // The publisher never took the writer over: close it here (etcd: its client) or the process hangs.
+    await registryWriter?.close();
+    throw err;
   });
   io.stdout(
     `worker listening on ${worker.address} (bound ${worker.boundAddress}, deployment ${opts.deployment})\n`,
@@ -141,4 +145,16 @@ export async function workerCommand(
   signals.off('SIGINT', onSignal);
   await executor?.close?.();
   return code;
+}
+
+/**
+ * The heartbeat destination when the caller wires none: etcd when `registry.etcd.endpoints` is set (one
+ * leased session; runWorker's publisher puts under `worker.registryPrefix` every heartbeatIntervalMs and
+ * closes it on shutdown), else none (a standalone worker).
+ */
+function defaultRegistryWriter(config: BlockxConfig, logger: WorkerLogger): WorkerRegistryWriter | undefined {
+  const { endpoints, dialTimeoutMs, leaseTtlMs } = config.registry.etcd;
+  if (endpoints.length === 0) return undefined;
+  logger.info({ endpoints, lease_ttl_ms: leaseTtlMs }, 'publishing heartbeats to etcd');
+  return new EtcdRegistryWriter({ endpoints, unaryDeadlineMs: dialTimeoutMs, leaseTtlMs, logger });
 }
