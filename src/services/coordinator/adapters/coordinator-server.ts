@@ -176,13 +176,17 @@ export class CoordinatorServer {
   unaryHandler(): grpc.handleUnaryCall<ReserveRequestLike, ReserveResponseLike> {
     return (call, callback) => {
       const abort = new AbortController();
-      call.once('cancelled', () => abort.abort());
+      const onCancelled = () => abort.abort();
+      call.once('cancelled', onCancelled);
       this.reserveWorkerSlot(call.request.taskId, abort.signal).then(
         (r) => {
+          // grpc-js may emit 'cancelled' after the reply; aborting then only costs a DOMException.
+          call.off('cancelled', onCancelled);
           if (r.ok) callback(null, { taskId: r.taskId, workerAddr: r.workerAddr, slotId: r.slotId });
           else callback(toServiceError(r.error));
         },
         (err: unknown) => {
+          call.off('cancelled', onCancelled);
           this.logger.error({ err: String(err) }, 'ReserveWorkerSlot failed unexpectedly');
           callback(toServiceError(err));
         },
