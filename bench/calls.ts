@@ -1,0 +1,409 @@
+// bench/calls: the Calls phase through Worker → Executor, side by side with its peers, in one run.
+//
+//   npx tsx bench/calls.ts [--calls 100000] [--tasks 100] [--task-calls 1000] [--task-slots 32]
+//                          [--threads 2] [--executor built|tsx] [--runs 3] [--only worker|uds|piscina]
+//
+// Rows (no-op calls; the function is test/fixtures/functions/noop.ts, `async () => null`):
+//  - dispatcher→executor, 1 task × 100,000 calls: ExecutorCallRunner.run (the Worker's dispatcher core
+//    and executor link) → a real executor child process with `--threads` worker threads → back.
+//  - dispatcher→executor, 100 tasks × 1,000 calls: the same, at most `--task-slots` tasks in their Calls
+//    phase at once (the Worker's executorTaskSlots, 32), each with its own window and cap.
+//  - worker over gRPC, 100 tasks × 1,000 calls: the whole Worker (runWorker in this process): SubmitTask
+//    + WatchTasks per task from `--task-slots` concurrent clients, CallListCallConfig → Calls phase on
+//    the executor → ReturnValueResultHandler; counts calls/s from first submit to last terminal update.
+//  - raw UDS ping-pong: length-prefixed JSON frames (the executor's own codec) over a Unix socket with
+//    1,024 in flight, echoed by this process: the transport alone, the ceiling of any socket executor.
+//  - Piscina 5.3.2, 100,000 no-op tasks (default threads, and 2 threads). Not a dependency: installed
+//    on demand into bench/.work/ (gitignored) with `npm install --prefix bench/.work piscina@5.3.2`.
+// Each row is warmed up, then measured `--runs` times; the table shows the median and the range.
+//
+// The executor command: `built` (`node bin/blockx.js executor`, needs `npm run build`) when dist/ is
+// there, else `tsx` (from src/ under tsx). Goal (issue 4): ≥ 30,000 calls/s, and faster than Piscina.
+
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer, connect } from 'node:net';
+import { availableParallelism, tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { FrameDecoder, FrameWriter } from '../src/executor/frame-codec.js';
+import { createWorkerClient, unaryCall } from '../src/grpc/clients.js';
+import { taskInputToWire, taskUpdateFromWire } from '../src/grpc/convert.js';
+import type { WorkerServiceClient } from '../src/grpc/proto.js';
+import type { SubmitTaskResponseWireOut, TaskUpdateWireOut } from '../src/grpc/wire-types.js';
+import type { BlockxConfig } from '../src/kernel/config-types.js';
+import { bootKernel, type Kernel } from '../src/kernel/kernel.js';
+import type { CallSpec } from '../src/kernel/plugin-types.js';
+import { createExecutorPorts, type ExecutorPorts } from '../src/services/worker/adapters/executor-ports.js';
+import {
+  defaultExecutorCommand,
+  tsxExecutorCommand,
+} from '../src/services/worker/adapters/executor-supervisor.js';
+import { runWorker } from '../src/services/worker/app/run-worker.js';
+
+const REPO = path.resolve(import.meta.dirname, '..');
+const WORK = path.join(REPO, 'bench', '.work');
+const FUNCTIONS = path.join(REPO, 'test', 'fixtures', 'functions');
+const PISCINA_VERSION = '5.3.2';
+
+const { values } = parseArgs({
+  options: {
+    calls: { type: 'string', default: '100000' },
+    tasks: { type: 'string', default: '100' },
+    'task-calls': { type: 'string', default: '1000' },
+    'task-slots': { type: 'string', default: '32' },
+    threads: { type: 'string', default: '2' },
+    executor: { type: 'string' },
+    only: { type: 'string' },
+    runs: { type: 'string', default: '3' },
+  },
+});
+const CALLS = Number(values.calls);
+const TASKS = Number(values.tasks);
+const TASK_CALLS = Number(values['task-calls']);
+const TASK_SLOTS = Number(values['task-slots']);
+const THREADS = Number(values.threads);
+const RUNS = Math.max(1, Number(values.runs));
+const BUILT = existsSync(path.join(REPO, 'dist', 'executor', 'cli-entry.js'));
+const EXECUTOR = values.executor ?? (BUILT ? 'built' : 'tsx');
+
+interface Row {
+  readonly name: string;
+  readonly calls: number;
+  /** Wall time of each measured run. */
+  readonly ms: readonly number[];
+}
+
+const fmt = (n: number, digits = 0): string =>
+  n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+/** Warm up once, then measure `RUNS` times. */
+async function measure(
+  name: string,
+  calls: number,
+  warmup: () => Promise<unknown>,
+  run: () => Promise<unknown>,
+): Promise<Row> {
+  await warmup();
+  const ms: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const start = performance.now();
+    await run();
+    ms.push(performance.now() - start);
+  }
+  const row = { name, calls, ms };
+  const rate = (calls / median(ms)) * 1000;
+  console.error(`  ${name}: ${fmt(rate)} calls/s`);
+  return row;
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+// ---- Worker → Executor -----------------------------------------------------------------------------
+
+async function withExecutor<T>(
+  fn: (ports: ExecutorPorts, kernel: Kernel, config: BlockxConfig) => Promise<T>,
+): Promise<T> {
+  const kernel = await bootKernel({
+    configPath: path.join(REPO, 'blockx.config.yaml'),
+    cwd: REPO,
+    env: { BLOCKX_FUNCTIONS_DIR: FUNCTIONS, BLOCKX_LOG_LEVEL: 'error' },
+    deployments: ['block'],
+  });
+  const dep = kernel.config.deployments.block!;
+  const config: BlockxConfig = {
+    ...kernel.config,
+    deployments: { block: { ...dep, executor: { ...dep.executor, threads: THREADS } } },
+  };
+  const ports = createExecutorPorts({
+    config,
+    deployment: 'block',
+    functionsDir: FUNCTIONS,
+    executorCommand: EXECUTOR === 'built' ? defaultExecutorCommand() : tsxExecutorCommand(),
+  });
+  await ports.start();
+  try {
+    await ports.whenReady();
+    return await fn(ports, kernel, config);
+  } finally {
+    await ports.close();
+  }
+}
+
+function noopCalls(n: number): CallSpec[] {
+  const call: CallSpec = { function: 'noop', args: [] };
+  return Array.from({ length: n }, () => call);
+}
+
+let taskSeq = 0;
+
+/** One Calls phase straight through the ExecutorCallRunner (what the orchestrator's Calls phase does). */
+async function runTask(ports: ExecutorPorts, calls: readonly CallSpec[]): Promise<void> {
+  const pin = await ports.codeEpochs.pin();
+  try {
+    const outcome = await ports.callRunner.run(
+      {
+        taskId: `bench-${++taskSeq}`,
+        codeEpoch: pin.epoch,
+        deadlineMs: Date.now() + 600_000,
+        signal: new AbortController().signal,
+      },
+      calls,
+    );
+    if (!outcome.success) throw new Error(`bench task failed: ${outcome.failureCode} ${outcome.message}`);
+    if (outcome.outputs.length !== calls.length) throw new Error('bench task lost outputs');
+  } finally {
+    pin.release();
+  }
+}
+
+/** `tasks` tasks through `run`, at most `TASK_SLOTS` at once. */
+async function lanes(tasks: number, run: () => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < tasks) {
+      next++;
+      await run();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(TASK_SLOTS, tasks) }, lane));
+}
+
+/** SubmitTask + WatchTasks to the terminal update; checks the outputs came back. */
+async function grpcTask(client: WorkerServiceClient, callList: readonly unknown[][]): Promise<void> {
+  const taskId = `bench-grpc-${++taskSeq}`;
+  const task = taskInputToWire({
+    taskId,
+    functionCallConfig: { type: 'CallListCallConfig', config: { function: 'noop', callList } },
+    resultHandler: { type: 'ReturnValueResultHandler', config: {} },
+    taskTimeoutMs: 600_000,
+  });
+  await unaryCall<SubmitTaskResponseWireOut>(
+    (md, o, cb) => client.submitTask({ task, slotId: '' }, md, o, cb),
+    {
+      timeoutMs: 30_000,
+    },
+  );
+  const last = await new Promise<ReturnType<typeof taskUpdateFromWire>>((resolve, reject) => {
+    let update: ReturnType<typeof taskUpdateFromWire> | undefined;
+    const stream = client.watchTasks({ taskIds: [taskId] });
+    stream.on('data', (u: TaskUpdateWireOut) => (update = taskUpdateFromWire(u)));
+    stream.on('end', () => (update ? resolve(update) : reject(new Error(`no update for ${taskId}`))));
+    stream.on('error', reject);
+  });
+  const outputs = last.result?.executeResult.pluginResults[0]?.result;
+  if (last.state !== 'SUCCEEDED' || !Array.isArray(outputs) || outputs.length !== callList.length) {
+    throw new Error(`bench task ${taskId} did not succeed: ${JSON.stringify(last.result?.executeResult)}`);
+  }
+}
+
+async function workerRows(): Promise<Row[]> {
+  return withExecutor(async (ports, kernel, config) => {
+    const rows: Row[] = [];
+    const big = noopCalls(CALLS);
+    rows.push(
+      await measure(
+        `dispatcher→executor, 1 task × ${fmt(CALLS)} calls`,
+        CALLS,
+        () => runTask(ports, noopCalls(Math.min(CALLS, 20_000))),
+        () => runTask(ports, big),
+      ),
+    );
+    const small = noopCalls(TASK_CALLS);
+    rows.push(
+      await measure(
+        `dispatcher→executor, ${TASKS} tasks × ${fmt(TASK_CALLS)} calls, ${TASK_SLOTS} at once`,
+        TASKS * TASK_CALLS,
+        () => lanes(Math.min(TASKS, 20), () => runTask(ports, small)),
+        () => lanes(TASKS, () => runTask(ports, small)),
+      ),
+    );
+    const worker = await runWorker({
+      config,
+      deployment: 'block',
+      plugins: kernel.plugins,
+      callRunner: ports.callRunner,
+      codeEpochs: ports.codeEpochs,
+      executorReadiness: ports.executorReadiness,
+      listen: '127.0.0.1:0',
+    });
+    const client = createWorkerClient(worker.address);
+    try {
+      const callList = Array.from({ length: TASK_CALLS }, () => []);
+      rows.push(
+        await measure(
+          `worker over gRPC, ${TASKS} tasks × ${fmt(TASK_CALLS)} calls, ${TASK_SLOTS} clients`,
+          TASKS * TASK_CALLS,
+          () => lanes(Math.min(TASKS, 20), () => grpcTask(client, callList)),
+          () => lanes(TASKS, () => grpcTask(client, callList)),
+        ),
+      );
+    } finally {
+      client.close();
+      await worker.close();
+    }
+    return rows;
+  });
+}
+
+// ---- raw UDS ping-pong -----------------------------------------------------------------------------
+
+async function udsPingPong(dir: string, n: number, inflight: number): Promise<Row> {
+  const sockPath = path.join(dir, 'pp.sock');
+  const server = createServer((sock) => {
+    const decoder = new FrameDecoder();
+    const writer = new FrameWriter(sock);
+    sock.on('data', (chunk: Buffer) => {
+      for (const raw of decoder.pushRaw(chunk)) {
+        const m = JSON.parse(raw) as { callId: string; attempt: number };
+        writer.send({ type: 'CallCompleted', callId: m.callId, attempt: m.attempt, value: null });
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(sockPath, resolve));
+  const sock = connect(sockPath);
+  await new Promise((resolve) => sock.once('connect', resolve));
+  const decoder = new FrameDecoder();
+  const writer = new FrameWriter(sock);
+  const run = (total: number) =>
+    new Promise<void>((resolve) => {
+      let next = 0;
+      let done = 0;
+      const submit = (): void => {
+        const i = next++;
+        writer.send({
+          type: 'ExecuteCall',
+          taskId: 't',
+          callId: `t/${i}`,
+          attempt: 1,
+          function: 'noop',
+          args: [],
+          codeEpoch: 'e',
+          budgetMs: 5000,
+        });
+      };
+      const onData = (chunk: Buffer): void => {
+        for (const raw of decoder.pushRaw(chunk)) {
+          JSON.parse(raw);
+          done++;
+          if (next < total) submit();
+          if (done === total) {
+            sock.off('data', onData);
+            resolve();
+          }
+        }
+      };
+      sock.on('data', onData);
+      for (let i = 0; i < Math.min(inflight, total); i++) submit();
+    });
+  try {
+    return await measure(
+      `raw UDS ping-pong, length-prefixed JSON, ${fmt(inflight)} in flight`,
+      n,
+      () => run(10_000),
+      () => run(n),
+    );
+  } finally {
+    sock.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
+// ---- Piscina ---------------------------------------------------------------------------------------
+
+interface PiscinaPool {
+  run(task: unknown): Promise<unknown>;
+  destroy(): Promise<void>;
+  readonly threads: readonly unknown[];
+}
+type PiscinaCtor = new (options: {
+  filename: string;
+  minThreads?: number;
+  maxThreads?: number;
+}) => PiscinaPool;
+
+function loadPiscina(): PiscinaCtor {
+  if (!existsSync(path.join(WORK, 'node_modules', 'piscina', 'package.json'))) {
+    mkdirSync(WORK, { recursive: true });
+    console.error(`installing piscina@${PISCINA_VERSION} into ${path.relative(REPO, WORK)}/ (once) ...`);
+    execFileSync(
+      'npm',
+      ['install', '--prefix', WORK, '--no-audit', '--no-fund', `piscina@${PISCINA_VERSION}`],
+      {
+        stdio: ['ignore', 'ignore', 'inherit'],
+      },
+    );
+  }
+  const require = createRequire(path.join(WORK, 'package.json'));
+  const mod = require('piscina') as { Piscina?: PiscinaCtor; default?: PiscinaCtor };
+  const ctor = mod.Piscina ?? mod.default;
+  if (ctor === undefined) throw new Error('piscina did not export its Piscina class');
+  return ctor;
+}
+
+async function piscina(n: number, threads: number | undefined): Promise<Row> {
+  const Piscina = loadPiscina();
+  const filename = path.join(WORK, 'noop-task.mjs');
+  writeFileSync(filename, 'export default async function noop() { return null; }\n');
+  const pool = new Piscina({
+    filename,
+    ...(threads !== undefined ? { minThreads: threads, maxThreads: threads } : {}),
+  });
+  const runAll = (total: number) => Promise.all(Array.from({ length: total }, () => pool.run(null)));
+  try {
+    const label = threads === undefined ? 'default threads' : `${threads} threads`;
+    return await measure(
+      `Piscina ${PISCINA_VERSION}, ${fmt(n)} tasks, ${label}`,
+      n,
+      () => runAll(10_000),
+      () => runAll(n),
+    );
+  } finally {
+    await pool.destroy();
+  }
+}
+
+// ---- main ------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'bx-calls-'));
+  const cases: [string, () => Promise<Row[]>][] = [
+    ['worker', workerRows],
+    ['uds', async () => [await udsPingPong(dir, CALLS, 1024)]],
+    ['piscina', async () => [await piscina(CALLS, undefined), await piscina(CALLS, 2)]],
+  ];
+  const rows: Row[] = [];
+  console.error(`bench/calls: executor ${EXECUTOR}, ${THREADS} threads, ${RUNS} run(s) per row`);
+  try {
+    for (const [name, run] of cases) {
+      if (values.only !== undefined && values.only !== name) continue;
+      rows.push(...(await run()));
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const rateOf = (r: Row, ms = median(r.ms)) => (r.calls / ms) * 1000;
+  const piscinaBest = Math.max(0, ...rows.filter((r) => r.name.startsWith('Piscina')).map((r) => rateOf(r)));
+  console.log(
+    `\nNo-op calls, ${availableParallelism()} CPUs, node ${process.version}, executor ${EXECUTOR} with ${THREADS} threads; ` +
+      `median of ${RUNS} run(s) (range in brackets)\n`,
+  );
+  console.log('| path | calls | calls/s | range calls/s | µs per call | vs best Piscina |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
+  for (const r of rows) {
+    const rate = rateOf(r);
+    const lo = rateOf(r, Math.max(...r.ms));
+    const hi = rateOf(r, Math.min(...r.ms));
+    const vs = piscinaBest > 0 ? `${fmt(rate / piscinaBest, 2)}×` : '–';
+    console.log(
+      `| ${r.name} | ${fmt(r.calls)} | ${fmt(rate)} | ${fmt(lo)}–${fmt(hi)} | ${fmt(1e6 / rate, 1)} | ${vs} |`,
+    );
+  }
+}
+
+await main();

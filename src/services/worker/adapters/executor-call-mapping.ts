@@ -1,0 +1,58 @@
+// Translations between the Worker's pieces on the executor call path: worker config → dispatcher config,
+// the task signal's abort reason → the dispatcher's cancel reason, executor failures → dispatcher
+// failures, and the JSON size of a call's value (what maxCollectedOutputBytes counts).
+
+import type { WorkerConfig } from '../../../kernel/config-types.js';
+import {
+  resolveDispatcherConfig,
+  type CallFailure,
+  type DispatcherConfig,
+  type TaskCancelReason,
+} from '../core/dispatcher/index.js';
+import type { ExecutorLinkEvent } from './executor-link.js';
+
+/** The dispatcher settings of a deployment's `worker` section. */
+export function dispatcherConfigFromWorker(w: WorkerConfig): DispatcherConfig {
+  return resolveDispatcherConfig({
+    taskMaxInflightCalls: w.taskMaxInflightCalls,
+    callDeadlineMs: w.callDeadlineMs,
+    maxCollectedOutputBytes: w.maxCollectedOutputBytes,
+    callRetry: w.callRetry,
+  });
+}
+
+/** Which owner-decided end an aborted task signal stands for (the orchestrator names it in the reason). */
+export function taskCancelReasonOf(reason: unknown): TaskCancelReason {
+  const text =
+    typeof reason === 'string'
+      ? reason
+      : reason instanceof Error || (typeof reason === 'object' && reason !== null && 'message' in reason)
+        ? String((reason as { message: unknown }).message)
+        : '';
+  if (text.includes('WATCH_DISCONNECTED')) return 'WATCH_DISCONNECTED';
+  if (text.includes('TIMED_OUT')) return 'TIMED_OUT';
+  return 'CANCELLED';
+}
+
+/** Size of a call's JSON value (what maxCollectedOutputBytes counts), with no string built for scalars. */
+export function jsonByteLength(value: unknown): number {
+  if (value === null || value === undefined) return 4;
+  switch (typeof value) {
+    case 'boolean':
+      return value ? 4 : 5;
+    case 'number':
+      return Number.isFinite(value) ? String(value).length : 4;
+    default: {
+      const json = JSON.stringify(value) as string | undefined;
+      return json === undefined ? 4 : Buffer.byteLength(json);
+    }
+  }
+}
+
+export function toCallFailure(ev: Extract<ExecutorLinkEvent, { type: 'callFailed' }>): CallFailure {
+  // A load failure (unknown function, syntax error, no default export) will fail every attempt alike.
+  if (ev.kind === 'load') {
+    return { kind: 'user', retryable: false, message: ev.code ? `${ev.code}: ${ev.message}` : ev.message };
+  }
+  return { kind: ev.kind, retryable: ev.retryable, message: ev.message };
+}
