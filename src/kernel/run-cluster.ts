@@ -16,6 +16,7 @@ export interface ClusterExecutorRuntime {
   readonly callRunner: CallPhaseRunner;
   readonly executorReadiness?: ExecutorReadiness;
   readonly codeEpochs?: CodeEpochSource;
+  whenReady?(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -24,7 +25,7 @@ export interface RunClusterOptions {
   readonly logger: PinoLogger;
   /** Overrides `up.coordinatorListen` (e.g. 127.0.0.1:0 in tests). */
   readonly coordinatorListen?: string;
-  /** Builds the Calls phase of worker `index`; default: the in-process LocalCallRunner of the worker app. */
+  /** Builds the Calls phase of worker `index`; default: a supervised Executor per worker. */
   readonly executorFor?: (
     index: number,
     config: BlockxConfig,
@@ -49,11 +50,21 @@ export async function runCluster(opts: RunClusterOptions): Promise<RunningCluste
     name,
     opts.coordinatorListen ?? kernel.config.up.coordinatorListen,
   );
-  const [{ runCoordinator }, { runWorker }, { InProcessRegistry }] = await Promise.all([
-    import('../services/coordinator/app/run-coordinator.js'),
-    import('../services/worker/app/run-worker.js'),
-    import('../services/registry/in-process-registry.js'),
-  ]);
+  const [{ runCoordinator }, { runWorker }, { InProcessRegistry }, { startExecutorRuntime }] =
+    await Promise.all([
+      import('../services/coordinator/app/run-coordinator.js'),
+      import('../services/worker/app/run-worker.js'),
+      import('../services/registry/in-process-registry.js'),
+      import('../services/worker/app/executor-runtime.js'),
+    ]);
+  const executorFor =
+    opts.executorFor ??
+    ((index: number, cfg: BlockxConfig, deployment: string) =>
+      startExecutorRuntime({
+        config: cfg,
+        deployment,
+        logger: logger.child({ service: 'executor', worker: index }),
+      }));
   const useEtcd = config.registry.etcd.endpoints.length > 0;
   const inProcess = useEtcd ? undefined : new InProcessRegistry();
   const stops: (() => Promise<void>)[] = [];
@@ -75,8 +86,8 @@ export async function runCluster(opts: RunClusterOptions): Promise<RunningCluste
     const workerAddresses: string[] = [];
     for (let i = 0; i < config.up.workers; i++) {
       const port = config.up.workerBasePort === 0 ? 0 : config.up.workerBasePort + i;
-      const executor = opts.executorFor ? await opts.executorFor(i, config, name) : undefined;
-      if (executor) stops.push(() => executor.close());
+      const executor = await executorFor(i, config, name);
+      stops.push(() => executor.close());
       const worker = await runWorker({
         config,
         deployment: name,
@@ -84,14 +95,16 @@ export async function runCluster(opts: RunClusterOptions): Promise<RunningCluste
         listen: `127.0.0.1:${port}`,
         logger: logger.child({ service: 'worker', worker: i }),
         registryWriter: await registryWriterFor(config, inProcess, logger),
-        ...(executor
-          ? {
-              callRunner: executor.callRunner,
-              ...(executor.executorReadiness ? { executorReadiness: executor.executorReadiness } : {}),
-              ...(executor.codeEpochs ? { codeEpochs: executor.codeEpochs } : {}),
-            }
-          : {}),
+        callRunner: executor.callRunner,
+        ...(executor.executorReadiness ? { executorReadiness: executor.executorReadiness } : {}),
+        ...(executor.codeEpochs ? { codeEpochs: executor.codeEpochs } : {}),
       });
+      if (executor.whenReady && !(await executor.whenReady(30_000))) {
+        logger.warn(
+          { worker: i },
+          'executor not ready after 30 s: the worker answers Unavailable until it is',
+        );
+      }
       stops.push(() => worker.close());
       workerAddresses.push(worker.address);
     }

@@ -8,8 +8,9 @@
 // Prints one line on stdout once it serves: `worker listening on <advertised addr> (bound <host:port>,
 // deployment <name>)`; logs go to stderr as pino JSON lines (level from BLOCKX_LOG_LEVEL / config).
 //
-// The Calls phase: `deps.executor` builds the real one (dispatcher + supervised executor) when it is
-// wired; without it the worker runs functions in-process with LocalCallRunner (development only).
+// The Calls phase: the dispatcher driving a supervised Executor child (executor-runtime.ts); tests may
+// inject another through `deps.executor`. `worker listening` is printed once the Executor is ready (or
+// after 30 s, with a warning: until then the worker answers Unavailable and health is NOT_SERVING).
 //
 // Registry: with `registry.etcd.endpoints` set (ETCD_ENDPOINTS) and no `deps.registryWriter`, heartbeats
 // go to etcd (EtcdRegistryWriter, lease TTL registry.etcd.leaseTtlMs); without endpoints it runs standalone.
@@ -26,6 +27,7 @@ import type {
   ExecutorReadiness,
   TaskIoScopeFactory,
 } from '../adapters/ports.js';
+import { startExecutorRuntime } from './executor-runtime.js';
 import { runWorker, type RunningWorker } from './run-worker.js';
 
 /** The subset of the CLI's io a command uses (src/cli/io.ts `CliIo` satisfies it). */
@@ -48,6 +50,8 @@ export interface ExecutorRuntime {
   readonly callRunner: CallPhaseRunner;
   readonly executorReadiness?: ExecutorReadiness;
   readonly codeEpochs?: CodeEpochSource;
+  /** Resolves true at the executor's first heartbeat, false after `timeoutMs`. */
+  whenReady?(timeoutMs: number): Promise<boolean>;
   close?(): Promise<void>;
 }
 
@@ -96,7 +100,7 @@ export async function workerCommand(
     );
   const ctx: WorkerRuntimeContext = { config, deployment: opts.deployment, logger };
 
-  const executor = deps.executor === undefined ? undefined : await deps.executor(ctx);
+  const executor = deps.executor ? await deps.executor(ctx) : await startExecutorRuntime(ctx);
   const registryWriter = deps.registryWriter
     ? await deps.registryWriter(ctx)
     : defaultRegistryWriter(config, logger);
@@ -117,8 +121,12 @@ export async function workerCommand(
   }).catch(async (err: unknown) => {
     // The publisher never took the writer over: close it here (etcd: its client) or the process hangs.
     await registryWriter?.close();
+    await executor?.close?.();
     throw err;
   });
+  if (executor.whenReady && !(await executor.whenReady(30_000))) {
+    logger.warn({}, 'executor not ready after 30 s: serving Unavailable until its first heartbeat');
+  }
   io.stdout(
     `worker listening on ${worker.address} (bound ${worker.boundAddress}, deployment ${opts.deployment})\n`,
   );
