@@ -5,6 +5,9 @@
 // loader hooks), build a context, invoke, serialise the outcome into a protocol frame. Everything going
 // out is batched and posted once per event-loop turn. CallStarted is not this thread's business: a
 // spinning call never ends its turn, so the main thread reports calls that stay on a thread (pool).
+// What the main thread needs for that goes through shared memory (thread-messages.ts): the thread claims
+// each exec before starting it (skipping execs the main thread took back) and records when, and it
+// beats, so the main thread can tell a thread whose event loop is stuck.
 
 import { register } from 'node:module';
 import { MessageChannel, parentPort, workerData } from 'node:worker_threads';
@@ -20,6 +23,11 @@ import { ExecutorErrorCode } from './errors.js';
 import { attemptKey, type ExecuteCallMessage, type WaitRequest } from './protocol.js';
 import { CallWaitError, type LogFields } from './sdk.js';
 import {
+  beat,
+  claimExec,
+  monoMs,
+  signalViews,
+  SEQ_MASK,
   ThreadEvent,
   type MainToThreadBatch,
   type ThreadControl,
@@ -46,6 +54,12 @@ process.setSourceMapsEnabled(true);
 
 const LEVELS: Record<LogLevel, number> = { debug: 20, info: 30, warn: 40, error: 50 };
 const minLevel = LEVELS[(process.env.BLOCKX_LOG_LEVEL ?? 'info') as LogLevel] ?? LEVELS.info;
+
+/** How often an idle thread beats (it also beats on every batch in and out). */
+const BEAT_INTERVAL_MS = 10;
+const signals = signalViews(data.signals);
+/** The sequence number of the next exec to arrive (the main thread numbers them the same way). */
+let nextSeq = 0;
 
 const modules = new Map<string, ModuleEntry>();
 const running = new Map<string, RunningCall>();
@@ -74,6 +88,7 @@ function flush(): void {
   if (out.kinds.length === 0 && out.logs.length === 0 && !out.ready) return;
   const batch = out;
   out = newBatch(false);
+  beat(signals, monoMs());
   port.postMessage(batch);
 }
 
@@ -195,6 +210,9 @@ function loadModule(entry: ModuleEntry): Promise<Fn> {
 }
 
 function start(raw: string, moduleKey: string): void {
+  const seq = nextSeq;
+  nextSeq = (nextSeq + 1) & SEQ_MASK;
+  if (!claimExec(signals, seq, monoMs())) return; // taken back: the main thread runs it elsewhere
   const call = JSON.parse(raw) as ExecuteCallMessage;
   const key = attemptKey(call.callId, call.attempt);
   if (running.has(key)) return;
@@ -266,6 +284,7 @@ function control(m: ThreadControl): void {
 }
 
 port.on('message', (batch: MainToThreadBatch) => {
+  beat(signals, monoMs());
   for (const m of batch.modules) addModule(m);
   for (let i = 0; i < batch.execRaw.length; i++) start(batch.execRaw[i]!, batch.execModule[i]!);
   for (const c of batch.controls) control(c);
@@ -281,4 +300,6 @@ process.on('unhandledRejection', (reason) => {
   emitLog('warn', 'unhandled rejection in function code (ignored)', { error: String(r?.stack ?? r) });
 });
 
+beat(signals, monoMs());
+setInterval(() => beat(signals, monoMs()), BEAT_INTERVAL_MS).unref();
 port.postMessage(newBatch(true));

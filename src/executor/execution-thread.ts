@@ -6,7 +6,13 @@
 
 import { Worker } from 'node:worker_threads';
 import { EPOCH_LOADER_HOOKS_URL } from './epoch-loader-hooks.js';
-import type { MainToThreadBatch, ThreadData } from './thread-messages.js';
+import {
+  newSignalsBuffer,
+  signalViews,
+  type MainToThreadBatch,
+  type ThreadData,
+  type ThreadSignals,
+} from './thread-messages.js';
 
 export interface ExecutionThread<Call> {
   readonly index: number;
@@ -17,8 +23,14 @@ export interface ExecutionThread<Call> {
   dead: boolean;
   /** Takes no new calls; terminated once `calls` is empty (its epoch was retired). */
   draining: boolean;
-  /** Calls on the thread that are running (not waiting on the Worker). */
+  /** Calls on the thread that are running (not waiting on the Worker), or sent and not yet started. */
   running: number;
+  /** Calls on the thread that were cancelled and have not ended yet. */
+  cancelling: number;
+  /** The sequence number of the next exec sent to the thread (see `ThreadSignals`). */
+  sentSeq: number;
+  /** Shared memory: which execs the thread has started and when, and its liveness beat. */
+  readonly signals: ThreadSignals;
   readonly calls: Set<Call>;
   /** Module keys announced to the thread, and the epochs they belong to. */
   readonly modules: Set<string>;
@@ -38,11 +50,13 @@ export function startExecutionThread<Call>(
   maxFrameBytes: number,
   bootstrap: string,
 ): ExecutionThread<Call> {
+  const sab = newSignalsBuffer();
   const data: ThreadData = {
     hooksUrl: EPOCH_LOADER_HOOKS_URL,
     runnerUrl: RUNNER_URL,
     maxFrameBytes,
     threadIndex: index,
+    signals: sab,
   };
   return {
     index,
@@ -51,6 +65,9 @@ export function startExecutionThread<Call>(
     dead: false,
     draining: false,
     running: 0,
+    cancelling: 0,
+    sentSeq: 0,
+    signals: signalViews(sab),
     calls: new Set(),
     modules: new Set(),
     epochs: new Set(),

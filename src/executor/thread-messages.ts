@@ -61,4 +61,112 @@ export interface ThreadData {
   readonly runnerUrl: string;
   readonly maxFrameBytes: number;
   readonly threadIndex: number;
+  /** Shared with the main thread: see `ThreadSignals`. */
+  readonly signals: SharedArrayBuffer;
+}
+
+// ---- shared memory: pickups and liveness --------------------------------------------------------------
+//
+// Each thread shares one small SharedArrayBuffer with the main thread, so the main thread can see what a
+// thread is doing even while that thread is stuck in a loop and cannot post anything:
+//  - CLAIM, the next exec sequence number the thread may start. The main thread numbers the execs it
+//    sends to a thread 0, 1, 2… (31-bit, wrapping); the thread starts exec `s` only if it moves CLAIM from
+//    `s` to `s + 1` (compare-and-swap). The main thread takes back every exec it sent but the thread has
+//    not started by moving CLAIM to its next sequence number; the thread then skips those. One CAS on one
+//    word, so an exec is either started by the thread or taken back by the main thread, never both.
+//  - BEAT, the thread's clock (`monoMs`) when its event loop last ran: a timer, every batch in and out.
+//  - a ring of pickup times, so the main thread's CallStarted says how long the call has really run.
+
+export const SEQ_MASK = 0x7fffffff;
+const CLAIM = 0;
+const BEAT = 1;
+const CONTROL_SLOTS = 2;
+/** Pickup times kept per thread (a power of two); older ones fall back to the dispatch time. */
+const RING = 4096;
+
+/** The views over one thread's shared buffer. */
+export interface ThreadSignals {
+  readonly control: Int32Array;
+  readonly ringSeq: Int32Array;
+  readonly ringTime: Int32Array;
+}
+
+export function newSignalsBuffer(): SharedArrayBuffer {
+  const sab = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT * (CONTROL_SLOTS + 2 * RING));
+  signalViews(sab).ringSeq.fill(-1);
+  return sab;
+}
+
+export function signalViews(sab: SharedArrayBuffer): ThreadSignals {
+  const size = Int32Array.BYTES_PER_ELEMENT;
+  return {
+    control: new Int32Array(sab, 0, CONTROL_SLOTS),
+    ringSeq: new Int32Array(sab, size * CONTROL_SLOTS, RING),
+    ringTime: new Int32Array(sab, size * (CONTROL_SLOTS + RING), RING),
+  };
+}
+
+// Every thread of a process reads the same monotonic clock through process.hrtime; performance.now() is
+// relative to each thread's own start. So: the hrtime clock, in whole ms, wrapped to 32 bits (compare
+// with `ageMs`).
+const MONO_OFFSET = Number(process.hrtime.bigint() / 1000n) / 1000 - performance.now();
+
+export function monoMs(): number {
+  return Math.floor(performance.now() + MONO_OFFSET) | 0;
+}
+
+/** `now - then` for two `monoMs` readings (wrap-safe). */
+export function ageMs(now: number, then: number): number {
+  return (now - then) | 0;
+}
+
+/** Thread side: try to start exec `seq`; false if the main thread took it back. */
+export function claimExec(s: ThreadSignals, seq: number, now: number): boolean {
+  if (Atomics.compareExchange(s.control, CLAIM, seq, (seq + 1) & SEQ_MASK) !== seq) return false;
+  const i = seq & (RING - 1);
+  Atomics.store(s.ringSeq, i, -1);
+  Atomics.store(s.ringTime, i, now);
+  Atomics.store(s.ringSeq, i, seq);
+  return true;
+}
+
+/** Thread side: the event loop is running. */
+export function beat(s: ThreadSignals, now: number): void {
+  Atomics.store(s.control, BEAT, now);
+}
+
+/** Main side: the thread's last beat. */
+export function lastBeat(s: ThreadSignals): number {
+  return Atomics.load(s.control, BEAT);
+}
+
+/** Main side: the first exec sequence number the thread has neither started nor skipped. */
+export function claimedUpTo(s: ThreadSignals): number {
+  return Atomics.load(s.control, CLAIM);
+}
+
+/** Whether exec `seq` is before `upTo` (both 31-bit wrapping sequence numbers, close together). */
+export function seqBefore(seq: number, upTo: number): boolean {
+  const d = (upTo - seq) & SEQ_MASK;
+  return d !== 0 && d < 0x40000000;
+}
+
+/**
+ * Main side: take back every exec sent (below `sent`) that the thread has not started. Returns the first
+ * sequence number taken back (`sent` if none): execs from there on will never run on this thread.
+ */
+export function revokeUnclaimed(s: ThreadSignals, sent: number): number {
+  for (;;) {
+    const w = Atomics.load(s.control, CLAIM);
+    if (w === sent) return sent;
+    if (Atomics.compareExchange(s.control, CLAIM, w, sent) === w) return w;
+  }
+}
+
+/** Main side: when the thread picked up exec `seq` (`monoMs`), if the ring still has it. */
+export function pickupTime(s: ThreadSignals, seq: number): number | undefined {
+  const i = seq & (RING - 1);
+  if (Atomics.load(s.ringSeq, i) !== seq) return undefined;
+  const t = Atomics.load(s.ringTime, i);
+  return Atomics.load(s.ringSeq, i) === seq ? t : undefined;
 }

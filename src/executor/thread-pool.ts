@@ -4,10 +4,15 @@
 // calls with 1,024 in flight; threads win clearly (see PROTOCOL.md § Execution units), and a thread can
 // still be terminated on its own when a call will not stop.
 //
-// Routing: a call goes to the ready, non-draining thread with the fewest *running* calls, if that is
-// below `maxCallsPerThread`; otherwise it queues here (not yet started: the Worker's budget clock has not
+// Routing: a call goes to the healthy thread with the fewest *running* calls, if that is below
+// `maxCallsPerThread`; otherwise it queues here (not yet started: the Worker's budget clock has not
 // begun). Calls waiting on the Worker (io, subcalls) do not count as running, so parents blocked on
-// children can never starve the children of threads.
+// children can never starve the children of threads. Healthy: ready, not draining, no cancelled call
+// still on it, and its event loop beat within STUCK_MS (a call spinning in a loop stops the beat).
+//
+// Started: a thread claims each call in shared memory as it starts it (thread-messages.ts), so the
+// sweep knows which calls really run. Calls sent to a thread that has gone stuck (or has a cancelled call
+// on it), and not started there, are taken back and routed again; they never run twice.
 //
 // Cancellation: CancelCall aborts the call's signal on its thread at once; if the call is still there
 // `cancelHardLimitMs` later, the whole thread is terminated and replaced. Its overdue calls fail with
@@ -31,7 +36,19 @@ import {
   type ExecuteCallMessage,
   type ResumeCallMessage,
 } from './protocol.js';
-import { ThreadEvent, type ThreadControl, type ThreadToMainBatch } from './thread-messages.js';
+import {
+  ageMs,
+  claimedUpTo,
+  lastBeat,
+  monoMs,
+  pickupTime,
+  revokeUnclaimed,
+  SEQ_MASK,
+  seqBefore,
+  ThreadEvent,
+  type ThreadControl,
+  type ThreadToMainBatch,
+} from './thread-messages.js';
 
 export interface ThreadPoolOptions {
   readonly threads: number;
@@ -60,20 +77,29 @@ interface PoolCall {
   thread: ThreadUnit | undefined;
   openWaits: number;
   runningMs: number;
+  /** When the current running stretch began: the pickup on its thread, then each resume. */
   runningSince: number;
-  /** When the call reached its thread. */
+  /** When the call was sent to its thread. */
   dispatchedAt: number;
+  /** Its exec sequence number on its thread (see ThreadSignals). */
+  seq: number;
+  /** The thread has started it (claimed in shared memory); until then it may be taken back. */
+  pickedUp: boolean;
   /** CallStarted sent, or implied by a CallWaiting / terminal frame. */
   startReported: boolean;
   cancelReason: string | undefined;
+  /** Counted in its thread's `cancelling`. */
+  cancelCounted: boolean;
   overdue: boolean;
   hardLimitTimer: NodeJS.Timeout | undefined;
 }
 
-/** How often calls on threads are looked at: CallStarted reports and the safety net. */
+/** How often calls on threads are looked at: pickups, CallStarted reports, stuck threads, safety net. */
 const SWEEP_INTERVAL_MS = 25;
-/** A call still on its thread this long after dispatch gets a CallStarted. */
+/** A call still running this long after its thread picked it up gets a CallStarted. */
 const STARTED_REPORT_MS = 25;
+/** A thread whose event loop has not beaten for this long is stuck: no new calls, unstarted ones go back. */
+const STUCK_MS = 50;
 
 export class ThreadPool {
   private readonly opts: ThreadPoolOptions;
@@ -133,8 +159,11 @@ export class ThreadPool {
       runningMs: 0,
       runningSince: 0,
       dispatchedAt: 0,
+      seq: 0,
+      pickedUp: false,
       startReported: false,
       cancelReason: undefined,
+      cancelCounted: false,
       overdue: false,
       hardLimitTimer: undefined,
     };
@@ -155,12 +184,18 @@ export class ThreadPool {
     const call = this.calls.get(attemptKey(callId, attempt));
     if (!call || call.cancelReason !== undefined) return;
     call.cancelReason = reason;
+    let requeued = 0;
+    if (call.state === 'running' && !call.pickedUp && !seqBefore(call.seq, claimedUpTo(call.thread!.signals)))
+      requeued = this.reclaim(call.thread!); // not started: take it (and the others not started) back
     if (call.state !== 'running') {
       this.finish(call);
       this.fail(call, 'deadline', true, `cancelled before it started (${reason})`);
+      if (requeued > 0) this.pump();
       return;
     }
     const thread = call.thread!;
+    thread.cancelling++;
+    call.cancelCounted = true;
     this.control(thread, { t: 'cancel', callId, attempt, reason });
     call.hardLimitTimer = setTimeout(() => {
       if (this.calls.get(call.key) !== call || call.thread !== thread || thread.dead) return;
@@ -233,7 +268,9 @@ export class ThreadPool {
   }
 
   private pump(): void {
+    if (this.queueHead >= this.queue.length) return;
     const max = this.opts.maxCallsPerThread;
+    const now = monoMs();
     while (this.queueHead < this.queue.length) {
       const call = this.queue[this.queueHead]!;
       if (call.state !== 'queued' || this.calls.get(call.key) !== call) {
@@ -242,7 +279,15 @@ export class ThreadPool {
       }
       let best: ThreadUnit | undefined;
       for (const t of this.threads) {
-        if (t.ready && !t.draining && !t.dead && t.running < max && (!best || t.running < best.running))
+        if (
+          t.ready &&
+          !t.draining &&
+          !t.dead &&
+          t.running < max &&
+          t.cancelling === 0 &&
+          (!best || t.running < best.running) &&
+          ageMs(now, lastBeat(t.signals)) <= STUCK_MS
+        )
           best = t;
       }
       if (!best) break;
@@ -260,6 +305,8 @@ export class ThreadPool {
     call.state = 'running';
     call.thread = t;
     call.runningSince = call.dispatchedAt = performance.now();
+    call.seq = t.sentSeq;
+    t.sentSeq = (t.sentSeq + 1) & SEQ_MASK;
     t.calls.add(call);
     t.running++;
     if (!t.modules.has(mod.moduleKey)) {
@@ -298,8 +345,42 @@ export class ThreadPool {
     this.calls.delete(call.key);
     if (call.hardLimitTimer) clearTimeout(call.hardLimitTimer);
     const t = call.thread;
-    if (t && t.calls.delete(call) && call.openWaits === 0) t.running--;
+    if (t && t.calls.delete(call)) {
+      if (call.openWaits === 0) t.running--;
+      if (call.cancelCounted) t.cancelling--;
+    }
     if (t?.draining && t.calls.size === 0 && !t.dead) this.retireThread(t);
+  }
+
+  /**
+   * Take back the calls sent to `t` that it has not started; they go to the front of the queue, in order
+   * (the caller pumps). Returns how many.
+   */
+  private reclaim(t: ThreadUnit): number {
+    const from = revokeUnclaimed(t.signals, t.sentSeq);
+    if (from === t.sentSeq) return 0;
+    const back: PoolCall[] = [];
+    for (const call of t.calls) if (!call.pickedUp && !seqBefore(call.seq, from)) back.push(call);
+    back.sort((a, b) => ((a.seq - from) & SEQ_MASK) - ((b.seq - from) & SEQ_MASK));
+    for (const call of back) {
+      t.calls.delete(call);
+      t.running--;
+      call.state = 'queued';
+      call.thread = undefined;
+    }
+    this.queue = [...back, ...this.queue.slice(this.queueHead)];
+    this.queueHead = 0;
+    if (t.draining && t.calls.size === 0 && !t.dead) this.retireThread(t);
+    return back.length;
+  }
+
+  /** The thread has started `call`: its running time counts from the pickup its thread recorded. */
+  private markPickedUp(call: PoolCall, t: ThreadUnit, now: number, mono: number): void {
+    call.pickedUp = true;
+    const onThread = now - call.dispatchedAt;
+    const at = pickupTime(t.signals, call.seq);
+    const ran = at === undefined ? onThread : Math.min(Math.max(0, ageMs(mono, at)), onThread);
+    if (call.openWaits === 0) call.runningSince = now - ran;
   }
 
   private fail(
@@ -327,6 +408,7 @@ export class ThreadPool {
       const kind = kinds[i]! as ThreadEvent;
       switch (kind) {
         case ThreadEvent.Waiting:
+          if (!call.pickedUp) this.markPickedUp(call, t, performance.now(), monoMs());
           call.startReported = true;
           if (call.openWaits++ === 0) {
             t.running--;
@@ -335,7 +417,7 @@ export class ThreadPool {
           }
           break;
         case ThreadEvent.Done:
-          call.startReported = true;
+          call.startReported = call.pickedUp = true;
           this.finish(call);
           freed = true;
           break;
@@ -377,6 +459,8 @@ export class ThreadPool {
     t.dead = true;
     this.threads = this.threads.filter((x) => x !== t);
     const wasReady = t.ready;
+    const requeued = this.reclaim(t); // never started: they run on another thread
+    if (requeued > 0) this.opts.log(logLine('info', `re-routing ${requeued} calls from thread ${t.index}`));
     for (const call of [...t.calls]) {
       this.finish(call);
       if (call.overdue) {
@@ -403,16 +487,29 @@ export class ThreadPool {
   }
 
   /**
-   * Every SWEEP_INTERVAL_MS, over the calls on threads (never the queue):
-   *  - CallStarted for calls that have stayed on their thread STARTED_REPORT_MS without news. The thread
-   *    cannot say it: a call spinning in a loop never lets its thread end the turn.
+   * Every SWEEP_INTERVAL_MS, over the threads and the calls on them (never the queue):
+   *  - a stuck thread (no beat for STUCK_MS) or one with a cancelled call on it gives back the calls it
+   *    has not started; they are routed again (pump skips such threads).
+   *  - pickups: calls the thread has claimed start their running time when the thread picked them up.
+   *  - CallStarted for calls running STARTED_REPORT_MS without news. The thread cannot say it: a call
+   *    spinning in a loop never lets its thread end the turn. A call not picked up gets none.
    *  - the safety net: cancel a call that has run (not waited) for its budget plus a margin.
    */
   private sweepRunning(): void {
     const now = performance.now();
-    for (const t of this.threads) {
+    const mono = monoMs();
+    let requeued = 0;
+    for (const t of [...this.threads]) {
+      if (t.dead || !t.ready) continue;
+      if (t.cancelling > 0 || ageMs(mono, lastBeat(t.signals)) > STUCK_MS) requeued += this.reclaim(t);
+      const upTo = claimedUpTo(t.signals);
       for (const call of t.calls) {
-        if (!call.startReported && now - call.dispatchedAt >= STARTED_REPORT_MS) {
+        if (!call.pickedUp) {
+          if (!seqBefore(call.seq, upTo)) continue;
+          this.markPickedUp(call, t, now, mono);
+        }
+        // Not reported yet means it has not waited either: runningSince is its pickup.
+        if (!call.startReported && now - call.runningSince >= STARTED_REPORT_MS) {
           call.startReported = true;
           const { callId, attempt } = call.msg;
           this.opts.send(
@@ -420,7 +517,7 @@ export class ThreadPool {
               type: 'CallStarted',
               callId,
               attempt,
-              elapsedMs: Math.round(now - call.dispatchedAt),
+              elapsedMs: Math.round(now - call.runningSince),
             }),
           );
         }
@@ -436,6 +533,7 @@ export class ThreadPool {
         }
       }
     }
+    if (requeued > 0 || this.queueHead < this.queue.length) this.pump();
   }
 }
 

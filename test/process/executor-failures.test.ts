@@ -115,7 +115,7 @@ describe('executor failures', () => {
     expect(h.count('executorLost')).toBe(0);
   });
 
-  it('terminating a spinning thread fails the other calls on it as retryable executor crashes', async () => {
+  it('terminating a spinning thread fails the other calls running on it as retryable executor crashes', async () => {
     const epoch = await view.pinCurrent();
     h = await new ExecutorHarness({
       functionsDir: FIXTURE_FUNCTIONS,
@@ -123,10 +123,14 @@ describe('executor failures', () => {
       threads: 1,
       cancelHardLimitMs: 200,
     }).start();
+    // The bystander has started (it awaits a timer) when the hot loop takes its thread.
+    const bystander = h.run({ function: 'sleepy', args: [10_000], codeEpoch: epoch, callId: 'bystander' });
+    await h.until(() => h!.events.some((e) => e.type === 'callStarted' && e.callId === 'bystander'));
     const hot = h.run({ function: 'hot_loop', codeEpoch: epoch, callId: 'hot' });
     await h.until(() => h!.events.some((e) => e.type === 'callStarted' && e.callId === 'hot'));
-    const bystander = h.run({ function: 'echo', args: ['x'], codeEpoch: epoch, callId: 'bystander' });
-    await h.until(() => h!.link.inflight === 2);
+    // Sent to a stuck thread: it waits in the executor, not started, and runs on the replacement thread.
+    const waiting = h.run({ function: 'echo', args: ['w'], codeEpoch: epoch, callId: 'waiting' });
+    await h.until(() => h!.link.inflight === 3);
     h.link.cancelCall('hot', 1);
     expect(await hot).toMatchObject({ type: 'callFailed', kind: 'deadline', retryable: true });
     const b = await bystander;
@@ -134,11 +138,68 @@ describe('executor failures', () => {
     expect(b.type === 'callFailed' && b.message).toMatch(
       /^execution thread \d+ terminated: call hot attempt 1 ignored/,
     );
+    expect(await waiting).toMatchObject({ type: 'callCompleted', value: { args: ['w'] } });
+    expect(h.events.some((e) => e.type === 'callStarted' && e.callId === 'waiting')).toBe(false);
     expect(
       await h.run({ function: 'echo', args: ['y'], codeEpoch: epoch, callId: 'bystander', attempt: 2 }),
     ).toMatchObject({
       type: 'callCompleted',
     });
+  });
+
+  it('calls sent behind a spinning call are taken back and run elsewhere; CallStarted only once they run', async () => {
+    const epoch = await view.pinCurrent();
+    const started = new Map<string, { at: number; elapsedMs: number }>();
+    h = await new ExecutorHarness({
+      functionsDir: FIXTURE_FUNCTIONS,
+      epochs: view,
+      cancelHardLimitMs: 200,
+      onEvent: (ev) => {
+        if (ev.type === 'callStarted') started.set(ev.callId, { at: Date.now(), elapsedMs: ev.elapsedMs });
+      },
+    }).start();
+    // Compile and load both functions on both threads first: the spinner and the quick calls must then
+    // be routed in the order sent (no compile in between), and the timings below measure routing only.
+    const warm = await Promise.all([
+      ...Array.from({ length: 8 }, () => h!.run({ function: 'maybe_spin', args: [false], codeEpoch: epoch })),
+      ...Array.from({ length: 8 }, () => h!.run({ function: 'stamped_sleep', args: [1], codeEpoch: epoch })),
+    ]);
+    expect(warm.every((r) => r.type === 'callCompleted')).toBe(true);
+
+    let hotEnded = false;
+    const hot = h.run({ function: 'maybe_spin', args: [true], codeEpoch: epoch, callId: 'hot' }).then((r) => {
+      hotEnded = true;
+      return r;
+    });
+    // Sent with the spinner: the least-loaded routing puts some of these on its thread before anything
+    // can tell that it spins. They must be taken back and run on the other thread.
+    const quickRound = (prefix: string) =>
+      Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          h!.run({ function: 'stamped_sleep', args: [60], codeEpoch: epoch, callId: `${prefix}${i}` }),
+        ),
+      );
+    const checkRound = (prefix: string, results: Terminal[]) => {
+      results.forEach((r, i) => {
+        expect(r).toMatchObject({ type: 'callCompleted', value: expect.any(Number) });
+        const ranAt = (r as Extract<Terminal, { type: 'callCompleted' }>).value as number;
+        // Each ran 60 ms, so each got a CallStarted; none before it ran, none dated before it ran.
+        const s = started.get(`${prefix}${i}`);
+        expect(s).toBeDefined();
+        expect(s!.at).toBeGreaterThanOrEqual(ranAt);
+        expect(s!.at - s!.elapsedMs).toBeGreaterThanOrEqual(ranAt - 5);
+      });
+    };
+    checkRound('q', await quickRound('q'));
+    expect(hotEnded).toBe(false);
+    // Once the thread is known to be stuck, new calls go to the healthy one.
+    await h.until(() => h!.events.some((e) => e.type === 'callStarted' && e.callId === 'hot'));
+    checkRound('r', await quickRound('r'));
+    expect(hotEnded).toBe(false);
+
+    h.link.cancelCall('hot', 1, 'call deadline exceeded');
+    expect(await hot).toMatchObject({ type: 'callFailed', kind: 'deadline', retryable: true });
+    await h.until(() => h!.events.some((e) => e.type === 'heartbeat' && e.threads === 2 && e.inflight === 0));
   });
 
   it('a cancelled call that honours its signal fails with kind deadline at once', async () => {
