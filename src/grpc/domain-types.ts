@@ -1,36 +1,15 @@
 // Plain domain shapes that the wire types convert to and from (src/grpc/convert.ts).
-// They follow the worker core's types (src/services/worker/core/types.ts): readonly fields, and a
-// `resultHandler` that may be absent or null, so the core's values can be passed to the *ToWire
-// converters as they are. One difference remains: the core's TaskState is the proto enum number
-// (TaskState.RUNNING === 2), this one is the name; the converters accept both.
+// The core's TaskState is the proto enum number (TaskState.RUNNING === 2); this one is the name, which
+// reads better in clients and logs; the converters accept both.
 // JSON payloads (`config`, `result`) are decoded values here, never bytes.
 
 /** Task lifecycle state without the wire's `TASK_STATE_` prefix. */
 export type TaskState = 'UNSPECIFIED' | 'ALLOCATED' | 'RUNNING' | 'SUCCEEDED' | 'FAILED';
 
-/** A plugin selector and its decoded JSON config. */
-export interface PluginConfig {
-  readonly type: string;
-  readonly config: unknown;
-}
-
-export interface TaskInput {
-  readonly taskId: string;
-  readonly functionCallConfig: PluginConfig;
-  /** No Writer Plugin: absent (as decoded from an empty `type` on the wire) or null. */
-  readonly resultHandler?: PluginConfig | null;
-  /** 0 means "use the Worker default". */
-  readonly taskTimeoutMs: number;
-}
-
-export interface PluginResult {
-  readonly pluginName: string;
-  readonly success: boolean;
-  readonly failureCode: string;
-  /** Decoded JSON output; absent when the plugin sent none (empty bytes on the wire). */
-  readonly result?: unknown;
-  readonly failureMessage: string;
-}
+// The task input and plugin shapes are the worker core's own (one definition); ExecuteResult differs
+// only in that a failure code decoded from the wire is any string, not the core's closed set.
+export type { PluginConfig, PluginResult, TaskInput } from '../services/worker/core/types.js';
+import type { PluginResult } from '../services/worker/core/types.js';
 
 export interface ExecuteResult {
   readonly failureCode: string;
