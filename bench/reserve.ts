@@ -34,6 +34,7 @@ import type { WorkerHeartbeat } from '../src/services/registry/heartbeat.js';
 import { runWorker } from '../src/services/worker/app/run-worker.js';
 import type { RunningWorker } from '../src/services/worker/app/run-worker.js';
 import { startEtcd } from '../test/support/etcd.js';
+import { EchoClient, startEcho } from './lib/grpc-echo.js';
 
 const REPO = path.resolve(import.meta.dirname, '..');
 
@@ -96,38 +97,6 @@ function sleep(ms: number): Promise<void> {
 }
 
 // ---- raw unary echo ---------------------------------------------------------------------------------
-
-const echoDefinition: grpc.ServiceDefinition = {
-  Echo: {
-    path: '/bench.Echo/Echo',
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: (b: Buffer) => b,
-    requestDeserialize: (b: Buffer) => b,
-    responseSerialize: (b: Buffer) => b,
-    responseDeserialize: (b: Buffer) => b,
-  },
-};
-type EchoClient = grpc.Client & { Echo(b: Buffer, cb: (e: Error | null) => void): void };
-const EchoClient = grpc.makeGenericClientConstructor(echoDefinition, 'Echo') as unknown as new (
-  address: string,
-  credentials: grpc.ChannelCredentials,
-  options?: grpc.ClientOptions,
-) => EchoClient;
-
-async function startEcho(): Promise<{ addr: string; server: grpc.Server }> {
-  const server = new grpc.Server();
-  server.addService(echoDefinition, {
-    Echo: (call: grpc.ServerUnaryCall<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) =>
-      cb(null, call.request),
-  });
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
-      e ? reject(e) : resolve(p),
-    ),
-  );
-  return { addr: `127.0.0.1:${port}`, server };
-}
 
 // ---- selectCandidate --------------------------------------------------------------------------------
 
@@ -331,7 +300,7 @@ async function main(): Promise<void> {
   } finally {
     await coordinator?.close();
     for (const w of workers) await w.close();
-    echo.server.forceShutdown();
+    echo.stop();
     await etcd.stop();
   }
 }

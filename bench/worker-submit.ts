@@ -27,6 +27,7 @@ import type { WorkerServiceClient } from '../src/grpc/proto.js';
 import type { TaskUpdateWireOut } from '../src/grpc/wire-types.js';
 import { bootKernel } from '../src/kernel/kernel.js';
 import { runWorker } from '../src/services/worker/app/run-worker.js';
+import { EchoClient, startEcho } from './lib/grpc-echo.js';
 
 const REPO = path.resolve(import.meta.dirname, '..');
 
@@ -118,24 +119,6 @@ async function measureOpenLoop(set: Settings, op: () => Promise<void>): Promise<
 
 // ---- Client side (a worker_thread) ----------------------------------------------------------------------
 
-const echoDefinition: grpc.ServiceDefinition = {
-  Echo: {
-    path: '/bench.Echo/Echo',
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: (b: Buffer) => b,
-    requestDeserialize: (b: Buffer) => b,
-    responseSerialize: (b: Buffer) => b,
-    responseDeserialize: (b: Buffer) => b,
-  },
-};
-type EchoClient = grpc.Client & { Echo(b: Buffer, cb: (e: Error | null) => void): void };
-const EchoClient = grpc.makeGenericClientConstructor(echoDefinition, 'Echo') as unknown as new (
-  address: string,
-  credentials: grpc.ChannelCredentials,
-  options?: grpc.ClientOptions,
-) => EchoClient;
-
 interface ClientJob {
   readonly settings: Settings;
   readonly echoAddr: string;
@@ -205,20 +188,6 @@ async function runClients(job: ClientJob): Promise<Results> {
 }
 
 // ---- Server side (main thread) -----------------------------------------------------------------------
-
-async function startEcho(): Promise<{ addr: string; stop(): void }> {
-  const server = new grpc.Server();
-  server.addService(echoDefinition, {
-    Echo: (call: grpc.ServerUnaryCall<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) =>
-      cb(null, call.request),
-  });
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
-      e ? reject(e) : resolve(p),
-    ),
-  );
-  return { addr: `127.0.0.1:${port}`, stop: () => server.forceShutdown() };
-}
 
 /** A worker_thread does not inherit tsx's loader: register it there, then load this file. */
 const CLIENT_THREAD_BOOTSTRAP = `(async () => {
