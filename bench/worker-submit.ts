@@ -8,7 +8,8 @@
 // Setup: servers and clients share this process's main thread (on a 2-core box that measured faster
 // than a separate thread); `--client-thread` moves the clients to a worker_thread. Echo and worker are
 // always measured the same way.
-// The worker runs functions with LocalCallRunner (in-process; the executor path is not wired yet) and
+// The worker runs functions with LocalCallRunner (in-process), so this measures the Worker protocol path;
+// bench/calls measures the Executor path. It uses
 // the repository's plugins; the task is `CallListCallConfig` hello_world with one call, no result handler.
 //
 // Rows: a closed loop with `--clients` in flight (throughput; by Little's law its latency is

@@ -237,7 +237,8 @@ export class ExecutorCallRunner implements CallPhaseRunner {
         this.apply(core.executorReady(this.clock()));
         break;
       case 'executorLost':
-        this.logger.warn(
+        // After close() the executor is being stopped on purpose: not worth a warning.
+        (this.closed ? this.logger.debug.bind(this.logger) : this.logger.warn.bind(this.logger))(
           { reason: ev.reason, pid: ev.pid, failed_attempts: ev.failedAttempts },
           'executor lost: its attempts fail retryably; dispatching resumes when an executor is ready',
         );
