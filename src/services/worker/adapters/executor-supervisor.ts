@@ -143,7 +143,14 @@ export class ExecutorSupervisor {
       ...(o.cancelHardLimitMs !== undefined ? ['--cancel-hard-limit-ms', String(o.cancelHardLimitMs)] : []),
       ...(o.maxCallsPerThread !== undefined ? ['--max-calls-per-thread', String(o.maxCallsPerThread)] : []),
     ];
-    const child = spawn(cmd!, args, { stdio: ['ignore', 'ignore', 'pipe'], env: o.env ?? process.env });
+    // Its own process group: a terminal's Ctrl-C reaches the Worker, which stops the Executor in order
+    // (no "executor lost" mid-shutdown). It still cannot outlive the Worker: it exits when the socket
+    // closes or its parent pid changes.
+    const child = spawn(cmd!, args, {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: o.env ?? process.env,
+      detached: true,
+    });
     this.child = child;
     this.spawnedAtMs = Date.now();
     this.starts++;
