@@ -75,3 +75,17 @@ export function createEtcdClient(opts: EtcdClientOptions): Etcd3 {
     },
   });
 }
+
+/** A client passed in (the caller closes it) or one made from endpoints (ours to close). */
+export function useOrCreateEtcdClient(opts: {
+  readonly client?: Etcd3;
+  readonly endpoints?: readonly string[];
+  readonly unaryDeadlineMs?: number;
+}): { client: Etcd3; ownsClient: boolean } {
+  if (opts.client !== undefined) return { client: opts.client, ownsClient: false };
+  const client = createEtcdClient({
+    endpoints: opts.endpoints ?? [],
+    ...(opts.unaryDeadlineMs === undefined ? {} : { unaryDeadlineMs: opts.unaryDeadlineMs }),
+  });
+  return { client, ownsClient: true };
+}

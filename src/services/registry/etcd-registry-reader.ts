@@ -12,7 +12,7 @@
 // whatever happened meanwhile; a revision lower than the last one seen is logged as a data-dir reset.
 
 import type { Etcd3, IKeyValue, Watcher } from 'etcd3';
-import { createEtcdClient } from './etcd-client.js';
+import { useOrCreateEtcdClient } from './etcd-client.js';
 import { describeError, silentLogger } from './registry-port.js';
 import type {
   Logger,
@@ -46,16 +46,7 @@ export class EtcdRegistryReader implements WorkerRegistryReader {
   private closed = false;
 
   constructor(opts: EtcdRegistryReaderOptions) {
-    if (opts.client !== undefined) {
-      this.client = opts.client;
-      this.ownsClient = false;
-    } else {
-      this.client = createEtcdClient({
-        endpoints: opts.endpoints ?? [],
-        ...(opts.unaryDeadlineMs === undefined ? {} : { unaryDeadlineMs: opts.unaryDeadlineMs }),
-      });
-      this.ownsClient = true;
-    }
+    ({ client: this.client, ownsClient: this.ownsClient } = useOrCreateEtcdClient(opts));
     this.retryDelayMs = opts.retryDelayMs ?? DEFAULT_ETCD_WATCH_RETRY_DELAY_MS;
     this.logger = opts.logger ?? silentLogger;
   }

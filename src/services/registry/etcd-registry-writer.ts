@@ -11,7 +11,7 @@
 // interval, so an outage never turns into a tight retry loop.
 
 import type { Etcd3, Lease } from 'etcd3';
-import { createEtcdClient } from './etcd-client.js';
+import { useOrCreateEtcdClient } from './etcd-client.js';
 import { encodeWorkerHeartbeat } from './heartbeat.js';
 import type { WorkerHeartbeat } from './heartbeat.js';
 import { workerKey } from './prefix.js';
@@ -49,16 +49,7 @@ export class EtcdRegistryWriter implements WorkerRegistryWriter {
   private leasesGranted = 0;
 
   constructor(opts: EtcdRegistryWriterOptions) {
-    if (opts.client !== undefined) {
-      this.client = opts.client;
-      this.ownsClient = false;
-    } else {
-      this.client = createEtcdClient({
-        endpoints: opts.endpoints ?? [],
-        ...(opts.unaryDeadlineMs === undefined ? {} : { unaryDeadlineMs: opts.unaryDeadlineMs }),
-      });
-      this.ownsClient = true;
-    }
+    ({ client: this.client, ownsClient: this.ownsClient } = useOrCreateEtcdClient(opts));
     this.ttlSeconds = leaseTtlSeconds(opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS);
     this.logger = opts.logger ?? silentLogger;
   }
