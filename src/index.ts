@@ -1,12 +1,15 @@
 // Public API of the `blockx` package: types for function and plugin authors, the kernel, and errors.
 export * from './kernel/errors.js';
 export type {
+  BlockRange,
+  BlockSelector,
   BuilderPlugin,
   CallList,
   CallSpec,
   PluginCommon,
   PluginResult,
   Row,
+  RowFilter,
   RowKey,
   ScanQuery,
   TaskCtx,

@@ -67,7 +67,19 @@ export function defaultExecutorConfig(): ExecutorConfig {
 /** Top-level defaults (everything except deployments and tables, which have no meaningful default). */
 export const TOP_LEVEL_DEFAULTS = {
   registry: { etcd: { endpoints: [] as string[], dialTimeoutMs: 5000, leaseTtlMs: 10_000 } },
-  storage: { url: 'sqlite:.blockx/blockx.db', maxConcurrentOps: 32, admissionWaitMs: 1000, poolSize: 10 },
+  storage: {
+    url: 'sqlite:.blockx/blockx.db',
+    maxConcurrentOps: 32,
+    admissionWaitMs: 1000,
+    poolSize: 10,
+    scanBatchSize: 1000,
+    readCacheMaxEntries: 100_000,
+    retry: {
+      builder: { maxAttempts: 3, initialBackoffMs: 20, maxBackoffMs: 500 },
+      calls: { maxAttempts: 3, initialBackoffMs: 20, maxBackoffMs: 500 },
+      result: { maxAttempts: 3, initialBackoffMs: 20, maxBackoffMs: 500 },
+    },
+  },
   functions: { dir: 'functions' },
   plugins: { dirs: ['plugins/builders', 'plugins/writers'], packages: [] as string[] },
   observability: { prometheus: { listenAddr: '', path: '/metrics' }, logLevel: 'info' as const },

@@ -126,6 +126,20 @@ function checkTables(config: ConfigDraft): RuleViolation[] {
         });
       }
     }
+    const hashCol = table.blockHashColumn;
+    if (hashCol !== undefined) {
+      const decl = cols[hashCol];
+      if (!decl)
+        out.push({
+          path: ['tables', name, 'blockHashColumn'],
+          message: `column "${hashCol}" is not declared in columns`,
+        });
+      else if (decl.type !== 'text')
+        out.push({
+          path: ['tables', name, 'blockHashColumn'],
+          message: `column "${hashCol}" must be text, is ${decl.type}`,
+        });
+    }
   }
   return out;
 }

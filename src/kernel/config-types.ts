@@ -18,6 +18,16 @@ export interface TableConfig {
   readonly primaryKey: readonly string[];
   readonly blockColumn?: string;
   readonly chainColumn?: string;
+  /** The block hash column (text): several blocks can share a height; the hash picks one. */
+  readonly blockHashColumn?: string;
+}
+
+/** One retry scope of the task IO scope (seeds: Builder, Calls and Result retry scopes). */
+export interface IoRetryConfig {
+  /** Attempts including the first; 1 = no retry. */
+  readonly maxAttempts: number;
+  readonly initialBackoffMs: number;
+  readonly maxBackoffMs: number;
 }
 
 export interface CoordinatorConfig {
@@ -111,6 +121,13 @@ export interface BlockxConfig {
     readonly maxConcurrentOps: number;
     readonly admissionWaitMs: number;
     readonly poolSize: number;
+    readonly scanBatchSize: number;
+    readonly readCacheMaxEntries: number;
+    readonly retry: {
+      readonly builder: IoRetryConfig;
+      readonly calls: IoRetryConfig;
+      readonly result: IoRetryConfig;
+    };
   };
   /** `dir` is absolute after resolution. */
   readonly functions: { readonly dir: string };

@@ -36,28 +36,68 @@ export type Row = Readonly<Record<string, unknown>>;
 /** A row key: key column → value (one entry for a single-column key). */
 export type RowKey = Readonly<Record<string, unknown>>;
 
-/** A scan of one table; `block` narrows to the rows of one block (number or hash). */
+/** Equality filter: column → value, or an array meaning "any of". */
+export type RowFilter = Readonly<Record<string, unknown>>;
+
+/** An inclusive range of block numbers (the table's `blockColumn`). */
+export interface BlockRange {
+  readonly from: number;
+  readonly to: number;
+}
+
+/**
+ * A scan of one table, ordered by primary key. `block` narrows to the rows of one block: a number
+ * matches the table's `blockColumn` (every block at that height), a string its `blockHashColumn` (one
+ * block). Unknown tables, columns or options are errors, never ignored.
+ */
 export interface ScanQuery {
   readonly block?: number | string;
+  readonly blockRange?: BlockRange;
+  readonly where?: RowFilter;
+  /** Columns to return (default: all declared columns). */
+  readonly columns?: readonly string[];
   readonly limit?: number;
-  readonly [column: string]: unknown;
 }
 
 /** Writes of a writer plugin, applied atomically when the transaction callback resolves. */
 export interface TaskIoTransaction {
+  /** Insert or replace the row with this primary key. */
   upsert(table: string, key: RowKey, values: Row): Promise<void>;
+  /** Insert full rows (replacing rows with the same primary key). */
+  insertRows(table: string, rows: readonly Row[]): Promise<void>;
   delete(table: string, key: RowKey): Promise<void>;
-  /** Replaces every row of one block in `table` with `rows` (idempotent block writes). */
-  replaceBlockRows(table: string, block: number | string, rows: readonly Row[]): Promise<void>;
+  /** Deletes every row matching the filter (and block range); resolves with the count. */
+  deleteWhere(table: string, where: RowFilter, blockRange?: BlockRange): Promise<number>;
+  /**
+   * Replaces every row of one block in `table` with `rows` (idempotent block writes): deletes the rows
+   * whose blockColumn equals `block` (and chainColumn equals `chainId` when given), then inserts `rows`.
+   */
+  replaceBlockRows(table: string, block: BlockSelector, rows: readonly Row[]): Promise<void>;
+  /** The same for an inclusive block range (bundle writes). */
+  replaceBlockRangeRows(
+    table: string,
+    range: BlockRange & { readonly chainId?: number },
+    rows: readonly Row[],
+  ): Promise<void>;
+}
+
+/** Which block a block write replaces. */
+export interface BlockSelector {
+  readonly number: number;
+  readonly chainId?: number;
 }
 
 /**
  * Task-scoped storage access, supplied by the IO subsystem (reads are cached per task). This is the port
- * plugins are written against; its implementation lives with the worker's IO scope.
+ * plugins are written against; its implementation lives with the worker's IO scope. Errors carry a
+ * boolean `retryable` (and a string `code`); the scope has already retried retryable errors within its
+ * retry scope when one reaches the plugin.
  */
 export interface TaskIo {
+  /** `key`: the primary key columns → values. Missing row → undefined. */
   get(table: string, key: RowKey): Promise<Row | undefined>;
   getMany(table: string, keys: readonly RowKey[]): Promise<(Row | undefined)[]>;
+  /** Streams rows page by page (memory stays bounded by one page). */
   scan(table: string, query?: ScanQuery): AsyncIterable<Row>;
   transaction<T>(fn: (tx: TaskIoTransaction) => Promise<T>): Promise<T>;
 }

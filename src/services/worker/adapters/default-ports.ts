@@ -9,7 +9,7 @@
 //                            feeds it from the executor link's executorReady / executorLost events).
 //   codeEpochsFromView       the real CodeEpochSource over the executor's FunctionCodeView.
 
-import type { Row, ScanQuery, TaskIoTransaction } from '../../../kernel/plugin-types.js';
+import type { Row, ScanQuery, TaskIo, TaskIoTransaction } from '../../../kernel/plugin-types.js';
 import { NoStorageError } from './errors.js';
 import type {
   CodeEpochPin,
@@ -34,13 +34,16 @@ export class NoStorageIoScopeFactory implements TaskIoScopeFactory {
     this.openScopes++;
     let closed = false;
     const fail = (operation: string): Promise<never> => Promise.reject(new NoStorageError(taskId, operation));
-    const scope: TaskIoScope = {
+    const io: TaskIo = {
       get: () => fail('get'),
       getMany: () => fail('getMany'),
       scan: (_table: string, _query?: ScanQuery): AsyncIterable<Row> => ({
         [Symbol.asyncIterator]: () => ({ next: () => fail('scan') }),
       }),
       transaction: <T>(_fn: (tx: TaskIoTransaction) => Promise<T>): Promise<T> => fail('transaction'),
+    };
+    const scope: TaskIoScope = {
+      io: () => io,
       close: async () => {
         if (closed) return;
         closed = true;

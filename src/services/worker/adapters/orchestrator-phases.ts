@@ -153,7 +153,7 @@ async function builderOutcome(
         `no builder registered for type "${type}" (known: ${known})`,
       );
     }
-    const list = await builder.impl.build(taskCtx(rt, 'builder'), config, requireIo(rt));
+    const list = await builder.impl.build(taskCtx(rt, 'builder'), config, requireIo(rt).io('builder'));
     const problem = callListProblem(list);
     if (problem !== undefined)
       return failure(FailureCode.BUILDER_FAILED, `${type}: ${problem}`, { retryable: false });
@@ -244,7 +244,7 @@ async function writerOutcome(
         taskCtx(rt, 'plugin'),
         config,
         cmd.outputs,
-        requireIo(rt),
+        requireIo(rt).io('result'),
       );
       if (!Array.isArray(results)) {
         const message = `${type}: the writer did not return an array of plugin results`;

@@ -50,8 +50,17 @@ export interface CodeEpochSource {
   pin(): Promise<CodeEpochPin>;
 }
 
-/** A task's IO scope: TaskIo for the builder and the writer, closed when the task converges. */
-export interface TaskIoScope extends TaskIo {
+/** The seeds' retry scopes: which phase an IO operation belongs to decides its retry budget. */
+export type IoPhase = 'builder' | 'calls' | 'result';
+
+/**
+ * A task's IO scope (seeds: TaskIOScope): created at activation, closed when the task converges (pending
+ * operations are cancelled). `io(phase)` is the TaskIo of one retry scope: the Builder gets
+ * `io('builder')`, the Writer Plugin `io('result')`, calls' `ctx.io` reads go through `io('calls')`.
+ * All views share one task-scoped read cache.
+ */
+export interface TaskIoScope {
+  io(phase: IoPhase): TaskIo;
   close(): Promise<void>;
 }
 

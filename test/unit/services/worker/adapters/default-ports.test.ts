@@ -14,13 +14,19 @@ describe('NoStorageIoScopeFactory', () => {
     expect(factory.hasStorage).toBe(false);
     const scope = await factory.open('t1');
     expect(factory.openCount).toBe(1);
-    await expect(scope.get('blocks', { number: 1 })).rejects.toMatchObject({
+    for (const phase of ['builder', 'calls', 'result'] as const) {
+      await expect(scope.io(phase).get('blocks', { number: 1 })).rejects.toMatchObject({
+        code: 'NO_STORAGE',
+      });
+    }
+    const io = scope.io('result');
+    await expect(io.get('blocks', { number: 1 })).rejects.toMatchObject({
       code: 'NO_STORAGE',
       operation: 'get',
     });
-    await expect(scope.getMany('blocks', [])).rejects.toMatchObject({ code: 'NO_STORAGE' });
-    await expect(scope.transaction(async () => 1)).rejects.toMatchObject({ code: 'NO_STORAGE' });
-    await expect(scope.scan('blocks')[Symbol.asyncIterator]().next()).rejects.toMatchObject({
+    await expect(io.getMany('blocks', [])).rejects.toMatchObject({ code: 'NO_STORAGE' });
+    await expect(io.transaction(async () => 1)).rejects.toMatchObject({ code: 'NO_STORAGE' });
+    await expect(io.scan('blocks')[Symbol.asyncIterator]().next()).rejects.toMatchObject({
       code: 'NO_STORAGE',
     });
     await scope.close();

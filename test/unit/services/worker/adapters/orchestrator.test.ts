@@ -1,7 +1,7 @@
 // The orchestrator against fakes of its ports: every phase rule of the seeds ("The three phases") and
 // the runtime's lifecycle (epoch pin, IO scope, the task's abort signal). Virtual time, no sleeps.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { BuilderPlugin, WriterPlugin } from '../../../../../src/kernel/plugin-types.js';
+import type { BuilderPlugin, TaskIo, WriterPlugin } from '../../../../../src/kernel/plugin-types.js';
 import type { CodeEpochPin, TaskIoScope } from '../../../../../src/services/worker/adapters/ports.js';
 import { FailureCode, TaskState } from '../../../../../src/services/worker/core/index.js';
 import {
@@ -18,6 +18,16 @@ import {
 afterEach(() => {
   vi.useRealTimers();
 });
+
+/** A TaskIo with no rows and no writes, for scope lifecycle tests. */
+const emptyIo: TaskIo = {
+  get: async () => undefined,
+  getMany: async () => [],
+  scan: () => ({
+    [Symbol.asyncIterator]: () => ({ next: async () => ({ done: true, value: undefined }) }),
+  }),
+  transaction: async () => undefined as never,
+};
 
 describe('Orchestrator: the main path', () => {
   it('runs Builder → Calls → Plugin and converges SUCCEEDED with the writer result', async () => {
@@ -412,12 +422,7 @@ describe('Orchestrator: convergence cleanup', () => {
       ioScopes: {
         open: async (taskId) =>
           ({
-            get: async () => undefined,
-            getMany: async () => [],
-            scan: () => ({
-              [Symbol.asyncIterator]: () => ({ next: async () => ({ done: true, value: undefined }) }),
-            }),
-            transaction: async () => undefined as never,
+            io: () => emptyIo,
             close: async () => {
               closed.push(taskId);
             },
@@ -444,12 +449,7 @@ describe('Orchestrator: convergence cleanup', () => {
       ioScopes: {
         open: async () =>
           ({
-            get: async () => undefined,
-            getMany: async () => [],
-            scan: () => ({
-              [Symbol.asyncIterator]: () => ({ next: async () => ({ done: true, value: undefined }) }),
-            }),
-            transaction: async () => undefined as never,
+            io: () => emptyIo,
             close: () => Promise.reject(new Error('close failed')),
           }) satisfies TaskIoScope,
       },
