@@ -115,8 +115,14 @@ export interface PluginCommon {
 /** A Call Builder: turns a task config (already validated against the plugin's schema) into calls. */
 export interface BuilderPlugin<C = unknown> extends PluginCommon {
   build(taskCtx: TaskCtx, config: C, io: TaskIo): CallList | Promise<CallList>;
-  /** Streaming form: yields calls during the Calls phase instead of building the list up front. */
+  /**
+   * Streaming form: yields calls during the Calls phase instead of building the list up front. The
+   * Worker uses it (under scanSem, dispatching calls while the scan continues, in bounded memory) when
+   * `streams(config)` says so; otherwise it calls `build`.
+   */
   stream?(taskCtx: TaskCtx, config: C, io: TaskIo): AsyncIterable<CallSpec>;
+  /** Whether this task config builds by streaming. Default: no. */
+  streams?(config: C): boolean;
 }
 
 /** What a writer reports, one entry per logical write (usually one). */

@@ -40,6 +40,8 @@ import type {
   ResumeOutcome,
   WaitingRequest,
 } from './executor-link.js';
+import { CallStreamFeeder } from './call-stream-feeder.js';
+import { describeError, reportedRetryable } from './phase-results.js';
 import type { CallPhaseOutcome, CallPhaseRunner, CallPhaseTask } from './ports.js';
 import { silentWorkerLogger, type WorkerLogger } from './worker-logger.js';
 
@@ -107,6 +109,7 @@ export class ExecutorCallRunner implements CallPhaseRunner {
   private readonly timers: RunnerTimers;
   private readonly logger: WorkerLogger;
   private readonly tasks = new Map<string, RunningTask>();
+  private readonly feeder: CallStreamFeeder;
   private timer: unknown = undefined;
   private timerAt: number | undefined = undefined;
   private armQueued = false;
@@ -132,6 +135,22 @@ export class ExecutorCallRunner implements CallPhaseRunner {
       executorReady: options.link.ready,
       ...(options.random ? { random: options.random } : {}),
     });
+    const core = this.core;
+    this.feeder = new CallStreamFeeder(
+      {
+        isAppending: (taskId) => core.isAppending(taskId),
+        rootsPending: (taskId) => core.taskStats(taskId)?.rootsPending ?? 0,
+        append: (taskId, calls) => {
+          this.apply(core.appendCalls(taskId, calls, this.clock()));
+          this.queueArm();
+        },
+        finish: (taskId) => {
+          this.apply(core.finishAppending(taskId, this.clock()));
+          this.queueArm();
+        },
+      },
+      { highWater: 2 * core.config.taskMaxInflightCalls },
+    );
   }
 
   /** Tasks in their Calls phase. */
@@ -144,6 +163,34 @@ export class ExecutorCallRunner implements CallPhaseRunner {
   }
 
   run(task: CallPhaseTask, calls: readonly CallSpec[]): Promise<CallPhaseOutcome> {
+    return this.start(task, calls, false);
+  }
+
+  /**
+   * The Calls phase of a streaming builder: calls are dispatched while `source` is still producing
+   * them (see call-stream-feeder.ts for the memory bound). A failing source fails the phase with
+   * BUILDER_FAILED, retryable as the error says (a storage error after its retries: yes).
+   */
+  async runStream(task: CallPhaseTask, source: AsyncIterable<CallSpec>): Promise<CallPhaseOutcome> {
+    const outcome = this.start(task, [], true);
+    const fed = await this.feeder.feed(task.taskId, source);
+    if (fed.error !== undefined) this.cancelTask(task.taskId, 'CANCELLED');
+    const result = await outcome;
+    if (fed.error === undefined) return result;
+    return {
+      success: false,
+      failureCode: 'BUILDER_FAILED',
+      retryable: reportedRetryable(fed.error) ?? false,
+      message: `the streaming builder failed: ${describeError(fed.error)}`,
+      outputs: [],
+    };
+  }
+
+  private start(
+    task: CallPhaseTask,
+    calls: readonly CallSpec[],
+    streaming: boolean,
+  ): Promise<CallPhaseOutcome> {
     const { taskId, signal } = task;
     if (this.closed) {
       return Promise.resolve({
@@ -178,7 +225,7 @@ export class ExecutorCallRunner implements CallPhaseRunner {
         commands = this.core.startCallPhase(
           taskId,
           calls,
-          { deadlineMs: task.deadlineMs, fastFail: true },
+          { deadlineMs: task.deadlineMs, fastFail: true, streaming },
           now,
         );
       } catch (err) {
@@ -251,6 +298,7 @@ export class ExecutorCallRunner implements CallPhaseRunner {
         return _exhaustive;
       }
     }
+    this.feeder.progress();
     this.queueArm();
   }
 
@@ -359,6 +407,8 @@ export class ExecutorCallRunner implements CallPhaseRunner {
     if (task === undefined) return;
     this.tasks.delete(cmd.taskId);
     task.signal.removeEventListener('abort', task.onAbort);
+    // A streaming task's feeder may be waiting for its backlog: the phase is over, let it stop.
+    this.feeder.progress();
     if (cmd.success) {
       task.resolve({ success: true, retryable: false, outputs: cmd.outputs });
       return;

@@ -33,7 +33,9 @@ import {
   type TaskStage,
 } from '../../../kernel/plugin-types.js';
 import type {
+  CallPhaseOutcome,
   CallPhaseRunner,
+  CallPhaseTask,
   CodeEpochPin,
   CodeEpochSource,
   TaskIoScope,
@@ -153,7 +155,15 @@ async function builderOutcome(
         `no builder registered for type "${type}" (known: ${known})`,
       );
     }
-    const list = await builder.impl.build(taskCtx(rt, 'builder'), config, requireIo(rt).io('builder'));
+    const impl = builder.impl;
+    const io = requireIo(rt).io('builder');
+    // A streaming build runs in the Calls phase (under scanSem), its calls dispatched as they come.
+    if (impl.stream !== undefined && impl.streams?.(config) === true) {
+      const stream = impl.stream.bind(impl);
+      rt.callStream = () => stream(taskCtx(rt, 'builder'), config, io);
+      return { ok: true, calls: [] };
+    }
+    const list = await impl.build(taskCtx(rt, 'builder'), config, io);
     const problem = callListProblem(list);
     if (problem !== undefined)
       return failure(FailureCode.BUILDER_FAILED, `${type}: ${problem}`, { retryable: false });
@@ -183,11 +193,17 @@ async function callsOutcome(
   if (ctx.now() >= cmd.deadlineMs) {
     return failure(FailureCode.TIMED_OUT, 'task deadline passed before the Calls phase');
   }
-  if (cmd.calls.length === 0) return { ok: true, outputs: [] };
+  const stream = rt.callStream;
+  if (cmd.calls.length === 0 && stream === undefined) return { ok: true, outputs: [] };
   const sem = ctx.sems.executorSem;
   const release = await admit(sem, rt);
   if (release === undefined) return cancelled(sem);
+  let releaseScan: Release | undefined;
   try {
+    if (stream !== undefined) {
+      releaseScan = await admit(ctx.sems.scanSem, rt);
+      if (releaseScan === undefined) return cancelled(ctx.sems.scanSem);
+    }
     const epoch = rt.epoch?.epoch;
     if (epoch === undefined) throw new Error(`task ${rt.taskId} has no pinned code epoch`);
     const task = {
@@ -196,7 +212,13 @@ async function callsOutcome(
       deadlineMs: cmd.deadlineMs,
       signal: rt.controller.signal,
     };
-    const outcome = await ctx.callRunner.run(task, cmd.calls as readonly CallSpec[]);
+    const runner = ctx.callRunner;
+    const outcome =
+      stream === undefined
+        ? await runner.run(task, cmd.calls as readonly CallSpec[])
+        : runner.runStream !== undefined
+          ? await runner.runStream(task, stream())
+          : await runCollected(runner, task, stream());
     if (outcome.success) return { ok: true, outputs: outcome.outputs };
     return failure(outcome.failureCode ?? FailureCode.CALL_FAILED, outcome.message ?? 'a call failed', {
       retryable: outcome.retryable,
@@ -206,8 +228,30 @@ async function callsOutcome(
       retryable: reportedRetryable(err),
     });
   } finally {
+    releaseScan?.();
     release();
   }
+}
+
+/** For runners without `runStream`: the whole stream as one list (a scan error fails BUILDER_FAILED). */
+async function runCollected(
+  runner: CallPhaseRunner,
+  task: CallPhaseTask,
+  stream: AsyncIterable<CallSpec>,
+): Promise<CallPhaseOutcome> {
+  const calls: CallSpec[] = [];
+  try {
+    for await (const call of stream) calls.push(call);
+  } catch (err) {
+    return {
+      success: false,
+      failureCode: FailureCode.BUILDER_FAILED,
+      retryable: reportedRetryable(err) ?? false,
+      message: `the streaming builder failed: ${describeError(err)}`,
+      outputs: [],
+    };
+  }
+  return runner.run(task, calls);
 }
 
 export async function runCallPhase(ctx: PhaseContext, cmd: StartCallPhase): Promise<void> {

@@ -37,6 +37,12 @@ export interface CallPhaseOutcome {
 /** Runs all calls of one task (fully parallel, bounded by its own in-flight cap) and reports once. */
 export interface CallPhaseRunner {
   run(task: CallPhaseTask, calls: readonly CallSpec[]): Promise<CallPhaseOutcome>;
+  /**
+   * The Calls phase of a streaming builder: calls are dispatched while `calls` still produces them, in
+   * bounded memory. A failing source ends the phase BUILDER_FAILED. Runners without it get the stream
+   * collected into a list first (fine for tests and dev, not for million-row scans).
+   */
+  runStream?(task: CallPhaseTask, calls: AsyncIterable<CallSpec>): Promise<CallPhaseOutcome>;
 }
 
 /** A pinned code epoch; `release()` is called exactly once, when the task converges. */

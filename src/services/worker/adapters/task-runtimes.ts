@@ -4,6 +4,7 @@
 // phases waiting for admission), releases the epoch pin and closes the IO scope in the background;
 // `settled()` waits for those closes.
 
+import type { CallSpec } from '../../../kernel/plugin-types.js';
 import type { PrepareTaskActivation } from '../core/index.js';
 import { describeError } from './phase-results.js';
 import type { CodeEpochPin, TaskIoScope } from './ports.js';
@@ -18,6 +19,8 @@ export interface TaskRuntime {
   readonly controller: AbortController;
   epoch: CodeEpochPin | undefined;
   io: TaskIoScope | undefined;
+  /** A streaming builder's calls, opened in the Calls phase under scanSem (set by the Builder phase). */
+  callStream: (() => AsyncIterable<CallSpec>) | undefined;
   /** Set by ConvergeTask; a continuation that finds it set disposes of what it acquired. */
   converged: boolean;
 }
@@ -44,6 +47,7 @@ export class TaskRuntimes {
       controller: new AbortController(),
       epoch: undefined,
       io: undefined,
+      callStream: undefined,
       converged: false,
     };
     this.byTask.set(cmd.taskId, rt);

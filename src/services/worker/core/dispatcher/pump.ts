@@ -8,6 +8,10 @@
 import { CallNode } from './call-node.js';
 import { remainingBudget, type DispatcherState } from './dispatch-state.js';
 import type { TaskDispatch } from './task-dispatch.js';
+import type { CallSpec } from './types.js';
+
+/** Placeholder for a streaming task's root call that has been handed to its node. */
+const DISPATCHED: CallSpec = Object.freeze({ function: '', args: Object.freeze([]) as readonly unknown[] });
 
 export function pump(s: DispatcherState, task: TaskDispatch, now: number): void {
   if (!s.executorReady || task.converged) return;
@@ -23,6 +27,9 @@ export function pump(s: DispatcherState, task: TaskDispatch, now: number): void 
     if (task.nextRoot >= task.calls.length || task.parked >= cap) return;
     const index = task.nextRoot++;
     const spec = task.calls[index]!;
+    // A streaming task owns its list: the node now carries the spec (retries reuse it), so the slot is
+    // released and a long scan holds one pointer per call, not its arguments (bounded memory).
+    if (task.streaming) task.calls[index] = DISPATCHED;
     const root = new CallNode(
       task,
       `${task.taskId}/${index}`,

@@ -4,147 +4,14 @@
 // IO and subcall waits, readiness) end to end through the real DispatcherCore.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { CallSpec } from '../../../../../src/kernel/plugin-types.js';
-import { resolveDispatcherConfig } from '../../../../../src/services/worker/core/dispatcher/index.js';
 import {
-  ExecutorCallRunner,
   dispatcherConfigFromWorker,
   jsonByteLength,
   taskCancelReasonOf,
-  type CallIoHandler,
-  type ExecutorLinkCommands,
-  type RunnerTimers,
 } from '../../../../../src/services/worker/adapters/executor-call-runner.js';
-import type {
-  ExecuteCallCommand,
-  ExecutorLinkEvent,
-  ResumeOutcome,
-} from '../../../../../src/services/worker/adapters/executor-link.js';
-import type { CallPhaseOutcome, CallPhaseTask } from '../../../../../src/services/worker/adapters/ports.js';
+import { T0, calls, completed, failed, flush, setup, task, track } from './runner-harness.js';
+import type { ExecuteCallCommand } from '../../../../../src/services/worker/adapters/executor-link.js';
 import type { WorkerConfig } from '../../../../../src/kernel/config-types.js';
-
-const T0 = 1_000_000;
-
-class FakeLink implements ExecutorLinkCommands {
-  ready = true;
-  readonly executed: ExecuteCallCommand[] = [];
-  readonly cancelled: { callId: string; attempt: number; reason: string | undefined }[] = [];
-  readonly resumed: { callId: string; attempt: number; outcome: ResumeOutcome }[] = [];
-  executeCall(command: ExecuteCallCommand): void {
-    this.executed.push(command);
-  }
-  cancelCall(callId: string, attempt: number, reason?: string): void {
-    this.cancelled.push({ callId, attempt, reason });
-  }
-  resumeCall(callId: string, attempt: number, outcome: ResumeOutcome): void {
-    this.resumed.push({ callId, attempt, outcome });
-  }
-}
-
-/** One virtual clock and the runner's single timer. */
-class VirtualTime implements RunnerTimers {
-  now = T0;
-  private pending: { fn: () => void; at: number } | undefined;
-  set(fn: () => void, delayMs: number): unknown {
-    const handle = { fn, at: this.now + delayMs };
-    this.pending = handle;
-    return handle;
-  }
-  clear(handle: unknown): void {
-    if (this.pending === handle) this.pending = undefined;
-  }
-  get armedAt(): number | undefined {
-    return this.pending?.at;
-  }
-  /** Moves the clock to `to`, firing the timer (repeatedly, as the runner re-arms it) when due. */
-  async advanceTo(to: number): Promise<void> {
-    for (;;) {
-      await flush();
-      const p = this.pending;
-      if (p === undefined || p.at > to) break;
-      this.pending = undefined;
-      this.now = Math.max(this.now, p.at);
-      p.fn();
-    }
-    this.now = to;
-    await flush();
-  }
-}
-
-/** Lets the runner's microtasks (timer re-arming) and promise callbacks run. No wall-clock wait. */
-async function flush(): Promise<void> {
-  for (let i = 0; i < 5; i++) await Promise.resolve();
-}
-
-function setup(
-  opts: {
-    ready?: boolean;
-    io?: CallIoHandler;
-    callDeadlineMs?: number;
-    maxAttempts?: number;
-    maxCollectedOutputBytes?: number;
-  } = {},
-) {
-  const link = new FakeLink();
-  link.ready = opts.ready ?? true;
-  const time = new VirtualTime();
-  const runner = new ExecutorCallRunner({
-    link,
-    timers: time,
-    clock: () => time.now,
-    dispatcher: resolveDispatcherConfig({
-      callDeadlineMs: opts.callDeadlineMs ?? 5_000,
-      ...(opts.maxCollectedOutputBytes !== undefined
-        ? { maxCollectedOutputBytes: opts.maxCollectedOutputBytes }
-        : {}),
-      callRetry: { maxAttempts: opts.maxAttempts ?? 3, initialBackoffMs: 50, maxBackoffMs: 1_000 },
-    }),
-    ...(opts.io ? { io: opts.io } : {}),
-  });
-  return { link, time, runner };
-}
-
-function task(taskId = 't1', signal: AbortSignal = new AbortController().signal): CallPhaseTask {
-  return { taskId, codeEpoch: 'epoch-a', deadlineMs: T0 + 60_000, signal };
-}
-
-const calls = (n: number, fn = 'noop'): CallSpec[] =>
-  Array.from({ length: n }, (_, i) => ({ function: fn, args: [i] }));
-
-/** Tracks a run's promise so tests can check it is still pending. */
-function track(p: Promise<CallPhaseOutcome>): { outcome: CallPhaseOutcome | undefined; done: Promise<void> } {
-  const t = { outcome: undefined as CallPhaseOutcome | undefined, done: Promise.resolve() };
-  t.done = p.then((o) => {
-    t.outcome = o;
-  });
-  return t;
-}
-
-const completed = (cmd: ExecuteCallCommand, value: unknown): ExecutorLinkEvent => ({
-  type: 'callCompleted',
-  taskId: cmd.taskId,
-  callId: cmd.callId,
-  attempt: cmd.attempt,
-  value,
-  durationMs: 1,
-});
-
-const failed = (
-  cmd: ExecuteCallCommand,
-  kind: 'user' | 'load' | 'executor_crash' | 'deadline' | 'io',
-  retryable: boolean,
-  message = 'boom',
-  code?: string,
-): ExecutorLinkEvent => ({
-  type: 'callFailed',
-  taskId: cmd.taskId,
-  callId: cmd.callId,
-  attempt: cmd.attempt,
-  kind,
-  retryable,
-  message,
-  ...(code ? { code } : {}),
-});
 
 describe('ExecutorCallRunner', () => {
   it('sends every call with the task epoch and budget, and returns outputs in call-list order', async () => {
