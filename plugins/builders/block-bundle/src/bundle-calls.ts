@@ -1,0 +1,104 @@
+// The scan behind both forms of BlockBundleCallConfig: one call per row of `table` in the bundle's block
+// range, keeping only rows of canonical blocks.
+//
+// Memory stays bounded whatever the table size: the canonical hashes of the range (at most bundleSize
+// entries) are collected first, then the table is scanned page by page and each row becomes a call as it
+// arrives. The generator stops (returns) as soon as the task signal is aborted; closing it early closes
+// the underlying scan.
+import type { CallSpec, Row, RowFilter, TaskIo } from '../../../../src/kernel/plugin-types.js';
+import { DEFAULT_BUNDLE_SIZE, bundleRange } from './bundle-range.js';
+import { BlockBundleError, BlockBundleErrorCode } from './errors.js';
+
+export interface BlockBundleCallConfig {
+  readonly function: string;
+  readonly table: string;
+  readonly chainId: number;
+  readonly bundle: number;
+  /** Blocks per bundle (default 1000). */
+  readonly bundleSize?: number;
+  readonly columns?: readonly string[];
+  /** Equality filters (an array means "any of"); chain_id is always the config's chainId. */
+  readonly where?: RowFilter;
+  /** Appended after the row: each call is `function(ctx, row, ...extraArgs)`. */
+  readonly extraArgs?: readonly unknown[];
+  /** `enabled`: calls are produced by stream() during the Calls phase (default off). */
+  readonly stream?: { readonly enabled: boolean };
+  /** Default "blocks"; must have the columns chain_id, number, hash, canonical. */
+  readonly blocksTable?: string;
+  /** The table's block number column (default "block_number"). */
+  readonly numberColumn?: string;
+  /** The table's block hash column (default "block_hash"); null: the table has none, keep every row. */
+  readonly hashColumn?: string | null;
+}
+
+/** What a call of this builder sees as `ctx.block`. */
+export interface BundleCallBlock {
+  readonly chain_id: number;
+  readonly number: number;
+  /** The canonical hash at that height; null when the blocks table has none (hashless tables only). */
+  readonly hash: string | null;
+}
+
+export const DEFAULTS = {
+  bundleSize: DEFAULT_BUNDLE_SIZE,
+  blocksTable: 'blocks',
+  numberColumn: 'block_number',
+  hashColumn: 'block_hash',
+} as const;
+
+/** Yields the bundle's calls in the table's primary key order; returns early once `signal` aborts. */
+export async function* bundleCalls(
+  signal: AbortSignal,
+  config: BlockBundleCallConfig,
+  io: TaskIo,
+): AsyncGenerator<CallSpec, void, undefined> {
+  const range = bundleRange(config.bundle, config.bundleSize ?? DEFAULTS.bundleSize);
+  const numberColumn = config.numberColumn ?? DEFAULTS.numberColumn;
+  const hashColumn = config.hashColumn === undefined ? DEFAULTS.hashColumn : config.hashColumn;
+  const extraArgs = config.extraArgs ?? [];
+
+  const canonical = new Map<number, string>();
+  const blocks = io.scan(config.blocksTable ?? DEFAULTS.blocksTable, {
+    blockRange: range,
+    where: { chain_id: config.chainId, canonical: true },
+    columns: ['number', 'hash'],
+  });
+  for await (const block of blocks) {
+    if (signal.aborted) return;
+    const number = block.number as number;
+    if (canonical.has(number)) {
+      throw new BlockBundleError(
+        BlockBundleErrorCode.AMBIGUOUS_BLOCK,
+        `blocks table holds more than one canonical block ${number} of chain ${config.chainId}`,
+        { chainId: config.chainId, bundle: config.bundle, blockNumber: number },
+      );
+    }
+    canonical.set(number, block.hash as string);
+  }
+  // No canonical block in the range: no row can qualify, so skip the scan.
+  if (canonical.size === 0 && hashColumn !== null) return;
+
+  const rows = io.scan(config.table, {
+    blockRange: range,
+    // The chain filter comes last: a `where` cannot widen the scan to another chain.
+    where: { ...config.where, chain_id: config.chainId },
+    ...(config.columns ? { columns: withColumns(config.columns, numberColumn, hashColumn) } : {}),
+  });
+  for await (const row of rows) {
+    if (signal.aborted) return;
+    const number = row[numberColumn] as number;
+    const hash = canonical.get(number);
+    if (hashColumn !== null && (hash === undefined || row[hashColumn] !== hash)) continue;
+    const block: BundleCallBlock = { chain_id: config.chainId, number, hash: hash ?? null };
+    yield { function: config.function, args: [row as Row, ...extraArgs], block };
+    // Checked again before the loop pulls the next row, so an abort reads nothing more.
+    if (signal.aborted) return;
+  }
+}
+
+/** The projection plus the columns the canonical check needs (kept in each row). */
+function withColumns(columns: readonly string[], numberColumn: string, hashColumn: string | null): string[] {
+  const out = [...columns];
+  for (const c of [numberColumn, hashColumn]) if (c !== null && !out.includes(c)) out.push(c);
+  return out;
+}

@@ -1,0 +1,98 @@
+// BlockTableCallConfig (dbScan): one call of `function` per row of `table` in one block.
+//
+// The block is first resolved in the blocks table (a height → its canonical block; a hash → that exact
+// block, canonical or not). The table is then scanned by the resolved block's hash, so the rows of a
+// non-canonical sibling at the same height never mix in; `byNumber` scans by height instead, for tables
+// without a hash column (which then must hold one block per height, e.g. derived canonical-only tables).
+// The config has already been validated against ../schema.json; defaults are applied here.
+import type {
+  BuilderPlugin,
+  CallList,
+  CallSpec,
+  Row,
+  RowFilter,
+  TaskCtx,
+  TaskIo,
+} from '../../../../src/kernel/plugin-types.js';
+import { BlockTableError, BlockTableErrorCode } from './errors.js';
+
+export { BlockTableError, BlockTableErrorCode } from './errors.js';
+
+export type BlockSelectorConfig = { readonly number: number } | { readonly hash: string };
+
+export interface BlockTableCallConfig {
+  readonly function: string;
+  readonly table: string;
+  readonly chainId: number;
+  readonly block: BlockSelectorConfig;
+  /** Default "blocks"; must have the columns chain_id, number, hash, canonical. */
+  readonly blocksTable?: string;
+  /** Equality filters on `table` (an array means "any of"); chain_id is always the config's chainId. */
+  readonly where?: RowFilter;
+  readonly columns?: readonly string[];
+  /** Appended after the row: each call is `function(ctx, row, ...extraArgs)`. */
+  readonly extraArgs?: readonly unknown[];
+  readonly limit?: number;
+  /** Scan `table` by block number instead of block hash (default false). */
+  readonly byNumber?: boolean;
+}
+
+export const DEFAULT_BLOCKS_TABLE = 'blocks';
+
+/** The one row of the blocks table the selector names; BLOCK_NOT_FOUND / AMBIGUOUS_BLOCK otherwise. */
+async function resolveBlock(config: BlockTableCallConfig, io: TaskIo, signal: AbortSignal): Promise<Row> {
+  const blocksTable = config.blocksTable ?? DEFAULT_BLOCKS_TABLE;
+  const where =
+    'number' in config.block
+      ? { chain_id: config.chainId, number: config.block.number, canonical: true }
+      : { chain_id: config.chainId, hash: config.block.hash };
+  const found: Row[] = [];
+  // Two rows are enough to tell "exactly one" from "ambiguous".
+  for await (const row of io.scan(blocksTable, { where, limit: 2 })) {
+    signal.throwIfAborted();
+    found.push(row);
+  }
+  const details = { blocksTable, chainId: config.chainId, block: config.block };
+  const selector =
+    'number' in config.block ? `canonical block ${config.block.number}` : `block ${config.block.hash}`;
+  if (found.length === 0) {
+    throw new BlockTableError(
+      BlockTableErrorCode.BLOCK_NOT_FOUND,
+      `${selector} of chain ${config.chainId} is not in table "${blocksTable}"`,
+      details,
+    );
+  }
+  if (found.length > 1) {
+    throw new BlockTableError(
+      BlockTableErrorCode.AMBIGUOUS_BLOCK,
+      `table "${blocksTable}" holds more than one ${selector} of chain ${config.chainId}`,
+      details,
+    );
+  }
+  return found[0] as Row;
+}
+
+async function build(taskCtx: TaskCtx, config: BlockTableCallConfig, io: TaskIo): Promise<CallList> {
+  const block = await resolveBlock(config, io, taskCtx.signal);
+  const extraArgs = config.extraArgs ?? [];
+  const calls: CallSpec[] = [];
+  const rows = io.scan(config.table, {
+    block: config.byNumber ? (block.number as number) : (block.hash as string),
+    // The chain filter comes last: a `where` cannot widen the scan to another chain.
+    where: { ...config.where, chain_id: config.chainId },
+    ...(config.columns ? { columns: config.columns } : {}),
+    ...(config.limit !== undefined ? { limit: config.limit } : {}),
+  });
+  for await (const row of rows) {
+    taskCtx.signal.throwIfAborted();
+    calls.push({ function: config.function, args: [row, ...extraArgs], block });
+  }
+  return { calls };
+}
+
+const blockTableBuilder: BuilderPlugin<BlockTableCallConfig> = {
+  name: 'BlockTableCallConfig',
+  build,
+};
+
+export default blockTableBuilder;

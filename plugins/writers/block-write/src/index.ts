@@ -1,0 +1,46 @@
+// BlockWriteResultHandler: replaces every row of one block (of one chain) in an output table with the
+// rows the calls returned, in one transaction. Running the same task twice leaves the same table state:
+// the second run deletes what the first wrote and writes the same rows again. Rows of other blocks and
+// other chains are never touched. The config has already been validated against ../schema.json.
+import type { PluginResult, WriterPlugin } from '../../../../src/kernel/plugin-types.js';
+import { blockRows } from './block-rows.js';
+
+export { BlockWriteError, BlockWriteErrorCode } from './errors.js';
+
+export interface BlockWriteResultHandlerConfig {
+  readonly table: string;
+  readonly chainId: number;
+  readonly block: { readonly number: number };
+  /** Where rows carry their chain and block number (defaults chain_id, block_number). */
+  readonly columns?: { readonly chainColumn?: string; readonly blockColumn?: string };
+}
+
+const PLUGIN_NAME = 'BlockWriteResultHandler';
+
+const blockWriter: WriterPlugin<BlockWriteResultHandlerConfig> = {
+  name: PLUGIN_NAME,
+  async execute(_taskCtx, config, outputs, io): Promise<PluginResult[]> {
+    const { chainId, table } = config;
+    const number = config.block.number;
+    // Every output is checked before the transaction opens: a bad one writes nothing.
+    const rows = blockRows(
+      outputs,
+      { chainId, number },
+      {
+        chainColumn: config.columns?.chainColumn ?? 'chain_id',
+        blockColumn: config.columns?.blockColumn ?? 'block_number',
+      },
+    );
+    // IO errors propagate unchanged: the IO scope has classified them (`retryable`) and retried already.
+    await io.transaction((tx) => tx.replaceBlockRows(table, { number, chainId }, rows));
+    return [
+      {
+        pluginName: PLUGIN_NAME,
+        success: true,
+        result: { table, block: { chainId, number }, rows: rows.length },
+      },
+    ];
+  },
+};
+
+export default blockWriter;

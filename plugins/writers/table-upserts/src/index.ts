@@ -1,0 +1,37 @@
+// TableUpsertsResultHandler: the calls return upserts `{table, key, values}` (or arrays of them, or null)
+// and the writer applies all of them in ONE transaction, in output order (a later upsert of the same key
+// wins). Upserts replace whole rows by primary key, so running the same task twice leaves the same table
+// state. `tables` optionally restricts which tables the task may write. The config has already been
+// validated against ../schema.json.
+import type { PluginResult, WriterPlugin } from '../../../../src/kernel/plugin-types.js';
+import { collectUpserts } from './upserts.js';
+
+export { TableUpsertsError, TableUpsertsErrorCode } from './errors.js';
+export type { Upsert } from './upserts.js';
+
+export interface TableUpsertsResultHandlerConfig {
+  /** Allow-list of tables the upserts may name; default: any declared table. */
+  readonly tables?: readonly string[];
+}
+
+const PLUGIN_NAME = 'TableUpsertsResultHandler';
+
+const tableUpsertsWriter: WriterPlugin<TableUpsertsResultHandlerConfig> = {
+  name: PLUGIN_NAME,
+  async execute(_taskCtx, config, outputs, io): Promise<PluginResult[]> {
+    // Every output is checked before the transaction opens: a bad one writes nothing.
+    const upserts = collectUpserts(outputs, config.tables ? new Set(config.tables) : undefined);
+    const perTable = new Map<string, number>();
+    for (const u of upserts) perTable.set(u.table, (perTable.get(u.table) ?? 0) + 1);
+    if (upserts.length > 0) {
+      // IO errors propagate unchanged: the IO scope has classified them (`retryable`) and retried already.
+      await io.transaction(async (tx) => {
+        for (const u of upserts) await tx.upsert(u.table, u.key, u.values);
+      });
+    }
+    const tables = Object.fromEntries([...perTable].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    return [{ pluginName: PLUGIN_NAME, success: true, result: { upserts: upserts.length, tables } }];
+  },
+};
+
+export default tableUpsertsWriter;
