@@ -1,0 +1,290 @@
+// One task's IO scope (seeds: TaskIOScope): created at activation, closed when the task converges.
+//
+// - One AbortController per scope. `close()` aborts it: every pending operation (backoff, admission
+//   wait, query, scan page) rejects with CANCELLED at once, and every later operation rejects with
+//   IO_SCOPE_CLOSED. Idempotent.
+// - `io(phase)` is the TaskIo of one retry scope (builder / calls / result), each with its own retry
+//   budget (storage.retry.<phase>) and retry counter.
+// - Reads go through one read cache shared by all phases and calls of the task (core/io/read-cache.ts):
+//   the cached value is the read's promise, so identical reads in flight at once hit storage once,
+//   misses are cached too, failures are not. getMany serves what is cached and fetches the rest in one
+//   backend getMany. Scans are not cached as scans, but each full row they yield seeds the get cache.
+//   A transaction drops the cached rows of every table it wrote.
+// - A scan that fails part-way resumes where it stopped (resumable-scan.ts).
+
+import type { BlockxConfig } from '../../../../kernel/config-types.js';
+import type { Row, RowKey, ScanQuery, TaskIo, TaskIoTransaction } from '../../../../kernel/plugin-types.js';
+import { StorageError } from '../../../storage/errors.js';
+import type { StorageBackend } from '../../../storage/types.js';
+import { ReadCache, TaskIoError, TaskIoErrorCode, readCacheKey } from '../../core/io/index.js';
+import type { IoPhase, TaskIoScope } from '../ports.js';
+import {
+  RetryAttempts,
+  cancelledError,
+  raceAbort,
+  withRetries,
+  type RetryScope,
+  type Sleep,
+} from './retry-runner.js';
+import { resumableScan } from './resumable-scan.js';
+import { tableConfig, toStorageScanQuery } from './scan-query.js';
+import { taskIoTransaction } from './task-io-transaction.js';
+
+export interface StorageTaskIoScopeOptions {
+  readonly taskId: string;
+  readonly backend: StorageBackend;
+  readonly storage: BlockxConfig['storage'];
+  readonly sleep: Sleep;
+  readonly random: () => number;
+  readonly openedAtMs: number;
+  /** Called on every retry of any phase (the factory's counter). */
+  readonly onRetry?: () => void;
+  /** Called once, when the scope closes. */
+  readonly onClose?: (scope: StorageTaskIoScope) => void;
+}
+
+export interface TaskIoScopeStats {
+  readonly taskId: string;
+  readonly openedAtMs: number;
+  readonly closed: boolean;
+  readonly retries: Readonly<Record<IoPhase, number>>;
+  readonly cacheHits: number;
+  readonly cacheMisses: number;
+  readonly cacheEntries: number;
+}
+
+type CachedRead = Promise<Row | undefined>;
+
+export class StorageTaskIoScope implements TaskIoScope {
+  readonly taskId: string;
+  private readonly controller = new AbortController();
+  private readonly cache: ReadCache<CachedRead>;
+  private readonly retries: Record<IoPhase, number> = { builder: 0, calls: 0, result: 0 };
+  private readonly views = new Map<IoPhase, TaskIo>();
+  private readonly retryScopes = new Map<IoPhase, RetryScope>();
+
+  constructor(private readonly options: StorageTaskIoScopeOptions) {
+    this.taskId = options.taskId;
+    this.cache = new ReadCache(Math.max(0, options.storage.readCacheMaxEntries));
+  }
+
+  get closed(): boolean {
+    return this.controller.signal.aborted;
+  }
+
+  io(phase: IoPhase): TaskIo {
+    let view = this.views.get(phase);
+    if (view === undefined) {
+      view = {
+        get: (table, key) => this.get(phase, table, key),
+        getMany: (table, keys) => this.getMany(phase, table, keys),
+        scan: (table, query) => ({ [Symbol.asyncIterator]: () => this.scan(phase, table, query) }),
+        transaction: (fn) => this.transaction(phase, fn),
+      };
+      this.views.set(phase, view);
+    }
+    return view;
+  }
+
+  close(): Promise<void> {
+    if (!this.closed) {
+      this.controller.abort();
+      this.cache.clear();
+      this.options.onClose?.(this);
+    }
+    return Promise.resolve();
+  }
+
+  stats(): TaskIoScopeStats {
+    const cache = this.cache.stats();
+    return {
+      taskId: this.taskId,
+      openedAtMs: this.options.openedAtMs,
+      closed: this.closed,
+      retries: { ...this.retries },
+      cacheHits: cache.hits,
+      cacheMisses: cache.misses,
+      cacheEntries: cache.entries,
+    };
+  }
+
+  private retryScope(phase: IoPhase): RetryScope {
+    let scope = this.retryScopes.get(phase);
+    if (scope === undefined) {
+      scope = {
+        taskId: this.taskId,
+        phase,
+        config: this.options.storage.retry[phase],
+        signal: this.controller.signal,
+        sleep: this.options.sleep,
+        random: this.options.random,
+        onRetry: () => {
+          this.retries[phase]++;
+          this.options.onRetry?.();
+        },
+      };
+      this.retryScopes.set(phase, scope);
+    }
+    return scope;
+  }
+
+  private closedError(phase: IoPhase, operation: string, table: string): TaskIoError {
+    return new TaskIoError(
+      TaskIoErrorCode.IO_SCOPE_CLOSED,
+      `task ${this.taskId}: io.${operation} on "${table}" after the task's IO scope was closed`,
+      { retryable: false, taskId: this.taskId, phase, operation, table },
+    );
+  }
+
+  private get(phase: IoPhase, table: string, key: RowKey): Promise<Row | undefined> {
+    if (this.closed) return Promise.reject(this.closedError(phase, 'get', table));
+    const cacheKey = this.cacheKeyOf(table, key);
+    if (cacheKey === undefined) return this.fetchOne(phase, table, key);
+    const found = this.cache.lookup(cacheKey);
+    if (found.hit) return found.value;
+    const read = this.fetchOne(phase, table, key);
+    this.remember(table, cacheKey, read);
+    return read;
+  }
+
+  private getMany(phase: IoPhase, table: string, keys: readonly RowKey[]): Promise<(Row | undefined)[]> {
+    if (this.closed) return Promise.reject(this.closedError(phase, 'getMany', table));
+    const reads: CachedRead[] = [];
+    const fetchKeys: RowKey[] = [];
+    // Keys to fetch: index in the request → index in fetchKeys (a key asked twice is fetched once).
+    const slots: { index: number; fetchIndex: number }[] = [];
+    const fetchIndexOf = new Map<string, number>();
+    const cacheKeys: (string | undefined)[] = [];
+    keys.forEach((key, index) => {
+      const cacheKey = this.cacheKeyOf(table, key);
+      if (cacheKey !== undefined) {
+        const pending = fetchIndexOf.get(cacheKey);
+        if (pending !== undefined) {
+          slots.push({ index, fetchIndex: pending });
+          return;
+        }
+        const found = this.cache.lookup(cacheKey);
+        if (found.hit) {
+          reads[index] = found.value;
+          return;
+        }
+        fetchIndexOf.set(cacheKey, fetchKeys.length);
+      }
+      slots.push({ index, fetchIndex: fetchKeys.length });
+      cacheKeys.push(cacheKey);
+      fetchKeys.push(key);
+    });
+    if (fetchKeys.length > 0) {
+      const fetched = this.fetchMany(phase, table, fetchKeys);
+      const perKey = fetchKeys.map((_key, i) => fetched.then((rows) => rows[i]));
+      perKey.forEach((read, i) => {
+        const cacheKey = cacheKeys[i];
+        if (cacheKey !== undefined) this.remember(table, cacheKey, read);
+      });
+      for (const slot of slots) reads[slot.index] = perKey[slot.fetchIndex]!;
+    }
+    return Promise.all(reads);
+  }
+
+  private async *scan(phase: IoPhase, table: string, query: ScanQuery | undefined): AsyncGenerator<Row> {
+    if (this.closed) throw this.closedError(phase, 'scan', table);
+    const config = tableConfig(this.options.backend.tables, table);
+    const storageQuery = toStorageScanQuery(table, config, query);
+    const seedCache = this.cache.enabled && storageQuery.columns === undefined;
+    yield* resumableScan({
+      backend: this.options.backend,
+      table,
+      query: storageQuery,
+      signal: this.controller.signal,
+      attempts: new RetryAttempts(this.retryScope(phase), 'scan', table),
+      onRow: seedCache ? (row) => this.seed(table, config.primaryKey, row) : undefined,
+    });
+  }
+
+  private async transaction<T>(phase: IoPhase, fn: (tx: TaskIoTransaction) => Promise<T>): Promise<T> {
+    if (this.closed) throw this.closedError(phase, 'transaction', '*');
+    const scope = this.retryScope(phase);
+    const written = new Set<string>();
+    const storageErrors = new Set<unknown>();
+    const writerErrors = new Set<unknown>();
+    const context = {
+      tables: this.options.backend.tables,
+      signal: this.controller.signal,
+      written,
+      storageErrors,
+      cancelled: (operation: string, table: string) => cancelledError(scope, operation, table),
+    };
+    try {
+      return await withRetries(
+        scope,
+        'transaction',
+        undefined,
+        () =>
+          this.options.backend.transaction(
+            async (tx) => {
+              try {
+                return await fn(taskIoTransaction(tx, context));
+              } catch (err) {
+                writerErrors.add(err);
+                throw err;
+              }
+            },
+            { signal: this.controller.signal },
+          ),
+        (err) => writerErrors.has(err) && !storageErrors.has(err) && !(err instanceof StorageError),
+      );
+    } finally {
+      // Even a failed commit may have landed (connection lost during COMMIT): drop the cache either way.
+      this.cache.invalidateTables(written);
+    }
+  }
+
+  private fetchOne(phase: IoPhase, table: string, key: RowKey): Promise<Row | undefined> {
+    const signal = this.controller.signal;
+    const scope = this.retryScope(phase);
+    return withRetries(scope, 'get', table, () =>
+      raceAbort(this.options.backend.get(table, key, { signal }), signal, () =>
+        cancelledError(scope, 'get', table),
+      ),
+    );
+  }
+
+  private fetchMany(phase: IoPhase, table: string, keys: readonly RowKey[]): Promise<(Row | undefined)[]> {
+    const signal = this.controller.signal;
+    const scope = this.retryScope(phase);
+    return withRetries(scope, 'getMany', table, () =>
+      raceAbort(this.options.backend.getMany(table, keys, { signal }), signal, () =>
+        cancelledError(scope, 'getMany', table),
+      ),
+    );
+  }
+
+  /** The cache key of a read, or undefined when the cache is off or the key is not JSON (no caching). */
+  private cacheKeyOf(table: string, key: RowKey): string | undefined {
+    if (!this.cache.enabled) return undefined;
+    try {
+      return readCacheKey(table, key);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Caches a read in flight; a failed read is forgotten so the next one tries storage again. */
+  private remember(table: string, cacheKey: string, read: CachedRead): void {
+    this.cache.set(table, cacheKey, read);
+    read.catch(() => this.cache.deleteIfSame(cacheKey, read));
+  }
+
+  /** Seeds the get cache with a full row a scan yielded (unless the key is cached or in flight). */
+  private seed(table: string, primaryKey: readonly string[], row: Row): void {
+    const key: Record<string, unknown> = {};
+    for (const column of primaryKey) {
+      const value = row[column];
+      if (value === undefined || value === null) return;
+      key[column] = value;
+    }
+    const cacheKey = this.cacheKeyOf(table, key);
+    if (cacheKey !== undefined && !this.cache.has(cacheKey))
+      this.cache.set(table, cacheKey, Promise.resolve(row));
+  }
+}
