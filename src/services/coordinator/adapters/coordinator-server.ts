@@ -18,8 +18,13 @@
 //      the core's error (NoExecutableSlot → ResourceExhausted, or Unavailable).
 //
 // The core has no lock of its own: `lock` is the only synchronisation point, shared with the watcher.
+//
+// Observability: every reservation ends in one debug line with its task_id, outcome, duration and the
+// candidates tried, and in one `observer.onReservation` call (coordinator-metrics.ts); explicit
+// rejections and breaker trips are reported to the observer as they happen.
 
 import type * as grpc from '@grpc/grpc-js';
+import { performance } from 'node:perf_hooks';
 import type { CoordinatorServiceHandlers } from '../../../grpc/proto.js';
 import type { CoordinatorCore } from '../core/coordinator-core.js';
 import { CoordinatorError, CoordinatorErrorCode } from '../core/errors.js';
@@ -55,6 +60,26 @@ export function slotOutcomeOf(err: SlotError): SlotOutcome {
   return err.code === CoordinatorErrorCode.NoSlot ? 'backpressure' : 'rejection';
 }
 
+/** One ReserveWorkerSlot as a whole, for metrics. */
+export interface ReservationRecord {
+  readonly taskId: string;
+  /** undefined when the orchestration itself threw (an Internal error reaches the Client). */
+  readonly result: ReserveResult | undefined;
+  /** Wall time of the whole reservation (monotonic clock). */
+  readonly durationMs: number;
+  /** Distinct Workers sent a RequestTaskSlot. */
+  readonly candidatesTried: number;
+}
+
+/** What the reservation loop reports as it goes (CoordinatorMetrics implements it). All optional. */
+export interface ReservationObserver {
+  onReservation?(record: ReservationRecord): void;
+  /** A Worker explicitly refused (a full pool is `backpressure`, anything else `rejection`). */
+  onRejection?(workerAddr: string, outcome: SlotOutcome): void;
+  /** This feedback opened the Worker's circuit breaker. */
+  onBreakerTripped?(workerAddr: string, cause: 'rejection' | 'timeout'): void;
+}
+
 export interface CoordinatorServerOptions {
   readonly core: CoordinatorCore;
   readonly reserver: SlotReserver;
@@ -62,6 +87,7 @@ export interface CoordinatorServerOptions {
   /** UTC ms (default Date.now). */
   readonly clock?: () => number;
   readonly logger?: Logger;
+  readonly observer?: ReservationObserver;
 }
 
 type Attempt =
@@ -87,6 +113,7 @@ export class CoordinatorServer {
   private readonly reserver: SlotReserver;
   private readonly clock: () => number;
   private readonly logger: Logger;
+  private readonly observer: ReservationObserver;
 
   constructor(opts: CoordinatorServerOptions) {
     this.core = opts.core;
@@ -104,6 +131,7 @@ export class CoordinatorServer {
     }
     this.clock = opts.clock ?? Date.now;
     this.logger = opts.logger ?? silentLogger;
+    this.observer = opts.observer ?? {};
   }
 
   /** Runs `fn` on the core under the write lock (the watcher's entry point). */
@@ -117,6 +145,50 @@ export class CoordinatorServer {
   }
 
   async reserveWorkerSlot(taskId: string, signal?: AbortSignal): Promise<ReserveResult> {
+    const startedAt = performance.now();
+    const tried = new Set<string>();
+    let result: ReserveResult | undefined;
+    try {
+      result = await this.reserve(taskId, signal, tried);
+      return result;
+    } finally {
+      this.finished({
+        taskId,
+        result,
+        durationMs: performance.now() - startedAt,
+        candidatesTried: tried.size,
+      });
+    }
+  }
+
+  private finished(record: ReservationRecord): void {
+    const { taskId, result, durationMs, candidatesTried } = record;
+    this.logger.debug(
+      {
+        task_id: taskId,
+        ...(result === undefined
+          ? { outcome: 'error' }
+          : result.ok
+            ? { outcome: 'ok', worker_addr: result.workerAddr, slot_id: result.slotId }
+            : { outcome: result.error.code, reason: result.error.message }),
+        duration_ms: Math.round(durationMs * 1000) / 1000,
+        candidates_tried: candidatesTried,
+      },
+      'reservation finished',
+    );
+    try {
+      this.observer.onReservation?.(record);
+    } catch (err) {
+      this.logger.error({ task_id: taskId, err: String(err) }, 'reservation observer failed');
+    }
+  }
+
+  /** Steps 1-4 of the orchestration; `tried` collects the Workers contacted. */
+  private async reserve(
+    taskId: string,
+    signal: AbortSignal | undefined,
+    tried: Set<string>,
+  ): Promise<ReserveResult> {
     const invalid = validateReserveRequest(taskId);
     if (invalid !== undefined) return { ok: false, error: invalid };
     const notReady = await this.lock.read(() => this.core.unavailableReason(this.clock()));
@@ -135,6 +207,7 @@ export class CoordinatorServer {
         }
         break;
       }
+      tried.add(pick.workerAddr);
       const attempt = await this.tryWorker(pick.workerAddr, taskId, signal);
       switch (attempt.type) {
         case 'reserved':
@@ -211,21 +284,36 @@ export class CoordinatorServer {
         const opened = await this.lock.write(() =>
           this.core.recordSlotOutcome(workerAddr, outcome, this.clock()),
         );
-        const fields = { workerAddr, taskId, code: reply.error.code, kind: reply.error.kind, outcome };
-        if (opened) this.logger.warn(fields, 'worker circuit breaker opened');
-        else this.logger.debug({ ...fields, reason: reply.error.message }, 'worker rejected the reservation');
+        const fields = {
+          workerAddr,
+          task_id: taskId,
+          code: reply.error.code,
+          kind: reply.error.kind,
+          outcome,
+        };
+        this.observer.onRejection?.(workerAddr, outcome);
+        if (opened) {
+          this.observer.onBreakerTripped?.(workerAddr, 'rejection');
+          this.logger.warn(fields, 'worker circuit breaker opened');
+        } else {
+          this.logger.debug({ ...fields, reason: reply.error.message }, 'worker rejected the reservation');
+        }
         return { type: 'rejected' };
       }
       lastReason = reply.ok ? 'success without a slot id' : reply.error.message;
-      this.logger.debug({ workerAddr, taskId, attempt, reason: lastReason }, 'reservation outcome uncertain');
+      this.logger.debug(
+        { workerAddr, task_id: taskId, attempt, reason: lastReason },
+        'reservation outcome uncertain',
+      );
     }
     // The Client went away: the uncertainty is ours, not the Worker's, so it is not counted against it.
     if (signal?.aborted) return { type: 'cancelled' };
     const opened = await this.lock.write(() => this.core.recordSlotTimeout(workerAddr, this.clock()));
+    if (opened) this.observer.onBreakerTripped?.(workerAddr, 'timeout');
     this.logger.warn(
       {
         workerAddr,
-        taskId,
+        task_id: taskId,
         retries: this.config.maxTimeoutRetries,
         reason: lastReason,
         breakerOpened: opened,

@@ -9,9 +9,15 @@
 //
 // `close()` is the graceful shutdown: health NOT_SERVING, stop accepting calls and let open reservations
 // finish (bounded), stop the watcher, close the registry client it owns and the Worker channels.
+//
+// Metrics: one prom-client Registry per Coordinator (`running.metrics.registry`; given through
+// `metrics.registry` or created here), labelled {service: coordinator, deployment, instance: address}.
+// The process entry serves it (kernel/observability/metrics-server.ts); `prometheusListen` makes
+// runCoordinator serve it itself, at `observability.prometheus.path`, until close().
 
 import * as grpc from '@grpc/grpc-js';
-import { pino } from 'pino';
+import type { pino } from 'pino';
+import type { Registry } from 'prom-client';
 import { SERVER_OPTIONS } from '../../../grpc/channel-options.js';
 import { createHealth } from '../../../grpc/health.js';
 import {
@@ -22,6 +28,12 @@ import {
 import { bindServer, listenAddress, shutdownServer } from '../../../grpc/server.js';
 import type { BlockxConfig, CoordinatorConfig } from '../../../kernel/config-types.js';
 import { ConfigError } from '../../../kernel/errors.js';
+import { createLogger } from '../../../kernel/observability/logger.js';
+import {
+  startMetricsServer,
+  type RunningMetricsServer,
+} from '../../../kernel/observability/metrics-server.js';
+import { createServiceRegistry, setServiceLabels } from '../../../kernel/observability/service-registry.js';
 import type { ConfigIssue } from '../../../kernel/errors.js';
 import { EtcdRegistryReader } from '../../registry/etcd-registry-reader.js';
 import { validateRegistryPrefixes } from '../../registry/prefix.js';
@@ -31,6 +43,7 @@ import { CoordinatorCore } from '../core/coordinator-core.js';
 import type { CoordinatorCoreConfig } from '../core/config.js';
 import { CoordinatorConfigError } from '../core/errors.js';
 import { BundleCoordinatorServer } from '../adapters/bundle-coordinator-server.js';
+import { CoordinatorMetrics } from '../adapters/coordinator-metrics.js';
 import { CoordinatorServer } from '../adapters/coordinator-server.js';
 import { EtcdWorkerWatcher } from '../adapters/etcd-worker-watcher.js';
 import type { WatcherStats } from '../adapters/etcd-worker-watcher.js';
@@ -52,6 +65,13 @@ export interface RunCoordinatorOptions {
   readonly clock?: () => number;
   /** Replaces the gRPC WorkerRpcClient (tests). */
   readonly reserver?: SlotReserver;
+  /** This Coordinator's metrics registry (never shared between services). Default: a new one. */
+  readonly metrics?: { readonly registry?: Registry };
+  /**
+   * Serve this Coordinator's metrics over HTTP on this address (at `observability.prometheus.path`)
+   * until close(). Normally the process entry serves them; this is for tests and embedding.
+   */
+  readonly prometheusListen?: string;
 }
 
 export interface RunningCoordinator {
@@ -64,11 +84,15 @@ export interface RunningCoordinator {
   /** Core readiness now (what health reports). */
   isReady(): boolean;
   watcherStats(): WatcherStats;
+  readonly metrics: CoordinatorMetrics;
+  /** The HTTP endpoint started for `prometheusListen`; undefined without it. */
+  readonly metricsServer: RunningMetricsServer | undefined;
   close(): Promise<void>;
 }
 
+/** JSON lines on stdout (the Coordinator prints nothing else there) at observability.logLevel. */
 export function createCoordinatorLogger(config: BlockxConfig, deployment: string): pino.Logger {
-  return pino({ level: config.observability.logLevel, base: { service: 'coordinator', deployment } });
+  return createLogger(config, { service: 'coordinator', deployment }, { destination: 1 });
 }
 
 /** The core's share of the coordinator config section. */
@@ -141,12 +165,20 @@ export async function runCoordinator(opts: RunCoordinatorOptions): Promise<Runni
   const logger: Logger = opts.logger ?? createCoordinatorLogger(config, deployment);
   const clock = opts.clock ?? Date.now;
   const rpc = opts.reserver === undefined ? new WorkerRpcClient({ logger }) : undefined;
+  const registry = opts.metrics?.registry ?? createServiceRegistry({ service: 'coordinator', deployment });
+  // The watcher is created below; its stats are read only at scrape time, once everything is wired.
+  const metrics = new CoordinatorMetrics(registry, {
+    core,
+    clock,
+    watcherStats: (): WatcherStats => watcher.stats,
+  });
   const server = new CoordinatorServer({
     core,
     reserver: opts.reserver ?? (rpc as WorkerRpcClient),
     config: { maxTimeoutRetries: c.maxTimeoutRetries, workerRpcTimeoutMs: c.workerRpcTimeoutMs },
     clock,
     logger,
+    observer: metrics,
   });
   const ownedReader =
     endpoints.length > 0
@@ -189,6 +221,22 @@ export async function runCoordinator(opts: RunCoordinatorOptions): Promise<Runni
   }
   const target = listenAddress(c.listen);
   const address = target.startsWith('unix:') ? target : `${target.slice(0, target.lastIndexOf(':'))}:${port}`;
+  setServiceLabels(registry, { service: 'coordinator', deployment, instance: address });
+  let metricsServer: RunningMetricsServer | undefined;
+  if (opts.prometheusListen !== undefined) {
+    try {
+      metricsServer = await startMetricsServer({
+        listenAddr: opts.prometheusListen,
+        path: config.observability.prometheus.path,
+        registry,
+      });
+    } catch (err) {
+      grpcServer.forceShutdown();
+      rpc?.close();
+      await ownedReader?.close();
+      throw err;
+    }
+  }
 
   watcher.start();
   readiness.start();
@@ -199,6 +247,7 @@ export async function runCoordinator(opts: RunCoordinatorOptions): Promise<Runni
       kind: dep.kind,
       prefixes: prefixes.map((p) => p.prefix),
       registry: ownedReader !== undefined ? { etcd: endpoints } : 'in-process',
+      ...(metricsServer === undefined ? {} : { metrics_address: metricsServer.address }),
     },
     'coordinator listening',
   );
@@ -211,6 +260,8 @@ export async function runCoordinator(opts: RunCoordinatorOptions): Promise<Runni
     service,
     isReady: () => core.isReady(clock()),
     watcherStats: () => watcher.stats,
+    metrics,
+    metricsServer,
     close: () => {
       closing ??= (async () => {
         readiness.stop();
@@ -219,6 +270,7 @@ export async function runCoordinator(opts: RunCoordinatorOptions): Promise<Runni
         await watcher.stop();
         await ownedReader?.close();
         rpc?.close();
+        await metricsServer?.close();
         logger.info({ address }, 'coordinator stopped');
       })();
       return closing;

@@ -61,6 +61,17 @@ export interface OrchestratorListener {
   onServingChanged?(change: ServingStatusChanged): void;
   /** Draining and no slot in use any more. */
   onDrained?(): void;
+  /** A phase's work ended and its result went to the core (metrics: phase durations). */
+  onPhaseFinished?(timing: PhaseTiming): void;
+}
+
+export type PhaseName = 'builder' | 'calls' | 'plugin';
+
+/** One phase of one task, from its Start command to its result (admission wait included). */
+export interface PhaseTiming {
+  readonly taskId: string;
+  readonly phase: PhaseName;
+  readonly durationMs: number;
 }
 
 export interface OrchestratorOptions {
@@ -125,11 +136,14 @@ export class Orchestrator {
   // ---- Inputs --------------------------------------------------------------------------------------
 
   /** Runs one core input now and applies its commands. Admission inputs throw WorkerAdmissionError. */
-  feed<R>(input: (now: number) => Step<R>): R {
+  feed<R>(input: (now: number) => Step<R>, taskId?: string): R {
     const now = this.now();
     const step = input(now);
     const result = step.result;
-    if (isIgnored(result)) this.logger.debug({ reason: result.reason }, result.message);
+    if (isIgnored(result)) {
+      const fields = taskId === undefined ? {} : { task_id: taskId };
+      this.logger.debug({ ...fields, reason: result.reason }, result.message);
+    }
     this.apply(step.commands);
     this.rearm(now);
     return result;
@@ -152,11 +166,11 @@ export class Orchestrator {
   }
 
   watchAttached(taskId: string): void {
-    this.feed((now) => this.core.handleWatchAttached(taskId, now));
+    this.feed((now) => this.core.handleWatchAttached(taskId, now), taskId);
   }
 
   watchDetached(taskId: string): void {
-    this.feed((now) => this.core.handleWatchDetached(taskId, now));
+    this.feed((now) => this.core.handleWatchDetached(taskId, now), taskId);
   }
 
   executorReady(): void {
@@ -243,19 +257,13 @@ export class Orchestrator {
         this.prepare(command);
         break;
       case 'StartBuilderPhase':
-        void runBuilderPhase(this.phases, command).catch((err: unknown) =>
-          this.phaseCrashed(command.taskId, err),
-        );
+        this.runPhase('builder', command.taskId, () => runBuilderPhase(this.phases, command));
         break;
       case 'StartCallPhase':
-        void runCallPhase(this.phases, command).catch((err: unknown) =>
-          this.phaseCrashed(command.taskId, err),
-        );
+        this.runPhase('calls', command.taskId, () => runCallPhase(this.phases, command));
         break;
       case 'StartWriterPhase':
-        void runWriterPhase(this.phases, command).catch((err: unknown) =>
-          this.phaseCrashed(command.taskId, err),
-        );
+        this.runPhase('plugin', command.taskId, () => runWriterPhase(this.phases, command));
         break;
       case 'CancelTaskCalls':
         this.runtimes.abort(command.taskId, `task calls cancelled: ${command.reason}`);
@@ -322,6 +330,14 @@ export class Orchestrator {
     else this.logger.warn(fields, 'task failed');
     const abortReason = cmd.state === TaskState.FAILED ? `task converged (${ex.failureCode})` : undefined;
     this.runtimes.dispose(cmd.taskId, abortReason);
+  }
+
+  private runPhase(phase: PhaseName, taskId: string, run: () => Promise<void>): void {
+    const startedAt = this.now();
+    void run().then(
+      () => this.notify((l) => l.onPhaseFinished?.({ taskId, phase, durationMs: this.now() - startedAt })),
+      (err: unknown) => this.phaseCrashed(taskId, err),
+    );
   }
 
   /** A phase function itself threw (a bug, not a task failure): log it; the task times out as usual. */

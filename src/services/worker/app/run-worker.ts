@@ -12,6 +12,11 @@
 // Coordinator stops routing here), let tasks holding a slot finish for up to `drainTimeoutMs`, then
 // close. close(): stop timers, abort what still runs (its watchers get a CANCELLED terminal update),
 // stop the gRPC server (WatchTasks streams get a short grace), close the IO scopes.
+//
+// Metrics: every Worker has its own prom-client Registry (`running.metrics.registry`; given through
+// `metrics.registry` or created here), labelled {service: worker, deployment, instance: address} once
+// bound. The process entry serves it (kernel/observability/metrics-server.ts); `prometheusListen` makes
+// runWorker serve it itself, at `observability.prometheus.path`, until close().
 
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
@@ -19,7 +24,13 @@ import { SERVER_OPTIONS } from '../../../grpc/channel-options.js';
 import { createHealth, type Health } from '../../../grpc/health.js';
 import { SERVICE_NAMES, workerServiceDefinition } from '../../../grpc/proto.js';
 import { bindServer, shutdownServer } from '../../../grpc/server.js';
+import type { Registry } from 'prom-client';
 import type { BlockxConfig, WorkerConfig } from '../../../kernel/config-types.js';
+import {
+  startMetricsServer,
+  type RunningMetricsServer,
+} from '../../../kernel/observability/metrics-server.js';
+import { createServiceRegistry, setServiceLabels } from '../../../kernel/observability/service-registry.js';
 import type { PluginRegistry } from '../../../kernel/plugin-registry.js';
 import type { WorkerRegistryWriter } from '../../registry/registry-port.js';
 import { WorkerCore } from '../core/index.js';
@@ -41,6 +52,12 @@ import type {
   TaskIoScopeFactory,
 } from '../adapters/ports.js';
 import { SubscriptionManager } from '../adapters/subscription-manager.js';
+import {
+  statsSourceOf,
+  WorkerMetrics,
+  type DispatcherFigures,
+  type IoFigures,
+} from '../adapters/worker-metrics.js';
 import { advertiseAddress, boundAddress } from './advertise.js';
 
 export interface RunWorkerOptions {
@@ -61,6 +78,15 @@ export interface RunWorkerOptions {
   readonly listen?: string;
   /** Grace for open calls (WatchTasks streams) when the server stops. Default 1000 ms. */
   readonly shutdownGraceMs?: number;
+  /** This Worker's metrics registry (one per Worker, never shared). Default: a new one. */
+  readonly metrics?: { readonly registry?: Registry };
+  /** IO counters for the metrics. Default: `ioScopes.stats()` when the factory has it. */
+  readonly ioStats?: () => IoFigures;
+  /**
+   * Serve this Worker's metrics over HTTP on this address (at `observability.prometheus.path`) until
+   * close(). Normally the process entry serves them; this is for tests and single-service embedding.
+   */
+  readonly prometheusListen?: string;
 }
 
 export interface RunningWorker {
@@ -74,6 +100,9 @@ export interface RunningWorker {
   readonly subscriptions: SubscriptionManager;
   readonly health: Health;
   readonly workerConfig: WorkerConfig;
+  readonly metrics: WorkerMetrics;
+  /** The HTTP endpoint started for `prometheusListen`; undefined without it. */
+  readonly metricsServer: RunningMetricsServer | undefined;
   /** Stop admitting, wait for running tasks (≤ drainTimeoutMs), then close. Idempotent. */
   drain(): Promise<void>;
   /** Stop now. Idempotent. */
@@ -142,6 +171,15 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
   );
   orchestrator.addListener(subscriptions);
 
+  const registry = opts.metrics?.registry ?? createServiceRegistry({ service: 'worker', deployment });
+  const metrics = new WorkerMetrics(registry, {
+    slots: () => core.deriveHeartbeat(orchestrator.now()),
+    semaphores: orchestrator.sems,
+    dispatcher: statsSourceOf<DispatcherFigures>(callRunner),
+    io: opts.ioStats ?? statsSourceOf<IoFigures>(ioScopes),
+  });
+  orchestrator.addListener(metrics);
+
   const health = createHealth([SERVICE_NAMES.worker]);
   let publisher: HeartbeatPublisher | undefined;
   let resolveDrained: () => void = () => undefined;
@@ -175,6 +213,20 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
     reachableFromOtherHosts: config.registry.etcd.endpoints.length > 0,
   });
   const bound = boundAddress(listen, port);
+  setServiceLabels(registry, { service: 'worker', deployment, instance: address });
+  let metricsServer: RunningMetricsServer | undefined;
+  if (opts.prometheusListen !== undefined) {
+    try {
+      metricsServer = await startMetricsServer({
+        listenAddr: opts.prometheusListen,
+        path: config.observability.prometheus.path,
+        registry,
+      });
+    } catch (err) {
+      await shutdownServer(server, 0);
+      throw err;
+    }
+  }
 
   if (opts.registryWriter !== undefined) {
     publisher = new HeartbeatPublisher({
@@ -190,11 +242,24 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
 
   orchestrator.start();
   const unsubscribe = readiness.subscribe((event) => {
-    if (event.type === 'ready') orchestrator.executorReady();
-    else orchestrator.executorLost(event.reason);
+    if (event.type === 'ready') {
+      orchestrator.executorReady();
+    } else {
+      metrics.executorLost();
+      orchestrator.executorLost(event.reason);
+    }
   });
   if (core.serving) publisher?.start();
-  logger.info({ address, bound, deployment, task_slots: w.taskSlots }, 'worker listening');
+  logger.info(
+    {
+      address,
+      bound,
+      deployment,
+      task_slots: w.taskSlots,
+      ...(metricsServer === undefined ? {} : { metrics_address: metricsServer.address }),
+    },
+    'worker listening',
+  );
 
   let closing: Promise<void> | undefined;
   let draining: Promise<void> | undefined;
@@ -209,6 +274,7 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
       await publisher?.stop();
       await shutdownServer(server, graceMs);
       await orchestrator.settled();
+      await metricsServer?.close();
       logger.info({ address }, 'worker stopped');
     })());
 
@@ -241,6 +307,8 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
     subscriptions,
     health,
     workerConfig: w,
+    metrics,
+    metricsServer,
     drain,
     close,
   };
