@@ -90,7 +90,8 @@ describe('validateTaskInput', () => {
       {
         path: '/functionCallConfig/type',
         rule: 'knownType',
-        message: 'unknown builder type "NoSuchCallConfig"; known builder types: CallListCallConfig',
+        message:
+          'unknown builder type "NoSuchCallConfig"; known builder types: BlockBundleCallConfig, BlockTableCallConfig, CallListCallConfig',
       },
     ]);
   });
@@ -101,7 +102,9 @@ describe('validateTaskInput', () => {
       registry,
     );
     expect(issue).toMatchObject({ path: '/resultHandler/type', rule: 'knownType' });
-    expect(issue?.message).toContain('known writer types: ReturnValueResultHandler');
+    expect(issue?.message).toContain(
+      'known writer types: BlockBundleWriteResultHandler, BlockWriteResultHandler, ReturnValueResultHandler, TableUpsertsResultHandler',
+    );
   });
 
   it.each([
