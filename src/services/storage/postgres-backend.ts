@@ -1,0 +1,248 @@
+// The shared backend: a pg.Pool of `poolSize` connections. Transactions are SERIALIZABLE; a
+// serialization failure or deadlock is a retryable CONFLICT and the caller's retry scope decides.
+//
+// Connections die (server restart, pg_terminate_backend, network): the pool drops idle ones by itself
+// (its 'error' event is handled here, as an unhandled one would crash the process), a connection that
+// dies while leased has its own error listener for the lease, and a leased connection that saw a
+// connection error or an abandoned query is destroyed on release instead of returning to the pool.
+//
+// int8 comes back as a JS number through a per-pool type parser (pg-types.ts), never a global one.
+
+import pg from 'pg';
+import { classifyPostgresError, storageErrorFrom } from './error-classify.js';
+import { StorageError, StorageErrorCode } from './errors.js';
+import { PG_TYPES } from './pg-types.js';
+import { introspectPostgres } from './schema-introspect.js';
+import type { DbTable } from './schema-introspect.js';
+import { POSTGRES_DIALECT } from './sql-dialect.js';
+import type { ConnectionOptions, SqlDriver, SqlRunner, TransactionOptions } from './sql-driver.js';
+import type { Statement } from './sql-statements.js';
+
+/** pg_advisory_xact_lock key serialising concurrent migrations ("blockx" in ASCII). */
+const MIGRATION_LOCK_KEY = 0x626c6f636b78;
+
+export interface PostgresDriverOptions {
+  readonly url: string;
+  readonly displayUrl: string;
+  readonly poolSize: number;
+  /** Bound on opening a new connection (default 10 s). */
+  readonly connectTimeoutMs?: number;
+}
+
+interface Lease {
+  readonly client: pg.PoolClient;
+  /** Set when the connection must not be reused (connection error, abandoned query). */
+  broken: Error | undefined;
+  readonly onError: (err: Error) => void;
+}
+
+export class PostgresDriver implements SqlDriver {
+  readonly kind = 'postgres' as const;
+  readonly dialect = POSTGRES_DIALECT;
+  private readonly pool: pg.Pool;
+  private readonly leases = new Set<Lease>();
+
+  constructor(private readonly opts: PostgresDriverOptions) {
+    this.pool = new pg.Pool({
+      connectionString: opts.url,
+      max: opts.poolSize,
+      types: PG_TYPES,
+      keepAlive: true,
+      connectionTimeoutMillis: opts.connectTimeoutMs ?? 10_000,
+      idleTimeoutMillis: 30_000,
+      allowExitOnIdle: true,
+    });
+    // An idle connection died; the pool has already dropped it and the next lease opens a new one.
+    this.pool.on('error', () => {});
+  }
+
+  async withConnection<T>(fn: (q: SqlRunner) => Promise<T>, opts: ConnectionOptions): Promise<T> {
+    const lease = await this.lease(opts);
+    try {
+      return await fn(this.runner(lease, opts.signal));
+    } catch (err) {
+      this.noteError(lease, err);
+      throw err;
+    } finally {
+      this.release(lease);
+    }
+  }
+
+  async withTransaction<T>(fn: (q: SqlRunner) => Promise<T>, opts: TransactionOptions): Promise<T> {
+    const lease = await this.lease(opts);
+    try {
+      if (opts.mode === 'migration') {
+        // READ COMMITTED: after waiting for the lock, catalog reads see what the other migrator made.
+        await this.query(lease, { sql: 'BEGIN', params: [] });
+        await this.query(lease, { sql: `SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`, params: [] });
+      } else {
+        await this.query(lease, { sql: 'BEGIN ISOLATION LEVEL SERIALIZABLE', params: [] });
+      }
+      let result: T;
+      try {
+        result = await fn(this.runner(lease, opts.signal));
+      } catch (err) {
+        await this.rollback(lease);
+        throw err;
+      }
+      try {
+        await this.query(lease, { sql: 'COMMIT', params: [] });
+      } catch (err) {
+        await this.rollback(lease);
+        throw err;
+      }
+      return result;
+    } catch (err) {
+      this.noteError(lease, err);
+      throw err;
+    } finally {
+      this.release(lease);
+    }
+  }
+
+  introspect(q: SqlRunner, table: string): Promise<DbTable | undefined> {
+    return introspectPostgres(q, table);
+  }
+
+  classify(err: unknown, table: string | undefined): StorageError {
+    return storageErrorFrom(classifyPostgresError(err), err, this.opts.displayUrl, table);
+  }
+
+  async close(): Promise<void> {
+    // Leases still out after the backend's drain bound: destroy them, so pool.end() does not wait.
+    for (const lease of [...this.leases]) {
+      lease.broken ??= new Error('storage backend closed');
+      this.release(lease);
+    }
+    await this.pool.end();
+  }
+
+  private runner(lease: Lease, signal: AbortSignal | undefined): SqlRunner {
+    return {
+      all: async (stmt) => (await this.query(lease, stmt, signal)).rows as Record<string, unknown>[],
+      run: async (stmt) => (await this.query(lease, stmt, signal)).rowCount ?? 0,
+    };
+  }
+
+  private async query(lease: Lease, stmt: Statement, signal?: AbortSignal): Promise<pg.QueryResult> {
+    if (lease.broken !== undefined) throw lease.broken;
+    const pending = lease.client.query({ text: stmt.sql, values: stmt.params as unknown[] });
+    if (signal === undefined) return pending;
+    if (signal.aborted) {
+      pending.catch(() => {});
+      lease.broken ??= new Error('query abandoned');
+      throw this.cancelled(signal);
+    }
+    // On abort the query is abandoned: the caller gets CANCELLED now and the connection is destroyed
+    // on release. No COMMIT was sent, so the server rolls its work back once it notices the closed
+    // socket (at the latest when the statement ends).
+    return new Promise<pg.QueryResult>((resolve, reject) => {
+      const onAbort = (): void => {
+        lease.broken ??= new Error('query abandoned');
+        reject(this.cancelled(signal));
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      pending.then(
+        (r) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(r);
+        },
+        (e: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(e);
+        },
+      );
+    });
+  }
+
+  private async lease(opts: ConnectionOptions): Promise<Lease> {
+    const { signal } = opts;
+    if (signal?.aborted) throw this.cancelled(signal);
+    // Waiting for a busy pool is admission (bounded by the deadline → OVERLOADED); opening a new
+    // connection is not (bounded by connectTimeoutMs → CONNECTION).
+    const queued = this.pool.idleCount === 0 && this.pool.totalCount >= this.opts.poolSize;
+    const connecting = this.pool.connect();
+    const client = await new Promise<pg.PoolClient>((resolve, reject) => {
+      let settled = false;
+      const finish = (): boolean => {
+        if (settled) return false;
+        settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        return true;
+      };
+      const giveUp = (err: StorageError): void => {
+        if (!finish()) return;
+        // The connection may still arrive; hand it straight back.
+        connecting.then(
+          (c) => c.release(),
+          () => {},
+        );
+        reject(err);
+      };
+      const onAbort = (): void => giveUp(this.cancelled(signal));
+      const waitMs = Math.max(0, opts.deadline - performance.now());
+      const timer = queued
+        ? setTimeout(
+            () =>
+              giveUp(
+                new StorageError(
+                  StorageErrorCode.OVERLOADED,
+                  `no PostgreSQL connection free within the admission wait (pool of ${this.opts.poolSize}) on ${this.opts.displayUrl}`,
+                  {
+                    backend: this.opts.displayUrl,
+                    ...(opts.table === undefined ? {} : { table: opts.table }),
+                  },
+                ),
+              ),
+            waitMs,
+          )
+        : undefined;
+      signal?.addEventListener('abort', onAbort, { once: true });
+      connecting.then(
+        (c) => (finish() ? resolve(c) : undefined),
+        (e: unknown) => (finish() ? reject(e) : undefined),
+      );
+    });
+    const lease: Lease = {
+      client,
+      broken: undefined,
+      onError: (err) => {
+        lease.broken ??= err;
+      },
+    };
+    client.on('error', lease.onError);
+    this.leases.add(lease);
+    return lease;
+  }
+
+  private release(lease: Lease): void {
+    if (!this.leases.delete(lease)) return;
+    lease.client.removeListener('error', lease.onError);
+    // A broken connection is destroyed instead of going back to the pool. Keep swallowing its late
+    // errors: with no listener, an 'error' event would crash the process.
+    if (lease.broken !== undefined) lease.client.on('error', () => {});
+    lease.client.release(lease.broken);
+  }
+
+  private async rollback(lease: Lease): Promise<void> {
+    if (lease.broken !== undefined) return;
+    try {
+      await this.query(lease, { sql: 'ROLLBACK', params: [] });
+    } catch (err) {
+      lease.broken ??= err instanceof Error ? err : new Error(String(err));
+    }
+  }
+
+  private noteError(lease: Lease, err: unknown): void {
+    if (!(err instanceof StorageError) && classifyPostgresError(err) === StorageErrorCode.CONNECTION)
+      lease.broken ??= err instanceof Error ? err : new Error(String(err));
+  }
+
+  private cancelled(signal: AbortSignal | undefined): StorageError {
+    return new StorageError(StorageErrorCode.CANCELLED, `storage operation cancelled`, {
+      backend: this.opts.displayUrl,
+      cause: signal?.reason,
+    });
+  }
+}

@@ -1,0 +1,266 @@
+// The StorageBackend both databases share: request checks, value encoding, admission, keyset
+// pagination, transactions and migration, over a SqlDriver (sqlite-backend.ts, postgres-backend.ts) that
+// only runs statements. Every error leaves as a StorageError with {table, backend}.
+
+import type { ColumnConfig, TableConfig } from '../../kernel/config-types.js';
+import { Admission } from './admission.js';
+import { StorageError, StorageErrorCode } from './errors.js';
+import { planMigration } from './migrate.js';
+import { checkScan, encodeKey, tableOf } from './request-check.js';
+import type { RequestContext } from './request-check.js';
+import type { DbTable } from './schema-introspect.js';
+import { createBlockIndexSql, createTableSql } from './sql-dialect.js';
+import type { SqlDriver, SqlRunner } from './sql-driver.js';
+import { scanPage, selectByKeys } from './sql-statements.js';
+import { SqlTransaction } from './sql-transaction.js';
+import type { TransactionHost } from './sql-transaction.js';
+import type {
+  BackendKind,
+  MigrationReport,
+  OpOptions,
+  Row,
+  RowKey,
+  StorageBackend,
+  StorageScanQuery,
+  StorageTransaction,
+} from './types.js';
+import { decodeRow, encodeValue, keyId } from './value-codec.js';
+
+/** Keys per getMany query. */
+export const GET_MANY_CHUNK = 500;
+
+export interface SqlBackendOptions {
+  readonly displayUrl: string;
+  readonly tables: Readonly<Record<string, TableConfig>>;
+  readonly maxConcurrentOps: number;
+  readonly admissionWaitMs: number;
+  readonly scanBatchSize: number;
+  /** How long close() lets running operations finish before closing connections (default 5 s). */
+  readonly closeDrainMs?: number;
+}
+
+/** Carries an error of the transaction callback through the driver unchanged. */
+class CallbackFailure {
+  constructor(readonly error: unknown) {}
+}
+
+export class SqlBackend implements StorageBackend, TransactionHost {
+  readonly kind: BackendKind;
+  readonly displayUrl: string;
+  readonly tables: Readonly<Record<string, TableConfig>>;
+  readonly ctx: RequestContext;
+  private readonly gate: Admission;
+  private closed = false;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    private readonly driver: SqlDriver,
+    private readonly opts: SqlBackendOptions,
+  ) {
+    this.kind = driver.kind;
+    this.displayUrl = opts.displayUrl;
+    this.tables = opts.tables;
+    this.ctx = { kind: driver.kind, backend: opts.displayUrl, tables: opts.tables };
+    this.gate = new Admission(opts.maxConcurrentOps, opts.admissionWaitMs, opts.displayUrl);
+  }
+
+  get dialect() {
+    return this.driver.dialect;
+  }
+
+  get admission() {
+    return this.gate.snapshot;
+  }
+
+  isClosed(): boolean {
+    return this.closed;
+  }
+
+  wrap(err: unknown, table: string | undefined): StorageError {
+    if (err instanceof StorageError) return err;
+    if (this.closed)
+      return new StorageError(StorageErrorCode.CLOSED, `storage backend ${this.displayUrl} is closed`, {
+        backend: this.displayUrl,
+        cause: err,
+        ...(table === undefined ? {} : { table }),
+      });
+    return this.driver.classify(err, table);
+  }
+
+  async migrate(opts: { readonly checkOnly?: boolean } = {}): Promise<MigrationReport> {
+    const checkOnly = opts.checkOnly === true;
+    return this.admitted(undefined, undefined, (deadline) =>
+      this.driver.withTransaction(
+        async (q) => {
+          const actual = new Map<string, DbTable | undefined>();
+          for (const name of Object.keys(this.tables))
+            actual.set(name, await this.driver.introspect(q, name));
+          const plan = planMigration(this.dialect, this.tables, actual, checkOnly);
+          if (plan.differences.length > 0)
+            throw new StorageError(
+              StorageErrorCode.SCHEMA_MISMATCH,
+              `the database at ${this.displayUrl} does not match the configured tables ` +
+                `(${plan.differences.length} difference${plan.differences.length === 1 ? '' : 's'}); ` +
+                `nothing was changed:\n${plan.differences.map((d) => `  - ${d}`).join('\n')}`,
+              { backend: this.displayUrl, differences: plan.differences },
+            );
+          for (const name of plan.create) {
+            const table = this.tables[name] as TableConfig;
+            await q.run({ sql: createTableSql(this.dialect, name, table), params: [] });
+            const index = createBlockIndexSql(name, table);
+            if (index !== undefined) await q.run({ sql: index, params: [] });
+          }
+          return { created: plan.create, unchanged: plan.unchanged };
+        },
+        { mode: 'migration', deadline },
+      ),
+    );
+  }
+
+  async get(table: string, key: RowKey, opts: OpOptions = {}): Promise<Row | undefined> {
+    const [row] = await this.getMany(table, [key], opts);
+    return row;
+  }
+
+  async getMany(table: string, keys: readonly RowKey[], opts: OpOptions = {}): Promise<(Row | undefined)[]> {
+    const t = tableOf(this.ctx, table);
+    if (!Array.isArray(keys))
+      throw new StorageError(StorageErrorCode.BAD_VALUE, `getMany needs an array of keys`, {
+        table,
+        backend: this.displayUrl,
+      });
+    const pkTypes = t.primaryKey.map((c) => (t.columns[c] as ColumnConfig).type);
+    const ids: string[] = [];
+    const unique = new Map<string, unknown[]>();
+    for (const key of keys) {
+      const encoded = encodeKey(this.ctx, table, t, key);
+      const id = keyId(
+        pkTypes,
+        t.primaryKey.map((c) => key[c]),
+      );
+      ids.push(id);
+      if (!unique.has(id)) unique.set(id, encoded);
+    }
+    if (ids.length === 0) return [];
+    const columns = Object.keys(t.columns);
+    const found = new Map<string, Row>();
+    const batches = [...unique.values()];
+    await this.read(table, opts.signal, async (q) => {
+      for (let i = 0; i < batches.length; i += GET_MANY_CHUNK) {
+        const stmt = selectByKeys(this.dialect, table, t, columns, batches.slice(i, i + GET_MANY_CHUNK));
+        for (const raw of await q.all(stmt)) {
+          const row = decodeRow(this.kind, table, t.columns, raw, columns, this.displayUrl);
+          found.set(
+            keyId(
+              pkTypes,
+              t.primaryKey.map((c) => row[c]),
+            ),
+            row,
+          );
+        }
+      }
+    });
+    return ids.map((id) => found.get(id));
+  }
+
+  async *scan(
+    table: string,
+    query: StorageScanQuery = {},
+    opts: OpOptions = {},
+  ): AsyncGenerator<readonly Row[]> {
+    const t = tableOf(this.ctx, table);
+    const s = checkScan(this.ctx, table, t, query, this.opts.scanBatchSize);
+    const project = s.columns.length !== s.selected.length;
+    let remaining = s.limit;
+    let after: unknown[] | undefined;
+    while (remaining > 0) {
+      const pageSize = Math.min(s.batchSize, remaining);
+      const stmt = scanPage(this.dialect, table, t, s.selected, s.conditions, after, pageSize);
+      const raw = await this.read(table, opts.signal, (q) => q.all(stmt));
+      if (raw.length === 0) return;
+      const rows = raw.map((r) => decodeRow(this.kind, table, t.columns, r, s.selected, this.displayUrl));
+      const last = rows[rows.length - 1] as Row;
+      after = t.primaryKey.map((c) => encodeValue(this.kind, (t.columns[c] as ColumnConfig).type, last[c]));
+      remaining -= rows.length;
+      yield project ? rows.map((r) => pick(r, s.columns)) : rows;
+      if (raw.length < pageSize) return;
+    }
+  }
+
+  async transaction<T>(fn: (tx: StorageTransaction) => Promise<T>, opts: OpOptions = {}): Promise<T> {
+    const { signal } = opts;
+    try {
+      return await this.admitted(signal, undefined, (deadline) =>
+        this.driver.withTransaction(
+          async (q) => {
+            const tx = new SqlTransaction(this, q, signal);
+            let result: T;
+            try {
+              result = await fn(tx);
+            } catch (err) {
+              throw new CallbackFailure(err);
+            } finally {
+              tx.end();
+            }
+            tx.assertCommittable();
+            return result;
+          },
+          { mode: 'serializable', signal, deadline },
+        ),
+      );
+    } catch (err) {
+      if (err instanceof CallbackFailure) throw err.error;
+      throw err;
+    }
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.closed = true;
+      this.gate.close();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        this.gate.whenIdle(),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, this.opts.closeDrainMs ?? 5_000);
+        }),
+      ]);
+      clearTimeout(timer);
+      await this.driver.close();
+    })();
+    return this.closing;
+  }
+
+  private read<T>(
+    table: string,
+    signal: AbortSignal | undefined,
+    fn: (q: SqlRunner) => Promise<T>,
+  ): Promise<T> {
+    return this.admitted(signal, table, (deadline) =>
+      this.driver.withConnection(fn, { signal, deadline, table }),
+    );
+  }
+
+  /** Runs `body` holding an admission permit; driver errors leave as StorageErrors. */
+  private async admitted<T>(
+    signal: AbortSignal | undefined,
+    table: string | undefined,
+    body: (deadline: number) => Promise<T>,
+  ): Promise<T> {
+    const deadline = performance.now() + this.opts.admissionWaitMs;
+    const release = await this.gate.acquire({ signal, table });
+    try {
+      return await body(deadline);
+    } catch (err) {
+      throw err instanceof CallbackFailure ? err : this.wrap(err, table);
+    } finally {
+      release();
+    }
+  }
+}
+
+function pick(row: Row, columns: readonly string[]): Row {
+  const out: Record<string, unknown> = {};
+  for (const c of columns) out[c] = row[c];
+  return out;
+}

@@ -1,0 +1,161 @@
+// SQL for every storage operation, for both dialects. Values arrive validated and encoded
+// (value-codec.ts); identifiers are declared table and column names, always quoted.
+//
+// Scans use keyset pagination: each page is `... WHERE <filters> AND (pk) > (<last key of the previous
+// page>) ORDER BY pk LIMIT n`, so a page costs one index range read wherever it starts, nothing is held
+// open between pages, and memory is bounded by one page whatever the table size.
+
+import type { TableConfig } from '../../kernel/config-types.js';
+import { Params, quoteIdent } from './sql-dialect.js';
+import type { Dialect } from './sql-dialect.js';
+
+export interface Statement {
+  readonly sql: string;
+  readonly params: readonly unknown[];
+}
+
+/** One predicate over encoded values. */
+export type Condition =
+  | { readonly kind: 'eq'; readonly column: string; readonly value: unknown }
+  | { readonly kind: 'null'; readonly column: string }
+  | {
+      readonly kind: 'in';
+      readonly column: string;
+      readonly values: readonly unknown[];
+      /** The filter also accepts NULL. */
+      readonly orNull: boolean;
+    }
+  | { readonly kind: 'between'; readonly column: string; readonly from: unknown; readonly to: unknown };
+
+function predicate(p: Params, c: Condition): string {
+  const col = quoteIdent(c.column);
+  switch (c.kind) {
+    case 'eq':
+      return `${col} = ${p.add(c.value)}`;
+    case 'null':
+      return `${col} IS NULL`;
+    case 'in': {
+      const parts: string[] = [];
+      if (c.values.length === 1) parts.push(`${col} = ${p.add(c.values[0])}`);
+      else if (c.values.length > 1) parts.push(`${col} IN (${c.values.map((v) => p.add(v)).join(', ')})`);
+      if (c.orNull) parts.push(`${col} IS NULL`);
+      if (parts.length === 0) return '1 = 0';
+      return parts.length === 1 ? (parts[0] as string) : `(${parts.join(' OR ')})`;
+    }
+    case 'between':
+      return `${col} BETWEEN ${p.add(c.from)} AND ${p.add(c.to)}`;
+    default: {
+      const unreachable: never = c;
+      throw new Error(`unknown condition ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+function whereSql(predicates: readonly string[]): string {
+  return predicates.length === 0 ? '' : ` WHERE ${predicates.join(' AND ')}`;
+}
+
+function selectList(columns: readonly string[]): string {
+  return columns.map(quoteIdent).join(', ');
+}
+
+/** Rows whose primary key is one of `keys` (each: encoded values in primary key order). */
+export function selectByKeys(
+  dialect: Dialect,
+  name: string,
+  table: TableConfig,
+  columns: readonly string[],
+  keys: readonly (readonly unknown[])[],
+): Statement {
+  const p = new Params(dialect);
+  const pk = table.primaryKey;
+  let match: string;
+  if (pk.length === 1) {
+    match = `${quoteIdent(pk[0] as string)} IN (${keys.map((k) => p.add(k[0])).join(', ')})`;
+  } else {
+    // OR of ANDs rather than row-value IN: both dialects plan it as index lookups, and PostgreSQL
+    // infers each parameter's type from its column (a VALUES list would make them text).
+    match = keys
+      .map((k) => `(${pk.map((c, i) => `${quoteIdent(c)} = ${p.add(k[i])}`).join(' AND ')})`)
+      .join(' OR ');
+  }
+  return { sql: `SELECT ${selectList(columns)} FROM ${quoteIdent(name)} WHERE ${match}`, params: p.values };
+}
+
+/** One page of a scan, after the encoded primary key `after` (the previous page's last row). */
+export function scanPage(
+  dialect: Dialect,
+  name: string,
+  table: TableConfig,
+  columns: readonly string[],
+  conditions: readonly Condition[],
+  after: readonly unknown[] | undefined,
+  limit: number,
+): Statement {
+  const p = new Params(dialect);
+  const predicates = conditions.map((c) => predicate(p, c));
+  const pk = table.primaryKey;
+  if (after !== undefined) {
+    predicates.push(
+      pk.length === 1
+        ? `${quoteIdent(pk[0] as string)} > ${p.add(after[0])}`
+        : `(${pk.map(quoteIdent).join(', ')}) > (${after.map((v) => p.add(v)).join(', ')})`,
+    );
+  }
+  // The limit is a validated positive integer, inlined: LIMIT takes no typed parameter in SQLite.
+  if (!Number.isSafeInteger(limit) || limit <= 0) throw new RangeError(`bad page size ${limit}`);
+  const sql =
+    `SELECT ${selectList(columns)} FROM ${quoteIdent(name)}${whereSql(predicates)}` +
+    ` ORDER BY ${pk.map(quoteIdent).join(', ')} LIMIT ${limit}`;
+  return { sql, params: p.values };
+}
+
+/** How many rows of `columnCount` values one INSERT carries: within the parameter limit and the row cap. */
+export function rowsPerInsert(dialect: Dialect, columnCount: number): number {
+  const byParams = Math.floor(dialect.maxParams / Math.max(1, columnCount));
+  return Math.max(1, Math.min(dialect.maxRowsPerInsert, byParams));
+}
+
+/**
+ * A multi-row upsert: INSERT ... ON CONFLICT (pk) DO UPDATE SET every other column (DO NOTHING when
+ * every column is in the key). `rows` hold encoded values for every declared column, in `columns` order,
+ * with no two rows sharing a key (PostgreSQL refuses to update one row twice in one statement).
+ */
+export function insertRows(
+  dialect: Dialect,
+  name: string,
+  table: TableConfig,
+  columns: readonly string[],
+  rows: readonly (readonly unknown[])[],
+): Statement {
+  const p = new Params(dialect);
+  const values = rows.map((row) => `(${row.map((v) => p.add(v)).join(', ')})`).join(', ');
+  const others = columns.filter((c) => !table.primaryKey.includes(c));
+  const onConflict =
+    others.length === 0
+      ? 'DO NOTHING'
+      : `DO UPDATE SET ${others.map((c) => `${quoteIdent(c)} = excluded.${quoteIdent(c)}`).join(', ')}`;
+  const sql =
+    `INSERT INTO ${quoteIdent(name)} (${selectList(columns)}) VALUES ${values}` +
+    ` ON CONFLICT (${table.primaryKey.map(quoteIdent).join(', ')}) ${onConflict}`;
+  return { sql, params: p.values };
+}
+
+/** DELETE the row with this encoded primary key. */
+export function deleteByKey(
+  dialect: Dialect,
+  name: string,
+  table: TableConfig,
+  key: readonly unknown[],
+): Statement {
+  const p = new Params(dialect);
+  const match = table.primaryKey.map((c, i) => `${quoteIdent(c)} = ${p.add(key[i])}`).join(' AND ');
+  return { sql: `DELETE FROM ${quoteIdent(name)} WHERE ${match}`, params: p.values };
+}
+
+/** DELETE every row matching all conditions (every row when there are none). */
+export function deleteWhere(dialect: Dialect, name: string, conditions: readonly Condition[]): Statement {
+  const p = new Params(dialect);
+  const predicates = conditions.map((c) => predicate(p, c));
+  return { sql: `DELETE FROM ${quoteIdent(name)}${whereSql(predicates)}`, params: p.values };
+}

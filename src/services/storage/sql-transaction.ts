@@ -1,0 +1,142 @@
+// The writes of one transaction (StorageTransaction) over a driver's transaction runner. Requests are
+// validated before any SQL runs; a validation error leaves the transaction usable. A statement that
+// fails inside the database poisons the transaction: it rolls back even if the callback swallowed the
+// error (PostgreSQL would otherwise turn the COMMIT of an aborted transaction into a silent ROLLBACK).
+
+import type { ColumnConfig, TableConfig } from '../../kernel/config-types.js';
+import { StorageError, StorageErrorCode } from './errors.js';
+import { conditionsOf, encodeKey, encodeRow, mergeUpsert, tableOf } from './request-check.js';
+import type { RequestContext } from './request-check.js';
+import type { Dialect } from './sql-dialect.js';
+import type { SqlRunner } from './sql-driver.js';
+import { deleteByKey, deleteWhere, insertRows, rowsPerInsert } from './sql-statements.js';
+import type { BlockRange, Row, RowFilter, RowKey, StorageTransaction } from './types.js';
+import { keyId } from './value-codec.js';
+
+/** What a transaction needs from its backend. */
+export interface TransactionHost {
+  readonly ctx: RequestContext;
+  readonly dialect: Dialect;
+  isClosed(): boolean;
+  /** Any error as a StorageError (StorageErrors pass through). */
+  wrap(err: unknown, table: string | undefined): StorageError;
+}
+
+export class SqlTransaction implements StorageTransaction {
+  /** The first failure inside the database, if any: the transaction must roll back. */
+  failure: StorageError | undefined;
+  private ended = false;
+
+  constructor(
+    private readonly host: TransactionHost,
+    private readonly q: SqlRunner,
+    private readonly signal: AbortSignal | undefined,
+  ) {}
+
+  /** No further statements: the callback has settled. */
+  end(): void {
+    this.ended = true;
+  }
+
+  /** Throws when the transaction must not commit: a statement failed or the signal aborted. */
+  assertCommittable(): void {
+    if (this.failure !== undefined) throw this.failure;
+    if (this.signal?.aborted) throw this.cancelled(undefined);
+  }
+
+  async upsert(table: string, key: RowKey, values: Row): Promise<void> {
+    const { ctx } = this.host;
+    const t = tableOf(ctx, table);
+    const row = encodeRow(ctx, table, t, mergeUpsert(ctx, table, t, key, values));
+    await this.exec(table, () =>
+      this.q.run(insertRows(this.host.dialect, table, t, Object.keys(t.columns), [row])),
+    );
+  }
+
+  async insertRows(table: string, rows: readonly Row[]): Promise<void> {
+    const { ctx, dialect } = this.host;
+    const t = tableOf(ctx, table);
+    if (!Array.isArray(rows))
+      throw new StorageError(StorageErrorCode.BAD_VALUE, `insertRows needs an array of rows`, {
+        table,
+        backend: ctx.backend,
+      });
+    const unique = dedupeByKey(
+      t,
+      rows.map((row) => encodeRow(ctx, table, t, row)),
+      rows,
+    );
+    if (unique.length === 0) return;
+    const columns = Object.keys(t.columns);
+    const perChunk = rowsPerInsert(dialect, columns.length);
+    await this.exec(table, async () => {
+      for (let i = 0; i < unique.length; i += perChunk) {
+        await this.q.run(insertRows(dialect, table, t, columns, unique.slice(i, i + perChunk)));
+      }
+    });
+  }
+
+  async delete(table: string, key: RowKey): Promise<void> {
+    const t = tableOf(this.host.ctx, table);
+    const encoded = encodeKey(this.host.ctx, table, t, key);
+    await this.exec(table, () => this.q.run(deleteByKey(this.host.dialect, table, t, encoded)));
+  }
+
+  async deleteWhere(table: string, where: RowFilter, blockRange?: BlockRange): Promise<number> {
+    const t = tableOf(this.host.ctx, table);
+    const conditions = conditionsOf(this.host.ctx, table, t, where, blockRange);
+    return this.exec(table, () => this.q.run(deleteWhere(this.host.dialect, table, conditions)));
+  }
+
+  private async exec<T>(table: string, body: () => Promise<T>): Promise<T> {
+    const backend = this.host.ctx.backend;
+    if (this.host.isClosed())
+      throw new StorageError(StorageErrorCode.CLOSED, `storage backend ${backend} is closed`, {
+        table,
+        backend,
+      });
+    if (this.ended)
+      throw new StorageError(
+        StorageErrorCode.QUERY_FAILED,
+        `transaction already finished: a write on table "${table}" came after its callback settled`,
+        { table, backend },
+      );
+    if (this.failure !== undefined) throw this.failure;
+    if (this.signal?.aborted) {
+      this.failure = this.cancelled(table);
+      throw this.failure;
+    }
+    try {
+      return await body();
+    } catch (err) {
+      const e = this.host.wrap(err, table);
+      this.failure ??= e;
+      throw e;
+    }
+  }
+
+  private cancelled(table: string | undefined): StorageError {
+    return new StorageError(StorageErrorCode.CANCELLED, `storage transaction cancelled`, {
+      backend: this.host.ctx.backend,
+      cause: this.signal?.reason,
+      ...(table === undefined ? {} : { table }),
+    });
+  }
+}
+
+/** Rows with distinct primary keys, the last of equal keys winning (as row-by-row upserts would). */
+function dedupeByKey(table: TableConfig, encoded: unknown[][], rows: readonly Row[]): unknown[][] {
+  const types = table.primaryKey.map((c) => (table.columns[c] as ColumnConfig).type);
+  const byKey = new Map<string, unknown[]>();
+  encoded.forEach((row, i) => {
+    const source = rows[i] as Row;
+    byKey.set(
+      keyId(
+        types,
+        table.primaryKey.map((c) => source[c]),
+      ),
+      row,
+    );
+  });
+  return byKey.size === encoded.length ? encoded : [...byKey.values()];
+}

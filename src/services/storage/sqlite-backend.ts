@@ -1,0 +1,145 @@
+// The embedded backend: one better-sqlite3 connection (WAL, busy_timeout, prepared statement cache).
+//
+// better-sqlite3 is synchronous: every statement runs to completion on the calling tick, behind the
+// async port. A transaction, though, spans awaits (its callback is async), and a second operation on the
+// same connection in between would run inside it: a read would see uncommitted rows, a write would join
+// a transaction it does not belong to. So the connection is a lock (a FIFO admission of capacity 1):
+// a transaction holds it from BEGIN IMMEDIATE to COMMIT/ROLLBACK, and every read takes it for its
+// statements, waiting while a transaction is open. The wait is bounded by the operation's admission
+// deadline (storage.admissionWaitMs) and ends in a retryable OVERLOADED, never a deadlock, even if a
+// transaction callback reads through the backend instead of its transaction.
+//
+// Other processes on the same file: WAL lets their readers run beside our writer; writers queue on the
+// file lock for busy_timeout (= admissionWaitMs, during which this process is blocked, as SQLite is
+// synchronous), then fail with SQLITE_BUSY → CONFLICT (retryable).
+
+import Database from 'better-sqlite3';
+import { Admission } from './admission.js';
+import { classifySqliteError, storageErrorFrom } from './error-classify.js';
+import type { StorageError } from './errors.js';
+import { introspectSqlite } from './schema-introspect.js';
+import type { DbTable } from './schema-introspect.js';
+import { SQLITE_DIALECT } from './sql-dialect.js';
+import type { ConnectionOptions, SqlDriver, SqlRunner, TransactionOptions } from './sql-driver.js';
+import type { Statement } from './sql-statements.js';
+
+/** Prepared statements kept per connection (least recently used ones are dropped). */
+const STATEMENT_CACHE_SIZE = 256;
+
+export interface SqliteDriverOptions {
+  /** A file path, or `:memory:`. */
+  readonly path: string;
+  readonly displayUrl: string;
+  /** How long a writer waits for another process's write lock (PRAGMA busy_timeout). */
+  readonly busyTimeoutMs: number;
+}
+
+export class SqliteDriver implements SqlDriver {
+  readonly kind = 'sqlite' as const;
+  readonly dialect = SQLITE_DIALECT;
+  private readonly db: Database.Database;
+  private readonly lock: Admission;
+  private readonly statements = new Map<string, Database.Statement<unknown[]>>();
+  private readonly runner: SqlRunner;
+
+  constructor(private readonly opts: SqliteDriverOptions) {
+    this.db = new Database(opts.path);
+    try {
+      if (opts.path !== ':memory:') this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = NORMAL');
+      this.db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(opts.busyTimeoutMs))}`);
+      // Integers come back as BigInt, so a value beyond 2^53 is detected instead of rounded.
+      this.db.defaultSafeIntegers(true);
+    } catch (err) {
+      this.db.close();
+      throw err;
+    }
+    this.lock = new Admission(1, 0, opts.displayUrl, 'SQLite connection (a transaction holds it)');
+    this.runner = {
+      all: async (stmt) => this.prepare(stmt).all(stmt.params) as Record<string, unknown>[],
+      run: async (stmt) => this.prepare(stmt).run(stmt.params).changes,
+    };
+  }
+
+  async withConnection<T>(fn: (q: SqlRunner) => Promise<T>, opts: ConnectionOptions): Promise<T> {
+    const unlock = await this.takeLock(opts);
+    try {
+      return await fn(this.runner);
+    } finally {
+      unlock();
+    }
+  }
+
+  async withTransaction<T>(fn: (q: SqlRunner) => Promise<T>, opts: TransactionOptions): Promise<T> {
+    const unlock = await this.takeLock(opts);
+    try {
+      // IMMEDIATE takes the write lock now, so a conflict with another process surfaces at BEGIN
+      // (SQLITE_BUSY after busy_timeout) rather than halfway through the callback.
+      this.db.exec('BEGIN IMMEDIATE');
+      let result: T;
+      try {
+        result = await fn(this.runner);
+      } catch (err) {
+        this.rollback();
+        throw err;
+      }
+      try {
+        this.db.exec('COMMIT');
+      } catch (err) {
+        this.rollback();
+        throw err;
+      }
+      return result;
+    } finally {
+      unlock();
+    }
+  }
+
+  introspect(q: SqlRunner, table: string): Promise<DbTable | undefined> {
+    return introspectSqlite(q, table);
+  }
+
+  classify(err: unknown, table: string | undefined): StorageError {
+    return storageErrorFrom(classifySqliteError(err), err, this.opts.displayUrl, table);
+  }
+
+  async close(): Promise<void> {
+    this.lock.close();
+    this.statements.clear();
+    // Closing rolls back a transaction still open; its callback's next write fails with CLOSED.
+    if (this.db.open) this.db.close();
+  }
+
+  private takeLock(opts: ConnectionOptions) {
+    return this.lock.acquire({
+      signal: opts.signal,
+      waitMs: opts.deadline - performance.now(),
+      table: opts.table,
+    });
+  }
+
+  private rollback(): void {
+    if (!this.db.open || !this.db.inTransaction) return;
+    try {
+      this.db.exec('ROLLBACK');
+    } catch {
+      // The transaction is gone already (SQLite rolls back on some errors by itself).
+    }
+  }
+
+  private prepare(stmt: Statement): Database.Statement<unknown[]> {
+    let prepared = this.statements.get(stmt.sql);
+    if (prepared !== undefined) {
+      // Re-insert: Map order is the recency order.
+      this.statements.delete(stmt.sql);
+    } else {
+      prepared = this.db.prepare<unknown[]>(stmt.sql);
+      if (this.statements.size >= STATEMENT_CACHE_SIZE) {
+        const oldest = this.statements.keys().next();
+        if (!oldest.done) this.statements.delete(oldest.value);
+      }
+    }
+    this.statements.set(stmt.sql, prepared);
+    return prepared;
+  }
+}

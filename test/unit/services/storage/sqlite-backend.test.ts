@@ -1,0 +1,144 @@
+// The SQLite backend: the conformance suite in memory and in a file, plus what only SQLite does (WAL
+// file, busy database across processes, the connection lock, values written by something else).
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { StorageErrorCode } from '../../../../src/services/storage/errors.js';
+import { openStorage } from '../../../../src/services/storage/open-storage.js';
+import type { StorageBackend } from '../../../../src/services/storage/types.js';
+import {
+  CONFORMANCE_TABLES,
+  conformanceSettings,
+  describeBackendConformance,
+  storageErrorOf,
+} from '../../../support/storage-conformance.js';
+import type { OpenOptions } from '../../../support/storage-conformance.js';
+
+function open(url: string, opts: OpenOptions = {}, baseDir?: string): Promise<StorageBackend> {
+  return openStorage(conformanceSettings(url, opts), opts.tables ?? CONFORMANCE_TABLES, {
+    closeDrainMs: 200,
+    ...(baseDir === undefined ? {} : { baseDir }),
+  });
+}
+
+describeBackendConformance(
+  'sqlite::memory:',
+  async (opts) => {
+    const backend = await open('sqlite::memory:', opts);
+    return { backend, reopen: undefined, cleanup: () => backend.close() };
+  },
+  { sharedDatabase: false },
+);
+
+describeBackendConformance('sqlite file', async (opts) => {
+  const dir = await mkdtemp(join(tmpdir(), 'blockx-sqlite-'));
+  const url = `sqlite:${join(dir, 'conformance.db')}`;
+  const opened: StorageBackend[] = [await open(url, opts)];
+  return {
+    backend: opened[0] as StorageBackend,
+    reopen: async (more) => {
+      const b = await open(url, more);
+      opened.push(b);
+      return b;
+    },
+    cleanup: async () => {
+      await Promise.all(opened.map((b) => b.close()));
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+describe('SQLite specifics', () => {
+  let dir: string;
+  const backends: StorageBackend[] = [];
+  const track = async (p: Promise<StorageBackend>) => {
+    const b = await p;
+    backends.push(b);
+    return b;
+  };
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'blockx-sqlite-'));
+  });
+  afterEach(async () => {
+    await Promise.all(backends.splice(0).map((b) => b.close()));
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('resolves a relative path against baseDir, creates its folder and uses WAL', async () => {
+    const backend = await track(open('sqlite:data/nested/blockx.db', {}, dir));
+    expect(backend.kind).toBe('sqlite');
+    expect(backend.displayUrl).toBe('sqlite:data/nested/blockx.db');
+    await backend.migrate();
+    await backend.transaction((tx) => tx.insertRows('tags', [{ tag: 'a' }]));
+    expect(existsSync(join(dir, 'data/nested/blockx.db'))).toBe(true);
+    expect(existsSync(join(dir, 'data/nested/blockx.db-wal'))).toBe(true);
+  });
+
+  it('a write lock held by another connection is CONFLICT (retryable) after busy_timeout', async () => {
+    const url = `sqlite:${join(dir, 'busy.db')}`;
+    const a = await track(open(url, { storage: { admissionWaitMs: 30 } }));
+    const b = await track(open(url, { storage: { admissionWaitMs: 30 } }));
+    await a.migrate();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const tx = a.transaction(async (t) => {
+      await t.insertRows('tags', [{ tag: 'a' }]);
+      started();
+      await held;
+    });
+    await running;
+    const err = await storageErrorOf(
+      b.transaction((t) => t.insertRows('tags', [{ tag: 'b' }])),
+      StorageErrorCode.CONFLICT,
+    );
+    expect(err.retryable).toBe(true);
+    expect(err.details.backend).toBe(url);
+    // WAL: the other connection still reads the last committed state meanwhile.
+    expect(await b.get('tags', { tag: 'a' })).toBeUndefined();
+    release();
+    await tx;
+    expect(await b.get('tags', { tag: 'a' })).toEqual({ tag: 'a' });
+  });
+
+  it('a read through the backend inside its own transaction fails OVERLOADED instead of deadlocking', async () => {
+    const backend = await track(open('sqlite::memory:', { storage: { admissionWaitMs: 30 } }));
+    await backend.migrate();
+    const err = await storageErrorOf(
+      backend.transaction(async (tx) => {
+        await tx.insertRows('tags', [{ tag: 'a' }]);
+        return backend.get('tags', { tag: 'a' });
+      }),
+      StorageErrorCode.OVERLOADED,
+    );
+    expect(err.message).toContain('SQLite connection');
+    expect(await backend.get('tags', { tag: 'a' })).toBeUndefined();
+  });
+
+  it('stored values a JSON number cannot hold exactly, or that are not their type, are BAD_VALUE', async () => {
+    const path = join(dir, 'raw.db');
+    const backend = await track(open(`sqlite:${path}`));
+    await backend.migrate();
+    const raw = new Database(path);
+    try {
+      raw.prepare(`INSERT INTO items VALUES (1, ?, 0, 'n', NULL)`).run(2n ** 60n);
+      raw
+        .prepare(`INSERT INTO kinds (id, big, r, t, b, j, bin) VALUES (1, 1, 1, 't', 7, '{bad', x'00')`)
+        .run();
+    } finally {
+      raw.close();
+    }
+    const scanAll = async () => {
+      for await (const page of backend.scan('items')) expect(page).toBeDefined();
+    };
+    const big = await storageErrorOf(scanAll(), StorageErrorCode.BAD_VALUE);
+    expect(big.details).toMatchObject({ table: 'items', column: 'block' });
+    expect(big.message).toContain('1152921504606846976');
+    const bool = await storageErrorOf(backend.get('kinds', { id: 1 }), StorageErrorCode.BAD_VALUE);
+    expect(bool.details.column).toBe('b');
+  });
+});
