@@ -1,5 +1,6 @@
-// Service assembly of `blockx up`: one machine, one process tree — the registry (in-process, or etcd
-// when the config names endpoints), a Coordinator, N Workers each with its Executor. It walks the plan
+// Service assembly of `blockx up`: one machine, one process tree — the storage (opened and migrated
+// once, shared by the workers), the registry (in-process, or etcd when the config names endpoints), a
+// Coordinator, N Workers each with its Executor, and one Prometheus endpoint for all of them. It walks the plan
 // of service-plan.ts, fires the kernel's serviceAssembled hook, and stops everything in reverse order.
 import type { Logger as PinoLogger } from 'pino';
 import type { Kernel } from './kernel.js';
@@ -11,6 +12,9 @@ import type {
   ExecutorReadiness,
 } from '../services/worker/adapters/ports.js';
 import type { WorkerRegistryWriter } from '../services/registry/registry-port.js';
+import type { StorageBackend } from '../services/storage/types.js';
+import type { CallIoHandler } from '../services/worker/adapters/executor-call-io.js';
+import type { Registry } from 'prom-client';
 
 export interface ClusterExecutorRuntime {
   readonly callRunner: CallPhaseRunner;
@@ -30,6 +34,7 @@ export interface RunClusterOptions {
     index: number,
     config: BlockxConfig,
     deployment: string,
+    io: CallIoHandler,
   ) => Promise<ClusterExecutorRuntime>;
 }
 
@@ -38,6 +43,10 @@ export interface RunningCluster {
   readonly coordinatorAddress: string;
   readonly workerAddresses: readonly string[];
   readonly registry: 'in-process' | 'etcd';
+  /** The storage every worker of the cluster reads and writes (one backend, shared). */
+  readonly storage: StorageBackend;
+  /** `host:port` of the Prometheus endpoint (all services of the cluster), '' when off. */
+  readonly metricsAddress: string;
   close(): Promise<void>;
 }
 
@@ -50,20 +59,29 @@ export async function runCluster(opts: RunClusterOptions): Promise<RunningCluste
     name,
     opts.coordinatorListen ?? kernel.config.up.coordinatorListen,
   );
-  const [{ runCoordinator }, { runWorker }, { InProcessRegistry }, { startExecutorRuntime }] =
-    await Promise.all([
-      import('../services/coordinator/app/run-coordinator.js'),
-      import('../services/worker/app/run-worker.js'),
-      import('../services/registry/in-process-registry.js'),
-      import('../services/worker/app/executor-runtime.js'),
-    ]);
+  const [
+    { runCoordinator },
+    { runWorker },
+    { InProcessRegistry },
+    { startExecutorRuntime },
+    { startStorageRuntime },
+    { startMetricsServer },
+  ] = await Promise.all([
+    import('../services/coordinator/app/run-coordinator.js'),
+    import('../services/worker/app/run-worker.js'),
+    import('../services/registry/in-process-registry.js'),
+    import('../services/worker/app/executor-runtime.js'),
+    import('../services/worker/app/storage-runtime.js'),
+    import('./observability/metrics-server.js'),
+  ]);
   const executorFor =
     opts.executorFor ??
-    ((index: number, cfg: BlockxConfig, deployment: string) =>
+    ((index: number, cfg: BlockxConfig, deployment: string, io: CallIoHandler) =>
       startExecutorRuntime({
         config: cfg,
         deployment,
         logger: logger.child({ service: 'executor', worker: index }),
+        io,
       }));
   const useEtcd = config.registry.etcd.endpoints.length > 0;
   const inProcess = useEtcd ? undefined : new InProcessRegistry();
@@ -75,6 +93,12 @@ export async function runCluster(opts: RunClusterOptions): Promise<RunningCluste
   };
 
   try {
+    const storage = await startStorageRuntime({ config, logger: logger.child({ service: 'storage' }) });
+    stops.push(() => storage.close());
+    // One Prometheus endpoint for the whole cluster; each service's registry joins it as it starts.
+    const registries: Registry[] = [];
+    const metrics = await startMetricsServer({ ...config.observability.prometheus, registry: registries });
+    stops.push(() => metrics.close());
     const coordinator = await runCoordinator({
       config,
       deployment: name,
@@ -82,11 +106,13 @@ export async function runCluster(opts: RunClusterOptions): Promise<RunningCluste
       ...(inProcess ? { registry: inProcess } : {}),
     });
     stops.push(() => coordinator.close());
+    registries.push(coordinator.metrics.registry);
 
     const workerAddresses: string[] = [];
     for (let i = 0; i < config.up.workers; i++) {
       const port = config.up.workerBasePort === 0 ? 0 : config.up.workerBasePort + i;
-      const executor = await executorFor(i, config, name);
+      const ioScopes = storage.scopesForWorker();
+      const executor = await executorFor(i, config, name, ioScopes.callIoHandler);
       stops.push(() => executor.close());
       const worker = await runWorker({
         config,
@@ -96,6 +122,7 @@ export async function runCluster(opts: RunClusterOptions): Promise<RunningCluste
         logger: logger.child({ service: 'worker', worker: i }),
         registryWriter: await registryWriterFor(config, inProcess, logger),
         callRunner: executor.callRunner,
+        ioScopes,
         ...(executor.executorReadiness ? { executorReadiness: executor.executorReadiness } : {}),
         ...(executor.codeEpochs ? { codeEpochs: executor.codeEpochs } : {}),
       });
@@ -106,6 +133,7 @@ export async function runCluster(opts: RunClusterOptions): Promise<RunningCluste
         );
       }
       stops.push(() => worker.close());
+      registries.push(worker.metrics.registry);
       workerAddresses.push(worker.address);
     }
     await kernel.hooks.serviceAssembled.promise(plan);
@@ -114,6 +142,8 @@ export async function runCluster(opts: RunClusterOptions): Promise<RunningCluste
       coordinatorAddress: coordinator.address,
       workerAddresses,
       registry: useEtcd ? 'etcd' : 'in-process',
+      storage: storage.backend,
+      metricsAddress: metrics.address,
       close: async () => {
         await stopAll();
         await kernel.hooks.shutdown.promise('cluster stopped');

@@ -98,34 +98,8 @@ async function generate(config: BlockxConfig, args: GenerateArgs, io: CliIo): Pr
   return withStorage(config, async (backend) => {
     if ((await migrateReporting(backend, io, 'data generate')) === undefined) return EXIT.FAILED;
     const started = performance.now();
-    const totals = { blocks: 0, siblings: 0, transactions: 0, events: 0, traces: 0 };
+    const totals = await bd.writeSyntheticChain(backend, config.tables, args);
     const end = args.fromBlock + args.blocks; // exclusive
-    for (let from = args.fromBlock; from < end; from += args.chunk) {
-      const to = Math.min(end, from + args.chunk) - 1;
-      const blocks = [...bd.syntheticChain({ ...args, fromBlock: from, blocks: to - from + 1 })];
-      await backend.transaction(async (tx) => {
-        for (const name of bd.BLOCK_TABLE_NAMES) {
-          // Replace the chain's rows at these heights: a re-run, even with another seed, leaves exactly
-          // the generated chain (one canonical block per height), never a mix of two.
-          const table = config.tables[name];
-          if (table?.blockColumn !== undefined) {
-            const where = table.chainColumn === undefined ? {} : { [table.chainColumn]: args.chainId };
-            await tx.deleteWhere(name, where, { from, to });
-          }
-          await tx.insertRows(
-            name,
-            blocks.flatMap((b) => bd.rowsOf(b, name)),
-          );
-        }
-      });
-      for (const b of blocks) {
-        totals.blocks++;
-        if (!b.block.canonical) totals.siblings++;
-        totals.transactions += b.transactions.length;
-        totals.events += b.events.length;
-        totals.traces += b.traces.length;
-      }
-    }
     const seconds = (performance.now() - started) / 1000;
     const rows = totals.blocks + totals.transactions + totals.events + totals.traces;
     const fmt = (n: number) => n.toLocaleString('en-US');

@@ -1,9 +1,10 @@
 // `blockx up` (and `npm start`): the one-machine cluster. Validates the config and plugins, starts the
-// registry, a Coordinator and N Workers with their Executors, runs the demo task through the Coordinator
-// (reserve → submit → watch), prints the addresses and results, then serves until SIGINT/SIGTERM.
+// storage, the registry, a Coordinator and N Workers with their Executors, runs the demo tasks through the
+// Coordinator (up-demo.ts), prints the addresses and results, then serves until SIGINT/SIGTERM.
 // `--once` stops after the demo: exit 0 when it succeeded, 1 when it failed.
 import type { Command } from 'commander';
 import { CONFIG_FLAG, EXIT, UsageError, type CliIo } from '../io.js';
+import { runDemo } from './up-demo.js';
 
 interface UpOptions {
   config?: string;
@@ -64,6 +65,9 @@ async function up(opts: UpOptions, io: CliIo): Promise<number> {
   const cluster = await runCluster({ kernel, logger });
   io.stdout(`coordinator listening on ${cluster.coordinatorAddress} (${cluster.registry} registry)\n`);
   cluster.workerAddresses.forEach((addr, i) => io.stdout(`worker #${i} listening on ${addr}\n`));
+  io.stdout(`storage ${cluster.storage.displayUrl}\n`);
+  if (cluster.metricsAddress !== '')
+    io.stdout(`metrics on http://${cluster.metricsAddress}${config.observability.prometheus.path}\n`);
 
   let ok = true;
   try {
@@ -71,6 +75,8 @@ async function up(opts: UpOptions, io: CliIo): Promise<number> {
       ok = await runDemo(
         cluster.coordinatorAddress,
         config.deployments[plan.deployment]!.coordinator.slotTtlMs,
+        cluster.storage,
+        config,
         io,
       );
     if (opts.once) return ok ? EXIT.OK : EXIT.FAILED;
@@ -81,39 +87,6 @@ async function up(opts: UpOptions, io: CliIo): Promise<number> {
   } finally {
     await cluster.close();
   }
-}
-
-async function runDemo(coordinator: string, slotTtlMs: number, io: CliIo): Promise<boolean> {
-  const { runTask, newTaskId } = await import('../../client/task-client.js');
-  const task = {
-    taskId: newTaskId(),
-    functionCallConfig: {
-      type: 'CallListCallConfig',
-      config: { function: 'hello_world', callList: [['ct2'], ['blockx']] },
-    },
-    resultHandler: { type: 'ReturnValueResultHandler', config: {} },
-    taskTimeoutMs: 30_000,
-  };
-  io.stdout(`demo: hello_world over CallListCallConfig → ReturnValueResultHandler (task ${task.taskId})\n`);
-  const started = Date.now();
-  const { update, workerAddr } = await runTask(task, {
-    coordinator,
-    slotTtlMs,
-    signal: AbortSignal.timeout(60_000),
-  });
-  const result = update.result;
-  const plugin = result?.executeResult.pluginResults[0];
-  if (update.state === 'SUCCEEDED') {
-    io.stdout(
-      `demo: SUCCEEDED on ${workerAddr} in ${Date.now() - started} ms: ${JSON.stringify(plugin?.result)}\n`,
-    );
-    return true;
-  }
-  const er = result?.executeResult;
-  io.stdout(
-    `demo: ${update.state} on ${workerAddr}: ${er?.failureCode || update.error} (retryable=${er?.retryable}) ${er?.failureMessage ?? ''}\n`,
-  );
-  return false;
 }
 
 function waitForSignal(): Promise<void> {

@@ -42,3 +42,4 @@ export {
 } from './synthetic-chain.js';
 export { TX_KIND_WEIGHTS, type TxKind } from './synthetic-txs.js';
 export { chainWorld, type ChainWorld } from './chain-world.js';
+export { writeSyntheticChain, type ChainTotals } from './write-chain.js';

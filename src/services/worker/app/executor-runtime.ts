@@ -1,6 +1,7 @@
 // The default Calls phase of a Worker process: the Sans-IO dispatcher driving a supervised Executor
 // child over its Unix socket (executor-ports.ts). Shared by `blockx worker` and `blockx up`.
 import type { BlockxConfig } from '../../../kernel/config-types.js';
+import type { CallIoHandler } from '../adapters/executor-call-io.js';
 import { createExecutorPorts } from '../adapters/executor-ports.js';
 import { tsxExecutorCommand } from '../adapters/executor-supervisor.js';
 import type { CallPhaseRunner, CodeEpochSource, ExecutorReadiness } from '../adapters/ports.js';
@@ -19,12 +20,15 @@ export async function startExecutorRuntime(ctx: {
   config: BlockxConfig;
   deployment: string;
   logger: WorkerLogger;
+  /** Serves the functions' `ctx.io` reads (the task IO scopes' handler); default: no storage. */
+  io?: CallIoHandler;
 }): Promise<ExecutorRuntimeHandle> {
   const ports = createExecutorPorts({
     config: ctx.config,
     deployment: ctx.deployment,
     functionsDir: ctx.config.functions.dir,
     logger: ctx.logger,
+    ...(ctx.io ? { io: ctx.io } : {}),
     // Running from the TypeScript sources (tsx, tests): there may be no dist/ for `bin/blockx.js executor`.
     ...(import.meta.url.endsWith('.ts') ? { executorCommand: tsxExecutorCommand() } : {}),
   });

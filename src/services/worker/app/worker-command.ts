@@ -12,6 +12,10 @@
 // inject another through `deps.executor`. `worker listening` is printed once the Executor is ready (or
 // after 30 s, with a warning: until then the worker answers Unavailable and health is NOT_SERVING).
 //
+// Storage: `storage.url` is opened and its tables created or checked (storage-runtime.ts) before the
+// worker serves; task IO scopes and the functions' `ctx.io` reads go through it. Metrics: with
+// `observability.prometheus.listenAddr` set, `/metrics` is served there.
+//
 // Registry: with `registry.etcd.endpoints` set (ETCD_ENDPOINTS) and no `deps.registryWriter`, heartbeats
 // go to etcd (EtcdRegistryWriter, lease TTL registry.etcd.leaseTtlMs); without endpoints it runs standalone.
 
@@ -27,7 +31,11 @@ import type {
   ExecutorReadiness,
   TaskIoScopeFactory,
 } from '../adapters/ports.js';
+import { startMetricsServer } from '../../../kernel/observability/metrics-server.js';
+import type { CallIoHandler } from '../adapters/executor-call-io.js';
+import { StorageIoScopeFactory } from '../adapters/io/index.js';
 import { startExecutorRuntime } from './executor-runtime.js';
+import { startStorageRuntime, type StorageRuntime } from './storage-runtime.js';
 import { runWorker, type RunningWorker } from './run-worker.js';
 
 /** The subset of the CLI's io a command uses (src/cli/io.ts `CliIo` satisfies it). */
@@ -59,6 +67,8 @@ export interface WorkerRuntimeContext {
   readonly config: BlockxConfig;
   readonly deployment: string;
   readonly logger: WorkerLogger;
+  /** The task IO scopes' handler of functions' `ctx.io` reads (absent when `deps.ioScopes` is given). */
+  readonly io?: CallIoHandler;
 }
 
 /** Where the process gets signals from (process by default; tests pass an EventEmitter). */
@@ -98,9 +108,24 @@ export async function workerCommand(
       { level: config.observability.logLevel, base: { service: 'worker', deployment: opts.deployment } },
       pino.destination({ dest: 2, sync: true }),
     );
-  const ctx: WorkerRuntimeContext = { config, deployment: opts.deployment, logger };
+  // Storage first: a config that does not match the database stops the worker before it serves.
+  const storage = deps.ioScopes ? undefined : await startStorageRuntime({ config, logger });
+  const ioScopes = deps.ioScopes
+    ? await deps.ioScopes({ config, deployment: opts.deployment, logger })
+    : (storage as StorageRuntime).scopesForWorker();
+  const ctx: WorkerRuntimeContext = {
+    config,
+    deployment: opts.deployment,
+    logger,
+    ...(ioScopes instanceof StorageIoScopeFactory ? { io: ioScopes.callIoHandler } : {}),
+  };
 
-  const executor = deps.executor ? await deps.executor(ctx) : await startExecutorRuntime(ctx);
+  const executor = deps.executor
+    ? await deps.executor(ctx)
+    : await startExecutorRuntime(ctx).catch(async (err: unknown) => {
+        await storage?.close();
+        throw err;
+      });
   const registryWriter = deps.registryWriter
     ? await deps.registryWriter(ctx)
     : defaultRegistryWriter(config, logger);
@@ -115,15 +140,27 @@ export async function workerCommand(
           ...(executor.executorReadiness ? { executorReadiness: executor.executorReadiness } : {}),
           ...(executor.codeEpochs ? { codeEpochs: executor.codeEpochs } : {}),
         }),
-    ...(deps.ioScopes ? { ioScopes: await deps.ioScopes(ctx) } : {}),
+    ioScopes,
     ...(registryWriter ? { registryWriter } : {}),
     logger,
   }).catch(async (err: unknown) => {
     // The publisher never took the writer over: close it here (etcd: its client) or the process hangs.
     await registryWriter?.close();
     await executor?.close?.();
+    await storage?.close();
     throw err;
   });
+  const metricsServer = await startMetricsServer({
+    ...config.observability.prometheus,
+    registry: worker.metrics.registry,
+  }).catch(async (err: unknown) => {
+    await worker.close();
+    await executor?.close?.();
+    await storage?.close();
+    throw err;
+  });
+  if (metricsServer.address !== '')
+    logger.info({ address: metricsServer.address }, 'serving Prometheus metrics');
   if (executor.whenReady && !(await executor.whenReady(30_000))) {
     logger.warn({}, 'executor not ready after 30 s: serving Unavailable until its first heartbeat');
   }
@@ -151,7 +188,9 @@ export async function workerCommand(
   });
   signals.off('SIGTERM', onSignal);
   signals.off('SIGINT', onSignal);
+  await metricsServer.close();
   await executor?.close?.();
+  await storage?.close();
   return code;
 }
 
