@@ -21,6 +21,7 @@ export const PROTO_FILES = [
   'blockx/worker/v1/worker.proto',
   'blockx/coordinator/v1/coordinator.proto',
   'blockx/bundlecoordinator/v1/bundle_coordinator.proto',
+  'blockx/coordinator/v1/admin.proto',
 ];
 
 /** The decoding options, as generator flags. Keep in step with PROTO_LOADER_OPTIONS (src/grpc/proto.ts). */

@@ -25,3 +25,18 @@ export type { BlockxConfig, DeploymentConfig } from './kernel/config-types.js';
 export { loadConfig, resolveConfig, type LoadConfigOptions } from './kernel/config.js';
 export { bootKernel, type Kernel } from './kernel/kernel.js';
 export * from './executor/sdk.js';
+// The TypeScript client: reserve → submit → watch with the seeds' retry semantics (src/client/).
+export { BlockxClient, BlockxClientError, ClientErrorCode, newTaskId, runTask } from './client/index.js';
+export type {
+  BlockxClientOptions,
+  CallOptions,
+  ClientTaskInput,
+  ClusterStatusView,
+  SubmitOutcome,
+  TaskResult,
+  TaskRunResult,
+  TaskState,
+  TaskStatusView,
+  TaskUpdate,
+  WorkerCallOptions,
+} from './client/index.js';

@@ -6,10 +6,13 @@ import { BlockxError } from '../kernel/errors.js';
 import { registerConfigCommand } from './commands/config.js';
 import { registerPluginsCommand } from './commands/plugins.js';
 import { registerValidateCommand } from './commands/validate.js';
-import { registerPendingCommands } from './commands/pending.js';
+import { registerSubmitCommand } from './commands/submit.js';
+import { registerStatusCommand } from './commands/status.js';
 import { registerExecutorHelp } from './commands/executor.js';
 import { registerWorkerCommand } from './commands/worker.js';
 import { registerUpCommand } from './commands/up.js';
+import { registerDataCommand } from './commands/data.js';
+import { registerDbCommand } from './commands/db.js';
 import { registerCoordinatorCommand } from '../services/coordinator/app/cli.js';
 import { EXIT, UsageError, type CliIo } from './io.js';
 import { readPackageVersion } from './version.js';
@@ -38,7 +41,10 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
   registerCoordinatorCommand(program, io, setExit);
   registerWorkerCommand(program, io, setExit);
   registerExecutorHelp(program);
-  registerPendingCommands(program, io, setExit);
+  registerDataCommand(program, io, setExit);
+  registerDbCommand(program, io, setExit);
+  registerSubmitCommand(program, io, setExit);
+  registerStatusCommand(program, io, setExit);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import type { ProtoGrpcType as WorkerProto } from '../generated/proto/worker.js';
 import type { ProtoGrpcType as CoordinatorProto } from '../generated/proto/coordinator.js';
 import type { ProtoGrpcType as BundleCoordinatorProto } from '../generated/proto/bundle_coordinator.js';
+import type { ProtoGrpcType as CoordinatorAdminProto } from '../generated/proto/admin.js';
 import type {
   WorkerServiceClient as WorkerServiceClientType,
   WorkerServiceDefinition,
@@ -31,6 +32,11 @@ import type {
   BundleCoordinatorServiceDefinition,
   BundleCoordinatorServiceHandlers,
 } from '../generated/proto/blockx/bundlecoordinator/v1/BundleCoordinatorService.js';
+import type {
+  CoordinatorAdminServiceClient as CoordinatorAdminServiceClientType,
+  CoordinatorAdminServiceDefinition,
+  CoordinatorAdminServiceHandlers,
+} from '../generated/proto/blockx/coordinator/v1/CoordinatorAdminService.js';
 
 /**
  * The package's `proto/` folder. This file is two levels under the package root both as
@@ -43,6 +49,7 @@ export const PROTO_FILES = [
   'blockx/worker/v1/worker.proto',
   'blockx/coordinator/v1/coordinator.proto',
   'blockx/bundlecoordinator/v1/bundle_coordinator.proto',
+  'blockx/coordinator/v1/admin.proto',
 ] as const;
 
 /** See the header comment; a unit test pins these against the generator flags. */
@@ -60,9 +67,10 @@ export const SERVICE_NAMES = {
   worker: 'blockx.worker.v1.WorkerService',
   coordinator: 'blockx.coordinator.v1.CoordinatorService',
   bundleCoordinator: 'blockx.bundlecoordinator.v1.BundleCoordinatorService',
+  coordinatorAdmin: 'blockx.coordinator.v1.CoordinatorAdminService',
 } as const;
 
-/** The raw proto-loader package definition of all three protos (loaded once, at import). */
+/** The raw proto-loader package definition of every proto in PROTO_FILES (loaded once, at import). */
 export const packageDefinition: PackageDefinition = loadSync([...PROTO_FILES], {
   ...PROTO_LOADER_OPTIONS,
   includeDirs: [PROTO_DIR],
@@ -71,11 +79,13 @@ export const packageDefinition: PackageDefinition = loadSync([...PROTO_FILES], {
 // The generated ProtoGrpcType interfaces describe what loadPackageDefinition returns for these files.
 const loaded = grpc.loadPackageDefinition(packageDefinition) as unknown as WorkerProto &
   CoordinatorProto &
-  BundleCoordinatorProto;
+  BundleCoordinatorProto &
+  CoordinatorAdminProto;
 
 const workerCtor = loaded.blockx.worker.v1.WorkerService;
 const coordinatorCtor = loaded.blockx.coordinator.v1.CoordinatorService;
 const bundleCoordinatorCtor = loaded.blockx.bundlecoordinator.v1.BundleCoordinatorService;
+const coordinatorAdminCtor = loaded.blockx.coordinator.v1.CoordinatorAdminService;
 
 /** `new WorkerServiceClient(addr, credentials, options)`; see src/grpc/clients.ts for the usual setup. */
 export const WorkerServiceClient = workerCtor;
@@ -84,11 +94,21 @@ export const CoordinatorServiceClient = coordinatorCtor;
 export type CoordinatorServiceClient = CoordinatorServiceClientType;
 export const BundleCoordinatorServiceClient = bundleCoordinatorCtor;
 export type BundleCoordinatorServiceClient = BundleCoordinatorServiceClientType;
+/** Read-only admin view of a Coordinator (proto/blockx/coordinator/v1/admin.proto; `blockx status`). */
+export const CoordinatorAdminServiceClient = coordinatorAdminCtor;
+export type CoordinatorAdminServiceClient = CoordinatorAdminServiceClientType;
 
 /** Service definitions for `server.addService(definition, handlers)`. */
 export const workerServiceDefinition: WorkerServiceDefinition = workerCtor.service;
 export const coordinatorServiceDefinition: CoordinatorServiceDefinition = coordinatorCtor.service;
 export const bundleCoordinatorServiceDefinition: BundleCoordinatorServiceDefinition =
   bundleCoordinatorCtor.service;
+export const coordinatorAdminServiceDefinition: CoordinatorAdminServiceDefinition =
+  coordinatorAdminCtor.service;
 
-export type { WorkerServiceHandlers, CoordinatorServiceHandlers, BundleCoordinatorServiceHandlers };
+export type {
+  WorkerServiceHandlers,
+  CoordinatorServiceHandlers,
+  BundleCoordinatorServiceHandlers,
+  CoordinatorAdminServiceHandlers,
+};

@@ -55,6 +55,11 @@ export type ReserveResult =
 export const ALL_CANDIDATES_REJECTED = 'all candidates rejected';
 export const UNABLE_TO_CONFIRM = 'unable to confirm slot reservation';
 
+/** A RequestTaskSlot answer for a task id the Worker holds a retained terminal result of. */
+export function isTerminalGrant(state: string): boolean {
+  return state === 'TASK_STATE_SUCCEEDED' || state === 'TASK_STATE_FAILED';
+}
+
 /** How the core should count an explicit rejection: a full pool is backpressure, the rest failures. */
 export function slotOutcomeOf(err: SlotError): SlotOutcome {
   return err.code === CoordinatorErrorCode.NoSlot ? 'backpressure' : 'rejection';
@@ -275,7 +280,10 @@ export class CoordinatorServer {
     for (let attempt = 0; attempt <= this.config.maxTimeoutRetries; attempt++) {
       if (signal?.aborted) return { type: 'cancelled' };
       const reply = await this.reserver.requestTaskSlot(workerAddr, req, opts);
-      if (reply.ok && reply.grant.slotId !== '') {
+      // A slot, or a retained terminal result of this task id on that Worker: the task ran there, and
+      // SubmitTask (with the empty slot id) returns its result there. Routing it anywhere else would run
+      // it a second time. Any other empty slot id is an uncertain outcome (seeds).
+      if (reply.ok && (reply.grant.slotId !== '' || isTerminalGrant(reply.grant.state))) {
         await this.lock.write(() => this.core.recordSlotSuccess(workerAddr, this.clock()));
         return { type: 'reserved', slotId: reply.grant.slotId };
       }

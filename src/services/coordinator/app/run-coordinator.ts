@@ -15,6 +15,7 @@
 // The process entry serves it (kernel/observability/metrics-server.ts); `prometheusListen` makes
 // runCoordinator serve it itself, at `observability.prometheus.path`, until close().
 
+import { adminServiceHandlers } from '../adapters/admin-server.js';
 import * as grpc from '@grpc/grpc-js';
 import type { pino } from 'pino';
 import type { Registry } from 'prom-client';
@@ -22,6 +23,7 @@ import { SERVER_OPTIONS } from '../../../grpc/channel-options.js';
 import { createHealth } from '../../../grpc/health.js';
 import {
   bundleCoordinatorServiceDefinition,
+  coordinatorAdminServiceDefinition,
   coordinatorServiceDefinition,
   SERVICE_NAMES,
 } from '../../../grpc/proto.js';
@@ -209,6 +211,8 @@ export async function runCoordinator(opts: RunCoordinatorOptions): Promise<Runni
   if (dep.kind === 'block') grpcServer.addService(coordinatorServiceDefinition, server.handlers());
   else
     grpcServer.addService(bundleCoordinatorServiceDefinition, new BundleCoordinatorServer(server).handlers());
+  // Operator view (`blockx status`): a separate service, so the CoordinatorService contract is untouched.
+  grpcServer.addService(coordinatorAdminServiceDefinition, adminServiceHandlers(server, { prefixes }));
   health.addToServer(grpcServer);
 
   let port: number;

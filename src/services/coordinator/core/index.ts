@@ -21,3 +21,17 @@ export { workerStatus } from './worker-status.js';
 export { validateReserveRequest } from './validate.js';
 export { assignHeartbeat, createWorkerView, freeCapacity, usedTotal } from './worker-view.js';
 export type { WorkerLocalState, WorkerView } from './worker-view.js';
+export {
+  NotRoutableCode,
+  breakerState,
+  clusterStatus,
+  clusterWorkerStatus,
+  routingBlocker,
+} from './cluster-status.js';
+export type {
+  BreakerState,
+  ClusterStatus,
+  ClusterStatusSource,
+  ClusterWorkerStatus,
+  NotRoutable,
+} from './cluster-status.js';

@@ -143,6 +143,18 @@ describe('CoordinatorServer.reserveWorkerSlot', () => {
     expect(reserver.contacted).toEqual(['w1', 'w1']);
   });
 
+  it('a worker holding a retained result of the task id answers it: routed there, never run elsewhere', async () => {
+    const { server, reserver, core } = setup({ w1: ['retained'] });
+    expect(await server.reserveWorkerSlot('t')).toEqual({
+      ok: true,
+      taskId: 't',
+      workerAddr: 'w1',
+      slotId: '',
+    });
+    expect(reserver.contacted).toEqual(['w1']);
+    expect(core.getWorker('w1')?.recentFailureCount).toBe(0);
+  });
+
   it('returns Aborted (SlotUncertain) when still uncertain after the retries, never trying another worker', async () => {
     const { server, reserver, core } = setup(
       { w1: ['uncertain', 'emptySlot', 'uncertain'] },

@@ -42,7 +42,14 @@ export function readyCore(
 
 /** What one scripted RequestTaskSlot does. */
 export type Step =
-  'ok' | 'emptySlot' | 'noSlot' | 'invalidSlot' | 'workerUnavailable' | 'transport' | 'uncertain';
+  | 'ok'
+  | 'emptySlot'
+  | 'retained'
+  | 'noSlot'
+  | 'invalidSlot'
+  | 'workerUnavailable'
+  | 'transport'
+  | 'uncertain';
 
 export interface FakeCall {
   readonly workerAddr: string;
@@ -80,6 +87,8 @@ export function reply(step: Step, workerAddr: string, taskId: string, n = 1): Sl
       };
     case 'emptySlot':
       return { ok: true, grant: { taskId, slotId: '', state: 'TASK_STATE_ALLOCATED' } };
+    case 'retained':
+      return { ok: true, grant: { taskId, slotId: '', state: 'TASK_STATE_SUCCEEDED' } };
     case 'noSlot':
       return { ok: false, error: new SlotError('NoSlot', 'rejected', 'pool full') };
     case 'invalidSlot':

@@ -1,0 +1,145 @@
+// `blockx status [--coordinator ADDR] [--json] [--config FILE]`: the Coordinator's view of its Workers
+// (CoordinatorAdminService.GetClusterStatus), one row per Worker: address, registry prefix, slots
+// (total, reserved, running, free), cpu, memory, error rate, breaker, heartbeat age, and whether the next
+// reservation would consider it (and if not, why). Exit 0 when the Coordinator answered, 1 when it did not.
+//
+// The address defaults to the config's `up.coordinatorListen` (else the block deployment's
+// coordinator.listen), made dialable (`:8080` → `127.0.0.1:8080`).
+import type { Command } from 'commander';
+import type { ClusterStatusView } from '../../client/types.js';
+import type { BlockxConfig } from '../../kernel/config-types.js';
+import { CONFIG_FLAG, EXIT, UsageError, type CliIo } from '../io.js';
+import { renderTable } from '../table.js';
+
+interface StatusOptions {
+  config?: string;
+  coordinator?: string;
+  json?: boolean;
+  timeout?: string;
+}
+
+export function registerStatusCommand(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  program
+    .command('status')
+    .description("the coordinator's view of its workers: slots, load, breaker, heartbeat, routable")
+    .option(...CONFIG_FLAG)
+    .option('--coordinator <addr>', 'coordinator address (default: from the config)')
+    .option('--json', 'print the status as JSON')
+    .option('--timeout <ms>', 'deadline of the status call', '5000')
+    .action(async (opts: StatusOptions) => setExit(await status(opts, io)));
+}
+
+/** The Coordinator a client on this machine should dial, from the config. */
+export function coordinatorAddressFromConfig(config: BlockxConfig): string {
+  const listen = config.up.coordinatorListen || config.deployments.block?.coordinator.listen || ':8080';
+  return listen;
+}
+
+async function status(opts: StatusOptions, io: CliIo): Promise<number> {
+  const timeoutMs = Number(opts.timeout);
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1)
+    throw new UsageError(`--timeout must be a positive integer, got ${opts.timeout}`);
+  const [{ BlockxClient }, { dialAddress }] = await Promise.all([
+    import('../../client/client.js'),
+    import('../../client/address.js'),
+  ]);
+  let listen = opts.coordinator;
+  if (listen === undefined) {
+    const { loadConfig } = await import('../../kernel/config.js');
+    listen = coordinatorAddressFromConfig(
+      loadConfig({ configPath: opts.config, cwd: io.cwd(), env: io.env }),
+    );
+  }
+  const address = dialAddress(listen);
+  const client = new BlockxClient({ coordinator: address, rpcTimeoutMs: timeoutMs });
+  try {
+    const view = await client.clusterStatus();
+    if (opts.json) io.stdout(`${JSON.stringify(statusJson(address, view), null, 2)}\n`);
+    else io.stdout(renderStatus(address, view));
+    return EXIT.OK;
+  } catch (err) {
+    const e = err as { code?: string; grpcStatus?: number; message?: string };
+    const hint = e.grpcStatus === 12 ? ' (this coordinator does not serve CoordinatorAdminService)' : '';
+    io.stderr(`blockx status: ${address}: ${e.code ?? 'ERROR'}: ${e.message ?? String(err)}${hint}\n`);
+    return EXIT.FAILED;
+  } finally {
+    client.close();
+  }
+}
+
+/** The JSON form: the wire fields, cluster-level first, then the Workers. */
+function statusJson(address: string, v: ClusterStatusView): Record<string, unknown> {
+  return {
+    coordinator: address,
+    ready: v.ready,
+    unavailableReason: v.unavailableReason,
+    initialized: v.initialized,
+    nowMs: v.nowMs,
+    watchDisconnectedAtMs: v.watchDisconnectedAtMs,
+    registryPrefixes: v.registryPrefixes,
+    limits: v.limits,
+    workers: v.workers,
+  };
+}
+
+export function renderStatus(address: string, v: ClusterStatusView): string {
+  const routable = v.workers.filter((w) => w.routable).length;
+  const head = v.ready
+    ? `coordinator ${address}: ready · ${v.workers.length} worker(s), ${routable} routable`
+    : `coordinator ${address}: NOT READY (${v.unavailableReason}) · ${v.workers.length} worker(s)`;
+  const lines = [head];
+  if (v.registryPrefixes.length > 0) lines.push(`registry: ${v.registryPrefixes.join(', ')}`);
+  if (v.watchDisconnectedAtMs > 0) {
+    lines.push(`registry watch disconnected ${age(v.nowMs - v.watchDisconnectedAtMs)} ago`);
+  }
+  if (v.workers.length === 0) return `${lines.join('\n')}\nno workers\n`;
+  const rows = v.workers.map((w) => ({
+    worker: w.workerAddr,
+    registry: w.registryPrefix ? `${w.registryFormat} ${w.registryPrefix}` : '-',
+    slots: String(w.taskSlots),
+    reserved: String(w.reservedSlots),
+    running: String(w.runningTasks),
+    free: String(w.freeSlots),
+    cpu: percent(w.cpuPercent),
+    mem: percent(w.memoryPercent),
+    errors: percent(w.errorRate),
+    breaker: breaker(w, v.nowMs),
+    heartbeat: `${age(w.heartbeatAgeMs)} ago`,
+    routable: w.routable ? 'yes' : `no: ${w.notRoutableReason}`,
+  }));
+  const columns = [
+    'worker',
+    'registry',
+    'slots',
+    'reserved',
+    'running',
+    'free',
+    'cpu',
+    'mem',
+    'errors',
+    'breaker',
+    'heartbeat',
+    'routable',
+  ] as const;
+  return `${lines.join('\n')}\n${renderTable(columns, rows)}`;
+}
+
+function breaker(w: ClusterStatusView['workers'][number], nowMs: number): string {
+  const fails =
+    w.consecutiveFailures > 0
+      ? ` (${w.consecutiveFailures} fail${w.consecutiveFailures === 1 ? '' : 's'})`
+      : '';
+  if (w.breakerState === 'open') return `open ${age(w.breakerOpenUntilMs - nowMs)} more${fails}`;
+  return `${w.breakerState}${fails}`;
+}
+
+function percent(fraction: number): string {
+  return `${Math.round(fraction * 100)}%`;
+}
+
+function age(ms: number): string {
+  if (ms < 0) return '0s';
+  if (ms < 10_000) return `${(ms / 1000).toFixed(1)}s`;
+  if (ms < 120_000) return `${Math.round(ms / 1000)}s`;
+  return `${Math.round(ms / 60_000)}m`;
+}

@@ -1,0 +1,270 @@
+// BlockxClient: the TypeScript client (DESIGN §2). `run(task)` is the whole path — reserve a slot through
+// the Coordinator (or go straight to one Worker), SubmitTask, follow WatchTasks to the terminal update —
+// with the seeds' retry semantics (reserve.ts). The lower-level steps are public too: submit, watch,
+// getResult, and clusterStatus (CoordinatorAdminService). Channels are pooled per address and shared by
+// every concurrent call; close() closes them and cancels whatever is still in flight.
+import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
+import { unaryCall } from '../grpc/clients.js';
+import { taskInputToWire, taskResultFromWire, taskStateFromWire, isTerminalState } from '../grpc/convert.js';
+import type { TaskInput, TaskUpdate } from '../grpc/domain-types.js';
+import type {
+  GetTaskResultResponseWireOut,
+  ReserveWorkerSlotResponseWireOut,
+  SubmitTaskResponseWireOut,
+} from '../grpc/wire-types.js';
+import { ChannelPool } from './channel-pool.js';
+import { BlockxClientError, ClientErrorCode, toClientError } from './errors.js';
+import { resolveClientOptions } from './options.js';
+import { placeTask, type Reservation, type RetryPolicy } from './reserve.js';
+import { runResultOf } from './run-result.js';
+import type {
+  BlockxClientOptions,
+  CallOptions,
+  ClientTaskInput,
+  ClusterStatusView,
+  SubmitOutcome,
+  TaskRunResult,
+  TaskStatusView,
+  WorkerCallOptions,
+} from './types.js';
+import { watchTaskUpdates } from './watch.js';
+
+export class BlockxClient {
+  readonly coordinator: string | undefined;
+  readonly worker: string | undefined;
+  private readonly policy: RetryPolicy;
+  private readonly rpcTimeoutMs: number;
+  private readonly maxWatchAttempts: number;
+  private readonly pool: ChannelPool;
+  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  private readonly random: () => number;
+  private readonly clock: () => number;
+  /** Aborted by close(): cancels every call still in flight. */
+  private readonly lifetime = new AbortController();
+
+  constructor(opts: BlockxClientOptions) {
+    if ((opts.coordinator === undefined) === (opts.worker === undefined)) {
+      throw new BlockxClientError(
+        ClientErrorCode.INVALID_ARGUMENT,
+        'give exactly one of `coordinator` (reserve through it) or `worker` (submit directly)',
+      );
+    }
+    this.coordinator = opts.coordinator;
+    this.worker = opts.worker;
+    const resolved = resolveClientOptions(opts);
+    this.policy = resolved.policy;
+    this.rpcTimeoutMs = resolved.rpcTimeoutMs;
+    this.maxWatchAttempts = resolved.maxWatchAttempts;
+    this.sleep = resolved.sleep;
+    this.random = resolved.random;
+    this.clock = resolved.clock;
+    this.pool = new ChannelPool(opts.channelOptions);
+    // Every call in flight listens on it: thousands of concurrent tasks are normal, not a leak.
+    setMaxListeners(0, this.lifetime.signal);
+  }
+
+  /** Reserve → submit → watch to the terminal state. Rejects only when the task could not be run or followed. */
+  async run(task: ClientTaskInput, opts: CallOptions = {}): Promise<TaskRunResult> {
+    const started = this.clock();
+    const signal = this.signalFor(opts.signal);
+    const submitted = await this.submitWith(task, signal);
+    const update =
+      submitted.result !== undefined && isTerminalState(submitted.state)
+        ? {
+            taskId: submitted.taskId,
+            state: submitted.state,
+            isTerminal: true,
+            workerAddr: submitted.workerAddr,
+            timestampMs: this.clock(),
+            result: submitted.result,
+            error: '',
+          }
+        : await this.followToTerminal(submitted.taskId, submitted.workerAddr, signal);
+    return runResultOf(update, submitted.workerAddr, submitted.attempts, this.clock() - started);
+  }
+
+  /** Reserve (with retries) and SubmitTask; resolves once the Worker accepted the task. */
+  submit(task: ClientTaskInput, opts: CallOptions = {}): Promise<SubmitOutcome> {
+    return this.submitWith(task, this.signalFor(opts.signal));
+  }
+
+  /**
+   * WatchTasks on one Worker: every update of `taskIds` until each is terminal. Leaving the loop early
+   * cancels the stream.
+   */
+  watch(taskIds: readonly string[], opts: WorkerCallOptions = {}): AsyncIterable<TaskUpdate> {
+    const address = this.workerAddress(opts.workerAddr);
+    return watchTaskUpdates(this.pool.worker(address), taskIds, {
+      address,
+      signal: this.signalFor(opts.signal),
+    });
+  }
+
+  /** GetTaskResult on one Worker. Rejects with NOT_FOUND when the Worker does not know the task. */
+  async getResult(taskId: string, opts: WorkerCallOptions = {}): Promise<TaskStatusView> {
+    const address = this.workerAddress(opts.workerAddr);
+    const worker = this.pool.worker(address);
+    const res = await this.unary<GetTaskResultResponseWireOut>(
+      'GetTaskResult',
+      address,
+      taskId,
+      this.signalFor(opts.signal),
+      (md, o, cb) => worker.getTaskResult({ taskId }, md, o, cb),
+    );
+    const result = taskResultFromWire(res.result);
+    return { taskId: res.taskId, state: taskStateFromWire(res.state), ...(result ? { result } : {}) };
+  }
+
+  /** The Coordinator's view of its Workers (CoordinatorAdminService.GetClusterStatus). */
+  clusterStatus(opts: CallOptions = {}): Promise<ClusterStatusView> {
+    const address = this.coordinator;
+    if (address === undefined) {
+      throw new BlockxClientError(ClientErrorCode.INVALID_ARGUMENT, 'clusterStatus needs a coordinator');
+    }
+    const admin = this.pool.admin(address);
+    return this.unary<ClusterStatusView>(
+      'GetClusterStatus',
+      address,
+      undefined,
+      this.signalFor(opts.signal),
+      (md, o, cb) => admin.getClusterStatus({}, md, o, cb),
+    );
+  }
+
+  /** Addresses this client has a channel open to (one per address, shared by every call). */
+  get channelAddresses(): readonly string[] {
+    return this.pool.addresses;
+  }
+
+  /** Cancels calls in flight and closes every channel. The client cannot be used afterwards. */
+  close(): void {
+    this.lifetime.abort(new BlockxClientError(ClientErrorCode.CANCELLED, 'client closed'));
+    this.pool.close();
+  }
+
+  // ---- internals ----------------------------------------------------------------------------------
+
+  private async submitWith(task: ClientTaskInput, signal: AbortSignal): Promise<SubmitOutcome> {
+    const input: TaskInput = {
+      taskId: task.taskId ?? randomUUID(),
+      functionCallConfig: task.functionCallConfig,
+      ...(task.resultHandler ? { resultHandler: task.resultHandler } : {}),
+      taskTimeoutMs: task.taskTimeoutMs ?? 0,
+    };
+    const wire = taskInputToWire(input);
+    const taskId = input.taskId;
+    const coordinator = this.coordinator;
+    const reserve =
+      coordinator === undefined
+        ? undefined
+        : async (id: string): Promise<Reservation> => {
+            const stub = this.pool.coordinator(coordinator);
+            const res = await this.unary<ReserveWorkerSlotResponseWireOut>(
+              'ReserveWorkerSlot',
+              coordinator,
+              id,
+              signal,
+              (md, o, cb) => stub.reserveWorkerSlot({ taskId: id }, md, o, cb),
+            );
+            return { workerAddr: res.workerAddr, slotId: res.slotId };
+          };
+    const placed = await placeTask(
+      taskId,
+      {
+        ...(reserve ? { reserve } : {}),
+        ...(this.worker !== undefined ? { directWorker: this.worker } : {}),
+        submit: (workerAddr, slotId) => {
+          const stub = this.pool.worker(workerAddr);
+          return this.unary<SubmitTaskResponseWireOut>(
+            'SubmitTask',
+            workerAddr,
+            taskId,
+            signal,
+            (md, o, cb) => stub.submitTask({ task: wire, slotId }, md, o, cb),
+          );
+        },
+        sleep: this.sleep,
+        random: this.random,
+      },
+      this.policy,
+      signal,
+    );
+    const res = placed.submitted;
+    const result = taskResultFromWire(res.result);
+    return {
+      taskId,
+      workerAddr: placed.workerAddr,
+      state: taskStateFromWire(res.state),
+      ...(result ? { result } : {}),
+      attempts: placed.attempts,
+    };
+  }
+
+  /** WatchTasks until the task is terminal, reopening the stream when it breaks (bounded). */
+  private async followToTerminal(
+    taskId: string,
+    workerAddr: string,
+    signal: AbortSignal,
+  ): Promise<TaskUpdate> {
+    const worker = this.pool.worker(workerAddr);
+    let backoffMs = this.policy.backoff.initialMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        for await (const update of watchTaskUpdates(worker, [taskId], { address: workerAddr, signal })) {
+          if (!update.isTerminal || update.taskId !== taskId) continue;
+          if (update.error === 'not_found') {
+            throw new BlockxClientError(
+              ClientErrorCode.NOT_FOUND,
+              `worker ${workerAddr} does not know task ${taskId} (its result expired or the worker restarted)`,
+              { taskId, address: workerAddr, rpc: 'WatchTasks' },
+            );
+          }
+          return update;
+        }
+        throw new BlockxClientError(
+          ClientErrorCode.INTERNAL,
+          `WatchTasks gave no terminal update for ${taskId}`,
+        );
+      } catch (err) {
+        const error = toClientError(err, { rpc: 'WatchTasks', address: workerAddr, taskId });
+        if (
+          signal.aborted ||
+          error.code !== ClientErrorCode.UNAVAILABLE ||
+          attempt >= this.maxWatchAttempts
+        ) {
+          throw error.with({ taskId });
+        }
+        await this.sleep(backoffMs, signal);
+        backoffMs = Math.min(backoffMs * 2, this.policy.backoff.maxMs);
+      }
+    }
+  }
+
+  private unary<Res>(
+    rpc: string,
+    address: string,
+    taskId: string | undefined,
+    signal: AbortSignal,
+    invoke: Parameters<typeof unaryCall<Res>>[0],
+  ): Promise<Res> {
+    return unaryCall<Res>(invoke, { timeoutMs: this.rpcTimeoutMs, signal }).catch((err: unknown) => {
+      throw toClientError(err, { rpc, address, ...(taskId !== undefined ? { taskId } : {}) });
+    });
+  }
+
+  private workerAddress(given: string | undefined): string {
+    const address = given ?? this.worker;
+    if (address === undefined) {
+      throw new BlockxClientError(
+        ClientErrorCode.INVALID_ARGUMENT,
+        'no worker address: pass { workerAddr } (the client was created with a coordinator)',
+      );
+    }
+    return address;
+  }
+
+  private signalFor(signal: AbortSignal | undefined): AbortSignal {
+    return signal === undefined ? this.lifetime.signal : AbortSignal.any([signal, this.lifetime.signal]);
+  }
+}

@@ -1,0 +1,89 @@
+// The shapes the TypeScript client takes and returns.
+import type { ChannelOptions } from '@grpc/grpc-js';
+import type { GetClusterStatusResponse__Output } from '../generated/proto/blockx/coordinator/v1/GetClusterStatusResponse.js';
+import type { PluginConfig, PluginResult, TaskResult, TaskState, TaskUpdate } from '../grpc/domain-types.js';
+
+export interface BlockxClientOptions {
+  /** Coordinator address (`host:port`): reserve → submit → watch. */
+  readonly coordinator?: string;
+  /** Worker address for direct-to-worker mode: SubmitTask without a slot id (the Worker reserves inline). */
+  readonly worker?: string;
+  /** The Coordinator's slot TTL: how long to wait after Aborted (SlotUncertain). Default 5000. */
+  readonly slotTtlMs?: number;
+  /** Deadline of each unary RPC. Default 10000. */
+  readonly rpcTimeoutMs?: number;
+  /** Reserve/submit calls per task before giving up. Default 20. */
+  readonly maxReserveAttempts?: number;
+  /** Backoff after no-capacity answers and repeated Unavailable. Default {initialMs: 50, maxMs: 2000}. */
+  readonly backoff?: { readonly initialMs?: number; readonly maxMs?: number };
+  /** WatchTasks streams opened per task when the stream breaks (Unavailable). Default 5. */
+  readonly maxWatchAttempts?: number;
+  /** Extra gRPC channel options. */
+  readonly channelOptions?: ChannelOptions;
+  /** Injected for tests: waits `ms` (resolving early when `signal` aborts). */
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Injected for tests: uniform in [0, 1), for backoff jitter. */
+  readonly random?: () => number;
+  /** Injected for tests: UTC ms. */
+  readonly clock?: () => number;
+}
+
+/** A task as the client accepts it: the task id and timeout are optional. */
+export interface ClientTaskInput {
+  /** Default: a fresh crypto.randomUUID(). Reuse an id only to resubmit the same task (idempotency key). */
+  readonly taskId?: string;
+  readonly functionCallConfig: PluginConfig;
+  readonly resultHandler?: PluginConfig | null;
+  /** 0 or absent: the Worker's default. */
+  readonly taskTimeoutMs?: number;
+}
+
+export interface CallOptions {
+  readonly signal?: AbortSignal;
+}
+
+export interface WorkerCallOptions extends CallOptions {
+  /** The Worker to ask; default the `worker` of the client options. */
+  readonly workerAddr?: string;
+}
+
+/** The answer of submit(): the task is on `workerAddr` in `state` (RUNNING, or terminal if known). */
+export interface SubmitOutcome {
+  readonly taskId: string;
+  readonly workerAddr: string;
+  readonly state: TaskState;
+  /** Present when the Worker already had a terminal result for this task id. */
+  readonly result?: TaskResult;
+  /** Reserve and submit calls it took. */
+  readonly attempts: number;
+}
+
+/** A terminal task. A FAILED task is a result (success=false), not an exception. */
+export interface TaskRunResult {
+  readonly taskId: string;
+  readonly workerAddr: string;
+  readonly state: 'SUCCEEDED' | 'FAILED';
+  readonly success: boolean;
+  /** '' when it succeeded. */
+  readonly failureCode: string;
+  readonly failureMessage: string;
+  /** Whether resubmitting the task may help (the seeds: the client decides on task-level retries). */
+  readonly retryable: boolean;
+  readonly pluginResults: readonly PluginResult[];
+  /** The terminal update as the Worker sent it. */
+  readonly update: TaskUpdate;
+  /** Reserve and submit calls it took. */
+  readonly attempts: number;
+  /** From the first reserve to the terminal update. */
+  readonly durationMs: number;
+}
+
+/** GetTaskResult: the state, and the result once terminal. */
+export interface TaskStatusView {
+  readonly taskId: string;
+  readonly state: TaskState;
+  readonly result?: TaskResult;
+}
+
+/** CoordinatorAdminService.GetClusterStatus as received (camelCase, int64 as numbers). */
+export type ClusterStatusView = GetClusterStatusResponse__Output;

@@ -1,0 +1,191 @@
+// The cluster status query: what `blockx status` (CoordinatorAdminService.GetClusterStatus) shows. A pure
+// read of the core at `now`: readiness, the limits, and one row per Worker with its slots, load, breaker
+// and whether the next ReserveWorkerSlot would consider it.
+//
+// "Routable" answers exactly the question selection asks, with the same hard filters in the same order
+// (selection.ts): heartbeat timed out → cpu / memory / error rate strictly above a red line → breaker open
+// → no free capacity; a core that is not ready routes nowhere. A Worker is reported under the FIRST filter
+// it fails, as selection counts it. (The per-request `excluded` filter has no meaning here.) A property
+// test pins that a Worker is routable iff selectCandidate can pick it.
+//
+// Breaker states: "open" while now < deadline; "half-open" once the cooldown has passed but the failure
+// count is still at the threshold (the next failure re-opens it at once, a success clears it); "closed"
+// otherwise.
+
+import type { CoordinatorCoreConfig } from './config.js';
+import type { WorkerView } from './worker-view.js';
+import { freeCapacity } from './worker-view.js';
+
+/** Why a Worker would not be tried, in the order the filters apply. */
+export const NotRoutableCode = {
+  NOT_READY: 'NOT_READY',
+  HEARTBEAT_TIMED_OUT: 'HEARTBEAT_TIMED_OUT',
+  OVERLOADED: 'OVERLOADED',
+  BREAKER_OPEN: 'BREAKER_OPEN',
+  NO_FREE_SLOTS: 'NO_FREE_SLOTS',
+} as const;
+export type NotRoutableCode = (typeof NotRoutableCode)[keyof typeof NotRoutableCode];
+
+export type BreakerState = 'closed' | 'open' | 'half-open';
+
+export interface NotRoutable {
+  readonly code: NotRoutableCode;
+  /** The same in words, with the numbers that decided it. */
+  readonly reason: string;
+}
+
+export interface ClusterWorkerStatus {
+  readonly workerAddr: string;
+  readonly taskSlots: number;
+  readonly reservedSlots: number;
+  readonly runningTasks: number;
+  /** taskSlots - reserved - running; negative when a heartbeat reports over-commitment. */
+  readonly freeSlots: number;
+  readonly cpuPercent: number;
+  readonly memoryPercent: number;
+  readonly memoryAvailableBytes: number;
+  readonly memoryTotalBytes: number;
+  readonly processRssBytes: number;
+  readonly errorRate: number;
+  readonly lastHeartbeatMs: number;
+  readonly heartbeatAgeMs: number;
+  readonly breakerState: BreakerState;
+  /** When an open breaker closes; undefined unless open. */
+  readonly breakerOpenUntilMs: number | undefined;
+  readonly consecutiveFailures: number;
+  readonly penalty: number;
+  readonly routable: boolean;
+  /** Undefined when routable. */
+  readonly notRoutable: NotRoutable | undefined;
+}
+
+export interface ClusterStatus {
+  readonly nowMs: number;
+  readonly ready: boolean;
+  readonly unavailableReason: string | undefined;
+  readonly initialized: boolean;
+  readonly watchDisconnectedAtMs: number | undefined;
+  readonly limits: CoordinatorCoreConfig;
+  /** Sorted by address. */
+  readonly workers: readonly ClusterWorkerStatus[];
+}
+
+/** The read-only part of CoordinatorCore this query needs (CoordinatorCore satisfies it). */
+export interface ClusterStatusSource {
+  readonly config: CoordinatorCoreConfig;
+  readonly isInitialized: boolean;
+  readonly watchDisconnectedAtMs: number | undefined;
+  unavailableReason(now: number): string | undefined;
+  /** Used for the sorted list of addresses. */
+  workersSnapshot(now: number): readonly { readonly workerAddr: string }[];
+  getWorker(workerAddr: string): WorkerView | undefined;
+}
+
+export function clusterStatus(core: ClusterStatusSource, now: number): ClusterStatus {
+  const unavailableReason = core.unavailableReason(now);
+  const workers: ClusterWorkerStatus[] = [];
+  for (const { workerAddr } of core.workersSnapshot(now)) {
+    const v = core.getWorker(workerAddr);
+    if (v !== undefined) workers.push(clusterWorkerStatus(v, now, core.config, unavailableReason));
+  }
+  return {
+    nowMs: now,
+    ready: unavailableReason === undefined,
+    unavailableReason,
+    initialized: core.isInitialized,
+    watchDisconnectedAtMs: core.watchDisconnectedAtMs,
+    limits: core.config,
+    workers,
+  };
+}
+
+/** One row. `unavailableReason` is the core's (undefined when ready). */
+export function clusterWorkerStatus(
+  v: WorkerView,
+  now: number,
+  cfg: CoordinatorCoreConfig,
+  unavailableReason?: string,
+): ClusterWorkerStatus {
+  const state = breakerState(v, now, cfg);
+  const notRoutable =
+    unavailableReason !== undefined
+      ? { code: NotRoutableCode.NOT_READY, reason: `coordinator not ready: ${unavailableReason}` }
+      : routingBlocker(v, now, cfg);
+  return {
+    workerAddr: v.workerAddr,
+    taskSlots: v.taskSlots,
+    reservedSlots: v.reservedSlots,
+    runningTasks: v.runningTasks,
+    freeSlots: freeCapacity(v),
+    cpuPercent: v.cpuPercent,
+    memoryPercent: v.memoryPercent,
+    memoryAvailableBytes: v.memoryAvailableBytes,
+    memoryTotalBytes: v.memoryTotalBytes,
+    processRssBytes: v.processRssBytes,
+    errorRate: v.errorRate,
+    lastHeartbeatMs: v.lastHeartbeatMs,
+    heartbeatAgeMs: now - v.lastHeartbeatMs,
+    breakerState: state,
+    breakerOpenUntilMs: state === 'open' ? v.circuitBreakerDeadlineMs : undefined,
+    consecutiveFailures: v.recentFailureCount,
+    penalty: v.penalty,
+    routable: notRoutable === undefined,
+    notRoutable,
+  };
+}
+
+export function breakerState(v: WorkerView, now: number, cfg: CoordinatorCoreConfig): BreakerState {
+  if (now < v.circuitBreakerDeadlineMs) return 'open';
+  if (v.circuitBreakerDeadlineMs > 0 && v.recentFailureCount >= cfg.circuitBreakerThreshold) {
+    return 'half-open';
+  }
+  return 'closed';
+}
+
+/** The first hard filter `v` fails at `now` (selection.ts order), or undefined when it passes them all. */
+export function routingBlocker(
+  v: WorkerView,
+  now: number,
+  cfg: CoordinatorCoreConfig,
+): NotRoutable | undefined {
+  const age = now - v.lastHeartbeatMs;
+  if (age > cfg.heartbeatTimeoutMs) {
+    return {
+      code: NotRoutableCode.HEARTBEAT_TIMED_OUT,
+      reason: `last heartbeat ${seconds(age)} ago (timeout ${seconds(cfg.heartbeatTimeoutMs)})`,
+    };
+  }
+  const over: string[] = [];
+  if (v.cpuPercent > cfg.cpuRedLine) over.push(`cpu ${fraction(v.cpuPercent)} > ${fraction(cfg.cpuRedLine)}`);
+  if (v.memoryPercent > cfg.memoryRedLine) {
+    over.push(`memory ${fraction(v.memoryPercent)} > ${fraction(cfg.memoryRedLine)}`);
+  }
+  if (v.errorRate > cfg.errorRateRedLine) {
+    over.push(`error rate ${fraction(v.errorRate)} > ${fraction(cfg.errorRateRedLine)}`);
+  }
+  if (over.length > 0) {
+    return { code: NotRoutableCode.OVERLOADED, reason: `above red line: ${over.join(', ')}` };
+  }
+  if (now < v.circuitBreakerDeadlineMs) {
+    return {
+      code: NotRoutableCode.BREAKER_OPEN,
+      reason: `circuit breaker open for ${seconds(v.circuitBreakerDeadlineMs - now)} more (${v.recentFailureCount} consecutive failures)`,
+    };
+  }
+  const free = freeCapacity(v);
+  if (free <= 0) {
+    return {
+      code: NotRoutableCode.NO_FREE_SLOTS,
+      reason: `no free slots (${v.reservedSlots} reserved + ${v.runningTasks} running of ${v.taskSlots})`,
+    };
+  }
+  return undefined;
+}
+
+function seconds(ms: number): string {
+  return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
+}
+
+function fraction(x: number): string {
+  return x.toFixed(2);
+}
