@@ -195,7 +195,18 @@ describe('ExecutorLink', () => {
     await waitEvents('callFailed');
     expect(events.filter((e) => e.type.startsWith('call'))).toEqual([
       { type: 'callStarted', taskId: 'task-1', callId: 'c1', attempt: 1, elapsedMs: 30 },
-      { type: 'callCompleted', taskId: 'task-1', callId: 'c1', attempt: 1, value: 'v', durationMs: 2 },
+      {
+        type: 'callCompleted',
+        taskId: 'task-1',
+        callId: 'c1',
+        attempt: 1,
+        value: 'v',
+        durationMs: 2,
+        // The size of the frame that carried the value: what maxCollectedOutputBytes counts.
+        outputBytes: Buffer.byteLength(
+          JSON.stringify({ type: 'CallCompleted', callId: 'c1', attempt: 1, value: 'v', durationMs: 2 }),
+        ),
+      },
       {
         type: 'callFailed',
         taskId: 'task-1',

@@ -78,6 +78,9 @@ async function build(taskCtx: TaskCtx, config: BlockTableCallConfig, io: TaskIo)
   const calls: CallSpec[] = [];
   const rows = io.scan(config.table, {
     block: config.byNumber ? (block.number as number) : (block.hash as string),
+    // By hash, the height too: it lets storage use the (chain, block number, ...) key instead of
+    // filtering the whole chain for the hash.
+    ...(config.byNumber ? {} : { blockRange: { from: block.number as number, to: block.number as number } }),
     // The chain filter comes last: a `where` cannot widen the scan to another chain.
     where: { ...config.where, chain_id: config.chainId },
     ...(config.columns ? { columns: config.columns } : {}),

@@ -76,8 +76,12 @@ describe('BlockTableCallConfig builder', () => {
       [b2.hash, 2],
     ]);
     expect(calls[0]).toEqual({ function: 'f', args: [eventRow(b2, 0)], block: b2 });
-    // The table was scanned by the resolved hash, never by height.
-    expect(io.scans[1]).toEqual({ table: 'events', query: { block: b2.hash, where: { chain_id: 1 } } });
+    // The table was scanned by the resolved hash (never by height alone: a sibling block shares it),
+    // narrowed to that height so storage can use its (chain, block number, ...) key.
+    expect(io.scans[1]).toEqual({
+      table: 'events',
+      query: { block: b2.hash, blockRange: { from: 2, to: 2 }, where: { chain_id: 1 } },
+    });
   });
 
   it('a hash selects that exact block, even a non-canonical sibling', async () => {

@@ -256,7 +256,13 @@ export class ExecutorCallRunner implements CallPhaseRunner {
     switch (ev.type) {
       case 'callCompleted':
         this.apply(
-          core.callCompleted(ev.callId, ev.attempt, ev.value, jsonByteLength(ev.value), this.clock()),
+          core.callCompleted(
+            ev.callId,
+            ev.attempt,
+            ev.value,
+            ev.outputBytes ?? jsonByteLength(ev.value),
+            this.clock(),
+          ),
         );
         break;
       case 'callStarted':

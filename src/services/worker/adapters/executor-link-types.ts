@@ -29,7 +29,16 @@ export interface AttemptFields {
 
 export type ExecutorLinkEvent =
   | ({ readonly type: 'callStarted'; readonly elapsedMs: number } & AttemptFields)
-  | ({ readonly type: 'callCompleted'; readonly value: unknown; readonly durationMs: number } & AttemptFields)
+  | ({
+      readonly type: 'callCompleted';
+      readonly value: unknown;
+      readonly durationMs: number;
+      /**
+       * Bytes of the CallCompleted frame that carried the value (the value's JSON plus an envelope of
+       * ~100 bytes), counted against maxCollectedOutputBytes; absent → the value is measured.
+       */
+      readonly outputBytes?: number;
+    } & AttemptFields)
   | ({
       readonly type: 'callFailed';
       readonly kind: CallFailureKind;

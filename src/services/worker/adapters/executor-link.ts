@@ -264,12 +264,13 @@ export class ExecutorLink {
         this.lose(conn, `protocol error: ${(err as Error).message}`);
         return;
       }
-      this.onMessage(conn, m);
+      this.onMessage(conn, m, raw);
       if (conn.closed) return;
     }
   }
 
-  private onMessage(conn: Connection, m: ExecutorToWorker): void {
+  /** `raw`: the frame's JSON text (its size stands in for the size of a completed call's value). */
+  private onMessage(conn: Connection, m: ExecutorToWorker, raw: string): void {
     switch (m.type) {
       case 'Hello':
         if (m.protocolVersion !== PROTOCOL_VERSION) {
@@ -346,6 +347,8 @@ export class ExecutorLink {
           attempt: m.attempt,
           value: m.value ?? null,
           durationMs: m.durationMs,
+          // The frame is the value plus a small envelope: measuring it costs no second serialisation.
+          outputBytes: Buffer.byteLength(raw),
         });
         return;
       }

@@ -18,6 +18,7 @@ export {
   type StorageIoScopeFactoryStats,
 } from './storage-io-scope-factory.js';
 export {
+  SCAN_SEED_ROWS,
   StorageTaskIoScope,
   type StorageTaskIoScopeOptions,
   type TaskIoScopeStats,

@@ -8,7 +8,7 @@
 // - Reads go through one read cache shared by all phases and calls of the task (core/io/read-cache.ts):
 //   the cached value is the read's promise, so identical reads in flight at once hit storage once,
 //   misses are cached too, failures are not. getMany serves what is cached and fetches the rest in one
-//   backend getMany. Scans are not cached as scans, but each full row they yield seeds the get cache.
+//   backend getMany. Scans are not cached as scans, but the first SCAN_SEED_ROWS full rows of each seed the get cache.
 //   A transaction drops the cached rows of every table it wrote.
 // - A scan that fails part-way resumes where it stopped (resumable-scan.ts).
 
@@ -30,6 +30,12 @@ import { resumableScan } from './resumable-scan.js';
 import { tableConfig, toStorageScanQuery } from './scan-query.js';
 import { taskIoTransaction } from './task-io-transaction.js';
 
+/**
+ * Rows of one scan that seed the get cache. A short lookup scan (the block of a height, a few rows) is
+ * what calls read again; the rows of a large scan each go to their own call as an argument, and caching
+ * 10,000 of them per task only costs time and memory.
+ */
+export const SCAN_SEED_ROWS = 64;
 export interface StorageTaskIoScopeOptions {
   readonly taskId: string;
   readonly backend: StorageBackend;
@@ -191,13 +197,18 @@ export class StorageTaskIoScope implements TaskIoScope {
     const config = tableConfig(this.options.backend.tables, table);
     const storageQuery = toStorageScanQuery(table, config, query);
     const seedCache = this.cache.enabled && storageQuery.columns === undefined;
+    let seeded = 0;
     yield* resumableScan({
       backend: this.options.backend,
       table,
       query: storageQuery,
       signal: this.controller.signal,
       attempts: new RetryAttempts(this.retryScope(phase), 'scan', table),
-      onRow: seedCache ? (row) => this.seed(table, config.primaryKey, row) : undefined,
+      onRow: seedCache
+        ? (row) => {
+            if (seeded++ < SCAN_SEED_ROWS) this.seed(table, config.primaryKey, row);
+          }
+        : undefined,
     });
   }
 

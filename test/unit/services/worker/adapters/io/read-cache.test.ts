@@ -2,7 +2,10 @@
 // phases, calls and concurrent readers; misses cached; failures not; bounded; dropped by writes.
 import { describe, expect, it, vi } from 'vitest';
 import { StorageError } from '../../../../../../src/services/storage/errors.js';
-import type { StorageTaskIoScope } from '../../../../../../src/services/worker/adapters/io/index.js';
+import {
+  SCAN_SEED_ROWS,
+  type StorageTaskIoScope,
+} from '../../../../../../src/services/worker/adapters/io/index.js';
 import { collect, harness, rejection } from './fixture.js';
 
 const KEY_A = { chain_id: 1, number: 10, hash: '0xa' };
@@ -134,6 +137,18 @@ describe('task read cache', () => {
     expect(backend.calls.get).toBe(1);
     expect(await collect(io.scan('blocks', { block: 11 }))).toHaveLength(1);
     expect(await io.get('blocks', { chain_id: 1, number: 11, hash: '0xc' })).toMatchObject({ hash: '0xc' });
+    expect(backend.calls.get).toBe(1);
+  });
+
+  it(`only the first ${SCAN_SEED_ROWS} rows of a scan seed the cache (a large scan feeds calls, not gets)`, async () => {
+    const { scope, backend } = await open();
+    const rows = Array.from({ length: SCAN_SEED_ROWS + 20 }, (_, i) => ({ number: i, note: `n${i}` }));
+    backend.seed('heights', rows);
+    const io = scope.io('builder');
+    expect(await collect(io.scan('heights', {}))).toHaveLength(rows.length);
+    expect(await io.get('heights', { number: SCAN_SEED_ROWS - 1 })).toEqual(rows[SCAN_SEED_ROWS - 1]);
+    expect(backend.calls.get).toBe(0);
+    expect(await io.get('heights', { number: SCAN_SEED_ROWS })).toEqual(rows[SCAN_SEED_ROWS]);
     expect(backend.calls.get).toBe(1);
   });
 });
