@@ -184,6 +184,9 @@ export class SqlBackend implements StorageBackend, TransactionHost {
       remaining -= rows.length;
       yield project ? rows.map((r) => pick(r, s.columns)) : rows;
       if (raw.length < pageSize) return;
+      // better-sqlite3 answers synchronously, so pages would follow each other as microtasks only: a long
+      // scan would starve timers, gRPC and heartbeats. Let the event loop turn between pages.
+      if (this.kind === 'sqlite') await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
 

@@ -82,6 +82,14 @@ export function selectByKeys(
   return { sql: `SELECT ${selectList(columns)} FROM ${quoteIdent(name)} WHERE ${match}`, params: p.values };
 }
 
+/** Whether the filter holds `column` to exactly one value (`= v`, or IN with one value and no NULL). */
+function pinnedByFilter(conditions: readonly Condition[], column: string): boolean {
+  return conditions.some(
+    (c) =>
+      c.column === column && (c.kind === 'eq' || (c.kind === 'in' && c.values.length === 1 && !c.orNull)),
+  );
+}
+
 /** One page of a scan, after the encoded primary key `after` (the previous page's last row). */
 export function scanPage(
   dialect: Dialect,
@@ -96,10 +104,17 @@ export function scanPage(
   const predicates = conditions.map((c) => predicate(p, c));
   const pk = table.primaryKey;
   if (after !== undefined) {
+    // Leading key columns pinned to one value by the filter are equal on every row of the scan: leave
+    // them out of the keyset comparison. With them in, SQLite seeks by the pinned prefix only and reads
+    // every earlier row again on each page (quadratic scans); without, it seeks straight to `after`.
+    let pinned = 0;
+    while (pinned < pk.length - 1 && pinnedByFilter(conditions, pk[pinned] as string)) pinned++;
+    const cols = pk.slice(pinned);
+    const vals = after.slice(pinned);
     predicates.push(
-      pk.length === 1
-        ? `${quoteIdent(pk[0] as string)} > ${p.add(after[0])}`
-        : `(${pk.map(quoteIdent).join(', ')}) > (${after.map((v) => p.add(v)).join(', ')})`,
+      cols.length === 1
+        ? `${quoteIdent(cols[0] as string)} > ${p.add(vals[0])}`
+        : `(${cols.map(quoteIdent).join(', ')}) > (${vals.map((v) => p.add(v)).join(', ')})`,
     );
   }
   // The limit is a validated positive integer, inlined: LIMIT takes no typed parameter in SQLite.

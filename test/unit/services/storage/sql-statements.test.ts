@@ -133,6 +133,47 @@ describe('statements', () => {
     expect(() => scanPage(SQLITE_DIALECT, 'tags', TAGS, ['tag'], [], undefined, 0)).toThrow(RangeError);
   });
 
+  it.each([
+    [
+      'chain pinned by =',
+      [{ kind: 'eq', column: 'chain_id', value: 1 }],
+      '("block", "idx") > (?, ?)',
+      [1, 12, 2],
+    ],
+    [
+      'chain and block pinned (the last key column always stays)',
+      [
+        { kind: 'eq', column: 'chain_id', value: 1 },
+        { kind: 'in', column: 'block', values: [12], orNull: false },
+      ],
+      '"idx" > ?',
+      [1, 12, 2],
+    ],
+    [
+      'a second key column pinned but not the first: nothing dropped',
+      [{ kind: 'eq', column: 'block', value: 12 }],
+      '("chain_id", "block", "idx") > (?, ?, ?)',
+      [12, 1, 12, 2],
+    ],
+    [
+      'IN with two values does not pin',
+      [{ kind: 'in', column: 'chain_id', values: [1, 2], orNull: false }],
+      '("chain_id", "block", "idx") > (?, ?, ?)',
+      [1, 2, 1, 12, 2],
+    ],
+  ] as const)(
+    'keyset bound leaves out leading key columns the filter pins (%s): SQLite seeks, no re-reading',
+    (_name, conditions, bound, params) => {
+      const stmt = scanPage(SQLITE_DIALECT, 'items', ITEMS, ['idx'], conditions, [1, 12, 2], 7);
+      expect(stmt.sql).toContain(`AND ${bound} ORDER BY "chain_id", "block", "idx" LIMIT 7`);
+      expect(stmt.params).toEqual(params.slice(params.length - stmt.params.length));
+      expect(stmt.params).toHaveLength(
+        conditions.reduce((n, c) => n + ('values' in c ? c.values.length : 1), 0) +
+          (bound.match(/\?/g)?.length ?? 0),
+      );
+    },
+  );
+
   it('builds null, empty-IN and IN-or-null predicates', () => {
     const stmt = deleteWhere(SQLITE_DIALECT, 'items', [
       { kind: 'null', column: 'data' },

@@ -67,6 +67,35 @@ describe('SQLite specifics', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  it('a scan lets the event loop turn between pages (a long SQLite scan never starves timers)', async () => {
+    const backend = await track(open(`sqlite:${join(dir, 'yield.db')}`));
+    await backend.migrate();
+    const rows = Array.from({ length: 50 }, (_, i) => ({
+      chain_id: 1,
+      block: i,
+      idx: 0,
+      name: `r${i}`,
+      note: null,
+    }));
+    await backend.transaction((tx) => tx.insertRows('items', rows));
+    let turns = 0;
+    let spinning = true;
+    const spin = (): void => {
+      turns++;
+      if (spinning) setImmediate(spin);
+    };
+    setImmediate(spin);
+    let pages = 0;
+    for await (const page of backend.scan('items', { where: { chain_id: 1 }, batchSize: 5 })) {
+      pages++;
+      expect(page).toHaveLength(5);
+    }
+    spinning = false;
+    expect(pages).toBe(10);
+    // Synchronous pages chained as microtasks would finish before the first setImmediate runs.
+    expect(turns).toBeGreaterThanOrEqual(9);
+  });
+
   it('resolves a relative path against baseDir, creates its folder and uses WAL', async () => {
     const backend = await track(open('sqlite:data/nested/blockx.db', {}, dir));
     expect(backend.kind).toBe('sqlite');
