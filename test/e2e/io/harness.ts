@@ -12,7 +12,7 @@
 // plugins of bootKernelWithConfig, and runWorker on 127.0.0.1:0. `callRunner` swaps the executor for an
 // in-process Calls phase (the memory test).
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
@@ -40,7 +40,17 @@ import { startStorageRuntime } from '../../../src/services/worker/app/storage-ru
 import { startPostgres, type PgServer } from '../../support/postgres.js';
 
 export const REPO = path.resolve(import.meta.dirname, '../../..');
-export const FUNCTIONS_DIR = path.join(import.meta.dirname, 'functions');
+/**
+ * The functions the tests run: the repository's (erc20_transfers, ...) plus this folder's test-only ones,
+ * copied into one temp folder per test process (removed on exit), so no function exists twice in the tree.
+ */
+export const FUNCTIONS_DIR = ((): string => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'blockx-io-functions-'));
+  for (const from of [path.join(REPO, 'functions'), path.join(import.meta.dirname, 'functions')])
+    cpSync(from, dir, { recursive: true });
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+})();
 export const CHAIN_ID = 1;
 
 /** The repo's config on `url`, with this folder's functions and a faster executor heartbeat. */
