@@ -3,11 +3,13 @@
 // Reports tasks/s and p50/p99 submit-to-terminal latency, side by side with a raw grpc-js unary echo
 // server measured in the same run with the same concurrency. Prints a markdown table.
 //
-//   npx tsx bench/worker-submit.ts [--clients 64] [--seconds 5] [--warmup 1] [--rate 1000] [--client-thread]
+//   npx tsx bench/worker-submit.ts [--clients 64] [--seconds 5] [--warmup 1] [--rate 1000]
+//                                  [--same-process] [--client-thread]
 //
-// Setup: servers and clients share this process's main thread (on a 2-core box that measured faster
-// than a separate thread); `--client-thread` moves the clients to a worker_thread. Echo and worker are
-// always measured the same way.
+// Setup: the servers (echo and Worker) run in a child process, as a Worker is deployed, and the clients
+// in this one; `--same-process` puts the servers on this process's main thread instead, and
+// `--client-thread` moves the clients to a worker_thread. Echo and worker are always measured the same
+// way, so their ratio is comparable. `BENCH_SERVER_CPU_PROF=DIR` writes a CPU profile of the server process.
 // The worker runs functions with LocalCallRunner (in-process), so this measures the Worker protocol path;
 // bench/calls measures the Executor path. It uses
 // the repository's plugins; the task is `CallListCallConfig` hello_world with one call, no result handler.
@@ -17,8 +19,10 @@
 // sequence (unloaded latency), and an open loop offering `--rate` tasks/s (latency at that load).
 // Goal (issue 3): at least 1,000 tasks/s and p50 under 5 ms.
 import * as grpc from '@grpc/grpc-js';
+import { spawn } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { CLIENT_CHANNEL_OPTIONS } from '../src/grpc/channel-options.js';
@@ -211,6 +215,7 @@ async function main(): Promise<void> {
       warmup: { type: 'string', default: '1' },
       rate: { type: 'string', default: '1000' },
       'client-thread': { type: 'boolean', default: false },
+      'same-process': { type: 'boolean', default: false },
     },
   });
   const settings: Settings = {
@@ -220,15 +225,8 @@ async function main(): Promise<void> {
     rate: Number(values.rate),
   };
   const loadBefore = loadavg()[0] ?? 0;
-  const kernel = await bootKernel({ configPath: path.join(REPO, 'blockx.config.yaml'), env: {} });
-  const worker = await runWorker({
-    config: kernel.config,
-    deployment: 'block',
-    plugins: kernel.plugins,
-    listen: '127.0.0.1:0',
-  });
-  const echo = await startEcho();
-  const job: ClientJob = { settings, echoAddr: echo.addr, workerAddr: worker.address };
+  const servers = values['same-process'] === true ? await startServers() : await spawnServers();
+  const job: ClientJob = { settings, echoAddr: servers.echoAddr, workerAddr: servers.workerAddr };
   const sameThread = values['client-thread'] !== true;
   const results = sameThread
     ? await runClients(job)
@@ -238,13 +236,13 @@ async function main(): Promise<void> {
         thread.once('error', reject);
         thread.once('exit', (code) => reject(new Error(`client thread exited (${code}) without results`)));
       });
-  echo.stop();
-  await worker.close();
+  await servers.stop();
 
   const { clients, seconds, warmup, rate } = settings;
   console.log(
     `\nworker-submit: ${seconds} s measured after ${warmup} s warm-up per row; 127.0.0.1; ` +
-      `servers on the main thread, clients on ${sameThread ? 'the same thread' : 'a worker_thread'}; ` +
+      `servers ${values['same-process'] === true ? 'in this process' : 'in their own process (as deployed)'}, ` +
+      `clients on ${sameThread ? 'the main thread' : 'a worker_thread'}; ` +
       `Node ${process.version}; ${cpus().length} cores, load average ${loadBefore.toFixed(2)} before the run\n`,
   );
   console.log('| what | throughput | p50 | p99 | ops |');
@@ -265,7 +263,79 @@ async function main(): Promise<void> {
   );
 }
 
-if (isMainThread) {
+interface Servers {
+  readonly echoAddr: string;
+  readonly workerAddr: string;
+  stop(): Promise<void>;
+}
+
+/** The echo server and a Worker (block deployment, repository plugins) in this process. */
+async function startServers(): Promise<Servers> {
+  const kernel = await bootKernel({ configPath: path.join(REPO, 'blockx.config.yaml'), env: {} });
+  const worker = await runWorker({
+    config: kernel.config,
+    deployment: 'block',
+    plugins: kernel.plugins,
+    listen: '127.0.0.1:0',
+  });
+  const echo = await startEcho();
+  return {
+    echoAddr: echo.addr,
+    workerAddr: worker.address,
+    stop: async () => {
+      echo.stop();
+      await worker.close();
+    },
+  };
+}
+
+/**
+ * The same servers in a child process, as a Worker is deployed: the clients' CPU is not the server's.
+ * The child prints its addresses as one JSON line and stops when its stdin closes.
+ */
+async function spawnServers(): Promise<Servers> {
+  const profile = process.env.BENCH_SERVER_CPU_PROF
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_SERVER_CPU_PROF}`]
+    : [];
+  const child = spawn(
+    process.execPath,
+    [...profile, '--import', 'tsx', fileURLToPath(import.meta.url), '--serve'],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
+  const line = await new Promise<string>((resolve, reject) => {
+    let buf = '';
+    child.stdout.on('data', (d: Buffer) => {
+      buf += d.toString();
+      const nl = buf.indexOf('\n');
+      if (nl >= 0) resolve(buf.slice(0, nl));
+    });
+    child.once('exit', (code) => reject(new Error(`server process exited (${code})`)));
+  });
+  const { echoAddr, workerAddr } = JSON.parse(line) as { echoAddr: string; workerAddr: string };
+  return {
+    echoAddr,
+    workerAddr,
+    stop: async () => {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.stdin.end();
+      await exited;
+    },
+  };
+}
+
+async function serve(): Promise<void> {
+  const servers = await startServers();
+  process.stdout.write(`${JSON.stringify({ echoAddr: servers.echoAddr, workerAddr: servers.workerAddr })}\n`);
+  process.stdin.resume();
+  await new Promise((resolve) => process.stdin.once('end', resolve));
+  await servers.stop();
+}
+
+if (isMainThread && process.argv.includes('--serve')) {
+  await serve();
+} else if (isMainThread) {
   await main();
 } else {
   const results = await runClients(workerData as ClientJob);
