@@ -1,6 +1,6 @@
 // Process-level tests of the built `blockx` command (bin/blockx.js → dist/). `npm test` builds first.
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -140,14 +140,33 @@ describe('blockx plugins / config / usage', () => {
 });
 
 describe('blockx up --once', () => {
-  it('starts a coordinator and two workers, runs the hello_world demo through the coordinator, exits 0', () => {
-    const r = blockx(['up', '--once', '--listen', '127.0.0.1:0']);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/coordinator listening on 127\.0\.0\.1:\d+ \(in-process registry\)/);
-    expect(r.stdout).toMatch(/worker #0 listening on 127\.0\.0\.1:\d+/);
-    expect(r.stdout).toMatch(/worker #1 listening on 127\.0\.0\.1:\d+/);
-    expect(r.stdout).toContain('demo: SUCCEEDED');
-    expect(r.stdout).toContain('["hello, ct2","hello, blockx"]');
+  it('starts storage, a coordinator and two workers, runs both demo tasks through the coordinator, exits 0', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'blockx-up-'));
+    try {
+      const db = path.join(dir, 'demo.db');
+      const r = blockx(['up', '--once', '--listen', '127.0.0.1:0'], {
+        env: { BLOCKX_STORAGE_URL: `sqlite:${db}` },
+      });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/coordinator listening on 127\.0\.0\.1:\d+ \(in-process registry\)/);
+      expect(r.stdout).toMatch(/worker #0 listening on 127\.0\.0\.1:\d+/);
+      expect(r.stdout).toMatch(/worker #1 listening on 127\.0\.0\.1:\d+/);
+      expect(r.stdout).toContain(`storage sqlite:${db}`);
+      expect(r.stdout).toMatch(/demo chain: generated 20 blocks/);
+      expect(r.stdout).toContain('["hello, ct2","hello, blockx"]');
+      // The BlockTable → BlockWrite task wrote the block's transfers, checked against a direct decode.
+      expect(r.stdout).toMatch(/demo: SUCCEEDED on \S+ in \d+ ms: \d+ token_transfers rows for block 1 /);
+      expect(r.stdout.match(/demo: SUCCEEDED/g)).toHaveLength(2);
+      // A second run finds the demo chain in place and rewrites the same rows (idempotent writer).
+      const again = blockx(['up', '--once', '--listen', '127.0.0.1:0'], {
+        env: { BLOCKX_STORAGE_URL: `sqlite:${db}` },
+      });
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stdout).not.toMatch(/demo chain: generated/);
+      expect(again.stdout.match(/demo: SUCCEEDED/g)).toHaveLength(2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a bad --listen is a usage error', () => {
