@@ -48,8 +48,10 @@ export class SqliteDriver implements SqlDriver {
       if (opts.path !== ':memory:') this.db.pragma('journal_mode = WAL');
       this.db.pragma('synchronous = NORMAL');
       this.db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(opts.busyTimeoutMs))}`);
-      // Integers come back as BigInt, so a value beyond 2^53 is detected instead of rounded.
-      this.db.defaultSafeIntegers(true);
+      // Integers come back as JS numbers: a stored value beyond ±2^53 comes back rounded, but a rounded
+      // value is itself beyond Number.MAX_SAFE_INTEGER, so decoding still refuses it (BAD_VALUE) rather
+      // than pass on a wrong number. (safeIntegers would allocate a BigInt per integer cell read.)
+      this.db.defaultSafeIntegers(false);
     } catch (err) {
       this.db.close();
       throw err;

@@ -4,9 +4,9 @@
 // a boolean that is neither 0 nor 1, or unparsable JSON text is a BAD_VALUE naming the column, never a
 // silently wrong number.
 //
-//            SQLite (better-sqlite3, safeIntegers)      PostgreSQL (pg)
-//   integer  INTEGER ⇄ bigint                             INTEGER ⇄ number
-//   bigint   INTEGER ⇄ bigint                             BIGINT ⇄ number (int8 parser, see pg-types.ts)
+//            SQLite (better-sqlite3)                    PostgreSQL (pg)
+//   integer  INTEGER ⇐ bigint, ⇒ number                   INTEGER ⇄ number
+//   bigint   INTEGER ⇐ bigint, ⇒ number                   BIGINT ⇄ number (int8 parser, see pg-types.ts)
 //   real     REAL ⇄ number                                DOUBLE PRECISION ⇄ number
 //   text     TEXT ⇄ string                                TEXT ⇄ string
 //   boolean  INTEGER 0/1                                  BOOLEAN ⇄ boolean
@@ -107,6 +107,9 @@ function decodeInteger(raw: unknown, site: ValueSite): number {
     return bad(site, `stored integer ${raw} is beyond ±2^53 and cannot be a JSON number exactly`);
   }
   if (typeof raw === 'number' && Number.isSafeInteger(raw)) return raw;
+  // SQLite hands integers over as numbers: one beyond ±2^53 arrives rounded, hence "about".
+  if (typeof raw === 'number' && Number.isInteger(raw))
+    return bad(site, `stored integer (about ${raw}) is beyond ±2^53 and cannot be a JSON number exactly`);
   // pg hands an int8 it could not represent exactly over as its text (see pg-types.ts).
   if (typeof raw === 'string' && /^-?\d+$/.test(raw))
     return bad(site, `stored integer ${raw} is beyond ±2^53 and cannot be a JSON number exactly`);
