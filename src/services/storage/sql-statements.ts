@@ -82,11 +82,14 @@ export function selectByKeys(
   return { sql: `SELECT ${selectList(columns)} FROM ${quoteIdent(name)} WHERE ${match}`, params: p.values };
 }
 
-/** Whether the filter holds `column` to exactly one value (`= v`, or IN with one value and no NULL). */
+/** Whether the filter holds `column` to one value: `= v`, IN of one value without NULL, a BETWEEN v AND v. */
 function pinnedByFilter(conditions: readonly Condition[], column: string): boolean {
   return conditions.some(
     (c) =>
-      c.column === column && (c.kind === 'eq' || (c.kind === 'in' && c.values.length === 1 && !c.orNull)),
+      c.column === column &&
+      (c.kind === 'eq' ||
+        (c.kind === 'in' && c.values.length === 1 && !c.orNull) ||
+        (c.kind === 'between' && c.from === c.to)),
   );
 }
 
@@ -101,20 +104,30 @@ export function scanPage(
   limit: number,
 ): Statement {
   const p = new Params(dialect);
-  const predicates = conditions.map((c) => predicate(p, c));
   const pk = table.primaryKey;
+  // Leading key columns pinned to one value by the filter are equal on every row of the scan: they stay
+  // out of the keyset comparison. With them in, SQLite seeks by the pinned prefix only and reads every
+  // earlier row again on each page (quadratic scans); without, it seeks straight to `after`.
+  let pinned = 0;
+  while (pinned < pk.length - 1 && pinnedByFilter(conditions, pk[pinned] as string)) pinned++;
+  const boundCols = pk.slice(pinned);
+  const predicates = conditions.map((c) => {
+    if (c.kind !== 'between') return predicate(p, c);
+    // A range of one value is an equality: the planner then seeks by the whole key prefix instead of
+    // picking a (chain, block) index and sorting the block's rows for every page.
+    if (c.from === c.to) return predicate(p, { kind: 'eq', column: c.column, value: c.from });
+    // After the first page the keyset bound implies the lower end (the bound's first column is at least
+    // the previous page's value, itself ≥ from); left out, SQLite seeks by the bound instead of
+    // re-reading the range from its start on every page.
+    if (after !== undefined && c.column === boundCols[0]) return `${quoteIdent(c.column)} <= ${p.add(c.to)}`;
+    return predicate(p, c);
+  });
   if (after !== undefined) {
-    // Leading key columns pinned to one value by the filter are equal on every row of the scan: leave
-    // them out of the keyset comparison. With them in, SQLite seeks by the pinned prefix only and reads
-    // every earlier row again on each page (quadratic scans); without, it seeks straight to `after`.
-    let pinned = 0;
-    while (pinned < pk.length - 1 && pinnedByFilter(conditions, pk[pinned] as string)) pinned++;
-    const cols = pk.slice(pinned);
     const vals = after.slice(pinned);
     predicates.push(
-      cols.length === 1
-        ? `${quoteIdent(cols[0] as string)} > ${p.add(vals[0])}`
-        : `(${cols.map(quoteIdent).join(', ')}) > (${vals.map((v) => p.add(v)).join(', ')})`,
+      boundCols.length === 1
+        ? `${quoteIdent(boundCols[0] as string)} > ${p.add(vals[0])}`
+        : `(${boundCols.map(quoteIdent).join(', ')}) > (${vals.map((v) => p.add(v)).join(', ')})`,
     );
   }
   // The limit is a validated positive integer, inlined: LIMIT takes no typed parameter in SQLite.

@@ -174,6 +174,30 @@ describe('statements', () => {
     },
   );
 
+  it('a one-block range is an equality (and pins the block); a wider range keeps only its upper end after page 1', () => {
+    const chain = { kind: 'eq', column: 'chain_id', value: 1 } as const;
+    const one = scanPage(
+      SQLITE_DIALECT,
+      'items',
+      ITEMS,
+      ['idx'],
+      [chain, { kind: 'between', column: 'block', from: 12, to: 12 }],
+      [1, 12, 2],
+      7,
+    );
+    expect(one.sql).toContain('WHERE "chain_id" = ? AND "block" = ? AND "idx" > ? ORDER BY');
+    expect(one.params).toEqual([1, 12, 2]);
+    const range = [chain, { kind: 'between', column: 'block', from: 10, to: 20 } as const];
+    const first = scanPage(SQLITE_DIALECT, 'items', ITEMS, ['idx'], range, undefined, 7);
+    expect(first.sql).toContain('WHERE "chain_id" = ? AND "block" BETWEEN ? AND ? ORDER BY');
+    const later = scanPage(SQLITE_DIALECT, 'items', ITEMS, ['idx'], range, [1, 12, 2], 7);
+    // The keyset bound (block ≥ 12 > from) implies the lower end; SQLite then seeks by the bound.
+    expect(later.sql).toContain(
+      'WHERE "chain_id" = ? AND "block" <= ? AND ("block", "idx") > (?, ?) ORDER BY',
+    );
+    expect(later.params).toEqual([1, 20, 12, 2]);
+  });
+
   it('builds null, empty-IN and IN-or-null predicates', () => {
     const stmt = deleteWhere(SQLITE_DIALECT, 'items', [
       { kind: 'null', column: 'data' },
