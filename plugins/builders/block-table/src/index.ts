@@ -69,7 +69,9 @@ async function resolveBlock(config: BlockTableCallConfig, io: TaskIo, signal: Ab
       details,
     );
   }
-  return found[0] as Row;
+  // Frozen: every call carries this one object, so nothing may change it between calls (and the
+  // Worker may send its JSON text once).
+  return Object.freeze(found[0] as Row);
 }
 
 async function build(taskCtx: TaskCtx, config: BlockTableCallConfig, io: TaskIo): Promise<CallList> {

@@ -18,6 +18,7 @@
 
 import { createServer, type Server, type Socket } from 'node:net';
 import { CallAlreadyInFlightError } from '../../../executor/errors.js';
+import { jsonOf } from './frozen-json.js';
 import { FrameDecoder, FrameWriter, parseMessage } from '../../../executor/frame-codec.js';
 import {
   PROTOCOL_VERSION,
@@ -160,11 +161,13 @@ export class ExecutorLink {
     }
     const writer = entry.conn.writer;
     try {
-      writer.send(
-        outcome.ok
-          ? { type: 'ResumeCall', callId, attempt, requestId, ok: true, value: outcome.value ?? null }
-          : { type: 'ResumeCall', callId, attempt, requestId, ok: false, error: outcome.error },
-      );
+      if (outcome.ok)
+        // A cached row goes to every call that reads it: its text is taken once (frozen-json.ts).
+        writer.sendJson(
+          `{"type":"ResumeCall","callId":${JSON.stringify(callId)},"attempt":${attempt}` +
+            `,"requestId":${requestId},"ok":true,"value":${jsonOf(outcome.value ?? null)}}`,
+        );
+      else writer.send({ type: 'ResumeCall', callId, attempt, requestId, ok: false, error: outcome.error });
     } catch (err) {
       // The answer cannot travel (too large, not JSON): the call gets an error it can handle instead.
       writer.send({
@@ -414,18 +417,14 @@ export class ExecutorLink {
     const c = entry.command;
     this.defineEpoch(conn, c.codeEpoch);
     try {
-      // One object literal of a fixed shape (JSON drops an undefined block): the hottest line of the link.
-      conn.writer.send({
-        type: 'ExecuteCall',
-        taskId: c.taskId,
-        callId: c.callId,
-        attempt: c.attempt,
-        function: c.function,
-        args: c.args,
-        block: c.block ?? undefined,
-        codeEpoch: c.codeEpoch,
-        budgetMs: c.budgetMs,
-      });
+      // The hottest line of the link, written as text: the block every call of a task shares is
+      // serialised once (frozen-json.ts), the rest per call. Same JSON as the ExecuteCall object.
+      const block = c.block === undefined || c.block === null ? '' : `,"block":${jsonOf(c.block)}`;
+      conn.writer.sendJson(
+        `{"type":"ExecuteCall","taskId":${JSON.stringify(c.taskId)},"callId":${JSON.stringify(c.callId)}` +
+          `,"attempt":${c.attempt},"function":${JSON.stringify(c.function)},"args":${JSON.stringify(c.args)}` +
+          `${block},"codeEpoch":${JSON.stringify(c.codeEpoch)},"budgetMs":${c.budgetMs}}`,
+      );
     } catch (err) {
       // Arguments too large for a frame (or not JSON): this attempt can never run.
       this.inflightCalls.delete(attemptKey(c.callId, c.attempt));

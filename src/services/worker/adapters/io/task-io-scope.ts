@@ -257,7 +257,7 @@ export class StorageTaskIoScope implements TaskIoScope {
       raceAbort(this.options.backend.get(table, key, { signal }), signal, () =>
         cancelledError(scope, 'get', table),
       ),
-    );
+    ).then(freezeRow);
   }
 
   private fetchMany(phase: IoPhase, table: string, keys: readonly RowKey[]): Promise<(Row | undefined)[]> {
@@ -267,7 +267,7 @@ export class StorageTaskIoScope implements TaskIoScope {
       raceAbort(this.options.backend.getMany(table, keys, { signal }), signal, () =>
         cancelledError(scope, 'getMany', table),
       ),
-    );
+    ).then((rows) => rows.map(freezeRow));
   }
 
   /** The cache key of a read, or undefined when the cache is off or the key is not JSON (no caching). */
@@ -296,6 +296,14 @@ export class StorageTaskIoScope implements TaskIoScope {
     }
     const cacheKey = this.cacheKeyOf(table, key);
     if (cacheKey !== undefined && !this.cache.has(cacheKey))
-      this.cache.set(table, cacheKey, Promise.resolve(row));
+      this.cache.set(table, cacheKey, Promise.resolve(freezeRow(row)));
   }
+}
+
+/**
+ * Rows the cache hands out are shared by every reader of the task: frozen, so none can change another's
+ * view (and so the executor link may send a row's JSON text taken once).
+ */
+function freezeRow<R extends Row | undefined>(row: R): R {
+  return row === undefined ? row : Object.freeze(row);
 }
