@@ -164,3 +164,23 @@ export async function renderMetrics(source: MetricsSource): Promise<string> {
   }
   return merged.metrics();
 }
+
+/**
+ * A service's own endpoint (`runWorker` / `runCoordinator` with `prometheusListen`): started only when
+ * `listenAddr` is given. If it cannot start, `undo` releases what the service had started, then the
+ * error is rethrown.
+ */
+export async function startOptionalMetricsServer(
+  listenAddr: string | undefined,
+  path: string,
+  registry: Registry,
+  undo: () => Promise<void>,
+): Promise<RunningMetricsServer | undefined> {
+  if (listenAddr === undefined) return undefined;
+  try {
+    return await startMetricsServer({ listenAddr, path, registry });
+  } catch (err) {
+    await undo();
+    throw err;
+  }
+}

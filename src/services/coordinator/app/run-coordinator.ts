@@ -32,7 +32,7 @@ import type { BlockxConfig, CoordinatorConfig } from '../../../kernel/config-typ
 import { ConfigError } from '../../../kernel/errors.js';
 import { createLogger } from '../../../kernel/observability/logger.js';
 import {
-  startMetricsServer,
+  startOptionalMetricsServer,
   type RunningMetricsServer,
 } from '../../../kernel/observability/metrics-server.js';
 import { createServiceRegistry, setServiceLabels } from '../../../kernel/observability/service-registry.js';
@@ -226,21 +226,16 @@ export async function runCoordinator(opts: RunCoordinatorOptions): Promise<Runni
   const target = listenAddress(c.listen);
   const address = target.startsWith('unix:') ? target : `${target.slice(0, target.lastIndexOf(':'))}:${port}`;
   setServiceLabels(registry, { service: 'coordinator', deployment, instance: address });
-  let metricsServer: RunningMetricsServer | undefined;
-  if (opts.prometheusListen !== undefined) {
-    try {
-      metricsServer = await startMetricsServer({
-        listenAddr: opts.prometheusListen,
-        path: config.observability.prometheus.path,
-        registry,
-      });
-    } catch (err) {
+  const metricsServer = await startOptionalMetricsServer(
+    opts.prometheusListen,
+    config.observability.prometheus.path,
+    registry,
+    async () => {
       grpcServer.forceShutdown();
       rpc?.close();
       await ownedReader?.close();
-      throw err;
-    }
-  }
+    },
+  );
 
   watcher.start();
   readiness.start();

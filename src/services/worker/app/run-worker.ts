@@ -27,7 +27,7 @@ import { bindServer, shutdownServer } from '../../../grpc/server.js';
 import type { Registry } from 'prom-client';
 import type { BlockxConfig, WorkerConfig } from '../../../kernel/config-types.js';
 import {
-  startMetricsServer,
+  startOptionalMetricsServer,
   type RunningMetricsServer,
 } from '../../../kernel/observability/metrics-server.js';
 import { createServiceRegistry, setServiceLabels } from '../../../kernel/observability/service-registry.js';
@@ -214,19 +214,12 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
   });
   const bound = boundAddress(listen, port);
   setServiceLabels(registry, { service: 'worker', deployment, instance: address });
-  let metricsServer: RunningMetricsServer | undefined;
-  if (opts.prometheusListen !== undefined) {
-    try {
-      metricsServer = await startMetricsServer({
-        listenAddr: opts.prometheusListen,
-        path: config.observability.prometheus.path,
-        registry,
-      });
-    } catch (err) {
-      await shutdownServer(server, 0);
-      throw err;
-    }
-  }
+  const metricsServer = await startOptionalMetricsServer(
+    opts.prometheusListen,
+    config.observability.prometheus.path,
+    registry,
+    () => shutdownServer(server, 0),
+  );
 
   if (opts.registryWriter !== undefined) {
     publisher = new HeartbeatPublisher({
