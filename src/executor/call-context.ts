@@ -14,6 +14,8 @@ export interface RunningCall {
   cancelReason: string | undefined;
   controller: AbortController | undefined;
   nextRequestId: number;
+  /** Reads answered from the thread's read copies (reported in the terminal frame). */
+  ioHits: number;
   /** Open requests to the Worker; created on the first one (most calls never wait). */
   waits: Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }> | undefined;
 }

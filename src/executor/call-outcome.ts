@@ -37,6 +37,7 @@ export function completedFrame(
   value: unknown,
   durationMs: number,
   maxFrameBytes: number,
+  ioHits = 0,
 ): string {
   let json: string;
   try {
@@ -46,6 +47,7 @@ export function completedFrame(
       attempt: id.attempt,
       value,
       durationMs,
+      ...(ioHits > 0 ? { ioHits } : {}),
     });
   } catch (err) {
     return failedFrame(id, {
@@ -53,6 +55,7 @@ export function completedFrame(
       retryable: false,
       message: `the return value is not JSON-serialisable: ${(err as Error).message}`,
       durationMs,
+      ioHits,
     });
   }
   // UTF-8 is at most 3 bytes per UTF-16 unit; only measure when it could be over.
@@ -64,6 +67,7 @@ export function completedFrame(
         retryable: false,
         message: `the return value is too large: ${bytes} bytes serialised, the frame limit is ${maxFrameBytes}`,
         durationMs,
+        ioHits,
       });
     }
   }
@@ -79,6 +83,8 @@ export function failedFrame(
     stack?: string;
     code?: string;
     durationMs?: number;
+    /** Reads answered from read copies (sent when positive). */
+    ioHits?: number;
   },
 ): string {
   const msg: CallFailedMessage = {
@@ -91,6 +97,7 @@ export function failedFrame(
     ...(f.stack !== undefined ? { stack: truncate(f.stack) } : {}),
     ...(f.code !== undefined ? { code: f.code } : {}),
     ...(f.durationMs !== undefined ? { durationMs: f.durationMs } : {}),
+    ...(f.ioHits !== undefined && f.ioHits > 0 ? { ioHits: f.ioHits } : {}),
   };
   return JSON.stringify(msg);
 }

@@ -21,6 +21,7 @@ import {
 import { classifyError, completedFrame, failedFrame } from './call-outcome.js';
 import { ExecutorErrorCode } from './errors.js';
 import { attemptKey, type ExecuteCallMessage, type WaitRequest } from './protocol.js';
+import { ReadCopies, deepFreeze, readCopyHits, readCopyKey, type IoRequest } from './read-copies.js';
 import { CallWaitError, type LogFields } from './sdk.js';
 import {
   beat,
@@ -92,28 +93,51 @@ function flush(): void {
   port.postMessage(batch);
 }
 
+const copies = new ReadCopies(data.readCopyMaxEntries);
+
+/**
+ * An IO read through the thread's read copies (read-copies.ts): a copied answer is a hit without any
+ * frame; a read another call has in flight is shared; otherwise the Worker is asked and its answer kept.
+ */
+function copiedRead(run: RunningCall, request: IoRequest, scope: string, key: string): Promise<unknown> {
+  const copy = copies.lookup(scope, key);
+  if (copy === undefined) return copies.track(scope, key, ask(run, request));
+  if (copy.settled) {
+    run.ioHits += readCopyHits(request);
+    return Promise.resolve(copy.value);
+  }
+  // Another call's read of the same key is in flight: wait for it as an open request of this call, so
+  // cancelling this call rejects it at once. If that read fails, ask the Worker ourselves.
+  const requestId = ++run.nextRequestId;
+  const waits = (run.waits ??= new Map());
+  const answer = new Promise((resolve, reject) => waits.set(requestId, { resolve, reject }));
+  const settle = (then: (w: { resolve: (v: unknown) => void; reject: (e: unknown) => void }) => void) => {
+    const waiter = run.waits?.get(requestId);
+    if (waiter === undefined) return; // cancelled or finished meanwhile
+    run.waits!.delete(requestId);
+    then(waiter);
+  };
+  copy.read.then(
+    (value) =>
+      settle((w) => {
+        run.ioHits += readCopyHits(request);
+        w.resolve(value);
+      }),
+    () => settle((w) => host.wait(run, request).then(w.resolve, w.reject)),
+  );
+  return answer;
+}
+
 const host: CallHost = {
   wait(run: RunningCall, request: WaitRequest): Promise<unknown> {
     if (run.cancelReason !== undefined) return Promise.reject(cancellationError(run.cancelReason));
     if (run.done) return Promise.reject(new Error('the call has already finished'));
-    const requestId = ++run.nextRequestId;
-    const { taskId, callId, attempt } = run.call;
-    let json: string;
-    try {
-      json = JSON.stringify({ type: 'CallWaiting', taskId, callId, attempt, requestId, request });
-    } catch (err) {
-      return Promise.reject(
-        new TypeError(`request arguments are not JSON-serialisable: ${(err as Error).message}`),
-      );
-    }
-    if (json.length * 3 > data.maxFrameBytes && Buffer.byteLength(json) > data.maxFrameBytes) {
-      return Promise.reject(
-        new RangeError(`request too large: over the ${data.maxFrameBytes}-byte frame limit`),
-      );
-    }
-    emit(ThreadEvent.Waiting, run.key, json);
-    const waits = (run.waits ??= new Map());
-    return new Promise((resolve, reject) => waits.set(requestId, { resolve, reject }));
+    if (request.kind !== 'io' || request.op === 'scan') return ask(run, request);
+    // get / getMany answers are frozen whether or not they are copied: a function sees the same thing
+    // with read copies on or off.
+    const scope = run.call.ioCache;
+    const key = scope !== undefined && copies.enabled ? readCopyKey(request) : undefined;
+    return key === undefined ? ask(run, request).then(deepFreeze) : copiedRead(run, request, scope!, key);
   },
   log(run: RunningCall, level: LogLevel, message: string, fields: LogFields | undefined): void {
     if (LEVELS[level] < minLevel) return;
@@ -121,6 +145,28 @@ const host: CallHost = {
     emitLog(level, message, { ...fields, taskId, callId, attempt, function: run.call.function });
   },
 };
+
+/** Sends a CallWaiting for `request`; the promise settles with the Worker's ResumeCall. */
+function ask(run: RunningCall, request: WaitRequest): Promise<unknown> {
+  const requestId = ++run.nextRequestId;
+  const { taskId, callId, attempt } = run.call;
+  let json: string;
+  try {
+    json = JSON.stringify({ type: 'CallWaiting', taskId, callId, attempt, requestId, request });
+  } catch (err) {
+    return Promise.reject(
+      new TypeError(`request arguments are not JSON-serialisable: ${(err as Error).message}`),
+    );
+  }
+  if (json.length * 3 > data.maxFrameBytes && Buffer.byteLength(json) > data.maxFrameBytes) {
+    return Promise.reject(
+      new RangeError(`request too large: over the ${data.maxFrameBytes}-byte frame limit`),
+    );
+  }
+  emit(ThreadEvent.Waiting, run.key, json);
+  const waits = (run.waits ??= new Map());
+  return new Promise((resolve, reject) => waits.set(requestId, { resolve, reject }));
+}
 
 function emitLog(level: LogLevel, msg: string, fields: LogFields): void {
   if (LEVELS[level] < minLevel) return;
@@ -143,13 +189,19 @@ function finish(run: RunningCall, frame: string): void {
 
 function complete(run: RunningCall, value: unknown): void {
   if (run.done) return;
-  finish(run, completedFrame(run.call, value, performance.now() - run.startedAt, data.maxFrameBytes));
+  finish(
+    run,
+    completedFrame(run.call, value, performance.now() - run.startedAt, data.maxFrameBytes, run.ioHits),
+  );
 }
 
 function fail(run: RunningCall, err: unknown): void {
   if (run.done) return;
   const f = classifyError(err, run.cancelReason);
-  finish(run, failedFrame(run.call, { ...f, durationMs: performance.now() - run.startedAt }));
+  finish(
+    run,
+    failedFrame(run.call, { ...f, durationMs: performance.now() - run.startedAt, ioHits: run.ioHits }),
+  );
 }
 
 function failLoad(run: RunningCall, message: string): void {
@@ -224,6 +276,7 @@ function start(raw: string, moduleKey: string): void {
     cancelReason: undefined,
     controller: undefined,
     nextRequestId: 0,
+    ioHits: 0,
     waits: undefined,
   };
   running.set(key, run);
@@ -276,6 +329,9 @@ function control(m: ThreadControl): void {
       }
       return;
     }
+    case 'dropIoCache':
+      copies.drop(m.ioCache);
+      return;
     default: {
       const _exhaustive: never = m;
       throw new Error(`unknown thread control ${JSON.stringify(_exhaustive)}`);

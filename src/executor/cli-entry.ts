@@ -1,7 +1,8 @@
 // Entry point of the executor process: `node --import tsx src/executor/cli-entry.ts --socket PATH ...`
 // (tests, development) or, through the CLI, `blockx executor --socket PATH` (which calls
 // `executorCommand`). Flags: --socket (required), --functions-dir (default $BLOCKX_FUNCTIONS_DIR or
-// ./functions), --threads, --heartbeat-interval-ms, --cancel-hard-limit-ms, --max-calls-per-thread.
+// ./functions), --threads, --heartbeat-interval-ms, --cancel-hard-limit-ms, --max-calls-per-thread,
+// --read-copy-max-entries (0 turns read copies off).
 // Exit codes: 0 after a normal stop, 1 on a runtime failure, 2 on bad flags.
 
 import { resolve } from 'node:path';
@@ -46,6 +47,7 @@ export function parseExecutorArgs(argv: readonly string[], env: NodeJS.ProcessEn
       'heartbeat-interval-ms': { type: 'string' },
       'cancel-hard-limit-ms': { type: 'string' },
       'max-calls-per-thread': { type: 'string' },
+      'read-copy-max-entries': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -62,6 +64,9 @@ export function parseExecutorArgs(argv: readonly string[], env: NodeJS.ProcessEn
   const heartbeatIntervalMs = int('heartbeat-interval-ms', values['heartbeat-interval-ms']);
   const cancelHardLimitMs = int('cancel-hard-limit-ms', values['cancel-hard-limit-ms']);
   const maxCallsPerThread = int('max-calls-per-thread', values['max-calls-per-thread']);
+  const copies = values['read-copy-max-entries'];
+  if (copies !== undefined && !/^\d+$/.test(copies))
+    throw new Error(`--read-copy-max-entries must be a whole number >= 0, got ${JSON.stringify(copies)}`);
   return {
     socketPath: values.socket,
     functionsDir: resolve(values['functions-dir'] ?? env.BLOCKX_FUNCTIONS_DIR ?? 'functions'),
@@ -69,6 +74,7 @@ export function parseExecutorArgs(argv: readonly string[], env: NodeJS.ProcessEn
     ...(heartbeatIntervalMs !== undefined ? { heartbeatIntervalMs } : {}),
     ...(cancelHardLimitMs !== undefined ? { cancelHardLimitMs } : {}),
     ...(maxCallsPerThread !== undefined ? { maxCallsPerThread } : {}),
+    ...(copies !== undefined ? { readCopyMaxEntries: Number(copies) } : {}),
   };
 }
 

@@ -47,14 +47,15 @@ export function emptyOutbox(): MainToThreadBatch {
 /** Start a thread (not ready yet: wait for its `ready` batch). */
 export function startExecutionThread<Call>(
   index: number,
-  maxFrameBytes: number,
+  limits: { readonly maxFrameBytes: number; readonly readCopyMaxEntries: number },
   bootstrap: string,
 ): ExecutionThread<Call> {
   const sab = newSignalsBuffer();
   const data: ThreadData = {
     hooksUrl: EPOCH_LOADER_HOOKS_URL,
     runnerUrl: RUNNER_URL,
-    maxFrameBytes,
+    maxFrameBytes: limits.maxFrameBytes,
+    readCopyMaxEntries: limits.readCopyMaxEntries,
     threadIndex: index,
     signals: sab,
   };

@@ -20,6 +20,7 @@ import {
   type HelloMessage,
   type WorkerToExecutor,
 } from './protocol.js';
+import { DEFAULT_READ_COPY_MAX_ENTRIES } from './read-copies.js';
 import { checkSocketPath } from './socket-path.js';
 import { ThreadPool } from './thread-pool.js';
 
@@ -33,6 +34,8 @@ export interface ExecutorOptions {
   readonly cancelHardLimitMs?: number;
   /** Running (not waiting) calls per thread before calls queue in the executor. Default 256. */
   readonly maxCallsPerThread?: number;
+  /** Read copies each thread keeps (read-copies.ts). Default 10,000; 0 turns them off. */
+  readonly readCopyMaxEntries?: number;
   readonly maxFrameBytes?: number;
   /** How long to keep retrying the initial connect (the Worker may still be binding). Default 10 s. */
   readonly connectTimeoutMs?: number;
@@ -85,6 +88,7 @@ export async function runExecutor(options: ExecutorOptions): Promise<ExecutorExi
     maxCallsPerThread: options.maxCallsPerThread ?? DEFAULT_MAX_CALLS_PER_THREAD,
     cancelHardLimitMs: options.cancelHardLimitMs ?? DEFAULT_CANCEL_HARD_LIMIT_MS,
     maxFrameBytes,
+    readCopyMaxEntries: options.readCopyMaxEntries ?? DEFAULT_READ_COPY_MAX_ENTRIES,
     resolveModule: (epoch, name) => resolveModule(epochs, compiler, epoch, name),
     send: (json) => {
       try {
@@ -139,6 +143,9 @@ export async function runExecutor(options: ExecutorOptions): Promise<ExecutorExi
           epochs.retire(m.epoch);
           compiler.drop(m.epoch);
           pool.retireEpoch(m.epoch);
+          break;
+        case 'DropIoCache':
+          if (typeof m.ioCache === 'string') pool.dropIoCache(m.ioCache);
           break;
         case 'Shutdown':
           void pool.drained(m.graceMs).then(() => stop(`shutdown: ${m.reason}`));
@@ -285,6 +292,8 @@ export function checkExecuteCall(m: ExecuteCallMessage): string | undefined {
   if (typeof m.codeEpoch !== 'string' || m.codeEpoch === '') return 'codeEpoch must be a non-empty string';
   if (!Array.isArray(m.args)) return 'args must be an array';
   if (typeof m.budgetMs !== 'number' || m.budgetMs < 0) return 'budgetMs must be a number >= 0';
+  if (m.ioCache !== undefined && (typeof m.ioCache !== 'string' || m.ioCache === ''))
+    return 'ioCache must be a non-empty string when present';
   return undefined;
 }
 

@@ -106,6 +106,8 @@ export interface CallCompletedMessage extends CallAttemptRef {
   readonly value?: unknown;
   /** Wall time on the execution unit, from start to completion. */
   readonly durationMs: number;
+  /** Reads of this attempt answered from its thread's read copies (absent: none); see ReadCopies. */
+  readonly ioHits?: number;
 }
 
 export interface CallFailedMessage extends CallAttemptRef {
@@ -117,6 +119,8 @@ export interface CallFailedMessage extends CallAttemptRef {
   /** A stable code when the executor knows one (e.g. FUNCTION_NOT_FOUND). */
   readonly code?: string;
   readonly durationMs?: number;
+  /** As in CallCompleted. */
+  readonly ioHits?: number;
 }
 
 // ---- Worker → Executor ----------------------------------------------------------------------------
@@ -131,6 +135,12 @@ export interface ExecuteCallMessage extends CallAttemptRef {
   readonly codeEpoch: string;
   /** The Worker's per-call budget; the executor uses it only for a local safety net. 0 = none. */
   readonly budgetMs: number;
+  /**
+   * Read copies: the id of the task's current Calls phase, set when the Worker's read cache is on.
+   * Answers to this attempt's `io.get` / `io.getMany` may then be kept by its execution thread and
+   * reused by the other calls of the same id there, until `DropIoCache` names it.
+   */
+  readonly ioCache?: string;
 }
 
 /** Abort the attempt's `ctx.signal` now; past the hard limit its execution unit is terminated. */
@@ -158,6 +168,12 @@ export interface RetireEpochMessage {
   readonly epoch: string;
 }
 
+/** The Calls phase `ioCache` ended: execution threads drop their read copies for it. */
+export interface DropIoCacheMessage {
+  readonly type: 'DropIoCache';
+  readonly ioCache: string;
+}
+
 /** Stop: finish or abandon in-flight calls within `graceMs`, then exit 0. */
 export interface ShutdownMessage {
   readonly type: 'Shutdown';
@@ -179,6 +195,7 @@ export type WorkerToExecutor =
   | ResumeCallMessage
   | DefineEpochMessage
   | RetireEpochMessage
+  | DropIoCacheMessage
   | ShutdownMessage;
 
 export type ProtocolMessage = ExecutorToWorker | WorkerToExecutor;

@@ -5,7 +5,9 @@
 //   export default async function helloWorld(ctx: CallContext, name: string) { return `hello, ${name}`; }
 //
 // Everything on `ctx` that reaches outside the function (io, call) is a round trip to the Worker: the
-// executor sends CallWaiting, the Worker answers with ResumeCall. Functions never write to storage.
+// executor sends CallWaiting, the Worker answers with ResumeCall; the exception is a `get` / `getMany`
+// another call of the same task already made on the same thread, answered from that thread's read
+// copy. Functions never write to storage.
 
 import type { CallBlock, CallFailureKind } from './protocol.js';
 
@@ -28,7 +30,11 @@ export interface IoScanOptions {
   readonly [option: string]: unknown;
 }
 
-/** Reads through the Worker's task IO scope (cached per task). A failed read rejects with CallWaitError. */
+/**
+ * Reads through the Worker's task IO scope (cached per task). A failed read rejects with CallWaitError.
+ * What `get` and `getMany` resolve with is deeply frozen: the same row object may be handed to every call
+ * of the task on an execution thread (read copies, PROTOCOL.md). Copy it to change it.
+ */
 export interface CallIo {
   get<Row = unknown>(table: string, key: unknown): Promise<Row | null>;
   getMany<Row = unknown>(table: string, keys: readonly unknown[]): Promise<(Row | null)[]>;

@@ -34,7 +34,8 @@ export type ThreadControl =
       readonly ok: boolean;
       readonly value?: unknown;
       readonly error?: WaitError;
-    };
+    }
+  | { readonly t: 'dropIoCache'; readonly ioCache: string };
 
 /** What happened to one attempt, in `ThreadToMainBatch.kinds`. */
 export const ThreadEvent = {
@@ -60,6 +61,8 @@ export interface ThreadData {
   readonly hooksUrl: string;
   readonly runnerUrl: string;
   readonly maxFrameBytes: number;
+  /** Read copies the thread keeps (read-copies.ts); 0: none. */
+  readonly readCopyMaxEntries: number;
   readonly threadIndex: number;
   /** Shared with the main thread: see `ThreadSignals`. */
   readonly signals: SharedArrayBuffer;

@@ -55,6 +55,8 @@ export interface ThreadPoolOptions {
   readonly maxCallsPerThread: number;
   readonly cancelHardLimitMs: number;
   readonly maxFrameBytes: number;
+  /** Read copies each thread keeps (read-copies.ts); 0 turns them off. */
+  readonly readCopyMaxEntries: number;
   /** Extra running time past `budgetMs` before the local safety net cancels. Default max(1000, budget). */
   readonly safetyMarginMs?: number;
   /** Resolves a call's module (compiled, cached). */
@@ -222,6 +224,11 @@ export class ThreadPool {
         ? { t: 'resume', callId, attempt, requestId, ok: true, value: msg.value }
         : { t: 'resume', callId, attempt, requestId, ok: false, error: msg.error },
     );
+  }
+
+  /** Every thread forgets its read copies of the Calls phase `ioCache`. */
+  dropIoCache(ioCache: string): void {
+    for (const t of this.threads) if (!t.dead) this.control(t, { t: 'dropIoCache', ioCache });
   }
 
   /** Drain and replace every thread that imported `epoch`. */
@@ -433,7 +440,12 @@ export class ThreadPool {
   }
 
   private spawn(): ThreadUnit {
-    const t = startExecutionThread<PoolCall>(this.nextThreadIndex++, this.opts.maxFrameBytes, this.bootstrap);
+    const { maxFrameBytes, readCopyMaxEntries } = this.opts;
+    const t = startExecutionThread<PoolCall>(
+      this.nextThreadIndex++,
+      { maxFrameBytes, readCopyMaxEntries },
+      this.bootstrap,
+    );
     t.worker.on('message', (batch: ThreadToMainBatch) => this.onThreadMessages(t, batch));
     t.worker.on('error', (err) => this.onThreadLost(t, `crashed: ${err?.message ?? String(err)}`));
     t.worker.on('exit', (code) => this.onThreadLost(t, `exited with code ${code}`));

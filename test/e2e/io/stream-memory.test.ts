@@ -70,6 +70,7 @@ class AutoCompleteLink implements ExecutorLinkCommands {
   };
   cancelCall(): void {}
   resumeCall(): void {}
+  dropIoCache(): void {}
   sampleHeap(): void {
     const used = process.memoryUsage().heapUsed;
     if (used > this.peakHeap) this.peakHeap = used;

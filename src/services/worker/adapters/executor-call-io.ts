@@ -12,7 +12,13 @@ export type CallIoRequest = Extract<ExecutorWaitRequest, { kind: 'io' }>;
  * Serves the IO reads of a task's calls. Resolves with the value the function's `await` gets; rejects
  * with an error whose `retryable` (and optional string `code`) says how the call should treat it.
  */
-export type CallIoHandler = (taskId: string, request: CallIoRequest) => Promise<unknown>;
+export type CallIoHandler = ((taskId: string, request: CallIoRequest) => Promise<unknown>) & {
+  /**
+   * Present when the answers are cached for the task (the read cache is on): the executor may then keep
+   * read copies (executor/read-copies.ts) and reports the hits they served, counted here per task.
+   */
+  readonly countCopyHits?: (taskId: string, hits: number) => void;
+};
 
 /** Until the IO subsystem is wired: every read fails, not retryably, naming the missing storage. */
 export const noStorageIoHandler: CallIoHandler = (taskId, request) =>

@@ -61,6 +61,8 @@ export interface ExecutorLinkCommands {
   executeCall(command: ExecuteCallCommand): void;
   cancelCall(callId: string, attempt: number, reason?: string): void;
   resumeCall(callId: string, attempt: number, outcome: ResumeOutcome): void;
+  /** The Calls phase `ioCache` ended: the executor drops its read copies of it. */
+  dropIoCache(ioCache: string): void;
 }
 
 /** The one OS timer the runner arms (injectable so unit tests run on virtual time). */
@@ -96,6 +98,8 @@ export interface ExecutorCallRunnerOptions {
 interface RunningTask {
   readonly taskId: string;
   readonly codeEpoch: string;
+  /** The read-copy id of this Calls phase, when the IO handler caches answers (see ExecuteCall). */
+  readonly ioCache: string | undefined;
   readonly signal: AbortSignal;
   readonly onAbort: () => void;
   resolve(outcome: CallPhaseOutcome): void;
@@ -114,6 +118,8 @@ export class ExecutorCallRunner implements CallPhaseRunner {
   private timerAt: number | undefined = undefined;
   private armQueued = false;
   private closed = false;
+  /** Numbers the Calls phases this runner started (read-copy ids). */
+  private phaseSeq = 0;
   private readonly onTimer = (): void => {
     this.timer = undefined;
     this.timerAt = undefined;
@@ -214,6 +220,7 @@ export class ExecutorCallRunner implements CallPhaseRunner {
       const entry: RunningTask = {
         taskId,
         codeEpoch: task.codeEpoch,
+        ioCache: this.io.countCopyHits === undefined ? undefined : `${taskId}#${++this.phaseSeq}`,
         signal,
         onAbort: () => this.cancelTask(taskId, taskCancelReasonOf(signal.reason)),
         resolve,
@@ -255,6 +262,7 @@ export class ExecutorCallRunner implements CallPhaseRunner {
     const core = this.core;
     switch (ev.type) {
       case 'callCompleted':
+        if (ev.ioHits !== undefined) this.io.countCopyHits?.(ev.taskId, ev.ioHits);
         this.apply(
           core.callCompleted(
             ev.callId,
@@ -270,6 +278,7 @@ export class ExecutorCallRunner implements CallPhaseRunner {
         core.callStarted(ev.callId, ev.attempt, this.clock() - Math.max(0, ev.elapsedMs));
         break;
       case 'callFailed':
+        if (ev.ioHits !== undefined) this.io.countCopyHits?.(ev.taskId, ev.ioHits);
         this.apply(core.callFailed(ev.callId, ev.attempt, toCallFailure(ev), this.clock()));
         break;
       case 'callWaiting': {
@@ -392,6 +401,7 @@ export class ExecutorCallRunner implements CallPhaseRunner {
         block: cmd.block as CallBlock | undefined,
         codeEpoch: task.codeEpoch,
         budgetMs: cmd.budgetMs,
+        ...(task.ioCache === undefined ? {} : { ioCache: task.ioCache }),
       });
     } catch (err) {
       // The link refused the attempt (an earlier attempt with the same id is still at the executor).
@@ -413,6 +423,8 @@ export class ExecutorCallRunner implements CallPhaseRunner {
     if (task === undefined) return;
     this.tasks.delete(cmd.taskId);
     task.signal.removeEventListener('abort', task.onAbort);
+    // No call of this phase runs any more (a cancelled one still running reads past its copies).
+    if (task.ioCache !== undefined) this.link.dropIoCache(task.ioCache);
     // A streaming task's feeder may be waiting for its backlog: the phase is over, let it stop.
     this.feeder.progress();
     if (cmd.success) {

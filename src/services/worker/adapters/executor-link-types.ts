@@ -19,6 +19,8 @@ export interface ExecuteCallCommand {
   readonly block?: CallBlock | null;
   readonly codeEpoch: string;
   readonly budgetMs: number;
+  /** Read-copy id of the task's Calls phase (ExecuteCall.ioCache); absent: no copies. */
+  readonly ioCache?: string;
 }
 
 export interface AttemptFields {
@@ -38,6 +40,8 @@ export type ExecutorLinkEvent =
        * ~100 bytes), counted against maxCollectedOutputBytes; absent → the value is measured.
        */
       readonly outputBytes?: number;
+      /** Reads the executor answered from its read copies (counted as read-cache hits). */
+      readonly ioHits?: number;
     } & AttemptFields)
   | ({
       readonly type: 'callFailed';
@@ -46,6 +50,7 @@ export type ExecutorLinkEvent =
       readonly message: string;
       readonly stack?: string;
       readonly code?: string;
+      readonly ioHits?: number;
     } & AttemptFields)
   | ({
       readonly type: 'callWaiting';

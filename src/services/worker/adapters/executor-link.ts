@@ -185,6 +185,13 @@ export class ExecutorLink {
     }
   }
 
+  /** The Calls phase `ioCache` ended: the executor's threads drop their read copies of it. */
+  dropIoCache(ioCache: string): void {
+    const conn = this.conn;
+    if (!conn?.ready || conn.closed) return; // a new executor starts without copies
+    conn.writer.send({ type: 'DropIoCache', ioCache });
+  }
+
   /** Tell the executor no task uses `epoch` any more (the code view does this by itself when given). */
   retireEpoch(epoch: string): void {
     const conn = this.conn;
@@ -352,6 +359,7 @@ export class ExecutorLink {
           durationMs: m.durationMs,
           // The frame is the value plus a small envelope: measuring it costs no second serialisation.
           outputBytes: Buffer.byteLength(raw),
+          ...ioHitsOf(m),
         });
         return;
       }
@@ -369,6 +377,7 @@ export class ExecutorLink {
           message: m.message,
           ...(m.stack !== undefined ? { stack: m.stack } : {}),
           ...(m.code !== undefined ? { code: m.code } : {}),
+          ...ioHitsOf(m),
         });
         return;
       }
@@ -423,7 +432,8 @@ export class ExecutorLink {
       conn.writer.sendJson(
         `{"type":"ExecuteCall","taskId":${JSON.stringify(c.taskId)},"callId":${JSON.stringify(c.callId)}` +
           `,"attempt":${c.attempt},"function":${JSON.stringify(c.function)},"args":${JSON.stringify(c.args)}` +
-          `${block},"codeEpoch":${JSON.stringify(c.codeEpoch)},"budgetMs":${c.budgetMs}}`,
+          `${block},"codeEpoch":${JSON.stringify(c.codeEpoch)},"budgetMs":${c.budgetMs}` +
+          `${c.ioCache === undefined ? '' : `,"ioCache":${JSON.stringify(c.ioCache)}`}}`,
       );
     } catch (err) {
       // Arguments too large for a frame (or not JSON): this attempt can never run.
@@ -493,4 +503,10 @@ export class ExecutorLink {
   private later(fn: () => void): void {
     queueMicrotask(fn);
   }
+}
+
+/** `{ioHits}` of a terminal frame when it reports a positive whole number of copy hits, else `{}`. */
+function ioHitsOf(m: { readonly ioHits?: number }): { ioHits?: number } {
+  const hits = m.ioHits;
+  return typeof hits === 'number' && Number.isInteger(hits) && hits > 0 ? { ioHits: hits } : {};
 }

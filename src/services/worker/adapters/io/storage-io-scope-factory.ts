@@ -8,7 +8,7 @@
 import type { BlockxConfig } from '../../../../kernel/config-types.js';
 import type { StorageBackend } from '../../../storage/types.js';
 import { TaskIoError, TaskIoErrorCode } from '../../core/io/index.js';
-import type { CallIoHandler } from '../executor-call-io.js';
+import type { CallIoHandler, CallIoRequest } from '../executor-call-io.js';
 import type { TaskIoScopeFactory } from '../ports.js';
 import { serveCallIo } from './call-io-handler.js';
 import { abortableSleep, type Sleep } from './retry-runner.js';
@@ -45,25 +45,36 @@ export class StorageIoScopeFactory implements TaskIoScopeFactory {
   private closedCacheHits = 0;
   private closedCacheMisses = 0;
 
-  /** Serves a running function's `ctx.io` reads through its task's scope ('calls' retry scope). */
-  readonly callIoHandler: CallIoHandler = (taskId, request) => {
-    const scope = this.scopes.get(taskId);
-    if (scope === undefined || scope.closed)
-      return Promise.reject(
-        new TaskIoError(
-          TaskIoErrorCode.IO_SCOPE_CLOSED,
-          `task ${taskId}: io.${request.op} on "${request.table}" but the task has no open IO scope`,
-          { retryable: false, taskId, phase: 'calls', operation: request.op, table: request.table },
-        ),
-      );
-    try {
-      return serveCallIo(scope.io('calls'), this.options.backend.tables, taskId, request);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-  };
+  /**
+   * Serves a running function's `ctx.io` reads through its task's scope ('calls' retry scope). With the
+   * read cache on, it also takes the hits of the executor's read copies (`countCopyHits`), which tells
+   * the call runner that calls may keep copies of answers.
+   */
+  readonly callIoHandler: CallIoHandler;
 
   constructor(private readonly options: StorageIoScopeFactoryOptions) {
+    const serve = (taskId: string, request: CallIoRequest): Promise<unknown> => {
+      const scope = this.scopes.get(taskId);
+      if (scope === undefined || scope.closed)
+        return Promise.reject(
+          new TaskIoError(
+            TaskIoErrorCode.IO_SCOPE_CLOSED,
+            `task ${taskId}: io.${request.op} on "${request.table}" but the task has no open IO scope`,
+            { retryable: false, taskId, phase: 'calls', operation: request.op, table: request.table },
+          ),
+        );
+      try {
+        return serveCallIo(scope.io('calls'), this.options.backend.tables, taskId, request);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    };
+    this.callIoHandler =
+      options.storage.readCacheMaxEntries > 0
+        ? Object.assign(serve, {
+            countCopyHits: (taskId: string, hits: number) => this.scopes.get(taskId)?.countCopyHits(hits),
+          })
+        : serve;
     this.sleep = options.sleep ?? abortableSleep;
     this.random = options.random ?? Math.random;
     this.now = options.now ?? Date.now;

@@ -101,6 +101,11 @@ export class StorageTaskIoScope implements TaskIoScope {
     return Promise.resolve();
   }
 
+  /** Hits the executor's read copies served from this scope's answers (ReadCache.countHits). */
+  countCopyHits(hits: number): void {
+    this.cache.countHits(hits);
+  }
+
   stats(): TaskIoScopeStats {
     const cache = this.cache.stats();
     return {

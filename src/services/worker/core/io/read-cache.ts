@@ -15,23 +15,10 @@
 //     table it wrote (`invalidateTables`), which is simple and never stale.
 // Pure: no IO, no clock. Hits and misses are counted for metrics.
 
+import { canonicalJson } from '../../../../kernel/canonical-json.js';
 import type { RowKey } from '../../../../kernel/plugin-types.js';
 
-/** JSON with object keys sorted at every level: equal values give equal strings. Throws on bigint. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value))
-    return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    const record = value as Record<string, unknown>;
-    const parts: string[] = [];
-    for (const key of Object.keys(record).sort()) {
-      const v = record[key];
-      if (v !== undefined) parts.push(`${JSON.stringify(key)}:${canonicalJson(v)}`);
-    }
-    return `{${parts.join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
+export { canonicalJson };
 
 /** The cache key of one row: the table, a NUL, the canonical key. */
 export function readCacheKey(table: string, key: RowKey): string {
@@ -80,6 +67,14 @@ export class ReadCache<V> {
     this.hits++;
     entry.referenced = true;
     return { hit: true, value: entry.value };
+  }
+
+  /**
+   * Counts hits served elsewhere from this cache's answers: the executor's read copies (each copied
+   * answer the executor reused is a lookup this cache would have answered).
+   */
+  countHits(hits: number): void {
+    if (Number.isInteger(hits) && hits > 0) this.hits += hits;
   }
 
   /** Whether `key` has an entry (not counted, order unchanged). */

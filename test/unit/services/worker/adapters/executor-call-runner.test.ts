@@ -333,6 +333,39 @@ describe('ExecutorCallRunner', () => {
     expect(seen).toEqual([['t1', request]]);
   });
 
+  it('read copies: a caching IO handler gives each Calls phase an ioCache id, dropped at convergence, and takes the hits', async () => {
+    const hits: [string, number][] = [];
+    const io = Object.assign(async () => null, {
+      countCopyHits: (taskId: string, n: number) => void hits.push([taskId, n]),
+    });
+    const { link, runner } = setup({ io });
+    const first = track(runner.run(task('t1'), calls(2)));
+    const [a, b] = link.executed;
+    expect(a!.ioCache).toBeDefined();
+    expect(b!.ioCache).toBe(a!.ioCache);
+    runner.handleEvent({ ...completed(a!, 1), ioHits: 3 } as never);
+    runner.handleEvent({ ...failed(b!, 'user', false), ioHits: 2 } as never);
+    await first.done;
+    expect(hits).toEqual([
+      ['t1', 3],
+      ['t1', 2],
+    ]);
+    expect(link.droppedIoCaches).toEqual([a!.ioCache]);
+    // The next phase of the same task id gets a new id: copies of the last one can never answer it.
+    void runner.run(task('t1'), calls(1));
+    expect(link.executed[2]!.ioCache).not.toBe(a!.ioCache);
+  });
+
+  it('read copies: a handler that does not cache (no countCopyHits) sends no ioCache and drops nothing', async () => {
+    const { link, runner } = setup({ io: async () => null });
+    const run = track(runner.run(task(), calls(1)));
+    const c = link.executed[0]!;
+    expect(c.ioCache).toBeUndefined();
+    runner.handleEvent(completed(c, 1));
+    await run.done;
+    expect(link.droppedIoCaches).toEqual([]);
+  });
+
   it('OUTPUT_BYTES_EXCEEDED counts the JSON size of the values', async () => {
     const { link, runner } = setup({ maxCollectedOutputBytes: 10 });
     const run = runner.run(task(), calls(2));

@@ -21,6 +21,7 @@ export class FakeLink implements ExecutorLinkCommands {
   readonly executed: ExecuteCallCommand[] = [];
   readonly cancelled: { callId: string; attempt: number; reason: string | undefined }[] = [];
   readonly resumed: { callId: string; attempt: number; outcome: ResumeOutcome }[] = [];
+  readonly droppedIoCaches: string[] = [];
   executeCall(command: ExecuteCallCommand): void {
     this.executed.push(command);
   }
@@ -29,6 +30,9 @@ export class FakeLink implements ExecutorLinkCommands {
   }
   resumeCall(callId: string, attempt: number, outcome: ResumeOutcome): void {
     this.resumed.push({ callId, attempt, outcome });
+  }
+  dropIoCache(ioCache: string): void {
+    this.droppedIoCaches.push(ioCache);
   }
 }
 

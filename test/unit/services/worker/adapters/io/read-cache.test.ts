@@ -116,6 +116,20 @@ describe('task read cache', () => {
     expect(backend.calls.getMany).toBe(1);
   });
 
+  it('takes the hits of the executor read copies per task, and offers copies only while caching', async () => {
+    const { factory } = await open();
+    await factory.open('t2');
+    expect(factory.callIoHandler.countCopyHits).toBeDefined();
+    factory.callIoHandler.countCopyHits!('t1', 41);
+    factory.callIoHandler.countCopyHits!('gone', 5); // a task without a scope: nothing to count
+    expect(factory.scopeOf('t1')!.stats().cacheHits).toBe(41);
+    expect(factory.scopeOf('t2')!.stats().cacheHits).toBe(0);
+    await factory.scopeOf('t1')!.close();
+    expect(factory.stats().cacheHits).toBe(41); // kept after the scope closed
+    const off = harness({ storage: { readCacheMaxEntries: 0 } });
+    expect(off.factory.callIoHandler.countCopyHits).toBeUndefined();
+  });
+
   it('a committed transaction drops the cached rows of the tables it wrote, only those', async () => {
     const { scope, backend } = await open();
     const io = scope.io('result');
