@@ -6,7 +6,7 @@
 //
 // Rows (each a closed loop of `--clients` concurrent producers; `--runs` runs of `--seconds` s after a
 // `--warmup` s warm-up; the table shows the median over the runs of ops/s, p50 and p99, and the range):
-//  - BlockX: a `blockx up --no-demo --workers N` cluster (src/cli under tsx, in its own process, in-process
+//  - BlockX: a `blockx up --no-demo --workers N` cluster (the built CLI, bin/blockx.js, as `npm start` runs it; in its own process, in-process
 //    registry, SQLite in memory); each producer runs BlockxClient.run(): ReserveWorkerSlot → SubmitTask →
 //    WatchTasks to the terminal update, for a task with an empty CallListCallConfig (no calls).
 //  - BullMQ 6.7.0 (+ ioredis 6.0.0, installed on demand into bench/.work/): its own redis-server on a free
@@ -21,7 +21,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { BlockxClient } from '../src/client/index.js';
 import { CLIENT_CHANNEL_OPTIONS } from '../src/grpc/channel-options.js';
@@ -104,10 +103,9 @@ async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'
 // ---- BlockX through the Coordinator -------------------------------------------------------------------
 
 async function blockxRow(): Promise<Row> {
-  const mainUrl = pathToFileURL(path.join(REPO, 'src', 'cli', 'main.ts')).href;
+  // The cluster as `npm start` runs it: the built CLI (dist/, which `npm run bench` builds first).
   const argv = ['up', '--no-demo', '--listen', '127.0.0.1:0', '--workers', String(WORKERS)];
-  const code = `const { main } = await import(${JSON.stringify(mainUrl)}); process.exitCode = await main(${JSON.stringify(argv)});`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
+  const child = spawn(process.execPath, [path.join(REPO, 'bin', 'blockx.js'), ...argv], {
     cwd: REPO,
     stdio: ['ignore', 'pipe', 'inherit'],
     env: {

@@ -4,7 +4,8 @@
 // With names, only those (e.g. `npm run bench -- --only calls,bullmq`). Each prints markdown tables; this
 // script echoes them, then writes bench/RESULTS.md (machine, versions, date, every bench's tables verbatim)
 // and bench/results-chart.svg (throughput of BlockX beside its peers). Peers (BullMQ + redis-server,
-// Piscina) are installed by the benches themselves into bench/.work/, only when benchmarking.
+// Piscina) are installed by the benches themselves into bench/.work/, only when benchmarking. It runs
+// `npm run build` first: benches run the built CLI and executor where they can, as `npm start` does.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem, release, platform } from 'node:os';
@@ -64,6 +65,14 @@ if (values['results-only']) {
   selected = last.results.map((r) => r.name);
   writeResults(last.results);
   process.exit(0);
+}
+
+// The system under test runs as deployed where a bench can: the built CLI and executor (dist/). Build
+// first, so dist/ is never older than the sources being measured.
+const build = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+if (build.status !== 0) {
+  console.error('npm run build failed; not benchmarking stale or missing dist/');
+  process.exit(1);
 }
 
 const results = [];

@@ -1,12 +1,15 @@
 // A Worker assembled as `blockx worker` assembles it, for benches: storage opened and migrated
 // (startStorageRuntime), task IO scopes over it, the real Executor child (startExecutorRuntime, its
-// `ctx.io` served by the scopes' callIoHandler), and runWorker on 127.0.0.1:0 with the config's plugins.
+// `ctx.io` served by the scopes' callIoHandler; the built executor when dist/ exists), and runWorker on
+// 127.0.0.1:0 with the config's plugins.
 // Adds what a bench needs to look inside: the IO factory's stats and each task's phase timings.
 //
 //   const w = await startPipelineWorker(config);   ...   await w.submitAndWatch(task);   await w.close();
 //
 // `executorCpuProfDir` runs the Executor from src/ under `node --cpu-prof` instead (profiling only: the
 // profile is written when the executor stops, i.e. at close()).
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import type { TaskInput, TaskUpdate } from '../../src/grpc/domain-types.js';
 import { createWorkerClient } from '../../src/grpc/clients.js';
 import { taskInputToWire, taskUpdateFromWire } from '../../src/grpc/convert.js';
@@ -18,7 +21,10 @@ import type { StorageIoScopeFactory } from '../../src/services/worker/adapters/i
 import type { PhaseName } from '../../src/services/worker/adapters/orchestrator.js';
 import type { WorkerLogger } from '../../src/services/worker/adapters/worker-logger.js';
 import { createExecutorPorts } from '../../src/services/worker/adapters/executor-ports.js';
-import { tsxExecutorCommand } from '../../src/services/worker/adapters/executor-supervisor.js';
+import {
+  defaultExecutorCommand,
+  tsxExecutorCommand,
+} from '../../src/services/worker/adapters/executor-supervisor.js';
 import {
   startExecutorRuntime,
   type ExecutorRuntimeHandle,
@@ -71,7 +77,13 @@ export async function startPipelineWorker(
     const io = storage.scopesForWorker();
     const executor =
       opts.executorCpuProfDir === undefined
-        ? await startExecutorRuntime({ config, deployment, logger, io: io.callIoHandler })
+        ? await startExecutorRuntime({
+            config,
+            deployment,
+            logger,
+            io: io.callIoHandler,
+            executorCommand: builtExecutor() ? defaultExecutorCommand() : tsxExecutorCommand(),
+          })
         : await profiledExecutor(config, deployment, logger, io, opts.executorCpuProfDir);
     stops.push(() => executor.close());
     const worker = await runWorker({
@@ -112,6 +124,14 @@ export async function startPipelineWorker(
     await stopAll();
     throw err;
   }
+}
+
+/**
+ * Whether the built executor (dist/, as `blockx worker` runs it) is there; `npm run bench` builds first.
+ * Without it the executor runs from src/ under tsx, which is slower.
+ */
+export function builtExecutor(): boolean {
+  return existsSync(fileURLToPath(new URL('../../dist/executor/cli-entry.js', import.meta.url)));
 }
 
 /** startExecutorRuntime's assembly, with the executor child under `node --cpu-prof`. */

@@ -22,6 +22,8 @@ export async function startExecutorRuntime(ctx: {
   logger: WorkerLogger;
   /** Serves the functions' `ctx.io` reads (the task IO scopes' handler); default: no storage. */
   io?: CallIoHandler;
+  /** The executor command without its flags; default: the built CLI, or src/ under tsx from src/. */
+  executorCommand?: readonly string[];
 }): Promise<ExecutorRuntimeHandle> {
   const ports = createExecutorPorts({
     config: ctx.config,
@@ -30,7 +32,11 @@ export async function startExecutorRuntime(ctx: {
     logger: ctx.logger,
     ...(ctx.io ? { io: ctx.io } : {}),
     // Running from the TypeScript sources (tsx, tests): there may be no dist/ for `bin/blockx.js executor`.
-    ...(import.meta.url.endsWith('.ts') ? { executorCommand: tsxExecutorCommand() } : {}),
+    ...(ctx.executorCommand !== undefined
+      ? { executorCommand: ctx.executorCommand }
+      : import.meta.url.endsWith('.ts')
+        ? { executorCommand: tsxExecutorCommand() }
+        : {}),
   });
   await ports.start();
   return {
