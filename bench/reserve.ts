@@ -4,7 +4,7 @@
 //
 //   npx tsx bench/reserve.ts [--seconds 5] [--warmup 1] [--runs 3] [--inflight 16] [--select-ms 500]
 //
-// Setup (one process, one event loop, loopback gRPC): a real etcd (test/support/etcd.ts), 3 Workers
+// Setup (one process, one event loop, loopback gRPC; BlockX from dist/ when built, lib/built.ts): a real etcd (test/support/etcd.ts), 3 Workers
 // (runWorker, heartbeats through EtcdRegistryWriter every 200 ms) and a Coordinator (runCoordinator
 // watching etcd) in this process, and the clients too. The echo server and its client live in the same
 // process as well, so both sides pay the same scheduling. Every reservation uses a unique task id; the
@@ -20,21 +20,38 @@ import * as grpc from '@grpc/grpc-js';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { CLIENT_CHANNEL_OPTIONS } from '../src/grpc/channel-options.js';
-import { createCoordinatorClient, createWorkerClient, unaryCall } from '../src/grpc/clients.js';
+import type * as ChannelOptionsModule from '../src/grpc/channel-options.js';
+import type * as ClientsModule from '../src/grpc/clients.js';
 import type {
   RequestTaskSlotResponseWireOut,
   ReserveWorkerSlotResponseWireOut,
 } from '../src/grpc/wire-types.js';
-import { bootKernel } from '../src/kernel/kernel.js';
-import { runCoordinator } from '../src/services/coordinator/app/run-coordinator.js';
-import { CoordinatorCore, DEFAULT_COORDINATOR_CORE_CONFIG } from '../src/services/coordinator/core/index.js';
-import { EtcdRegistryWriter } from '../src/services/registry/etcd-registry-writer.js';
+import type * as KernelModule from '../src/kernel/kernel.js';
+import type * as RunCoordinatorModule from '../src/services/coordinator/app/run-coordinator.js';
+import type * as CoordinatorCoreModule from '../src/services/coordinator/core/index.js';
+import type * as EtcdWriterModule from '../src/services/registry/etcd-registry-writer.js';
 import type { WorkerHeartbeat } from '../src/services/registry/heartbeat.js';
-import { runWorker } from '../src/services/worker/app/run-worker.js';
+import type * as RunWorkerModule from '../src/services/worker/app/run-worker.js';
 import type { RunningWorker } from '../src/services/worker/app/run-worker.js';
 import { startEtcd } from '../test/support/etcd.js';
+import { builtLabel, loadBuilt } from './lib/built.js';
 import { EchoClient, startEcho } from './lib/grpc-echo.js';
+
+// BlockX as deployed (dist/ when built), every module from the same side: see lib/built.ts.
+const { CLIENT_CHANNEL_OPTIONS } = await loadBuilt<typeof ChannelOptionsModule>('grpc/channel-options');
+const { createCoordinatorClient, createWorkerClient, unaryCall } =
+  await loadBuilt<typeof ClientsModule>('grpc/clients');
+const { bootKernel } = await loadBuilt<typeof KernelModule>('kernel/kernel');
+const { runCoordinator } = await loadBuilt<typeof RunCoordinatorModule>(
+  'services/coordinator/app/run-coordinator',
+);
+const { CoordinatorCore, DEFAULT_COORDINATOR_CORE_CONFIG } = await loadBuilt<typeof CoordinatorCoreModule>(
+  'services/coordinator/core/index',
+);
+const { EtcdRegistryWriter } = await loadBuilt<typeof EtcdWriterModule>(
+  'services/registry/etcd-registry-writer',
+);
+const { runWorker } = await loadBuilt<typeof RunWorkerModule>('services/worker/app/run-worker');
 
 const REPO = path.resolve(import.meta.dirname, '..');
 
@@ -265,7 +282,7 @@ async function main(): Promise<void> {
     const cpu = cpus()[0]?.model ?? 'unknown cpu';
     console.log(`\n## bench/reserve (${cpus().length} × ${cpu}, node ${process.version})\n`);
     console.log(
-      `${RUNS} interleaved runs × ${SECONDS} s per row (after ${WARMUP} s warm-up each), latencies pooled; load average at the start: ${loadBefore}.\n`,
+      `${RUNS} interleaved runs × ${SECONDS} s per row (after ${WARMUP} s warm-up each), latencies pooled; ${builtLabel()}; load average at the start: ${loadBefore}.\n`,
     );
     console.log('| row | ops/s | p50 ms | p99 ms |');
     console.log('|---|---:|---:|---:|');
@@ -276,6 +293,15 @@ async function main(): Promise<void> {
     console.log(row(`ReserveWorkerSlot, ${INFLIGHT} in flight`, resN));
     console.log(
       `\nreservation p50 / raw unary p50: ${ratio1.toFixed(2)}× sequential, ${ratioN.toFixed(2)}× at ${INFLIGHT} in flight (goal ≤ 2.5×: ${ratio1 <= 2.5 ? 'met' : 'NOT met'} sequential, ${ratioN <= 2.5 ? 'met' : 'NOT met'} loaded)`,
+    );
+    // A reservation is the client's leg to the Coordinator plus the Coordinator's RequestTaskSlot leg:
+    // it cannot beat echo + RequestTaskSlot, whatever the Coordinator does in between.
+    const echoP50 = percentile(echo1.sorted, 50);
+    const slotP50 = percentile(slot1.sorted, 50);
+    const resP50 = percentile(res1.sorted, 50);
+    console.log(
+      `its two legs measured alone: (echo p50 + RequestTaskSlot p50) / echo p50 = ${((echoP50 + slotP50) / echoP50).toFixed(2)}×; ` +
+        `the rest (Coordinator handler, its gRPC client, the second hop) adds ${fmt(resP50 - echoP50 - slotP50)} ms at p50`,
     );
     console.log(
       `reservations per worker: ${[...perWorker.values()].map((v) => v.toLocaleString('en-US')).join(' / ')}`,

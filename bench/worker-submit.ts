@@ -6,8 +6,8 @@
 //   npx tsx bench/worker-submit.ts [--clients 64] [--seconds 5] [--warmup 1] [--rate 1000]
 //                                  [--same-process] [--client-thread]
 //
-// Setup: the servers (echo and Worker) run in a child process, as a Worker is deployed, and the clients
-// in this one; `--same-process` puts the servers on this process's main thread instead, and
+// Setup: the servers (echo and Worker, the Worker from dist/ when built: bench/lib/built.ts) run in a
+// child process, as a Worker is deployed, and the clients in this one; `--same-process` puts the servers on this process's main thread instead, and
 // `--client-thread` moves the clients to a worker_thread. Echo and worker are always measured the same
 // way, so their ratio is comparable. `BENCH_SERVER_CPU_PROF=DIR` writes a CPU profile of the server process.
 // The worker runs functions with LocalCallRunner (in-process), so this measures the Worker protocol path;
@@ -30,8 +30,9 @@ import { createWorkerClient } from '../src/grpc/clients.js';
 import { taskInputToWire } from '../src/grpc/convert.js';
 import type { WorkerServiceClient } from '../src/grpc/proto.js';
 import type { TaskUpdateWireOut } from '../src/grpc/wire-types.js';
-import { bootKernel } from '../src/kernel/kernel.js';
-import { runWorker } from '../src/services/worker/app/run-worker.js';
+import type * as KernelModule from '../src/kernel/kernel.js';
+import type * as RunWorkerModule from '../src/services/worker/app/run-worker.js';
+import { builtLabel, loadBuilt } from './lib/built.js';
 import { EchoClient, startEcho } from './lib/grpc-echo.js';
 
 const REPO = path.resolve(import.meta.dirname, '..');
@@ -242,7 +243,7 @@ async function main(): Promise<void> {
   console.log(
     `\nworker-submit: ${seconds} s measured after ${warmup} s warm-up per row; 127.0.0.1; ` +
       `servers ${values['same-process'] === true ? 'in this process' : 'in their own process (as deployed)'}, ` +
-      `clients on ${sameThread ? 'the main thread' : 'a worker_thread'}; ` +
+      `clients on ${sameThread ? 'the main thread' : 'a worker_thread'}; ${builtLabel()}; ` +
       `Node ${process.version}; ${cpus().length} cores, load average ${loadBefore.toFixed(2)} before the run\n`,
   );
   console.log('| what | throughput | p50 | p99 | ops |');
@@ -271,6 +272,8 @@ interface Servers {
 
 /** The echo server and a Worker (block deployment, repository plugins) in this process. */
 async function startServers(): Promise<Servers> {
+  const { bootKernel } = await loadBuilt<typeof KernelModule>('kernel/kernel');
+  const { runWorker } = await loadBuilt<typeof RunWorkerModule>('services/worker/app/run-worker');
   const kernel = await bootKernel({ configPath: path.join(REPO, 'blockx.config.yaml'), env: {} });
   const worker = await runWorker({
     config: kernel.config,
