@@ -61,6 +61,7 @@ export function defaultExecutorConfig(): ExecutorConfig {
     restartBackoffInitialMs: 100,
     restartBackoffMaxMs: 5000,
     cancelHardLimitMs: 1000,
+    readCopyMaxEntries: 10_000,
   };
 }
 

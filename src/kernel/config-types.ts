@@ -93,6 +93,8 @@ export interface ExecutorConfig {
   readonly restartBackoffInitialMs: number;
   readonly restartBackoffMaxMs: number;
   readonly cancelHardLimitMs: number;
+  /** Answers to `ctx.io.get/getMany` each execution thread keeps for a task's other calls; 0 = off. */
+  readonly readCopyMaxEntries: number;
 }
 
 export interface DeploymentConfig {

@@ -21,7 +21,7 @@ import { taskInputToWire, taskUpdateFromWire } from '../../../src/grpc/convert.j
 import type { TaskInput, TaskUpdate } from '../../../src/grpc/domain-types.js';
 import type { SubmitTaskResponseWireOut, TaskUpdateWireOut } from '../../../src/grpc/wire-types.js';
 import { loadConfig } from '../../../src/kernel/config.js';
-import type { BlockxConfig, WorkerConfig } from '../../../src/kernel/config-types.js';
+import type { BlockxConfig, ExecutorConfig, WorkerConfig } from '../../../src/kernel/config-types.js';
 import { bootKernelWithConfig } from '../../../src/kernel/kernel.js';
 import { canonicalJson } from '../../../src/services/worker/core/io/read-cache.js';
 import {
@@ -58,6 +58,7 @@ export function loadIoConfig(
   url: string,
   worker: Partial<WorkerConfig> = {},
   storage: Partial<BlockxConfig['storage']> = {},
+  executor: Partial<ExecutorConfig> = {},
 ): BlockxConfig {
   const base = loadConfig({
     configPath: path.join(REPO, 'blockx.config.yaml'),
@@ -74,7 +75,7 @@ export function loadIoConfig(
       block: {
         ...dep,
         worker: { ...dep.worker, ...worker },
-        executor: { ...dep.executor, heartbeatIntervalMs: 100 },
+        executor: { ...dep.executor, heartbeatIntervalMs: 100, ...executor },
       },
     },
   };
@@ -116,6 +117,7 @@ export interface IoStackOptions {
   readonly url: string;
   readonly worker?: Partial<WorkerConfig>;
   readonly storage?: Partial<BlockxConfig['storage']>;
+  readonly executor?: Partial<ExecutorConfig>;
   /** An in-process Calls phase instead of the Executor child. */
   readonly callRunner?: (io: CallIoHandler, config: BlockxConfig) => CallPhaseRunner;
 }
@@ -133,7 +135,7 @@ export interface IoStack {
 }
 
 export async function startIoStack(opts: IoStackOptions): Promise<IoStack> {
-  const config = loadIoConfig(opts.url, opts.worker, opts.storage);
+  const config = loadIoConfig(opts.url, opts.worker, opts.storage, opts.executor);
   const logs: string[] = [];
   const logger = collectingLogger(logs);
   const stops: (() => Promise<void>)[] = [];

@@ -21,6 +21,8 @@ describe('executor flags', () => {
           '200',
           '--max-calls-per-thread',
           '8',
+          '--read-copy-max-entries',
+          '0',
         ],
         {},
       ),
@@ -31,6 +33,7 @@ describe('executor flags', () => {
       heartbeatIntervalMs: 50,
       cancelHardLimitMs: 200,
       maxCallsPerThread: 8,
+      readCopyMaxEntries: 0,
     });
   });
 
@@ -46,6 +49,11 @@ describe('executor flags', () => {
     [['--socket', 's', '--threads', '0'], /--threads must be a positive integer/],
     [['--socket', 's', '--threads', 'two'], /--threads must be a positive integer/],
     [['--socket', 's', '--bogus'], /Unknown option/],
+    [['--socket', 's', '--read-copy-max-entries=-1'], /--read-copy-max-entries must be a whole number >= 0/],
+    [
+      ['--socket', 's', '--read-copy-max-entries', '1.5'],
+      /--read-copy-max-entries must be a whole number >= 0/,
+    ],
   ])('rejects %j', (argv, message) => {
     expect(() => parseExecutorArgs(argv, {})).toThrow(message);
   });
@@ -70,6 +78,9 @@ describe('ExecuteCall validation', () => {
     [{ codeEpoch: '' }, 'codeEpoch must be a non-empty string'],
     [{ args: 'x' }, 'args must be an array'],
     [{ budgetMs: -1 }, 'budgetMs must be a number >= 0'],
+    [{ ioCache: 'phase-1' }, undefined],
+    [{ ioCache: '' }, 'ioCache must be a non-empty string when present'],
+    [{ ioCache: 7 }, 'ioCache must be a non-empty string when present'],
   ])('%j → %s', (patch, problem) => {
     expect(checkExecuteCall({ ...ok, ...patch } as unknown as ExecuteCallMessage)).toBe(problem);
   });

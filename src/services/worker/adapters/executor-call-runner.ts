@@ -87,6 +87,11 @@ export interface ExecutorCallRunnerOptions {
   readonly dispatcher?: DispatcherConfig;
   /** IO reads of running calls. Default: `noStorageIoHandler`. */
   readonly io?: CallIoHandler;
+  /**
+   * Let executor threads keep read copies (ExecuteCall.ioCache) when the IO handler caches answers
+   * (`io.countCopyHits`). Default true; false when the executor keeps none (readCopyMaxEntries 0).
+   */
+  readonly readCopies?: boolean;
   /** Milliseconds on the same clock as `CallPhaseTask.deadlineMs` (epoch ms). Default Date.now. */
   readonly clock?: () => number;
   readonly timers?: RunnerTimers;
@@ -109,6 +114,7 @@ export class ExecutorCallRunner implements CallPhaseRunner {
   readonly core: DispatcherCore;
   private readonly link: ExecutorLinkCommands;
   private readonly io: CallIoHandler;
+  private readonly readCopies: boolean;
   private readonly clock: () => number;
   private readonly timers: RunnerTimers;
   private readonly logger: WorkerLogger;
@@ -134,6 +140,7 @@ export class ExecutorCallRunner implements CallPhaseRunner {
   constructor(options: ExecutorCallRunnerOptions) {
     this.link = options.link;
     this.io = options.io ?? noStorageIoHandler;
+    this.readCopies = options.readCopies !== false && this.io.countCopyHits !== undefined;
     this.clock = options.clock ?? Date.now;
     this.timers = options.timers ?? realTimers;
     this.logger = options.logger ?? silentWorkerLogger;
@@ -220,7 +227,7 @@ export class ExecutorCallRunner implements CallPhaseRunner {
       const entry: RunningTask = {
         taskId,
         codeEpoch: task.codeEpoch,
-        ioCache: this.io.countCopyHits === undefined ? undefined : `${taskId}#${++this.phaseSeq}`,
+        ioCache: this.readCopies ? `${taskId}#${++this.phaseSeq}` : undefined,
         signal,
         onAbort: () => this.cancelTask(taskId, taskCancelReasonOf(signal.reason)),
         resolve,

@@ -130,6 +130,7 @@ export function createExecutorPorts(options: ExecutorPortsOptions): ExecutorPort
     heartbeatIntervalMs: ex.heartbeatIntervalMs,
     heartbeatTimeoutMs: ex.heartbeatTimeoutMs,
     cancelHardLimitMs: ex.cancelHardLimitMs,
+    readCopyMaxEntries: ex.readCopyMaxEntries,
     backoff: { initialMs: ex.restartBackoffInitialMs, maxMs: ex.restartBackoffMaxMs },
     ...(options.maxCallsPerThread !== undefined ? { maxCallsPerThread: options.maxCallsPerThread } : {}),
     ...(options.env ? { env: options.env } : {}),
@@ -140,6 +141,7 @@ export function createExecutorPorts(options: ExecutorPortsOptions): ExecutorPort
     link: supervisor.link,
     dispatcher: dispatcherConfigFromWorker(dep.worker),
     io: options.io ?? noStorageIoHandler,
+    readCopies: ex.readCopyMaxEntries > 0,
     logger,
   });
 

@@ -32,6 +32,8 @@ export interface ExecutorSupervisorOptions extends Omit<ExecutorLinkOptions, 'on
   readonly startTimeoutMs?: number;
   readonly cancelHardLimitMs?: number;
   readonly maxCallsPerThread?: number;
+  /** `--read-copy-max-entries` (executor default 10,000; 0 = off). */
+  readonly readCopyMaxEntries?: number;
   readonly backoff?: BackoffOptions;
   readonly env?: NodeJS.ProcessEnv;
   /** Each line the executor writes to stderr (JSON log lines). Default: copied to our stderr. */
@@ -142,6 +144,9 @@ export class ExecutorSupervisor {
         : []),
       ...(o.cancelHardLimitMs !== undefined ? ['--cancel-hard-limit-ms', String(o.cancelHardLimitMs)] : []),
       ...(o.maxCallsPerThread !== undefined ? ['--max-calls-per-thread', String(o.maxCallsPerThread)] : []),
+      ...(o.readCopyMaxEntries !== undefined
+        ? ['--read-copy-max-entries', String(o.readCopyMaxEntries)]
+        : []),
     ];
     // Its own process group: a terminal's Ctrl-C reaches the Worker, which stops the Executor in order
     // (no "executor lost" mid-shutdown). It still cannot outlive the Worker: it exits when the socket

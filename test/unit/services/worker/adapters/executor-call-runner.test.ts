@@ -356,8 +356,15 @@ describe('ExecutorCallRunner', () => {
     expect(link.executed[2]!.ioCache).not.toBe(a!.ioCache);
   });
 
-  it('read copies: a handler that does not cache (no countCopyHits) sends no ioCache and drops nothing', async () => {
-    const { link, runner } = setup({ io: async () => null });
+  const noCopies: [string, Parameters<typeof setup>[0]][] = [
+    [
+      'readCopies false (the executor keeps none), even with a caching handler',
+      { io: Object.assign(async () => null, { countCopyHits: () => undefined }), readCopies: false },
+    ],
+    ['a handler that does not cache (no countCopyHits)', { io: async () => null }],
+  ];
+  it.each(noCopies)('read copies: %s → no ioCache sent, nothing dropped', async (_name, opts) => {
+    const { link, runner } = setup(opts);
     const run = track(runner.run(task(), calls(1)));
     const c = link.executed[0]!;
     expect(c.ioCache).toBeUndefined();

@@ -75,6 +75,7 @@ export function setup(
   opts: {
     ready?: boolean;
     io?: CallIoHandler;
+    readCopies?: boolean;
     callDeadlineMs?: number;
     maxAttempts?: number;
     maxCollectedOutputBytes?: number;
@@ -95,6 +96,7 @@ export function setup(
       callRetry: { maxAttempts: opts.maxAttempts ?? 3, initialBackoffMs: 50, maxBackoffMs: 1_000 },
     }),
     ...(opts.io ? { io: opts.io } : {}),
+    ...(opts.readCopies !== undefined ? { readCopies: opts.readCopies } : {}),
   });
   return { link, time, runner };
 }
