@@ -1,7 +1,10 @@
 // bench/block-pipeline: one block of 10,000 event rows end to end through a real Worker, on SQLite and on
 // PostgreSQL, beside a plain SQL `INSERT ... SELECT` of the same rows in the same database as the floor.
 //
-//   npx tsx bench/block-pipeline.ts [--rows 10000] [--runs 5] [--only sqlite|postgres]
+//   npx tsx bench/block-pipeline.ts [--rows 10000] [--runs 5] [--only sqlite|postgres] [--read-copies N]
+//
+// `--read-copies 0` runs the executor without read copies (executor.readCopyMaxEntries 0): every
+// ctx.io.get then travels to the Worker, as before read copies existed.
 //
 // Profiling: `node --cpu-prof --import tsx bench/block-pipeline.ts` profiles the Worker side (this
 // process); BENCH_EXECUTOR_CPU_PROF=DIR also writes the Executor child's profile into DIR.
@@ -35,7 +38,12 @@ import pg from 'pg';
 import type { TaskInput } from '../src/grpc/domain-types.js';
 import { loadConfig } from '../src/kernel/config.js';
 import { findPostgresBinDir, startPostgres, type PgServer } from '../test/support/postgres.js';
-import { startPipelineWorker, type PhaseTimes, type PipelineWorker } from './lib/pipeline-worker.js';
+import {
+  builtExecutor,
+  startPipelineWorker,
+  type PhaseTimes,
+  type PipelineWorker,
+} from './lib/pipeline-worker.js';
 import { floorStatements, transferBlock, type TransferBlock } from './lib/transfer-block.js';
 
 const REPO = path.resolve(import.meta.dirname, '..');
@@ -44,15 +52,21 @@ const { values } = parseArgs({
     rows: { type: 'string', default: '10000' },
     runs: { type: 'string', default: '5' },
     only: { type: 'string' },
+    'read-copies': { type: 'string' },
   },
 });
 const ROWS = Number(values.rows);
 const RUNS = Number(values.runs);
+/** executor.readCopyMaxEntries for the run (default: the config's); 0 shows the pipeline without copies. */
+const READ_COPIES = values['read-copies'] === undefined ? undefined : Number(values['read-copies']);
 if (
   !(Number.isSafeInteger(ROWS) && ROWS > 0 && Number.isSafeInteger(RUNS) && RUNS > 0) ||
+  (READ_COPIES !== undefined && !(Number.isSafeInteger(READ_COPIES) && READ_COPIES >= 0)) ||
   (values.only !== undefined && values.only !== 'sqlite' && values.only !== 'postgres')
 ) {
-  console.error('usage: bench/block-pipeline.ts [--rows N>0] [--runs N>0] [--only sqlite|postgres]');
+  console.error(
+    'usage: bench/block-pipeline.ts [--rows N>0] [--runs N>0] [--only sqlite|postgres] [--read-copies N>=0]',
+  );
   process.exit(2);
 }
 const CHAIN = 1;
@@ -193,10 +207,21 @@ async function runPipeline(w: PipelineWorker): Promise<PipelineRun> {
 }
 
 async function measureBackend(kind: Kind, url: string, floor: () => Promise<Floor>, data: TransferBlock) {
-  const config = loadConfig({
+  const loaded = loadConfig({
     configPath: path.join(REPO, 'blockx.config.yaml'),
     env: { BLOCKX_STORAGE_URL: url, BLOCKX_FUNCTIONS_DIR: path.join(REPO, 'bench', 'functions') },
   });
+  const block = loaded.deployments.block!;
+  const config =
+    READ_COPIES === undefined
+      ? loaded
+      : {
+          ...loaded,
+          deployments: {
+            ...loaded.deployments,
+            block: { ...block, executor: { ...block.executor, readCopyMaxEntries: READ_COPIES } },
+          },
+        };
   const profDir = process.env.BENCH_EXECUTOR_CPU_PROF;
   const w = await startPipelineWorker(config, profDir ? { executorCpuProfDir: profDir } : {});
   let f: Floor | undefined;
@@ -325,7 +350,9 @@ async function main(): Promise<number> {
   }
   console.log(
     `\nblock-pipeline: ${ROWS.toLocaleString('en-US')} rows, 1 warm-up + ${RUNS} measured runs per backend; ` +
-      `real Worker (gRPC on 127.0.0.1) + Executor child; Node ${process.version}; ${cpus().length} cores, ` +
+      `real Worker (gRPC on 127.0.0.1) + Executor child (${builtExecutor() ? 'built' : 'src/ under tsx'}; ` +
+      `read copies ${READ_COPIES === undefined ? 'as configured' : READ_COPIES === 0 ? 'off' : `max ${READ_COPIES}`}); ` +
+      `Node ${process.version}; ${cpus().length} cores, ` +
       `load average ${loadBefore.toFixed(2)} before the run\n`,
   );
   report(results);
