@@ -101,7 +101,7 @@ const copies = new ReadCopies(data.readCopyMaxEntries);
  */
 function copiedRead(run: RunningCall, request: IoRequest, scope: string, key: string): Promise<unknown> {
   const copy = copies.lookup(scope, key);
-  if (copy === undefined) return copies.track(scope, key, ask(run, request));
+  if (copy === undefined) return copies.track(scope, key, ask(run, request), readCopyHits(request));
   if (copy.settled) {
     run.ioHits += readCopyHits(request);
     return Promise.resolve(copy.value);

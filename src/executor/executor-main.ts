@@ -34,7 +34,7 @@ export interface ExecutorOptions {
   readonly cancelHardLimitMs?: number;
   /** Running (not waiting) calls per thread before calls queue in the executor. Default 256. */
   readonly maxCallsPerThread?: number;
-  /** Read copies each thread keeps (read-copies.ts). Default 10,000; 0 turns them off. */
+  /** Rows of read copies each thread keeps (read-copies.ts). Default 10,000; 0 turns them off. */
   readonly readCopyMaxEntries?: number;
   readonly maxFrameBytes?: number;
   /** How long to keep retrying the initial connect (the Worker may still be binding). Default 10 s. */

@@ -12,10 +12,12 @@
 //  - `lookup(scope, key)` finds an entry: a settled answer (a hit: no frame at all), or a read another
 //    call on this thread has in flight (the caller waits for it; if that read fails, the caller asks the
 //    Worker itself, so one call's cancellation never becomes another call's error).
-//  - `track(scope, key, read)` registers a read just sent to the Worker; its answer is deep-frozen (every
-//    call on the thread shares the object) and kept. A read that fails is forgotten.
-//  - `drop(scope)` (the Worker's DropIoCache) forgets a Calls phase. Bounded: at most `maxEntries`
-//    entries per thread over all scopes; past that, answers are simply not kept. 0 turns copies off.
+//  - `track(scope, key, read, weight)` registers a read just sent to the Worker; its answer is deep-frozen
+//    (every call on the thread shares the object) and kept. A read that fails is forgotten.
+//  - `drop(scope)` (the Worker's DropIoCache) forgets a Calls phase.
+//  - Bounded by `maxEntries` rows per thread over all scopes, as the Worker's cache is bounded by keys: a
+//    `get` weighs 1, a `getMany` one per key (`readCopyHits`), so one large getMany cannot hold more rows
+//    than the bound. Past the bound, answers are simply not kept (no eviction). 0 turns copies off.
 //  - Hits are counted per call by the caller and reported in the call's terminal frame (`ioHits`), so the
 //    Worker's hit and miss counts stay exact.
 // Pure: no IO, no timers.
@@ -23,7 +25,7 @@
 import { canonicalJson } from '../kernel/canonical-json.js';
 import type { WaitRequest } from './protocol.js';
 
-/** Entries one execution thread keeps, over all Calls phases; the executor's default. */
+/** Rows (one per key read) one execution thread keeps, over all Calls phases; the executor's default. */
 export const DEFAULT_READ_COPY_MAX_ENTRIES = 10_000;
 
 export type IoRequest = Extract<WaitRequest, { kind: 'io' }>;
@@ -39,17 +41,23 @@ export interface ReadCopy {
 interface Entry extends ReadCopy {
   settled: boolean;
   value: unknown;
+  readonly weight: number;
+}
+
+interface Scope {
+  readonly entries: Map<string, Entry>;
+  weight: number;
 }
 
 export class ReadCopies {
-  private readonly scopes = new Map<string, Map<string, Entry>>();
-  private entries = 0;
+  private readonly scopes = new Map<string, Scope>();
+  private weight = 0;
 
   constructor(private readonly maxEntries: number) {}
 
-  /** Entries kept now (settled or in flight), over every scope. */
+  /** Rows kept now (settled or in flight), over every scope. */
   get size(): number {
-    return this.entries;
+    return this.weight;
   }
 
   get enabled(): boolean {
@@ -57,35 +65,38 @@ export class ReadCopies {
   }
 
   lookup(scope: string, key: string): ReadCopy | undefined {
-    return this.scopes.get(scope)?.get(key);
+    return this.scopes.get(scope)?.entries.get(key);
   }
 
   /**
    * Keeps `read`'s answer for the other calls of `scope` on this thread. Returns the promise the caller
    * should hand to the function: it resolves with the frozen answer (the same object later hits get).
    */
-  track(scope: string, key: string, read: Promise<unknown>): Promise<unknown> {
+  track(scope: string, key: string, read: Promise<unknown>, weight = 1): Promise<unknown> {
     const frozen = read.then(deepFreeze);
-    if (this.entries >= this.maxEntries) return frozen;
-    let entries = this.scopes.get(scope);
-    if (entries === undefined) {
-      entries = new Map();
-      this.scopes.set(scope, entries);
+    const w = Math.max(1, weight);
+    if (this.weight + w > this.maxEntries) return frozen;
+    let held = this.scopes.get(scope);
+    if (held === undefined) {
+      held = { entries: new Map(), weight: 0 };
+      this.scopes.set(scope, held);
     }
-    const map = entries;
-    const entry: Entry = { settled: false, value: undefined, read: frozen };
-    map.set(key, entry);
-    this.entries++;
+    const owner = held;
+    const entry: Entry = { settled: false, value: undefined, read: frozen, weight: w };
+    owner.entries.set(key, entry);
+    owner.weight += w;
+    this.weight += w;
     frozen.then(
       (value) => {
         entry.settled = true;
         entry.value = value;
       },
       () => {
-        // Forget a failed read, unless the scope was dropped (and its count with it) meanwhile.
-        if (this.scopes.get(scope) === map && map.get(key) === entry) {
-          map.delete(key);
-          this.entries--;
+        // Forget a failed read, unless the scope was dropped (and its weight with it) meanwhile.
+        if (this.scopes.get(scope) === owner && owner.entries.get(key) === entry) {
+          owner.entries.delete(key);
+          owner.weight -= w;
+          this.weight -= w;
         }
       },
     );
@@ -94,10 +105,10 @@ export class ReadCopies {
 
   /** Forgets every entry of `scope`. */
   drop(scope: string): void {
-    const map = this.scopes.get(scope);
-    if (map === undefined) return;
+    const held = this.scopes.get(scope);
+    if (held === undefined) return;
     this.scopes.delete(scope);
-    this.entries -= map.size;
+    this.weight -= held.weight;
   }
 }
 

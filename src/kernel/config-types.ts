@@ -93,7 +93,7 @@ export interface ExecutorConfig {
   readonly restartBackoffInitialMs: number;
   readonly restartBackoffMaxMs: number;
   readonly cancelHardLimitMs: number;
-  /** Answers to `ctx.io.get/getMany` each execution thread keeps for a task's other calls; 0 = off. */
+  /** Rows of `ctx.io.get/getMany` answers each execution thread keeps for a task's other calls; 0 = off. */
   readonly readCopyMaxEntries: number;
 }
 

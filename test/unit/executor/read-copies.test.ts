@@ -71,6 +71,18 @@ describe('ReadCopies', () => {
     expect(copies.lookup('t', 'a')).toMatchObject({ settled: true, value: 2 });
   });
 
+  it('weighs a getMany answer by its keys: one large getMany cannot hold more rows than the bound', async () => {
+    const copies = new ReadCopies(5);
+    await copies.track('s', 'many-4', Promise.resolve([1, 2, 3, 4]), 4);
+    expect(copies.size).toBe(4);
+    expect(await copies.track('s', 'many-2', Promise.resolve([5, 6]), 2)).toEqual([5, 6]);
+    expect(copies.lookup('s', 'many-2')).toBeUndefined(); // 4 + 2 > 5: not kept
+    await copies.track('s', 'one', Promise.resolve(7)); // 4 + 1 = 5: kept
+    expect(copies.size).toBe(5);
+    copies.drop('s');
+    expect(copies.size).toBe(0);
+  });
+
   it('past its bound it answers without keeping; 0 keeps nothing', async () => {
     const copies = new ReadCopies(1);
     await copies.track('s', 'a', Promise.resolve(1));
@@ -82,13 +94,14 @@ describe('ReadCopies', () => {
     expect(off.size).toBe(0);
   });
 
-  it('never holds more than its bound, and its count is what it holds (property)', async () => {
+  it('never holds more rows than its bound, and its count is what it holds (property)', async () => {
     const op = fc.oneof(
       fc.record({
         t: fc.constant('track' as const),
         scope: fc.integer({ min: 0, max: 3 }),
         key: fc.integer({ min: 0, max: 5 }),
         ok: fc.boolean(),
+        weight: fc.integer({ min: 1, max: 3 }),
       }),
       fc.record({ t: fc.constant('drop' as const), scope: fc.integer({ min: 0, max: 3 }) }),
     );
@@ -104,7 +117,8 @@ describe('ReadCopies', () => {
                 .track(
                   `s${o.scope}`,
                   `k${o.key}`,
-                  o.ok ? Promise.resolve(o.key) : Promise.reject(new Error('x')),
+                  o.ok ? Promise.resolve({ key: o.key, weight: o.weight }) : Promise.reject(new Error('x')),
+                  o.weight,
                 )
                 .catch(() => undefined),
             );
@@ -117,10 +131,10 @@ describe('ReadCopies', () => {
           for (let k = 0; k <= 5; k++) {
             const c = copies.lookup(`s${s}`, `k${k}`);
             if (c === undefined) continue;
-            held++;
-            expect(c).toMatchObject({ settled: true, value: k }); // failures are never kept
+            expect(c).toMatchObject({ settled: true, value: { key: k } }); // failures are never kept
+            held += (c.value as { weight: number }).weight;
           }
-        expect(copies.size).toBe(held);
+        expect(copies.size).toBe(held); // the rows held, each answer weighed by its keys
       }),
     );
   });
