@@ -321,6 +321,17 @@ async function main(): Promise<void> {
       `raw relay p50 / raw unary p50 (the two-hop floor): ${relayRatio1.toFixed(2)}× sequential, ${relayRatioN.toFixed(2)}× at ${INFLIGHT} in flight; ` +
         `reservation p50 / raw relay p50: ${(ratio1 / relayRatio1).toFixed(2)}× sequential, ${(ratioN / relayRatioN).toFixed(2)}× at ${INFLIGHT} in flight`,
     );
+    // The box is shared and its speed drifts between rows; each run's rows are adjacent in time, so the
+    // ratio within a run is steadier than across the pooled figures. Their spread shows the noise.
+    const perRun = (res: string, base: string): string => {
+      const ratios = (runs.get(res) ?? [])
+        .map((m, i) => percentile(m.sorted, 50) / percentile(runs.get(base)![i]!.sorted, 50))
+        .sort((x, y) => x - y);
+      return `median ${ratios[ratios.length >> 1]!.toFixed(2)}× (runs: ${ratios.map((r) => r.toFixed(2)).join(', ')})`;
+    };
+    console.log(
+      `per run, reservation p50 / raw unary p50: sequential ${perRun('res1', 'echo1')}; ${INFLIGHT} in flight ${perRun('resN', 'echoN')}`,
+    );
     console.log(
       `reservations per worker: ${[...perWorker.values()].map((v) => v.toLocaleString('en-US')).join(' / ')}`,
     );
