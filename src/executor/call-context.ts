@@ -16,6 +16,12 @@ export interface RunningCall {
   nextRequestId: number;
   /** Reads answered from the thread's read copies (reported in the terminal frame). */
   ioHits: number;
+  /**
+   * Reads this call sent that other calls may be waiting on (read copies): abandoned when the call ends
+   * first (a read it never awaited), so that those calls ask the Worker themselves instead of waiting for
+   * an answer that will never be delivered.
+   */
+  copyLeads: ((reason: unknown) => void)[] | undefined;
   /** Open requests to the Worker; created on the first one (most calls never wait). */
   waits: Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }> | undefined;
 }

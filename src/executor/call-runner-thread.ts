@@ -101,7 +101,17 @@ const copies = new ReadCopies(data.readCopyMaxEntries);
  */
 function copiedRead(run: RunningCall, request: IoRequest, scope: string, key: string): Promise<unknown> {
   const copy = copies.lookup(scope, key);
-  if (copy === undefined) return copies.track(scope, key, ask(run, request), readCopyHits(request));
+  if (copy === undefined) {
+    // This call leads: its read becomes the copy. If the call ends before the answer comes (it never
+    // awaited the read), the answer is dropped with the call, so the read is abandoned (finish()).
+    let abandon!: (reason: unknown) => void;
+    const read = new Promise((resolve, reject) => {
+      abandon = reject;
+      ask(run, request).then(resolve, reject);
+    });
+    (run.copyLeads ??= []).push(abandon);
+    return copies.track(scope, key, read, readCopyHits(request));
+  }
   if (copy.settled) {
     run.ioHits += readCopyHits(request);
     return Promise.resolve(copy.value);
@@ -184,6 +194,11 @@ function finish(run: RunningCall, frame: string): void {
   run.done = true;
   running.delete(run.key);
   run.waits = undefined;
+  if (run.copyLeads !== undefined) {
+    const ended = new Error('the call that sent this read ended before its answer came');
+    for (const abandon of run.copyLeads) abandon(ended); // no-op for reads already answered
+    run.copyLeads = undefined;
+  }
   emit(ThreadEvent.Done, run.key, frame);
 }
 
@@ -277,6 +292,7 @@ function start(raw: string, moduleKey: string): void {
     controller: undefined,
     nextRequestId: 0,
     ioHits: 0,
+    copyLeads: undefined,
     waits: undefined,
   };
   running.set(key, run);

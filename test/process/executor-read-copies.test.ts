@@ -167,6 +167,20 @@ describe('executor read copies', () => {
     expect(requests).toHaveLength(1);
   });
 
+  it('a read whose call ended without awaiting it is abandoned: the next call asks the Worker itself', async () => {
+    const neverDelivered = deferred();
+    answer = (req) => (requests.length === 1 ? neverDelivered.promise : byKey(req));
+    const forgetful = await run('forget', 'ivy', 'phase-i');
+    expect(forgetful).toMatchObject({ type: 'callCompleted', value: 'forgot' });
+    expect(requests).toHaveLength(1);
+    // Without the abandon, this call would wait for the first read's answer, which the executor drops
+    // (its call is over), and hang until its deadline.
+    const next = await run('get', 'ivy', 'phase-i');
+    expect(next).toMatchObject({ type: 'callCompleted', value: { row: { id: 'ivy' } } });
+    expect(requests).toHaveLength(2);
+    neverDelivered.resolve({ ok: true, value: { id: 'ivy', balance: 3 } });
+  });
+
   it('reports copy hits of a call that failed afterwards', async () => {
     await run('get', 'hank', 'phase-h');
     const failed = await run('throw', 'hank', 'phase-h');
