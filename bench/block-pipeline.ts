@@ -38,12 +38,8 @@ import pg from 'pg';
 import type { TaskInput } from '../src/grpc/domain-types.js';
 import { loadConfig } from '../src/kernel/config.js';
 import { findPostgresBinDir, startPostgres, type PgServer } from '../test/support/postgres.js';
-import {
-  builtExecutor,
-  startPipelineWorker,
-  type PhaseTimes,
-  type PipelineWorker,
-} from './lib/pipeline-worker.js';
+import { BUILT } from './lib/built.js';
+import { startPipelineWorker, type PhaseTimes, type PipelineWorker } from './lib/pipeline-worker.js';
 import { floorStatements, transferBlock, type TransferBlock } from './lib/transfer-block.js';
 
 const REPO = path.resolve(import.meta.dirname, '..');
@@ -350,7 +346,7 @@ async function main(): Promise<number> {
   }
   console.log(
     `\nblock-pipeline: ${ROWS.toLocaleString('en-US')} rows, 1 warm-up + ${RUNS} measured runs per backend; ` +
-      `real Worker (gRPC on 127.0.0.1) + Executor child (${builtExecutor() ? 'built' : 'src/ under tsx'}; ` +
+      `real Worker (gRPC on 127.0.0.1) + Executor child (${BUILT ? 'built' : 'src/ under tsx'}; ` +
       `read copies ${READ_COPIES === undefined ? 'as configured' : READ_COPIES === 0 ? 'off' : `max ${READ_COPIES}`}); ` +
       `Node ${process.version}; ${cpus().length} cores, ` +
       `load average ${loadBefore.toFixed(2)} before the run\n`,

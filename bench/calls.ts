@@ -41,6 +41,7 @@ import {
   tsxExecutorCommand,
 } from '../src/services/worker/adapters/executor-supervisor.js';
 import { runWorker } from '../src/services/worker/app/run-worker.js';
+import { BUILT } from './lib/built.js';
 
 const REPO = path.resolve(import.meta.dirname, '..');
 const WORK = path.join(REPO, 'bench', '.work');
@@ -65,7 +66,6 @@ const TASK_CALLS = Number(values['task-calls']);
 const TASK_SLOTS = Number(values['task-slots']);
 const THREADS = Number(values.threads);
 const RUNS = Math.max(1, Number(values.runs));
-const BUILT = existsSync(path.join(REPO, 'dist', 'executor', 'cli-entry.js'));
 const EXECUTOR = values.executor ?? (BUILT ? 'built' : 'tsx');
 
 interface Row {

@@ -8,8 +8,6 @@
 //
 // `executorCpuProfDir` runs the Executor from src/ under `node --cpu-prof` instead (profiling only: the
 // profile is written when the executor stops, i.e. at close()).
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { TaskInput, TaskUpdate } from '../../src/grpc/domain-types.js';
 import { createWorkerClient } from '../../src/grpc/clients.js';
 import { taskInputToWire, taskUpdateFromWire } from '../../src/grpc/convert.js';
@@ -32,6 +30,7 @@ import {
 import { runWorker, type RunningWorker } from '../../src/services/worker/app/run-worker.js';
 import { startStorageRuntime, type StorageRuntime } from '../../src/services/worker/app/storage-runtime.js';
 import type { StorageBackend } from '../../src/services/storage/types.js';
+import { BUILT } from './built.js';
 
 export type PhaseTimes = Partial<Record<PhaseName, number>>;
 
@@ -82,7 +81,7 @@ export async function startPipelineWorker(
             deployment,
             logger,
             io: io.callIoHandler,
-            executorCommand: builtExecutor() ? defaultExecutorCommand() : tsxExecutorCommand(),
+            executorCommand: BUILT ? defaultExecutorCommand() : tsxExecutorCommand(),
           })
         : await profiledExecutor(config, deployment, logger, io, opts.executorCpuProfDir);
     stops.push(() => executor.close());
@@ -124,14 +123,6 @@ export async function startPipelineWorker(
     await stopAll();
     throw err;
   }
-}
-
-/**
- * Whether the built executor (dist/, as `blockx worker` runs it) is there; `npm run bench` builds first.
- * Without it the executor runs from src/ under tsx, which is slower.
- */
-export function builtExecutor(): boolean {
-  return existsSync(fileURLToPath(new URL('../../dist/executor/cli-entry.js', import.meta.url)));
 }
 
 /** startExecutorRuntime's assembly, with the executor child under `node --cpu-prof`. */

@@ -23,7 +23,7 @@ import type { SubmitTaskResponseWireOut, TaskUpdateWireOut } from '../../../src/
 import { loadConfig } from '../../../src/kernel/config.js';
 import type { BlockxConfig, ExecutorConfig, WorkerConfig } from '../../../src/kernel/config-types.js';
 import { bootKernelWithConfig } from '../../../src/kernel/kernel.js';
-import { canonicalJson } from '../../../src/services/worker/core/io/read-cache.js';
+import { canonicalJson } from '../../../src/kernel/canonical-json.js';
 import {
   hasSibling,
   syntheticChain,

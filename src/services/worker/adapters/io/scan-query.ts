@@ -13,7 +13,8 @@ import type { TableConfig } from '../../../../kernel/config-types.js';
 import type { Row, RowFilter, ScanQuery } from '../../../../kernel/plugin-types.js';
 import { StorageError, StorageErrorCode } from '../../../storage/errors.js';
 import type { StorageScanQuery } from '../../../storage/types.js';
-import { TaskIoError, TaskIoErrorCode, canonicalJson } from '../../core/io/index.js';
+import { canonicalJson } from '../../../../kernel/canonical-json.js';
+import { TaskIoError, TaskIoErrorCode } from '../../core/io/index.js';
 
 /** The options a ScanQuery (and a call's scan options) may carry. */
 export const SCAN_OPTIONS: readonly string[] = ['block', 'blockRange', 'where', 'columns', 'limit'];

@@ -6,13 +6,7 @@ export {
   type IoErrorClass,
   type TaskIoErrorFields,
 } from './io-errors.js';
-export {
-  ReadCache,
-  canonicalJson,
-  readCacheKey,
-  type CacheLookup,
-  type ReadCacheStats,
-} from './read-cache.js';
+export { ReadCache, readCacheKey, type CacheLookup, type ReadCacheStats } from './read-cache.js';
 export {
   baseBackoffMs,
   decideRetry,

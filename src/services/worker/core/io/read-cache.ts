@@ -18,8 +18,6 @@
 import { canonicalJson } from '../../../../kernel/canonical-json.js';
 import type { RowKey } from '../../../../kernel/plugin-types.js';
 
-export { canonicalJson };
-
 /** The cache key of one row: the table, a NUL, the canonical key. */
 export function readCacheKey(table: string, key: RowKey): string {
   return `${table}\u0000${canonicalJson(key)}`;

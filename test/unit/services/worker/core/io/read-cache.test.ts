@@ -1,10 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  ReadCache,
-  canonicalJson,
-  readCacheKey,
-} from '../../../../../../src/services/worker/core/io/index.js';
+import { canonicalJson } from '../../../../../../src/kernel/canonical-json.js';
+import { ReadCache, readCacheKey } from '../../../../../../src/services/worker/core/io/index.js';
 
 describe('readCacheKey', () => {
   it('is independent of key column order, at every level', () => {
