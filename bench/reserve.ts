@@ -7,14 +7,21 @@
 // Setup (one process, one event loop, loopback gRPC; BlockX from dist/ when built, lib/built.ts): a real etcd (test/support/etcd.ts), 3 Workers
 // (runWorker, heartbeats through EtcdRegistryWriter every 200 ms) and a Coordinator (runCoordinator
 // watching etcd) in this process, and the clients too. The echo server and its client live in the same
-// process as well, so both sides pay the same scheduling. Every reservation uses a unique task id; the
-// slots come back through their TTL (WORKER_TASK_SLOTS 1,000,000, COORDINATOR_SLOT_TTL_MS 1000).
+// process as well, so both sides pay the same scheduling. Every reservation uses a unique task id and a
+// 10 s deadline, as the TypeScript client sends it; the slots come back through their TTL
+// (WORKER_TASK_SLOTS 1,000,000, COORDINATOR_SLOT_TTL_MS 1000).
 // A reservation is two unary round trips (client → Coordinator → Worker RequestTaskSlot → back), so
 // the floor is ~2× raw unary. Goal (issue 6): reservation p50 ≤ 2.5 × raw unary p50.
 //
-// Rows: closed loops with 1 (sequential, unloaded latency) and `--inflight` calls in flight (throughput);
-// RequestTaskSlot straight to one worker shows what one protobuf leg with a real handler costs; a raw
-// relay (an echo server whose handler calls a second echo server) is grpc-js's own two-hop floor.
+// Sequential rows (1 in flight, unloaded latency) are measured call by call, interleaved: each round
+// makes one call of every row, in a fresh random order, so every row sees the same moments of this shared
+// box (whose speed drifts by 2× within minutes), and the work a call leaves behind (stream cleanup after
+// the answer) lands after a random row rather than always the same one. `--runs` windows of `--seconds`
+// each give the per-run ratios; the table pools them. Loaded rows (`--inflight` closed loops, throughput)
+// run one row at a time, `--runs` rounds in a fresh random order each.
+//
+// Rows: RequestTaskSlot straight to one worker shows what one protobuf leg with a real handler costs; a
+// raw relay (an echo server whose handler calls a second echo server) is grpc-js's own two-hop floor.
 // selectCandidate: a view of N fresh Workers with varied capacity, called repeatedly with no exclusions
 // and with 2 excluded; ns per call. One O(n) scan, so the cost should grow linearly with N.
 import * as grpc from '@grpc/grpc-js';
@@ -108,6 +115,47 @@ async function measure(clients: number, op: () => Promise<void>): Promise<Measur
   stop = true;
   await Promise.all(loops);
   return { ops, seconds, sorted: latencies.sort((a, b) => a - b) };
+}
+
+/** Fisher-Yates, in place. */
+function shuffle<T>(items: T[]): T[] {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [items[i], items[j]] = [items[j] as T, items[i] as T];
+  }
+  return items;
+}
+
+/**
+ * One call of every op per round, in a fresh random order, for `seconds` (after `warmup` s of the same,
+ * discarded). A row's `seconds` is the time its own calls took, so its ops/s is its sequential rate.
+ */
+async function measureInterleaved(
+  ops: readonly (readonly [string, () => Promise<void>])[],
+  warmup: number,
+  seconds: number,
+): Promise<Map<string, Measurement>> {
+  const latencies = new Map<string, number[]>(ops.map(([name]) => [name, []]));
+  const order = [...ops];
+  for (const [phase, budget] of [
+    ['warmup', warmup],
+    ['record', seconds],
+  ] as const) {
+    const start = performance.now();
+    while (performance.now() - start < budget * 1000) {
+      for (const [name, op] of shuffle(order)) {
+        const t0 = performance.now();
+        await op();
+        if (phase === 'record') latencies.get(name)?.push(performance.now() - t0);
+      }
+    }
+  }
+  return new Map(
+    [...latencies].map(([name, l]) => [
+      name,
+      { ops: l.length, seconds: l.reduce((a, b) => a + b, 0) / 1000, sorted: l.sort((a, b) => a - b) },
+    ]),
+  );
 }
 
 function sleep(ms: number): Promise<void> {
@@ -244,23 +292,26 @@ async function main(): Promise<void> {
     const loadBefore = loadavg()
       .map((l) => l.toFixed(2))
       .join(' ');
-    // The rows are interleaved run by run, so a load change on the box hits every row alike; each row's
-    // figures pool the latencies of all runs.
-    const plan: [string, number, () => Promise<void>][] = [
-      ['echo1', 1, echoOp],
-      ['relay1', 1, relayOp],
-      ['slot1', 1, slotOp],
-      ['res1', 1, reserveOp],
-      ['echoN', INFLIGHT, echoOp],
-      ['relayN', INFLIGHT, relayOp],
-      ['resN', INFLIGHT, reserveOp],
+    const sequential: [string, () => Promise<void>][] = [
+      ['echo1', echoOp],
+      ['relay1', relayOp],
+      ['slot1', slotOp],
+      ['res1', reserveOp],
+    ];
+    const loaded: [string, () => Promise<void>][] = [
+      ['echoN', echoOp],
+      ['relayN', relayOp],
+      ['resN', reserveOp],
     ];
     const runs = new Map<string, Measurement[]>();
+    const record = (name: string, m: Measurement): void => {
+      runs.set(name, [...(runs.get(name) ?? []), m]);
+    };
     for (let run = 0; run < RUNS; run++) {
-      for (const [name, clients, op] of plan) {
-        const m = await measure(clients, op);
-        runs.set(name, [...(runs.get(name) ?? []), m]);
-      }
+      for (const [name, m] of await measureInterleaved(sequential, WARMUP, SECONDS)) record(name, m);
+    }
+    for (let run = 0; run < RUNS; run++) {
+      for (const [name, op] of shuffle([...loaded])) record(name, await measure(INFLIGHT, op));
     }
     const pooled = (name: string): Measurement => {
       const ms = runs.get(name) ?? [];
@@ -299,7 +350,7 @@ async function main(): Promise<void> {
     const cpu = cpus()[0]?.model ?? 'unknown cpu';
     console.log(`\n## bench/reserve (${cpus().length} × ${cpu}, node ${process.version})\n`);
     console.log(
-      `${RUNS} interleaved runs × ${SECONDS} s per row (after ${WARMUP} s warm-up each), latencies pooled; ${builtLabel()}; load average at the start: ${loadBefore}.\n`,
+      `1 in flight: ${RUNS} runs × ${SECONDS} s of rounds of one call per row in random order (after ${WARMUP} s warm-up each); ${INFLIGHT} in flight: ${RUNS} rounds × ${SECONDS} s per row in random order (after ${WARMUP} s warm-up each); latencies pooled over the runs; ${builtLabel()}; load average at the start: ${loadBefore}.\n`,
     );
     console.log('| row | ops/s | p50 ms | p99 ms |');
     console.log('|---|---:|---:|---:|');

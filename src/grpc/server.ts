@@ -1,5 +1,6 @@
-// Binding and stopping grpc-js servers.
+// Binding and stopping grpc-js servers, and the cancellation of a server call.
 import * as grpc from '@grpc/grpc-js';
+import type { CancelSignal } from '../kernel/cancel.js';
 
 /**
  * Normalises a listen address the way operators write it (Go style): `:9090` and a bare `9090` mean all
@@ -39,4 +40,39 @@ export function shutdownServer(server: grpc.Server, graceMs: number): Promise<vo
       resolve();
     });
   });
+}
+
+/**
+ * The cancellation of one server call as a CancelSignal: aborted once grpc-js reports the call cancelled
+ * (the client cancelled or went away, or the call's deadline passed). It reads the call's own state and
+ * listens to its 'cancelled' event only while someone listens, so a handler pays nothing per call for
+ * being cancellable (an AbortController per call cost 6-8 µs on every reservation).
+ */
+export function cancelSignalOf(call: CancellableServerCall): CancelSignal {
+  return new ServerCallCancelSignal(call);
+}
+
+/** The part of a grpc-js server call (any kind) that cancelSignalOf uses. */
+export interface CancellableServerCall {
+  readonly cancelled: boolean;
+  once(event: 'cancelled', listener: () => void): unknown;
+  off(event: 'cancelled', listener: () => void): unknown;
+}
+
+// A class rather than an object literal with a getter: V8 builds a literal with an accessor on a slow
+// path, which showed up in the reservation profile.
+class ServerCallCancelSignal implements CancelSignal {
+  constructor(private readonly call: CancellableServerCall) {}
+
+  get aborted(): boolean {
+    return this.call.cancelled;
+  }
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    if (!this.call.cancelled) this.call.once('cancelled', listener);
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    this.call.off('cancelled', listener);
+  }
 }

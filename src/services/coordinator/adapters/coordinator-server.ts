@@ -26,6 +26,8 @@
 import type * as grpc from '@grpc/grpc-js';
 import { performance } from 'node:perf_hooks';
 import type { CoordinatorServiceHandlers } from '../../../grpc/proto.js';
+import { cancelSignalOf } from '../../../grpc/server.js';
+import type { CancelSignal } from '../../../kernel/cancel.js';
 import type { CoordinatorCore } from '../core/coordinator-core.js';
 import { CoordinatorError, CoordinatorErrorCode } from '../core/errors.js';
 import type { SlotOutcome } from '../core/inputs.js';
@@ -149,7 +151,8 @@ export class CoordinatorServer {
     return this.lock.read(() => fn(this.core));
   }
 
-  async reserveWorkerSlot(taskId: string, signal?: AbortSignal): Promise<ReserveResult> {
+  /** `signal`: the Client's call; once it aborts, no further Worker is tried (see tryWorker). */
+  async reserveWorkerSlot(taskId: string, signal?: CancelSignal): Promise<ReserveResult> {
     const startedAt = performance.now();
     const tried = new Set<string>();
     let result: ReserveResult | undefined;
@@ -168,14 +171,14 @@ export class CoordinatorServer {
 
   private finished(record: ReservationRecord): void {
     const { taskId, result, durationMs, candidatesTried } = record;
+    // One object of a fixed shape (no spread): this runs on every reservation.
     this.logger.debug(
       {
         task_id: taskId,
-        ...(result === undefined
-          ? { outcome: 'error' }
-          : result.ok
-            ? { outcome: 'ok', worker_addr: result.workerAddr, slot_id: result.slotId }
-            : { outcome: result.error.code, reason: result.error.message }),
+        outcome: result === undefined ? 'error' : result.ok ? 'ok' : result.error.code,
+        worker_addr: result?.ok === true ? result.workerAddr : undefined,
+        slot_id: result?.ok === true ? result.slotId : undefined,
+        reason: result?.ok === false ? result.error.message : undefined,
         duration_ms: Math.round(durationMs * 1000) / 1000,
         candidates_tried: candidatesTried,
       },
@@ -191,7 +194,7 @@ export class CoordinatorServer {
   /** Steps 1-4 of the orchestration; `tried` collects the Workers contacted. */
   private async reserve(
     taskId: string,
-    signal: AbortSignal | undefined,
+    signal: CancelSignal | undefined,
     tried: Set<string>,
   ): Promise<ReserveResult> {
     const invalid = validateReserveRequest(taskId);
@@ -253,18 +256,12 @@ export class CoordinatorServer {
   /** ReserveWorkerSlot as a grpc-js unary handler; BundleCoordinatorServer serves the same one. */
   unaryHandler(): grpc.handleUnaryCall<ReserveRequestLike, ReserveResponseLike> {
     return (call, callback) => {
-      const abort = new AbortController();
-      const onCancelled = () => abort.abort();
-      call.once('cancelled', onCancelled);
-      this.reserveWorkerSlot(call.request.taskId, abort.signal).then(
+      this.reserveWorkerSlot(call.request.taskId, cancelSignalOf(call)).then(
         (r) => {
-          // grpc-js may emit 'cancelled' after the reply; aborting then only costs a DOMException.
-          call.off('cancelled', onCancelled);
           if (r.ok) callback(null, { taskId: r.taskId, workerAddr: r.workerAddr, slotId: r.slotId });
           else callback(toServiceError(r.error));
         },
         (err: unknown) => {
-          call.off('cancelled', onCancelled);
           this.logger.error({ err: String(err) }, 'ReserveWorkerSlot failed unexpectedly');
           callback(toServiceError(err));
         },
@@ -273,9 +270,9 @@ export class CoordinatorServer {
   }
 
   /** One candidate: the first RequestTaskSlot plus same-Worker retries while the outcome is uncertain. */
-  private async tryWorker(workerAddr: string, taskId: string, signal?: AbortSignal): Promise<Attempt> {
+  private async tryWorker(workerAddr: string, taskId: string, signal?: CancelSignal): Promise<Attempt> {
     const req = { taskId, ttlMs: this.core.config.slotTtlMs };
-    const opts = { timeoutMs: this.config.workerRpcTimeoutMs, ...(signal === undefined ? {} : { signal }) };
+    const opts = { timeoutMs: this.config.workerRpcTimeoutMs, signal };
     let lastReason = '';
     for (let attempt = 0; attempt <= this.config.maxTimeoutRetries; attempt++) {
       if (signal?.aborted) return { type: 'cancelled' };

@@ -2,6 +2,7 @@
 // `RequestTaskSlot` on one Worker. WorkerRpcClient (worker-rpc-client.ts) is the gRPC implementation;
 // tests use a fake. The orchestration never sees gRPC: it sees a reply or a classified SlotError.
 
+import type { CancelSignal } from '../../../kernel/cancel.js';
 import { BlockxError } from '../../../kernel/errors.js';
 import type { CoordinatorErrorCode } from '../core/errors.js';
 
@@ -15,7 +16,7 @@ export interface SlotRequestOptions {
   /** Deadline of this one call (COORDINATOR_WORKER_RPC_TIMEOUT_MS). */
   readonly timeoutMs: number;
   /** Aborted when the Client that asked for the reservation went away. */
-  readonly signal?: AbortSignal;
+  readonly signal?: CancelSignal;
 }
 
 /** What the Worker said. An empty `slotId` is possible on the wire and counts as uncertain. */

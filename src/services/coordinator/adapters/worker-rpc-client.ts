@@ -136,7 +136,7 @@ export class WorkerRpcClient implements SlotReserver {
     try {
       const res = await unaryCall<RequestTaskSlotResponseWireOut>(
         (md, o, cb) => channel.client.requestTaskSlot({ taskId: req.taskId, ttlMs: req.ttlMs }, md, o, cb),
-        { timeoutMs: opts.timeoutMs, ...(opts.signal === undefined ? {} : { signal: opts.signal }) },
+        { timeoutMs: opts.timeoutMs, signal: opts.signal },
       );
       return { ok: true, grant: { taskId: res.taskId, slotId: res.slotId, state: String(res.state) } };
     } catch (err) {
