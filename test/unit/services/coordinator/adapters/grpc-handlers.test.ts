@@ -17,7 +17,7 @@ import {
 } from '../../../../../src/grpc/proto.js';
 import { bindServer, businessCodeOf } from '../../../../../src/grpc/status.js';
 import type { ReserveWorkerSlotResponseWireOut } from '../../../../../src/grpc/wire-types.js';
-import { FakeReserver, NOW, hb } from './fakes.js';
+import { FakeReserver, NOW, hb, reply } from './fakes.js';
 import type { Step } from './fakes.js';
 
 interface Outcome {
@@ -126,5 +126,60 @@ describe('ReserveWorkerSlot over gRPC', () => {
       details: 'unable to confirm slot reservation',
     });
     expect(reserver.contacted).toEqual(['w1', 'w1']);
+  });
+
+  describe('a Client that goes away cancels the RequestTaskSlot in flight', () => {
+    /** A Worker that never answers: its RequestTaskSlot ends only when the Coordinator cancels it. */
+    class HangingReserver extends FakeReserver {
+      readonly cancelled: Promise<void>;
+      private onCancelled: () => void = () => undefined;
+      constructor() {
+        super();
+        this.cancelled = new Promise((resolve) => (this.onCancelled = resolve));
+      }
+      override requestTaskSlot(
+        workerAddr: string,
+        req: Parameters<FakeReserver['requestTaskSlot']>[1],
+        opts: Parameters<FakeReserver['requestTaskSlot']>[2],
+      ): ReturnType<FakeReserver['requestTaskSlot']> {
+        this.calls.push({ workerAddr, taskId: req.taskId, ttlMs: req.ttlMs, timeoutMs: opts.timeoutMs });
+        return new Promise((resolve) => {
+          opts.signal?.addEventListener('abort', () => {
+            this.onCancelled();
+            resolve(reply('uncertain', workerAddr, req.taskId));
+          });
+        });
+      }
+    }
+
+    it('when the deadline of a BlockX client (enforced by the client) passes', async () => {
+      fleet([hb('w1', 4)]);
+      const hanging = new HangingReserver();
+      reserver = hanging;
+      const started = Date.now();
+      const err = await unaryCall<ReserveWorkerSlotResponseWireOut>(
+        (md, o, cb) => client.reserveWorkerSlot({ taskId: 'gone-1' }, md, o, cb),
+        { timeoutMs: 100 },
+      ).then(
+        () => undefined,
+        (e: unknown) => e as grpc.ServiceError,
+      );
+      expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+      await hanging.cancelled;
+      expect(Date.now() - started).toBeGreaterThanOrEqual(99);
+      expect(hanging.contacted).toEqual(['w1']);
+    });
+
+    it('when the gRPC deadline (grpc-timeout) of another client passes', async () => {
+      fleet([hb('w1', 4)]);
+      const hanging = new HangingReserver();
+      reserver = hanging;
+      const err = await new Promise<grpc.ServiceError | null>((resolve) => {
+        client.reserveWorkerSlot({ taskId: 'gone-2' }, { deadline: Date.now() + 100 }, (e) => resolve(e));
+      });
+      expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+      await hanging.cancelled;
+      expect(hanging.contacted).toEqual(['w1']);
+    });
   });
 });
