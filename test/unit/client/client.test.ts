@@ -4,6 +4,8 @@ import * as grpc from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BlockxClient } from '../../../src/client/client.js';
 import { BlockxClientError, ClientErrorCode } from '../../../src/client/errors.js';
+import { watchTaskUpdates } from '../../../src/client/watch.js';
+import { createWorkerClient } from '../../../src/grpc/clients.js';
 import type { TaskUpdate } from '../../../src/grpc/domain-types.js';
 import {
   ABORTED,
@@ -165,6 +167,45 @@ describe('BlockxClient against fake servers', () => {
       await expect.poll(() => cluster.worker.cancelledStreams, { timeout: 2_000 }).toBe(before + 1);
     } finally {
       cluster.worker.terminalAfterMs = 5;
+    }
+  });
+
+  it('a watch whose tasks all ended leaves the stream for the Worker to end, never cancelling it', async () => {
+    // The fake ends the stream 150 ms after the terminal update: a client that cancelled once it had
+    // seen every task terminal would be counted.
+    cluster.worker.endDelayMs = 150;
+    try {
+      const client = newClient();
+      await client.submit({ ...TASK, taskId: 'clean-1' });
+      const before = cluster.worker.cancelledStreams;
+      const states: string[] = [];
+      for await (const u of client.watch(['clean-1'], { workerAddr: cluster.workerAddr }))
+        states.push(u.state);
+      expect(states).toEqual(['RUNNING', 'SUCCEEDED']);
+      // run() watches to the terminal update the same way.
+      expect((await client.run({ ...TASK, taskId: 'clean-2' })).success).toBe(true);
+      await new Promise((r) => setTimeout(r, 400));
+      expect(cluster.worker.cancelledStreams).toBe(before);
+    } finally {
+      cluster.worker.endDelayMs = 0;
+    }
+  });
+
+  it('a stream that is not ended after every task ended is cancelled after the grace', async () => {
+    cluster.worker.endDelayMs = Infinity;
+    const worker = createWorkerClient(cluster.workerAddr);
+    try {
+      const client = newClient();
+      await client.submit({ ...TASK, taskId: 'stuck-1' });
+      const before = cluster.worker.cancelledStreams;
+      const seen: boolean[] = [];
+      for await (const u of watchTaskUpdates(worker, ['stuck-1'], { endGraceMs: 100 }))
+        seen.push(u.isTerminal);
+      expect(seen).toEqual([false, true]);
+      await expect.poll(() => cluster.worker.cancelledStreams, { timeout: 2_000 }).toBe(before + 1);
+    } finally {
+      worker.close();
+      cluster.worker.endDelayMs = 0;
     }
   });
 

@@ -110,7 +110,9 @@ export class FakeWorker {
   endings = new Map<string, Ending>();
   defaultEnding: Ending = succeeded(['hello ct2']);
   terminalAfterMs = 5;
-  /** Streams the client cancelled. */
+  /** How long after the terminal updates the stream ends (Infinity: never, as a faulty peer). */
+  endDelayMs = 0;
+  /** Streams the client cancelled before this fake ended them. */
   cancelledStreams = 0;
   address = '';
 
@@ -139,9 +141,15 @@ export class FakeWorker {
         const ids = [...call.request.taskIds];
         this.watchCalls.push(ids);
         let cancelled = false;
+        let ended = false;
+        const end = (): void => {
+          ended = true;
+          call.end();
+        };
+        // grpc-js also emits 'cancelled' after a stream it ended itself; only earlier ones are the client's.
         call.on('cancelled', () => {
           cancelled = true;
-          this.cancelledStreams++;
+          if (!ended) this.cancelledStreams++;
         });
         const base = { workerAddr: this.address, timestampMs: 1 };
         const pending = ids.filter((id) => this.known(id));
@@ -162,7 +170,7 @@ export class FakeWorker {
             );
           }
         }
-        if (pending.length === 0) return call.end();
+        if (pending.length === 0) return end();
         setTimeout(() => {
           if (cancelled) return;
           for (const id of pending) {
@@ -178,7 +186,8 @@ export class FakeWorker {
               }),
             );
           }
-          call.end();
+          if (this.endDelayMs === 0) end();
+          else if (Number.isFinite(this.endDelayMs)) setTimeout(end, this.endDelayMs);
         }, this.terminalAfterMs);
       },
     };
