@@ -5,7 +5,7 @@
 //
 // Once every task has had its terminal update the stream is not cancelled: the Worker ends it right
 // after that update, and a cancel would only turn that clean end into a CANCELLED status at both ends (an
-// error with a formatted stack trace here, an RST_STREAM there: a quarter of the client's CPU per task in
+// error with a formatted stack trace here, an RST_STREAM there: about a tenth of the client's CPU in
 // bench/bullmq). A stream that has not ended `WATCH_END_GRACE_MS` later is cancelled all the same, so a
 // peer that never ends it cannot keep it open.
 //
