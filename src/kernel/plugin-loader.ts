@@ -33,7 +33,8 @@ export interface LoadPluginsOptions {
   readonly hooks: KernelHooks<any, any>;
 }
 
-interface LoadedPlugin {
+/** One plugin package, checked completely: what `loadPlugins` registers. */
+export interface LoadedPlugin {
   readonly manifest: PluginManifest;
   readonly schema: unknown;
   readonly validate: ValidateFunction;
@@ -203,7 +204,11 @@ function resolvePackageDir(request: string, baseDir: string): string | PluginErr
   );
 }
 
-async function loadPluginPackage(
+/**
+ * Loads one package as `loadPlugins` does (manifest, schema, main module, export shape), without applying
+ * or registering it. Plugin packages' own tests use it to check themselves against the kernel's rules.
+ */
+export async function loadPluginPackage(
   packagePath: string,
 ): Promise<{ plugin: LoadedPlugin } | { errors: PluginError[] }> {
   const manifest = await readPluginManifest(packagePath);

@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { CallSpec, Row } from '../../../../src/kernel/plugin-types.js';
-import { compileForeignSchema } from '../../../../src/kernel/schema-validator.js';
 import { StorageError, StorageErrorCode } from '../../../../src/services/storage/errors.js';
 import { blockRow, eventRow } from '../../../../test/support/chain-fixture.js';
 import { MemoryTaskIo } from '../../../../test/support/memory-task-io.js';
@@ -13,18 +12,10 @@ import blockBundleBuilder, {
   bundleRange,
   type BlockBundleCallConfig,
 } from '../src/index.js';
+import { itDeclaresItself, packageUnderTest } from '../../../../test/support/plugin-package.js';
 
-const schema = JSON.parse(readFileSync(new URL('../schema.json', import.meta.url), 'utf8')) as object;
-const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
-  main: string;
-  blockx: { kind: string; type: string; schema: string };
-};
-const compiled = compileForeignSchema(schema);
-if (!compiled.ok) throw new Error(compiled.reason);
-const validate = compiled.validate;
-
-const taskCtx = (signal = new AbortController().signal) =>
-  ({ taskId: 't1', stage: 'builder', deadlineMs: 0, signal }) as const;
+const pkg = await packageUnderTest(import.meta.url);
+const { validate, taskCtx } = pkg;
 
 // Chain 1, blocks 0..7 canonical, a non-canonical sibling 2b; two events per block; chain 2 block 1.
 const blocks = [0, 1, 2, 3, 4, 5, 6, 7].map((n) => blockRow(n));
@@ -101,18 +92,7 @@ describe('bundle arithmetic', () => {
 });
 
 describe('BlockBundleCallConfig builder', () => {
-  it('declares itself as the BlockBundleCallConfig builder with its schema', () => {
-    expect(manifest.blockx).toEqual({
-      kind: 'builder',
-      type: 'BlockBundleCallConfig',
-      schema: './schema.json',
-    });
-    expect(manifest.main).toBe('src/index.ts');
-  });
-
-  it('pins each error code to its key', () => {
-    for (const [key, code] of Object.entries(BlockBundleErrorCode)) expect(code).toBe(key);
-  });
+  itDeclaresItself(pkg, { kind: 'builder', type: 'BlockBundleCallConfig', errorCodes: BlockBundleErrorCode });
 
   it('builds one call per row of the canonical blocks of the bundle, never the sibling rows', async () => {
     const io = chainIo();

@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { compileForeignSchema } from '../../../../src/kernel/schema-validator.js';
 import { StorageError, StorageErrorCode } from '../../../../src/services/storage/errors.js';
 import { blockRow, eventRow } from '../../../../test/support/chain-fixture.js';
 import { MemoryTaskIo } from '../../../../test/support/memory-task-io.js';
@@ -9,18 +8,10 @@ import blockTableBuilder, {
   BlockTableErrorCode,
   type BlockTableCallConfig,
 } from '../src/index.js';
+import { itDeclaresItself, packageUnderTest } from '../../../../test/support/plugin-package.js';
 
-const schema = JSON.parse(readFileSync(new URL('../schema.json', import.meta.url), 'utf8')) as object;
-const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
-  main: string;
-  blockx: { kind: string; type: string; schema: string };
-};
-const compiled = compileForeignSchema(schema);
-if (!compiled.ok) throw new Error(compiled.reason);
-const validate = compiled.validate;
-
-const taskCtx = (signal = new AbortController().signal) =>
-  ({ taskId: 't1', stage: 'builder', deadlineMs: 0, signal }) as const;
+const pkg = await packageUnderTest(import.meta.url);
+const { validate, taskCtx } = pkg;
 
 // Chain 1: blocks 1 and 2 canonical, a non-canonical sibling 2b; chain 2 has its own block 1.
 const b1 = blockRow(1);
@@ -54,18 +45,7 @@ const idxs = (calls: readonly { args: readonly unknown[] }[]) =>
   calls.map((c) => [(c.args[0] as { block_hash: string }).block_hash, (c.args[0] as { idx: number }).idx]);
 
 describe('BlockTableCallConfig builder', () => {
-  it('declares itself as the BlockTableCallConfig builder with its schema', () => {
-    expect(manifest.blockx).toEqual({
-      kind: 'builder',
-      type: 'BlockTableCallConfig',
-      schema: './schema.json',
-    });
-    expect(manifest.main).toBe('src/index.ts');
-  });
-
-  it('pins each error code to its key', () => {
-    for (const [key, code] of Object.entries(BlockTableErrorCode)) expect(code).toBe(key);
-  });
+  itDeclaresItself(pkg, { kind: 'builder', type: 'BlockTableCallConfig', errorCodes: BlockTableErrorCode });
 
   it('a number selects the canonical block: its rows only, with the block row attached to each call', async () => {
     const io = chainIo();

@@ -1,31 +1,17 @@
-import { readFileSync } from 'node:fs';
-import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import callListBuilder from '../src/index.js';
+import { itDeclaresItself, packageUnderTest } from '../../../../test/support/plugin-package.js';
 
-const schema = JSON.parse(readFileSync(new URL('../schema.json', import.meta.url), 'utf8')) as object;
-const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
-  main: string;
-  blockx: { kind: string; type: string; schema: string };
-};
-const validate = new Ajv({ allErrors: true, strict: true }).compile(schema);
-const taskCtx = {
-  taskId: 't1',
-  stage: 'builder',
-  deadlineMs: 0,
-  signal: new AbortController().signal,
-} as const;
+const pkg = await packageUnderTest(import.meta.url);
+const { validate, taskCtx } = pkg;
 const io = {} as never;
 
 describe('CallListCallConfig builder', () => {
-  it('declares itself as the CallListCallConfig builder with its schema', () => {
-    expect(manifest.blockx).toEqual({ kind: 'builder', type: 'CallListCallConfig', schema: './schema.json' });
-    expect(manifest.main).toBe('src/index.ts');
-  });
+  itDeclaresItself(pkg, { kind: 'builder', type: 'CallListCallConfig' });
 
   it('builds one call per inner array, with that array as the arguments', async () => {
     const list = await callListBuilder.build(
-      taskCtx,
+      taskCtx(),
       { function: 'hello_world', callList: [['ct2'], ['blockx', 2], []] },
       io,
     );
@@ -37,7 +23,7 @@ describe('CallListCallConfig builder', () => {
   });
 
   it('builds no calls from an empty callList', async () => {
-    expect((await callListBuilder.build(taskCtx, { function: 'f', callList: [] }, io)).calls).toEqual([]);
+    expect((await callListBuilder.build(taskCtx(), { function: 'f', callList: [] }, io)).calls).toEqual([]);
   });
 
   it('accepts the seeds example config', () => {

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Row } from '../../../../src/kernel/plugin-types.js';
-import { compileForeignSchema } from '../../../../src/kernel/schema-validator.js';
 import { StorageError, StorageErrorCode } from '../../../../src/services/storage/errors.js';
 import { MemoryTaskIo } from '../../../../test/support/memory-task-io.js';
 import bundleWriter, {
@@ -10,21 +9,10 @@ import bundleWriter, {
   bundleRange,
   type BlockBundleWriteResultHandlerConfig,
 } from '../src/index.js';
+import { itDeclaresItself, packageUnderTest } from '../../../../test/support/plugin-package.js';
 
-const schema = JSON.parse(readFileSync(new URL('../schema.json', import.meta.url), 'utf8')) as object;
-const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
-  main: string;
-  blockx: { kind: string; type: string; schema: string };
-};
-const compiled = compileForeignSchema(schema);
-if (!compiled.ok) throw new Error(compiled.reason);
-const validate = compiled.validate;
-const taskCtx = {
-  taskId: 't1',
-  stage: 'plugin',
-  deadlineMs: 0,
-  signal: new AbortController().signal,
-} as const;
+const pkg = await packageUnderTest(import.meta.url);
+const { validate, taskCtx } = pkg;
 
 const transfer = (blockNumber: number, logIdx: number, amount = '1', chainId = 1): Row => ({
   chain_id: chainId,
@@ -61,17 +49,10 @@ function seeded(): MemoryTaskIo {
 }
 
 describe('BlockBundleWriteResultHandler writer', () => {
-  it('declares itself as the BlockBundleWriteResultHandler writer with its schema', () => {
-    expect(manifest.blockx).toEqual({
-      kind: 'writer',
-      type: 'BlockBundleWriteResultHandler',
-      schema: './schema.json',
-    });
-    expect(manifest.main).toBe('src/index.ts');
-  });
-
-  it('pins each error code to its key', () => {
-    for (const [key, code] of Object.entries(BlockBundleWriteErrorCode)) expect(code).toBe(key);
+  itDeclaresItself(pkg, {
+    kind: 'writer',
+    type: 'BlockBundleWriteResultHandler',
+    errorCodes: BlockBundleWriteErrorCode,
   });
 
   it.each([
@@ -86,7 +67,7 @@ describe('BlockBundleWriteResultHandler writer', () => {
   it('replaces the rows of the bundle: old rows gone, neighbours and other chains untouched', async () => {
     const io = seeded();
     const results = await bundleWriter.execute(
-      taskCtx,
+      taskCtx(),
       config,
       [output(11, 5), null, [output(20, 6), output(13, 0)]],
       io,
@@ -111,7 +92,7 @@ describe('BlockBundleWriteResultHandler writer', () => {
   it('writes genesis rows for bundle 0', async () => {
     const io = seeded();
     await bundleWriter.execute(
-      taskCtx,
+      taskCtx(),
       { table: 'token_transfers', chainId: 1, bundle: 0 },
       [output(0, 0)],
       io,
@@ -122,9 +103,9 @@ describe('BlockBundleWriteResultHandler writer', () => {
   it('is idempotent: replaying the same outputs leaves the same state', async () => {
     const io = seeded();
     const outputs = [[output(12, 0), output(19, 1)]];
-    await bundleWriter.execute(taskCtx, config, outputs, io);
+    await bundleWriter.execute(taskCtx(), config, outputs, io);
     const once = io.snapshot();
-    await bundleWriter.execute(taskCtx, config, outputs, io);
+    await bundleWriter.execute(taskCtx(), config, outputs, io);
     expect(io.snapshot()).toEqual(once);
   });
 
@@ -146,7 +127,7 @@ describe('BlockBundleWriteResultHandler writer', () => {
     async (_name, outputs, outputIndex, rowIndex, message) => {
       const io = seeded();
       const before = io.snapshot();
-      const err = await bundleWriter.execute(taskCtx, config, outputs, io).catch((e: unknown) => e);
+      const err = await bundleWriter.execute(taskCtx(), config, outputs, io).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(BlockBundleWriteError);
       expect(err).toMatchObject({ code: 'BAD_OUTPUT', retryable: false });
       expect((err as BlockBundleWriteError).details).toEqual(
@@ -162,7 +143,7 @@ describe('BlockBundleWriteResultHandler writer', () => {
     const reset = new StorageError(StorageErrorCode.CONNECTION, 'connection reset');
     const io = seeded().failNext({ op: 'commit', error: reset });
     const before = io.snapshot();
-    await expect(bundleWriter.execute(taskCtx, config, [output(12, 0)], io)).rejects.toBe(reset);
+    await expect(bundleWriter.execute(taskCtx(), config, [output(12, 0)], io)).rejects.toBe(reset);
     expect(reset.retryable).toBe(true);
     expect(io.snapshot()).toEqual(before);
   });

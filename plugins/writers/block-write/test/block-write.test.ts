@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Row } from '../../../../src/kernel/plugin-types.js';
-import { compileForeignSchema } from '../../../../src/kernel/schema-validator.js';
 import { StorageError, StorageErrorCode } from '../../../../src/services/storage/errors.js';
 import { MemoryTaskIo } from '../../../../test/support/memory-task-io.js';
 import blockWriter, {
@@ -9,21 +8,10 @@ import blockWriter, {
   BlockWriteErrorCode,
   type BlockWriteResultHandlerConfig,
 } from '../src/index.js';
+import { itDeclaresItself, packageUnderTest } from '../../../../test/support/plugin-package.js';
 
-const schema = JSON.parse(readFileSync(new URL('../schema.json', import.meta.url), 'utf8')) as object;
-const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
-  main: string;
-  blockx: { kind: string; type: string; schema: string };
-};
-const compiled = compileForeignSchema(schema);
-if (!compiled.ok) throw new Error(compiled.reason);
-const validate = compiled.validate;
-const taskCtx = {
-  taskId: 't1',
-  stage: 'plugin',
-  deadlineMs: 0,
-  signal: new AbortController().signal,
-} as const;
+const pkg = await packageUnderTest(import.meta.url);
+const { validate, taskCtx } = pkg;
 
 /** A token_transfers row; `amount` tells versions apart. */
 const transfer = (blockNumber: number, logIdx: number, amount = '1', chainId = 1): Row => ({
@@ -54,23 +42,12 @@ function seeded(): MemoryTaskIo {
 }
 
 describe('BlockWriteResultHandler writer', () => {
-  it('declares itself as the BlockWriteResultHandler writer with its schema', () => {
-    expect(manifest.blockx).toEqual({
-      kind: 'writer',
-      type: 'BlockWriteResultHandler',
-      schema: './schema.json',
-    });
-    expect(manifest.main).toBe('src/index.ts');
-  });
-
-  it('pins each error code to its key', () => {
-    for (const [key, code] of Object.entries(BlockWriteErrorCode)) expect(code).toBe(key);
-  });
+  itDeclaresItself(pkg, { kind: 'writer', type: 'BlockWriteResultHandler', errorCodes: BlockWriteErrorCode });
 
   it('replaces the rows of the block: old rows gone, other blocks and chains untouched', async () => {
     const io = seeded();
     const results = await blockWriter.execute(
-      taskCtx,
+      taskCtx(),
       config,
       [output(5), null, [output(6), output(7)], undefined],
       io,
@@ -94,7 +71,7 @@ describe('BlockWriteResultHandler writer', () => {
 
   it('keeps rows that already name the right chain and block', async () => {
     const io = seeded();
-    await blockWriter.execute(taskCtx, config, [transfer(1, 9, '3')], io);
+    await blockWriter.execute(taskCtx(), config, [transfer(1, 9, '3')], io);
     expect(io.rows('token_transfers').filter((r) => r.block_number === 1 && r.chain_id === 1)).toEqual([
       transfer(1, 9, '3'),
     ]);
@@ -102,7 +79,7 @@ describe('BlockWriteResultHandler writer', () => {
 
   it('with no rows in the outputs, empties the block', async () => {
     const io = seeded();
-    const [result] = await blockWriter.execute(taskCtx, config, [null, []], io);
+    const [result] = await blockWriter.execute(taskCtx(), config, [null, []], io);
     expect(result?.result).toMatchObject({ rows: 0 });
     expect(io.rows('token_transfers')).toEqual([transfer(2, 0), transfer(1, 0, '1', 2)]);
   });
@@ -110,16 +87,16 @@ describe('BlockWriteResultHandler writer', () => {
   it('is idempotent: replaying the same outputs leaves the same state', async () => {
     const io = seeded();
     const outputs = [output(5), [output(6)]];
-    await blockWriter.execute(taskCtx, config, outputs, io);
+    await blockWriter.execute(taskCtx(), config, outputs, io);
     const once = io.snapshot();
-    await blockWriter.execute(taskCtx, config, outputs, io);
+    await blockWriter.execute(taskCtx(), config, outputs, io);
     expect(io.snapshot()).toEqual(once);
     expect(io.commits).toBe(2);
   });
 
   it('does not mutate the outputs it fills', async () => {
     const out = output(5);
-    await blockWriter.execute(taskCtx, config, [out], seeded());
+    await blockWriter.execute(taskCtx(), config, [out], seeded());
     expect(out).toEqual(output(5));
   });
 
@@ -142,11 +119,13 @@ describe('BlockWriteResultHandler writer', () => {
       block: { number: 3 },
       columns: { chainColumn: 'chain', blockColumn: 'height' },
     };
-    await blockWriter.execute(taskCtx, custom, [{ total: 10 }], io);
+    await blockWriter.execute(taskCtx(), custom, [{ total: 10 }], io);
     expect(io.rows('totals')).toEqual([{ chain: 7, height: 3, total: 10 }]);
-    await expect(blockWriter.execute(taskCtx, custom, [{ total: 1, height: 4 }], io)).rejects.toMatchObject({
-      code: 'BAD_OUTPUT',
-    });
+    await expect(blockWriter.execute(taskCtx(), custom, [{ total: 1, height: 4 }], io)).rejects.toMatchObject(
+      {
+        code: 'BAD_OUTPUT',
+      },
+    );
   });
 
   it.each([
@@ -174,7 +153,7 @@ describe('BlockWriteResultHandler writer', () => {
     async (_name, outputs, outputIndex, rowIndex, message) => {
       const io = seeded();
       const before = io.snapshot();
-      const err = await blockWriter.execute(taskCtx, config, outputs, io).catch((e: unknown) => e);
+      const err = await blockWriter.execute(taskCtx(), config, outputs, io).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(BlockWriteError);
       expect(err).toMatchObject({ code: 'BAD_OUTPUT', retryable: false });
       expect((err as BlockWriteError).details).toEqual(
@@ -190,11 +169,11 @@ describe('BlockWriteResultHandler writer', () => {
     const conflict = new StorageError(StorageErrorCode.CONFLICT, 'serialization failure');
     const io = seeded().failNext({ op: 'commit', error: conflict });
     const before = io.snapshot();
-    await expect(blockWriter.execute(taskCtx, config, [output(5)], io)).rejects.toBe(conflict);
+    await expect(blockWriter.execute(taskCtx(), config, [output(5)], io)).rejects.toBe(conflict);
     expect(conflict.retryable).toBe(true);
     expect(io.snapshot()).toEqual(before);
     // The retry (a resubmitted task) then writes normally.
-    await blockWriter.execute(taskCtx, config, [output(5)], io);
+    await blockWriter.execute(taskCtx(), config, [output(5)], io);
     expect(io.rows('token_transfers').filter((r) => r.block_number === 1 && r.chain_id === 1)).toHaveLength(
       1,
     );
@@ -205,7 +184,7 @@ describe('BlockWriteResultHandler writer', () => {
     const before = io.snapshot();
     const { token: _t, ...missingToken } = output(6);
     const err = await blockWriter
-      .execute(taskCtx, config, [output(5), missingToken], io)
+      .execute(taskCtx(), config, [output(5), missingToken], io)
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StorageError);
     expect(err).toMatchObject({ code: StorageErrorCode.BAD_VALUE, retryable: false });

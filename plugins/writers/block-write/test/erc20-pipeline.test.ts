@@ -9,6 +9,7 @@ import erc20Transfers from '../../../../functions/erc20_transfers.js';
 import blockTableBuilder from '../../../builders/block-table/src/index.js';
 import { addressTopic, blockRow, eventRow, TRANSFER_TOPIC } from '../../../../test/support/chain-fixture.js';
 import { MemoryTaskIo } from '../../../../test/support/memory-task-io.js';
+import { pluginTaskCtx } from '../../../../test/support/plugin-package.js';
 import blockWriter from '../src/index.js';
 
 const task = JSON.parse(
@@ -17,8 +18,7 @@ const task = JSON.parse(
   functionCallConfig: { type: string; config: never };
   resultHandler: { type: string; config: never };
 };
-const ctx = (stage: 'builder' | 'plugin') =>
-  ({ taskId: 't1', stage, deadlineMs: 0, signal: new AbortController().signal }) as const;
+const ctx = pluginTaskCtx;
 
 const b1 = blockRow(1);
 const b1b = blockRow(1, { fork: 'b' });

@@ -56,6 +56,8 @@ export function collectUpserts(
   return upserts;
 }
 
+// Local on purpose: a plugin package imports only types from the kernel, so that it still loads when
+// copied out of this repository (as test/process/cli.test.ts does).
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,26 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Row } from '../../../../src/kernel/plugin-types.js';
-import { compileForeignSchema } from '../../../../src/kernel/schema-validator.js';
 import { StorageError, StorageErrorCode } from '../../../../src/services/storage/errors.js';
 import { blockRow } from '../../../../test/support/chain-fixture.js';
 import { MemoryTaskIo } from '../../../../test/support/memory-task-io.js';
 import tableUpsertsWriter, { TableUpsertsError, TableUpsertsErrorCode } from '../src/index.js';
+import { itDeclaresItself, packageUnderTest } from '../../../../test/support/plugin-package.js';
 
-const schema = JSON.parse(readFileSync(new URL('../schema.json', import.meta.url), 'utf8')) as object;
-const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
-  main: string;
-  blockx: { kind: string; type: string; schema: string };
-};
-const compiled = compileForeignSchema(schema);
-if (!compiled.ok) throw new Error(compiled.reason);
-const validate = compiled.validate;
-const taskCtx = {
-  taskId: 't1',
-  stage: 'plugin',
-  deadlineMs: 0,
-  signal: new AbortController().signal,
-} as const;
+const pkg = await packageUnderTest(import.meta.url);
+const { validate, taskCtx } = pkg;
 
 const key = (blockNumber: number, logIdx: number) => ({
   chain_id: 1,
@@ -43,17 +31,10 @@ function seeded(): MemoryTaskIo {
 }
 
 describe('TableUpsertsResultHandler writer', () => {
-  it('declares itself as the TableUpsertsResultHandler writer with its schema', () => {
-    expect(manifest.blockx).toEqual({
-      kind: 'writer',
-      type: 'TableUpsertsResultHandler',
-      schema: './schema.json',
-    });
-    expect(manifest.main).toBe('src/index.ts');
-  });
-
-  it('pins each error code to its key', () => {
-    for (const [key, code] of Object.entries(TableUpsertsErrorCode)) expect(code).toBe(key);
+  itDeclaresItself(pkg, {
+    kind: 'writer',
+    type: 'TableUpsertsResultHandler',
+    errorCodes: TableUpsertsErrorCode,
   });
 
   it('applies every upsert in one transaction and counts them per table', async () => {
@@ -66,7 +47,7 @@ describe('TableUpsertsResultHandler writer', () => {
       [upsert(2, 0), { table: 'blocks', key: { chain_id, number, hash }, values: rest }],
       [],
     ];
-    const results = await tableUpsertsWriter.execute(taskCtx, {}, outputs, io);
+    const results = await tableUpsertsWriter.execute(taskCtx(), {}, outputs, io);
     expect(results).toEqual([
       {
         pluginName: 'TableUpsertsResultHandler',
@@ -82,30 +63,30 @@ describe('TableUpsertsResultHandler writer', () => {
   it('lets a later upsert of the same key win, and is idempotent on replay', async () => {
     const io = seeded();
     const outputs = [upsert(3, 0, 'first'), [upsert(3, 0, 'second')]];
-    await tableUpsertsWriter.execute(taskCtx, {}, outputs, io);
+    await tableUpsertsWriter.execute(taskCtx(), {}, outputs, io);
     expect(io.rows('token_transfers')).toContainEqual(row(3, 0, 'second'));
     const once = io.snapshot();
-    await tableUpsertsWriter.execute(taskCtx, {}, outputs, io);
+    await tableUpsertsWriter.execute(taskCtx(), {}, outputs, io);
     expect(io.snapshot()).toEqual(once);
   });
 
   it('writes nothing and opens no transaction when no output holds an upsert', async () => {
     const io = seeded();
-    const [result] = await tableUpsertsWriter.execute(taskCtx, {}, [null, undefined, []], io);
+    const [result] = await tableUpsertsWriter.execute(taskCtx(), {}, [null, undefined, []], io);
     expect(result?.result).toEqual({ upserts: 0, tables: {} });
     expect(io.commits).toBe(0);
   });
 
   it('accepts tables in the allow-list and rejects any other as BAD_OUTPUT', async () => {
     const io = seeded();
-    await tableUpsertsWriter.execute(taskCtx, { tables: ['token_transfers'] }, [upsert(4, 0)], io);
+    await tableUpsertsWriter.execute(taskCtx(), { tables: ['token_transfers'] }, [upsert(4, 0)], io);
     const before = io.snapshot();
     const outputs = [
       upsert(5, 0),
       [{ table: 'blocks', key: { chain_id: 1, number: 1, hash: '0x1' }, values: {} }],
     ];
     const err = await tableUpsertsWriter
-      .execute(taskCtx, { tables: ['token_transfers'] }, outputs, io)
+      .execute(taskCtx(), { tables: ['token_transfers'] }, outputs, io)
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TableUpsertsError);
     expect(err).toMatchObject({
@@ -131,7 +112,7 @@ describe('TableUpsertsResultHandler writer', () => {
     const io = seeded();
     const before = io.snapshot();
     const err = await tableUpsertsWriter
-      .execute(taskCtx, {}, [upsert(7, 0), ...outputs], io)
+      .execute(taskCtx(), {}, [upsert(7, 0), ...outputs], io)
       .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'BAD_OUTPUT', retryable: false, details: { outputIndex: 1 } });
     expect((err as Error).message).toMatch(message);
@@ -145,14 +126,14 @@ describe('TableUpsertsResultHandler writer', () => {
     // The second upsert lacks non-nullable columns: storage rejects it (not retryable).
     const bad = { table: 'token_transfers', key: key(6, 0), values: { amount: '1' } };
     const err = await tableUpsertsWriter
-      .execute(taskCtx, {}, [upsert(6, 1), bad], io)
+      .execute(taskCtx(), {}, [upsert(6, 1), bad], io)
       .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: StorageErrorCode.BAD_VALUE, retryable: false });
     expect(io.snapshot()).toEqual(before);
 
     const overloaded = new StorageError(StorageErrorCode.OVERLOADED, 'no backend slot');
     io.failNext({ op: 'commit', error: overloaded });
-    await expect(tableUpsertsWriter.execute(taskCtx, {}, [upsert(6, 1)], io)).rejects.toBe(overloaded);
+    await expect(tableUpsertsWriter.execute(taskCtx(), {}, [upsert(6, 1)], io)).rejects.toBe(overloaded);
     expect(overloaded.retryable).toBe(true);
     expect(io.snapshot()).toEqual(before);
   });
