@@ -9,7 +9,9 @@
 // watching etcd) in this process, and the clients too. The echo server and its client live in the same
 // process as well, so both sides pay the same scheduling. Every reservation uses a unique task id and a
 // 10 s deadline, as the TypeScript client sends it; the slots come back through their TTL
-// (WORKER_TASK_SLOTS 1,000,000, COORDINATOR_SLOT_TTL_MS 1000).
+// (WORKER_TASK_SLOTS 1,000,000, COORDINATOR_SLOT_TTL_MS 1000). The BlockX clients install the lean
+// AsyncResource#bind (src/grpc/lean-bind.ts) process-wide, so the raw rows' grpc-js clients use it too:
+// the header line says which bind the run used.
 // A reservation is two unary round trips (client → Coordinator → Worker RequestTaskSlot → back), so
 // the floor is ~2× raw unary. Goal (issue 6): reservation p50 ≤ 2.5 × raw unary p50.
 //
@@ -35,6 +37,7 @@ import type {
   ReserveWorkerSlotResponseWireOut,
 } from '../src/grpc/wire-types.js';
 import type * as KernelModule from '../src/kernel/kernel.js';
+import type * as LeanBindModule from '../src/grpc/lean-bind.js';
 import type * as RunCoordinatorModule from '../src/services/coordinator/app/run-coordinator.js';
 import type * as CoordinatorCoreModule from '../src/services/coordinator/core/index.js';
 import type * as EtcdWriterModule from '../src/services/registry/etcd-registry-writer.js';
@@ -49,6 +52,7 @@ import { EchoClient, startEcho, startEchoRelay } from './lib/grpc-echo.js';
 const { CLIENT_CHANNEL_OPTIONS } = await loadBuilt<typeof ChannelOptionsModule>('grpc/channel-options');
 const { createCoordinatorClient, createWorkerClient, unaryCall } =
   await loadBuilt<typeof ClientsModule>('grpc/clients');
+const { leanAsyncResourceBindInstalled } = await loadBuilt<typeof LeanBindModule>('grpc/lean-bind');
 const { bootKernel } = await loadBuilt<typeof KernelModule>('kernel/kernel');
 const { runCoordinator } = await loadBuilt<typeof RunCoordinatorModule>(
   'services/coordinator/app/run-coordinator',
@@ -350,7 +354,7 @@ async function main(): Promise<void> {
     const cpu = cpus()[0]?.model ?? 'unknown cpu';
     console.log(`\n## bench/reserve (${cpus().length} × ${cpu}, node ${process.version})\n`);
     console.log(
-      `1 in flight: ${RUNS} runs × ${SECONDS} s of rounds of one call per row in random order (after ${WARMUP} s warm-up each); ${INFLIGHT} in flight: ${RUNS} rounds × ${SECONDS} s per row in random order (after ${WARMUP} s warm-up each); latencies pooled over the runs; ${builtLabel()}; load average at the start: ${loadBefore}.\n`,
+      `1 in flight: ${RUNS} runs × ${SECONDS} s of rounds of one call per row in random order (after ${WARMUP} s warm-up each); ${INFLIGHT} in flight: ${RUNS} rounds × ${SECONDS} s per row in random order (after ${WARMUP} s warm-up each); latencies pooled over the runs; ${builtLabel()}; AsyncResource#bind: ${leanAsyncResourceBindInstalled() ? 'lean (src/grpc/lean-bind.ts)' : "Node's own"}; load average at the start: ${loadBefore}.\n`,
     );
     console.log('| row | ops/s | p50 ms | p99 ms |');
     console.log('|---|---:|---:|---:|');

@@ -3,34 +3,38 @@
 import * as grpc from '@grpc/grpc-js';
 import { DeadlineQueue, type CancelSignal, type DeadlineEntry } from '../kernel/cancel.js';
 import { CLIENT_CHANNEL_OPTIONS } from './channel-options.js';
+import { installLeanAsyncResourceBind } from './lean-bind.js';
 import { BundleCoordinatorServiceClient, CoordinatorServiceClient, WorkerServiceClient } from './proto.js';
 import { grpcStatusError } from './status.js';
 
+type ClientConstructor<C> = new (
+  addr: string,
+  credentials: grpc.ChannelCredentials,
+  options: grpc.ClientOptions,
+) => C;
+
+/** A plaintext client with the shared channel options; installs the lean AsyncResource#bind first. */
+function insecureClient<C>(Client: ClientConstructor<C>, addr: string, options: grpc.ClientOptions): C {
+  installLeanAsyncResourceBind();
+  return new Client(addr, grpc.credentials.createInsecure(), { ...CLIENT_CHANNEL_OPTIONS, ...options });
+}
+
 export function createWorkerClient(addr: string, options: grpc.ClientOptions = {}): WorkerServiceClient {
-  return new WorkerServiceClient(addr, grpc.credentials.createInsecure(), {
-    ...CLIENT_CHANNEL_OPTIONS,
-    ...options,
-  });
+  return insecureClient(WorkerServiceClient, addr, options);
 }
 
 export function createCoordinatorClient(
   addr: string,
   options: grpc.ClientOptions = {},
 ): CoordinatorServiceClient {
-  return new CoordinatorServiceClient(addr, grpc.credentials.createInsecure(), {
-    ...CLIENT_CHANNEL_OPTIONS,
-    ...options,
-  });
+  return insecureClient(CoordinatorServiceClient, addr, options);
 }
 
 export function createBundleCoordinatorClient(
   addr: string,
   options: grpc.ClientOptions = {},
 ): BundleCoordinatorServiceClient {
-  return new BundleCoordinatorServiceClient(addr, grpc.credentials.createInsecure(), {
-    ...CLIENT_CHANNEL_OPTIONS,
-    ...options,
-  });
+  return insecureClient(BundleCoordinatorServiceClient, addr, options);
 }
 
 export interface UnaryCallOptions {

@@ -8,8 +8,8 @@
 
 import * as grpc from '@grpc/grpc-js';
 import { CLIENT_CHANNEL_OPTIONS } from '../../../grpc/channel-options.js';
-import { unaryCall } from '../../../grpc/clients.js';
-import { WorkerServiceClient } from '../../../grpc/proto.js';
+import { createWorkerClient, unaryCall } from '../../../grpc/clients.js';
+import type { WorkerServiceClient } from '../../../grpc/proto.js';
 import { businessCodeOf, isServiceError } from '../../../grpc/status.js';
 import type { RequestTaskSlotResponseWireOut } from '../../../grpc/wire-types.js';
 import { describeError, silentLogger } from '../../registry/registry-port.js';
@@ -173,11 +173,7 @@ export class WorkerRpcClient implements SlotReserver {
     if (this.closed) throw new Error('WorkerRpcClient is closed');
     let channel = this.channels.get(workerAddr);
     if (channel === undefined) {
-      const client = new WorkerServiceClient(
-        workerAddr,
-        grpc.credentials.createInsecure(),
-        this.channelOptions,
-      );
+      const client = createWorkerClient(workerAddr, this.channelOptions);
       channel = { client, inFlight: 0, lastUsedMs: Date.now(), forgotten: false };
       this.channels.set(workerAddr, channel);
     }
