@@ -5,6 +5,10 @@
 
 import { StorageError, StorageErrorCode } from './errors.js';
 
+// Transient conflicts: the transaction was rolled back and running it again may well succeed.
+// 40000 transaction_rollback, 40001 serialization_failure, 40P01 deadlock_detected, 55P03
+// lock_not_available. Not 40002 (an integrity violation at commit) nor 40003 (completion unknown).
+const PG_CONFLICT_STATES = new Set(['40000', '40001', '40P01', '55P03']);
 const PG_CONNECTION_STATES = new Set(['57P01', '57P02', '57P03', '53300']);
 const NODE_CONNECTION_CODES = new Set([
   'ECONNREFUSED',
@@ -33,7 +37,7 @@ function messageOf(err: unknown): string {
 /** The storage code of an error from `pg` / `pg-pool` / the socket under them. */
 export function classifyPostgresError(err: unknown): StorageErrorCode {
   const code = codeOf(err);
-  if (code === '40001' || code === '40P01' || code === '55P03') return StorageErrorCode.CONFLICT;
+  if (code !== undefined && PG_CONFLICT_STATES.has(code)) return StorageErrorCode.CONFLICT;
   if (code !== undefined && (code.startsWith('08') || PG_CONNECTION_STATES.has(code)))
     return StorageErrorCode.CONNECTION;
   if (code !== undefined && NODE_CONNECTION_CODES.has(code)) return StorageErrorCode.CONNECTION;

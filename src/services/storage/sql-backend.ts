@@ -208,7 +208,7 @@ export class SqlBackend implements StorageBackend, TransactionHost {
             tx.assertCommittable();
             return result;
           },
-          { mode: 'serializable', signal, deadline },
+          { mode: 'write', signal, deadline },
         ),
       );
     } catch (err) {

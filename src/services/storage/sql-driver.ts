@@ -27,11 +27,12 @@ export interface ConnectionOptions {
 
 export interface TransactionOptions extends ConnectionOptions {
   /**
-   * `serializable` (PostgreSQL SERIALIZABLE; SQLite BEGIN IMMEDIATE) for the port's transactions;
+   * `write` for the port's transactions: PostgreSQL READ COMMITTED (conflicting block writes serialise
+   * on advisory locks, write-locks.ts and docs/storage.md); SQLite BEGIN IMMEDIATE (one writer).
    * `migration` for migrate: PostgreSQL READ COMMITTED under an advisory lock, so a migrator that waited
    * for another sees the tables it created.
    */
-  readonly mode: 'serializable' | 'migration';
+  readonly mode: 'write' | 'migration';
 }
 
 export interface SqlDriver {

@@ -2,6 +2,10 @@
 // validated before any SQL runs; a validation error leaves the transaction usable. A statement that
 // fails inside the database poisons the transaction: it rolls back even if the callback swallowed the
 // error (PostgreSQL would otherwise turn the COMMIT of an aborted transaction into a silent ROLLBACK).
+//
+// A deleteWhere first takes the advisory locks of the region it deletes (write-locks.ts; PostgreSQL
+// only, held to the end of the transaction), so concurrent replacements of one block or bundle run one
+// after the other even under READ COMMITTED — see docs/storage.md, "Concurrent writes on PostgreSQL".
 
 import type { ColumnConfig, TableConfig } from '../../kernel/config-types.js';
 import { StorageError, StorageErrorCode } from './errors.js';
@@ -12,6 +16,7 @@ import type { SqlRunner } from './sql-driver.js';
 import { deleteByKey, deleteWhere, insertRows, rowsPerInsert } from './sql-statements.js';
 import type { BlockRange, Row, RowFilter, RowKey, StorageTransaction } from './types.js';
 import { keyId } from './value-codec.js';
+import { deleteRegion, keyId as lockId, lockStatement, regionLocks } from './write-locks.js';
 
 /** What a transaction needs from its backend. */
 export interface TransactionHost {
@@ -26,6 +31,8 @@ export class SqlTransaction implements StorageTransaction {
   /** The first failure inside the database, if any: the transaction must roll back. */
   failure: StorageError | undefined;
   private ended = false;
+  /** Advisory locks this transaction holds: key id → exclusive. */
+  private readonly held = new Map<string, boolean>();
 
   constructor(
     private readonly host: TransactionHost,
@@ -85,7 +92,27 @@ export class SqlTransaction implements StorageTransaction {
   async deleteWhere(table: string, where: RowFilter, blockRange?: BlockRange): Promise<number> {
     const t = tableOf(this.host.ctx, table);
     const conditions = conditionsOf(this.host.ctx, table, t, where, blockRange);
-    return this.exec(table, () => this.q.run(deleteWhere(this.host.dialect, table, conditions)));
+    return this.exec(table, async () => {
+      await this.lockRegion(table, t, where, blockRange);
+      return this.q.run(deleteWhere(this.host.dialect, table, conditions));
+    });
+  }
+
+  /** Takes the locks of the region a deleteWhere covers that this transaction does not hold yet. */
+  private async lockRegion(
+    table: string,
+    t: TableConfig,
+    where: RowFilter,
+    blockRange: BlockRange | undefined,
+  ): Promise<void> {
+    const missing = regionLocks(deleteRegion(table, t, where ?? {}, blockRange)).filter((l) => {
+      const held = this.held.get(lockId(l));
+      return held === undefined || (l.exclusive && !held);
+    });
+    const stmt = lockStatement(this.host.dialect, missing);
+    if (stmt === undefined) return;
+    await this.q.all(stmt);
+    for (const l of missing) this.held.set(lockId(l), l.exclusive || this.held.get(lockId(l)) === true);
   }
 
   private async exec<T>(table: string, body: () => Promise<T>): Promise<T> {

@@ -44,7 +44,12 @@ export interface StorageTransaction {
   /** Insert many full rows (upsert semantics on the primary key). Used by loaders and block writes. */
   insertRows(table: string, rows: readonly Row[]): Promise<void>;
   delete(table: string, key: RowKey): Promise<void>;
-  /** Delete every row matching the filter / block range (the table's blockColumn); returns the count. */
+  /**
+   * Delete every row matching the filter / block range (the table's blockColumn); returns the count.
+   * On PostgreSQL it first locks the region it deletes (one block, the bundles of a range, or the whole
+   * table) until the transaction ends, so two "delete this block, insert its rows" transactions of the
+   * same block run one after the other, and of different blocks side by side (docs/storage.md).
+   */
   deleteWhere(table: string, where: RowFilter, blockRange?: BlockRange): Promise<number>;
 }
 
@@ -76,9 +81,10 @@ export interface StorageBackend {
   /** Keyset-paginated: memory is bounded by one page whatever the table size. */
   scan(table: string, query?: StorageScanQuery, opts?: OpOptions): AsyncIterable<readonly Row[]>;
   /**
-   * Runs `fn` in one transaction (SERIALIZABLE on PostgreSQL; BEGIN IMMEDIATE on SQLite). Commits when
-   * `fn` resolves, rolls back when it rejects or the process dies (nothing partial is ever visible).
-   * Does not retry: retry scopes above decide.
+   * Runs `fn` in one transaction (READ COMMITTED plus deleteWhere's region locks on PostgreSQL; BEGIN
+   * IMMEDIATE on SQLite). Commits when `fn` resolves, rolls back when it rejects or the process dies
+   * (nothing partial is ever visible). Does not retry: retry scopes above decide (a CONFLICT — deadlock,
+   * serialization failure — is retryable and means "run the whole callback again").
    */
   transaction<T>(fn: (tx: StorageTransaction) => Promise<T>, opts?: OpOptions): Promise<T>;
 

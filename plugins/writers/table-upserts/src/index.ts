@@ -3,8 +3,13 @@
 // wins). Upserts replace whole rows by primary key, so running the same task twice leaves the same table
 // state. `tables` optionally restricts which tables the task may write. The config has already been
 // validated against ../schema.json.
+//
+// The upserts go to storage in lock order (lockOrder: by table, then key), not output order: two tasks
+// upserting overlapping keys then take their row locks in the same order and never deadlock (see
+// docs/storage.md, "Concurrent writes on PostgreSQL"). The sort is stable, so upserts of one key keep
+// their output order and the later still wins.
 import type { PluginResult, WriterPlugin } from '../../../../src/kernel/plugin-types.js';
-import { collectUpserts } from './upserts.js';
+import { collectUpserts, lockOrder } from './upserts.js';
 
 export { TableUpsertsError, TableUpsertsErrorCode } from './errors.js';
 export type { Upsert } from './upserts.js';
@@ -26,7 +31,7 @@ const tableUpsertsWriter: WriterPlugin<TableUpsertsResultHandlerConfig> = {
     if (upserts.length > 0) {
       // IO errors propagate unchanged: the IO scope has classified them (`retryable`) and retried already.
       await io.transaction(async (tx) => {
-        for (const u of upserts) await tx.upsert(u.table, u.key, u.values);
+        for (const u of lockOrder(upserts)) await tx.upsert(u.table, u.key, u.values);
       });
     }
     const tables = Object.fromEntries([...perTable].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));

@@ -56,6 +56,27 @@ export function collectUpserts(
   return upserts;
 }
 
+/**
+ * The upserts sorted by table, then by the key's canonical form (columns sorted, string values
+ * case-folded so that two spellings of one hex key stay adjacent); stable, so equal keys keep their
+ * output order. Every task applying upserts in this one order takes overlapping row locks in the same
+ * order: no deadlocks between them.
+ */
+export function lockOrder(upserts: readonly Upsert[]): Upsert[] {
+  const keyed = upserts.map((u) => ({ u, sortKey: JSON.stringify([u.table, canonicalKey(u.key)]) }));
+  keyed.sort((a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0));
+  return keyed.map((k) => k.u);
+}
+
+function canonicalKey(key: RowKey): unknown[] {
+  return Object.keys(key)
+    .sort()
+    .map((column) => {
+      const value = key[column];
+      return [column, typeof value === 'string' ? value.toLowerCase() : value];
+    });
+}
+
 // Local on purpose: a plugin package imports only types from the kernel, so that it still loads when
 // copied out of this repository (as test/process/cli.test.ts does).
 function isRecord(value: unknown): value is Record<string, unknown> {

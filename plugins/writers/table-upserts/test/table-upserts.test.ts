@@ -5,6 +5,7 @@ import { StorageError, StorageErrorCode } from '../../../../src/services/storage
 import { blockRow } from '../../../../test/support/chain-fixture.js';
 import { MemoryTaskIo } from '../../../../test/support/memory-task-io.js';
 import tableUpsertsWriter, { TableUpsertsError, TableUpsertsErrorCode } from '../src/index.js';
+import { collectUpserts, lockOrder } from '../src/upserts.js';
 import { itDeclaresItself, packageUnderTest } from '../../../../test/support/plugin-package.js';
 
 const pkg = await packageUnderTest(import.meta.url);
@@ -68,6 +69,24 @@ describe('TableUpsertsResultHandler writer', () => {
     const once = io.snapshot();
     await tableUpsertsWriter.execute(taskCtx(), {}, outputs, io);
     expect(io.snapshot()).toEqual(once);
+  });
+
+  it('applies upserts in table and key order (no deadlocks), equal keys in output order', () => {
+    const outputs = [upsert(3, 1, 'x'), upsert(1, 2), upsert(3, 1, 'y'), upsert(1, 0)];
+    const order = (list: unknown[]) =>
+      lockOrder(collectUpserts(list, undefined)).map((u) => [
+        u.key.block_number,
+        u.key.log_idx,
+        u.values.amount,
+      ]);
+    expect(order(outputs)).toEqual([
+      [1, 0, '1'],
+      [1, 2, '1'],
+      [3, 1, 'x'],
+      [3, 1, 'y'],
+    ]);
+    // Another task's output order does not change the order of distinct keys.
+    expect(order([outputs[3], outputs[1], outputs[0], outputs[2]])).toEqual(order(outputs));
   });
 
   it('writes nothing and opens no transaction when no output holds an upsert', async () => {

@@ -13,6 +13,8 @@ describe('classifyPostgresError', () => {
     [withCode('40001'), 'CONFLICT'],
     [withCode('40P01'), 'CONFLICT'],
     [withCode('55P03'), 'CONFLICT'],
+    [withCode('40000'), 'CONFLICT'],
+    [withCode('40003'), 'QUERY_FAILED'],
     [withCode('08006'), 'CONNECTION'],
     [withCode('08001'), 'CONNECTION'],
     [withCode('57P01'), 'CONNECTION'],

@@ -5,6 +5,11 @@
 //   replaceBlockRows(t, {number, chainId?}, rows)   = deleteWhere(t, {blockColumn: number, chainColumn: chainId}) + insertRows
 //   replaceBlockRangeRows(t, {from, to, chainId?}, rows) = deleteWhere(t, {chainColumn: chainId}, {from, to}) + insertRows
 //
+// The deleteWhere takes the storage's region lock (one block; the bundles of a range), so on PostgreSQL
+// two writers of one block — a retried task racing its first attempt — run one after the other and the
+// table ends as one complete run, while writers of different blocks never wait for each other
+// (docs/storage.md, "Concurrent writes on PostgreSQL").
+//
 // Every table written is recorded (the scope drops its cached reads after the transaction), every error
 // a storage write throws is remembered as a storage error (the retry scope may re-run the whole
 // transaction for it, while a writer's own errors pass through), and once the scope is closed every
