@@ -5,6 +5,11 @@
 // - Lost = the process exited, or no heartbeat for `heartbeatTimeoutMs` (then it is SIGKILLed), or it
 //   was not ready within `startTimeoutMs`. The link fails its in-flight attempts retryably and the
 //   supervisor starts a new executor after a backoff (100 ms doubling to 5 s, see executor-backoff.ts).
+// - Silence is judged by core/health/executor-liveness.ts: a watchdog tick that comes far too late
+//   means the WORKER was stalled (SIGSTOP, GC, a blocked loop) and restarts the silence clock, and a
+//   silent executor is only declared lost after one more event-loop turn (setImmediate), once the
+//   heartbeats queued on its socket have been read. Before this, a Worker resumed after a 15 s SIGSTOP
+//   killed its healthy Executor and re-ran every in-flight call (issue 14).
 // - stop(): SIGTERM (SIGKILL after a grace), close the link, remove the socket file.
 //
 // No orphans: the child is SIGKILLed when this process exits, and the executor itself exits when its
@@ -13,6 +18,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { packagePath } from '../../../kernel/package-root.js';
+import {
+  INITIAL_LIVENESS,
+  judgeLiveness,
+  stallGapFor,
+  type LivenessConfig,
+  type LivenessState,
+} from '../core/health/executor-liveness.js';
 import { RestartBackoff, type BackoffOptions } from './executor-backoff.js';
 import { ExecutorLink, type ExecutorLinkEvent, type ExecutorLinkOptions } from './executor-link.js';
 
@@ -56,6 +68,9 @@ export class ExecutorSupervisor {
   private readonly opts: ExecutorSupervisorOptions;
   private readonly backoff: RestartBackoff;
   private readonly heartbeatTimeoutMs: number;
+  private readonly liveness: LivenessConfig;
+  private livenessState: LivenessState = INITIAL_LIVENESS;
+  private confirmQueued = false;
   private child: ChildProcess | undefined;
   private spawnedAtMs = 0;
   private restartTimer: NodeJS.Timeout | undefined;
@@ -72,6 +87,13 @@ export class ExecutorSupervisor {
     this.backoff = new RestartBackoff(options.backoff);
     this.heartbeatTimeoutMs =
       options.heartbeatTimeoutMs ?? Math.max(3_000, 10 * (options.heartbeatIntervalMs ?? 250));
+    const checkIntervalMs = Math.min(500, Math.max(50, this.heartbeatTimeoutMs / 4));
+    this.liveness = {
+      heartbeatTimeoutMs: this.heartbeatTimeoutMs,
+      startTimeoutMs: options.startTimeoutMs ?? 30_000,
+      checkIntervalMs,
+      stallGapMs: stallGapFor(checkIntervalMs, this.heartbeatTimeoutMs),
+    };
     this.link = new ExecutorLink({ ...options, onEvent: (ev) => this.onLinkEvent(ev) });
   }
 
@@ -90,10 +112,7 @@ export class ExecutorSupervisor {
     await this.link.listen();
     process.once('exit', this.killOnExit);
     this.spawnExecutor();
-    this.watchdog = setInterval(
-      () => this.checkLiveness(),
-      Math.min(500, Math.max(50, this.heartbeatTimeoutMs / 4)),
-    );
+    this.watchdog = setInterval(() => this.checkLiveness('check'), this.liveness.checkIntervalMs);
     this.watchdog.unref();
   }
 
@@ -194,18 +213,58 @@ export class ExecutorSupervisor {
     }, delay);
   }
 
-  /** Heartbeat watchdog: a silent or never-ready executor is killed; its exit triggers the restart. */
-  private checkLiveness(): void {
+  /**
+   * Heartbeat watchdog: a silent or never-ready executor is killed; its exit triggers the restart. A
+   * `suspect` verdict is confirmed one event-loop turn later, after the poll phase has read the socket.
+   */
+  private checkLiveness(phase: 'check' | 'confirm'): void {
     const child = this.child;
     if (this.stopping || !child) return;
-    const now = Date.now();
-    const last = this.link.lastHeartbeatAtMs;
-    if (this.link.ready && last !== undefined && now - last > this.heartbeatTimeoutMs) {
-      this.link.dropConnection(`no heartbeat for ${now - last} ms`);
-      child.kill('SIGKILL');
-    } else if (!this.link.ready && now - this.spawnedAtMs > (this.opts.startTimeoutMs ?? 30_000)) {
-      this.link.dropConnection(`not ready ${now - this.spawnedAtMs} ms after start`);
-      child.kill('SIGKILL');
+    const step = judgeLiveness(
+      this.livenessState,
+      {
+        now: Date.now(),
+        phase,
+        ready: this.link.ready,
+        lastHeartbeatAtMs: this.link.lastHeartbeatAtMs,
+        spawnedAtMs: this.spawnedAtMs,
+      },
+      this.liveness,
+    );
+    this.livenessState = step.state;
+    const verdict = step.verdict;
+    switch (verdict.kind) {
+      case 'alive':
+        return;
+      case 'worker-stalled':
+        this.opts.log?.(
+          'warn',
+          `the worker's event loop did not run for ${verdict.stalledMs} ms (paused or blocked); ` +
+            `restarting the executor heartbeat clock instead of blaming executor ${child.pid}`,
+        );
+        return;
+      case 'suspect':
+        if (this.confirmQueued) return;
+        this.confirmQueued = true;
+        setImmediate(() => {
+          this.confirmQueued = false;
+          this.checkLiveness('confirm');
+        });
+        return;
+      case 'lost': {
+        const why =
+          verdict.cause === 'heartbeat'
+            ? `no heartbeat for ${verdict.silentMs} ms`
+            : `not ready ${verdict.silentMs} ms after start`;
+        this.opts.log?.('warn', `executor ${child.pid} ${why}; killing it`);
+        this.link.dropConnection(why);
+        child.kill('SIGKILL');
+        return;
+      }
+      default: {
+        const unreachable: never = verdict;
+        throw new Error(`unknown liveness verdict ${JSON.stringify(unreachable)}`);
+      }
     }
   }
 }

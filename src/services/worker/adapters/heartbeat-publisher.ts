@@ -4,13 +4,15 @@
 // alive, re-grants it after a loss and re-puts) or the in-process registry under `blockx up`.
 //
 // The slot figures come from the Worker core through `deriveHeartbeat()`; the error rate from an injected
-// source; cpu, memory and rss are measured here (HostMetricsSampler). A put still in flight when the next
+// source (the orchestrator's decayed worker-caused failure rate); cpu, memory and rss from a
+// HostMetricsSource (default CapacitySampler: the worker's cgroup limits, else the host). What each field
+// means and where it comes from: docs/health.md. A put still in flight when the next
 // tick fires makes that tick a no-op, so a slow or absent etcd never piles up requests. `stop()` deletes
 // the key and closes the writer (etcd: revokes the lease), so a clean shutdown leaves no trace, while a
 // crash leaves the key to expire with the lease TTL.
 
-import os from 'node:os';
 import type { WorkerHeartbeat } from '../../registry/heartbeat.js';
+import { CapacitySampler, clampFraction } from './capacity-sampler.js';
 import { describeError, silentLogger } from '../../registry/registry-port.js';
 import type { Logger, WorkerRegistryWriter } from '../../registry/registry-port.js';
 
@@ -21,7 +23,7 @@ export interface SlotFigures {
   readonly runningTasks: number;
 }
 
-/** The host's share of a heartbeat; percent fields are fractions 0..1. */
+/** The capacity share of a heartbeat (cgroup or host, see docs/health.md); percent fields are 0..1. */
 export interface HostMetrics {
   readonly cpuPercent: number;
   readonly memoryPercent: number;
@@ -32,72 +34,12 @@ export interface HostMetrics {
 
 export interface HostMetricsSource {
   sample(): HostMetrics;
-}
-
-function clampFraction(v: number): number {
-  if (!Number.isFinite(v) || v <= 0) return 0;
-  return v >= 1 ? 1 : v;
+  /** Where the cpu and memory figures come from (logged once at start). */
+  sources?(): Readonly<Record<'cpu' | 'memory', string>>;
 }
 
 function count(v: number): number {
   return Number.isFinite(v) && v > 0 ? Math.floor(v) : 0;
-}
-
-/**
- * Measures the host: cpu as the busy share of all cores since the previous sample (from os.cpus()
- * tick counters; where those are unavailable, this process's cpu time over wall time and cores),
- * memory from os.totalmem()/os.freemem(), rss from process.memoryUsage.rss().
- */
-export class HostMetricsSampler implements HostMetricsSource {
-  private prevTicks = readCpuTicks();
-  private prevProcess = { usage: process.cpuUsage(), atNs: process.hrtime.bigint() };
-  private lastCpu = 0;
-
-  sample(): HostMetrics {
-    const total = os.totalmem();
-    const available = Math.min(os.freemem(), total);
-    return {
-      cpuPercent: this.sampleCpu(),
-      memoryPercent: total > 0 ? clampFraction(1 - available / total) : 0,
-      memoryAvailableBytes: count(available),
-      memoryTotalBytes: count(total),
-      processRssBytes: count(process.memoryUsage.rss()),
-    };
-  }
-
-  private sampleCpu(): number {
-    const ticks = readCpuTicks();
-    if (ticks !== undefined && this.prevTicks !== undefined) {
-      const dTotal = ticks.total - this.prevTicks.total;
-      const dIdle = ticks.idle - this.prevTicks.idle;
-      if (dTotal > 0) {
-        this.prevTicks = ticks;
-        this.lastCpu = clampFraction(1 - dIdle / dTotal);
-      }
-      return this.lastCpu;
-    }
-    const usage = process.cpuUsage();
-    const atNs = process.hrtime.bigint();
-    const elapsedUs = Number(atNs - this.prevProcess.atNs) / 1000;
-    const usedUs = usage.user - this.prevProcess.usage.user + (usage.system - this.prevProcess.usage.system);
-    if (elapsedUs > 0) {
-      this.prevProcess = { usage, atNs };
-      this.lastCpu = clampFraction(usedUs / (elapsedUs * Math.max(1, os.availableParallelism())));
-    }
-    return this.lastCpu;
-  }
-}
-
-function readCpuTicks(): { idle: number; total: number } | undefined {
-  const cpus = os.cpus();
-  if (cpus.length === 0) return undefined;
-  let idle = 0;
-  let total = 0;
-  for (const { times } of cpus) {
-    idle += times.idle;
-    total += times.user + times.nice + times.sys + times.idle + times.irq;
-  }
-  return { idle, total };
 }
 
 export interface HeartbeatPublisherOptions {
@@ -110,7 +52,7 @@ export interface HeartbeatPublisherOptions {
   readonly intervalMs: number;
   /** The slot table's current figures. */
   readonly deriveHeartbeat: () => SlotFigures;
-  /** Share of recent tasks that failed, 0..1 (default: always 0). */
+  /** Decayed share of recent tasks that failed through the worker's fault, 0..1 (default: always 0). */
   readonly errorRate?: () => number;
   readonly metrics?: HostMetricsSource;
   /** UTC ms for lastHeartbeatMs (default Date.now). */
@@ -137,7 +79,7 @@ export class HeartbeatPublisher {
     }
     if (opts.workerAddr === '') throw new RangeError('heartbeat workerAddr must not be empty');
     this.opts = opts;
-    this.metrics = opts.metrics ?? new HostMetricsSampler();
+    this.metrics = opts.metrics ?? new CapacitySampler();
     this.clock = opts.clock ?? Date.now;
     this.logger = opts.logger ?? silentLogger;
   }
@@ -147,6 +89,12 @@ export class HeartbeatPublisher {
     if (this.timer !== undefined || this.stopping !== undefined) return;
     this.timer = setInterval(() => void this.publishOnce(), this.opts.intervalMs);
     void this.publishOnce();
+    const sources = this.metrics.sources?.();
+    if (sources !== undefined)
+      this.logger.info(
+        { workerAddr: this.opts.workerAddr, cpu_source: sources.cpu, memory_source: sources.memory },
+        'heartbeat capacity sources (docs/health.md)',
+      );
   }
 
   /** Publish counters since construction. */

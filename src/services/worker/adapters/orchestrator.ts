@@ -34,9 +34,9 @@ import {
   type WorkerCommand,
   type WorkerCore,
 } from '../core/index.js';
+import { WorkerErrorRate, type ErrorRateOptions } from '../core/health/error-rate.js';
 import { DeadlineTimer } from './deadline-timer.js';
 import { describeError } from './phase-results.js';
-import { ErrorRateWindow } from './error-rate.js';
 import {
   activateTask,
   runBuilderPhase,
@@ -85,6 +85,8 @@ export interface OrchestratorOptions {
   /** Wall-clock milliseconds; made non-decreasing here (the core requires it). Default Date.now. */
   readonly clock?: () => number;
   readonly logger?: WorkerLogger;
+  /** Half-life and floor of the heartbeat `errorRate` (core/health/error-rate.ts, docs/health.md). */
+  readonly errorRate?: ErrorRateOptions;
 }
 
 export class Orchestrator {
@@ -95,7 +97,7 @@ export class Orchestrator {
   private readonly runtimes: TaskRuntimes;
   private readonly listeners = new Set<OrchestratorListener>();
   private readonly phases: PhaseContext;
-  private readonly errorRate = new ErrorRateWindow(100);
+  private readonly errorRate: WorkerErrorRate;
   private lastNow = Number.NEGATIVE_INFINITY;
   private queue: WorkerCommand[] = [];
   private applying = false;
@@ -107,6 +109,7 @@ export class Orchestrator {
     this.logger = options.logger ?? silentWorkerLogger;
     this.clock = options.clock ?? Date.now;
     this.runtimes = new TaskRuntimes(this.logger);
+    this.errorRate = new WorkerErrorRate(options.errorRate);
     this.phases = {
       core: this.core,
       plugins: options.plugins,
@@ -221,9 +224,12 @@ export class Orchestrator {
     return this.runtimes.size;
   }
 
-  /** Share of the last 100 terminal tasks that FAILED (heartbeat `errorRate`). */
+  /**
+   * Heartbeat `errorRate` as of now: the decayed share of recent tasks that failed through the worker's
+   * fault, never a user function's or a task config's (core/health/error-rate.ts, docs/health.md).
+   */
   get recentErrorRate(): number {
-    return this.errorRate.rate;
+    return this.errorRate.rateAt(this.now());
   }
 
   // ---- Commands ------------------------------------------------------------------------------------
@@ -316,7 +322,16 @@ export class Orchestrator {
   private converge(cmd: ConvergeTask): void {
     const rt = this.runtimes.get(cmd.taskId);
     const ex = cmd.result.executeResult;
-    this.errorRate.record(cmd.state === TaskState.FAILED);
+    this.errorRate.step({
+      type: 'TaskTerminal',
+      now: this.now(),
+      outcome: {
+        succeeded: cmd.state === TaskState.SUCCEEDED,
+        failureCode: ex.failureCode,
+        retryable: ex.retryable,
+        failureMessage: ex.failureMessage,
+      },
+    });
     const fields = {
       task_id: cmd.taskId,
       state: cmd.state === TaskState.SUCCEEDED ? 'SUCCEEDED' : 'FAILED',

@@ -5,7 +5,6 @@ import {
   NoStorageIoScopeFactory,
   StaticCodeEpochSource,
 } from '../../../../../src/services/worker/adapters/default-ports.js';
-import { ErrorRateWindow } from '../../../../../src/services/worker/adapters/error-rate.js';
 import type { ExecutorReadinessEvent } from '../../../../../src/services/worker/adapters/ports.js';
 
 describe('NoStorageIoScopeFactory', () => {
@@ -64,22 +63,6 @@ describe('ManualExecutorReadiness', () => {
     const seen: ExecutorReadinessEvent[] = [];
     new ManualExecutorReadiness(false).subscribe((e) => seen.push(e));
     expect(seen).toEqual([]);
-  });
-});
-
-describe('ErrorRateWindow', () => {
-  it('is the failed share of the last N outcomes', () => {
-    const w = new ErrorRateWindow(4);
-    expect(w.rate).toBe(0);
-    w.record(true);
-    w.record(false);
-    expect(w.rate).toBe(0.5);
-    w.record(false);
-    w.record(false);
-    w.record(false); // the failure falls out of the window
-    expect(w.rate).toBe(0);
-    for (let i = 0; i < 4; i++) w.record(true);
-    expect(w.rate).toBe(1);
   });
 });
 

@@ -3,6 +3,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { BuilderPlugin, TaskIo, WriterPlugin } from '../../../../../src/kernel/plugin-types.js';
 import type { CodeEpochPin, TaskIoScope } from '../../../../../src/services/worker/adapters/ports.js';
+import { NoStorageIoScopeFactory } from '../../../../../src/services/worker/adapters/default-ports.js';
 import { FailureCode, TaskState } from '../../../../../src/services/worker/core/index.js';
 import {
   FakeCallRunner,
@@ -507,14 +508,28 @@ describe('Orchestrator: timers and status', () => {
     expect(events).toEqual(['serving=false', 'serving=true', 'serving=false', 'drained']);
   });
 
-  it('tracks the error rate of recent tasks', async () => {
-    const h = makeHarness();
-    h.orchestrator.submitTask(helloTask('ok'), undefined);
+  it('counts only worker-caused failures in the error rate, and lets it decay with time alone', async () => {
+    const scopes = new NoStorageIoScopeFactory();
+    const h = makeHarness({
+      ioScopes: {
+        open: (taskId) =>
+          taskId === 'io-down' ? Promise.reject(new Error('storage down')) : scopes.open(taskId),
+      },
+    });
+    // A bad task config (unknown writer) fails on any worker: it must not move the rate.
     h.orchestrator.submitTask(
-      helloTask('bad', { resultHandler: { type: 'Missing', config: {} } }),
+      helloTask('bad-config', { resultHandler: { type: 'Missing', config: {} } }),
       undefined,
     );
     await settle();
-    expect(h.orchestrator.recentErrorRate).toBe(0.5);
+    expect(h.orchestrator.recentErrorRate).toBe(0);
+    // IO_SCOPE_FAILED is this worker's storage: it counts (one of a floor of 4 weighted tasks).
+    h.orchestrator.submitTask(helloTask('io-down'), undefined);
+    await settle();
+    expect(h.terminal('io-down').result.executeResult.failureCode).toBe(FailureCode.IO_SCOPE_FAILED);
+    expect(h.orchestrator.recentErrorRate).toBeCloseTo(1 / 4);
+    // No traffic at all: one half-life (30 s) later it has halved.
+    h.advance(30_000);
+    expect(h.orchestrator.recentErrorRate).toBeCloseTo(1 / 8);
   });
 });
