@@ -24,6 +24,7 @@ export function defaultCoordinatorConfig(kind: DeploymentKind): CoordinatorConfi
     cpuRedLine: 0.9,
     memoryRedLine: 0.9,
     errorRateRedLine: 0.5,
+    placement: 'capacity',
   };
 }
 
@@ -78,7 +79,7 @@ export const TOP_LEVEL_DEFAULTS = {
     retry: {
       builder: { maxAttempts: 3, initialBackoffMs: 20, maxBackoffMs: 500 },
       calls: { maxAttempts: 3, initialBackoffMs: 20, maxBackoffMs: 500 },
-      result: { maxAttempts: 3, initialBackoffMs: 20, maxBackoffMs: 500 },
+      result: { maxAttempts: 6, initialBackoffMs: 20, maxBackoffMs: 1000 },
     },
   },
   functions: { dir: 'functions' },

@@ -25,6 +25,10 @@ const fraction: Parser = (raw) => {
     : { ok: false, message: `expected a number in (0, 1], got ${JSON.stringify(raw)}` };
 };
 const text: Parser = (raw) => ({ ok: true, value: raw });
+const placement: Parser = (raw) =>
+  raw === 'capacity' || raw === 'affinity'
+    ? { ok: true, value: raw }
+    : { ok: false, message: `expected capacity or affinity, got ${JSON.stringify(raw)}` };
 const list: Parser = (raw) => {
   const items = raw
     .split(',')
@@ -89,6 +93,7 @@ export const ENV_BINDINGS: readonly EnvBinding[] = Object.freeze([
   b('COORDINATOR_CPU_RED_LINE', 'coordinator', 'cpuRedLine', fraction),
   b('COORDINATOR_MEMORY_RED_LINE', 'coordinator', 'memoryRedLine', fraction),
   b('COORDINATOR_ERROR_RATE_RED_LINE', 'coordinator', 'errorRateRedLine', fraction),
+  b('COORDINATOR_PLACEMENT', 'coordinator', 'placement', placement),
   // Worker (seeds/task-lifecycle.md) and ours.
   b('TASK_DEADLINE_MS', 'worker', 'taskDeadlineMs', positiveInt),
   b('MAX_TASK_TIMEOUT_MS', 'worker', 'maxTaskTimeoutMs', positiveInt),

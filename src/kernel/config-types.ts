@@ -46,6 +46,8 @@ export interface CoordinatorConfig {
   readonly cpuRedLine: number;
   readonly memoryRedLine: number;
   readonly errorRateRedLine: number;
+  /** capacity | affinity: how candidates are ranked (docs/placement.md). */
+  readonly placement: 'capacity' | 'affinity';
 }
 
 export interface AdmissionConfig {

@@ -3,9 +3,12 @@
 //
 //   1. Validate (empty task id → InvalidArgument) and check readiness (not ready → Unavailable; no Worker
 //      is contacted).
-//   2. Up to `maxCandidates` times: select a candidate under the read lock, skipping the ones already
-//      tried (excludeAddrs), and send it RequestTaskSlot(task_id, ttl_ms = slotTtlMs) with a deadline of
-//      workerRpcTimeoutMs. Serial, never hedged.
+//   2. Up to `maxCandidates` times: claim a candidate under the write lock (core.claimCandidate: select,
+//      skipping the ones already tried, and count the claim against that Worker's free capacity so that
+//      concurrent reservations spread; docs/placement.md), and send it RequestTaskSlot(task_id,
+//      ttl_ms = slotTtlMs) with a deadline of workerRpcTimeoutMs. Serial, never hedged. Every claim is
+//      settled exactly once (core.settleClaim), in the same write section as the feedback below when
+//      there is one, otherwise in a `finally`.
 //   3. A slot id comes back → recordSlotSuccess → answer. An explicit rejection (the Worker refused, or
 //      the request never reached it) → record it (a full pool is backpressure and does not count toward
 //      the breaker) and try the next candidate. An uncertain outcome (the Worker may hold a slot: timeout,
@@ -30,7 +33,7 @@ import { cancelSignalOf } from '../../../grpc/server.js';
 import type { CancelSignal } from '../../../kernel/cancel.js';
 import type { CoordinatorCore } from '../core/coordinator-core.js';
 import { CoordinatorError, CoordinatorErrorCode } from '../core/errors.js';
-import type { SlotOutcome } from '../core/inputs.js';
+import type { ClaimResult, SlotOutcome } from '../core/inputs.js';
 import { validateReserveRequest } from '../core/validate.js';
 import { silentLogger } from '../../registry/registry-port.js';
 import type { Logger } from '../../registry/registry-port.js';
@@ -60,6 +63,23 @@ export const UNABLE_TO_CONFIRM = 'unable to confirm slot reservation';
 /** A RequestTaskSlot answer for a task id the Worker holds a retained terminal result of. */
 export function isTerminalGrant(state: string): boolean {
   return state === 'TASK_STATE_SUCCEEDED' || state === 'TASK_STATE_FAILED';
+}
+
+/**
+ * What a granted RequestTaskSlot means for the local capacity adjustment: a new slot, unless the Worker
+ * answered for a task it already runs (the same slot, already in its heartbeat's runningTasks) or holds
+ * a retained result of (no slot at all).
+ */
+export function claimResultOfGrant(state: string): ClaimResult {
+  return isTerminalGrant(state) || state === 'TASK_STATE_RUNNING' ? 'noSlot' : 'slot';
+}
+
+/** One claimed candidate of a reservation (core.claimCandidate), settled exactly once. */
+interface Claim {
+  readonly workerAddr: string;
+  /** A RequestTaskSlot was sent: an unsettled claim may then hold a slot. */
+  sent: boolean;
+  settled: boolean;
 }
 
 /** How the core should count an explicit rejection: a full pool is backpressure, the rest failures. */
@@ -102,6 +122,12 @@ type Attempt =
   | { readonly type: 'rejected' }
   | { readonly type: 'uncertain' }
   | { readonly type: 'cancelled' };
+
+function settle(core: CoordinatorCore, claim: Claim, result: ClaimResult, now: number): void {
+  if (claim.settled) return;
+  claim.settled = true;
+  core.settleClaim(claim.workerAddr, result, now);
+}
 
 /** The request/response shape shared by CoordinatorService and BundleCoordinatorService. */
 interface ReserveRequestLike {
@@ -206,7 +232,7 @@ export class CoordinatorServer {
 
     const exclude = new Set<string>();
     for (let i = 0; i < this.core.config.maxCandidates; i++) {
-      const pick = await this.lock.read(() => this.core.selectCandidate(taskId, exclude, this.clock()));
+      const pick = await this.lock.write(() => this.core.claimCandidate(taskId, exclude, this.clock()));
       if (!pick.ok) {
         // Nothing tried yet, or the view stopped being trusted: the core's answer stands. After explicit
         // rejections, running out of candidates means every candidate rejected.
@@ -216,7 +242,17 @@ export class CoordinatorServer {
         break;
       }
       tried.add(pick.workerAddr);
-      const attempt = await this.tryWorker(pick.workerAddr, taskId, signal);
+      const claim: Claim = { workerAddr: pick.workerAddr, sent: false, settled: false };
+      let attempt: Attempt;
+      try {
+        attempt = await this.tryWorker(claim, taskId, signal);
+      } finally {
+        // Cancelled, or the reserver threw: a request that went out may have left a slot (until its TTL).
+        if (!claim.settled) {
+          const result: ClaimResult = claim.sent ? 'maybeSlot' : 'noSlot';
+          await this.lock.write(() => settle(this.core, claim, result, this.clock()));
+        }
+      }
       switch (attempt.type) {
         case 'reserved':
           return { ok: true, taskId, workerAddr: pick.workerAddr, slotId: attempt.slotId };
@@ -270,25 +306,34 @@ export class CoordinatorServer {
   }
 
   /** One candidate: the first RequestTaskSlot plus same-Worker retries while the outcome is uncertain. */
-  private async tryWorker(workerAddr: string, taskId: string, signal?: CancelSignal): Promise<Attempt> {
+  private async tryWorker(claim: Claim, taskId: string, signal?: CancelSignal): Promise<Attempt> {
+    const { workerAddr } = claim;
     const req = { taskId, ttlMs: this.core.config.slotTtlMs };
     const opts = { timeoutMs: this.config.workerRpcTimeoutMs, signal };
     let lastReason = '';
     for (let attempt = 0; attempt <= this.config.maxTimeoutRetries; attempt++) {
       if (signal?.aborted) return { type: 'cancelled' };
+      claim.sent = true;
       const reply = await this.reserver.requestTaskSlot(workerAddr, req, opts);
       // A slot, or a retained terminal result of this task id on that Worker: the task ran there, and
       // SubmitTask (with the empty slot id) returns its result there. Routing it anywhere else would run
       // it a second time. Any other empty slot id is an uncertain outcome (seeds).
       if (reply.ok && (reply.grant.slotId !== '' || isTerminalGrant(reply.grant.state))) {
-        await this.lock.write(() => this.core.recordSlotSuccess(workerAddr, this.clock()));
+        const result = claimResultOfGrant(reply.grant.state);
+        await this.lock.write(() => {
+          const now = this.clock();
+          this.core.recordSlotSuccess(workerAddr, now);
+          settle(this.core, claim, result, now);
+        });
         return { type: 'reserved', slotId: reply.grant.slotId };
       }
       if (!reply.ok && !reply.error.mayHaveAllocated) {
         const outcome = slotOutcomeOf(reply.error);
-        const opened = await this.lock.write(() =>
-          this.core.recordSlotOutcome(workerAddr, outcome, this.clock()),
-        );
+        const opened = await this.lock.write(() => {
+          const now = this.clock();
+          settle(this.core, claim, 'noSlot', now);
+          return this.core.recordSlotOutcome(workerAddr, outcome, now);
+        });
         const fields = {
           workerAddr,
           task_id: taskId,
@@ -313,7 +358,11 @@ export class CoordinatorServer {
     }
     // The Client went away: the uncertainty is ours, not the Worker's, so it is not counted against it.
     if (signal?.aborted) return { type: 'cancelled' };
-    const opened = await this.lock.write(() => this.core.recordSlotTimeout(workerAddr, this.clock()));
+    const opened = await this.lock.write(() => {
+      const now = this.clock();
+      settle(this.core, claim, 'maybeSlot', now);
+      return this.core.recordSlotTimeout(workerAddr, now);
+    });
     if (opened) this.observer.onBreakerTripped?.(workerAddr, 'timeout');
     this.logger.warn(
       {

@@ -109,6 +109,7 @@ export function coreConfigFrom(c: CoordinatorConfig): CoordinatorCoreConfig {
     cpuRedLine: c.cpuRedLine,
     memoryRedLine: c.memoryRedLine,
     errorRateRedLine: c.errorRateRedLine,
+    placement: c.placement,
   };
 }
 

@@ -4,7 +4,8 @@
 //
 // "Routable" answers exactly the question selection asks, with the same hard filters in the same order
 // (selection.ts): heartbeat timed out → cpu / memory / error rate strictly above a red line → breaker open
-// → no free capacity; a core that is not ready routes nowhere. A Worker is reported under the FIRST filter
+// → no free capacity (net of this Coordinator's own claims, worker-view.ts); a core that is not ready
+// routes nowhere. A Worker is reported under the FIRST filter
 // it fails, as selection counts it. (The per-request `excluded` filter has no meaning here.) A property
 // test pins that a Worker is routable iff selectCandidate can pick it.
 //
@@ -14,7 +15,7 @@
 
 import type { CoordinatorCoreConfig } from './config.js';
 import type { WorkerView } from './worker-view.js';
-import { freeCapacity } from './worker-view.js';
+import { freeCapacityAt, localReservationsAt } from './worker-view.js';
 
 /** Why a Worker would not be tried, in the order the filters apply. */
 export const NotRoutableCode = {
@@ -39,7 +40,10 @@ export interface ClusterWorkerStatus {
   readonly taskSlots: number;
   readonly reservedSlots: number;
   readonly runningTasks: number;
-  /** taskSlots - reserved - running; negative when a heartbeat reports over-commitment. */
+  /**
+   * taskSlots - reserved - running, net of this Coordinator's claims and reservations not yet shown by
+   * a heartbeat (what selection uses); negative when a heartbeat reports over-commitment.
+   */
   readonly freeSlots: number;
   readonly cpuPercent: number;
   readonly memoryPercent: number;
@@ -116,7 +120,7 @@ export function clusterWorkerStatus(
     taskSlots: v.taskSlots,
     reservedSlots: v.reservedSlots,
     runningTasks: v.runningTasks,
-    freeSlots: freeCapacity(v),
+    freeSlots: freeCapacityAt(v, now, cfg.slotTtlMs),
     cpuPercent: v.cpuPercent,
     memoryPercent: v.memoryPercent,
     memoryAvailableBytes: v.memoryAvailableBytes,
@@ -172,11 +176,13 @@ export function routingBlocker(
       reason: `circuit breaker open for ${seconds(v.circuitBreakerDeadlineMs - now)} more (${v.recentFailureCount} consecutive failures)`,
     };
   }
-  const free = freeCapacity(v);
+  const free = freeCapacityAt(v, now, cfg.slotTtlMs);
   if (free <= 0) {
+    const local = v.pendingClaims + localReservationsAt(v, now, cfg.slotTtlMs);
+    const ours = local > 0 ? ` + ${local} reserved here since the last heartbeat` : '';
     return {
       code: NotRoutableCode.NO_FREE_SLOTS,
-      reason: `no free slots (${v.reservedSlots} reserved + ${v.runningTasks} running of ${v.taskSlots})`,
+      reason: `no free slots (${v.reservedSlots} reserved + ${v.runningTasks} running${ours} of ${v.taskSlots})`,
     };
   }
   return undefined;

@@ -5,6 +5,16 @@
 
 import type { CoordinatorConfigProblem } from './errors.js';
 
+/**
+ * How selection ranks the Workers that pass every hard filter (docs/placement.md):
+ *   - `capacity` (default): the seeds' ranking — most free capacity, newest heartbeat, smallest penalty,
+ *     smallest address — by free capacity net of this Coordinator's own recent reservations;
+ *   - `affinity`: rendezvous hashing of (task id, Worker address), so the same task id goes to the same
+ *     Worker while the routable set is stable.
+ */
+export type PlacementPolicy = 'capacity' | 'affinity';
+export const PLACEMENT_POLICIES: readonly PlacementPolicy[] = Object.freeze(['capacity', 'affinity']);
+
 export interface CoordinatorCoreConfig {
   /** A Worker whose heartbeat is older than this (by the Coordinator's clock) is hard-filtered. */
   readonly heartbeatTimeoutMs: number;
@@ -22,6 +32,8 @@ export interface CoordinatorCoreConfig {
   readonly cpuRedLine: number;
   readonly memoryRedLine: number;
   readonly errorRateRedLine: number;
+  /** How the survivors of the hard filters are ranked (COORDINATOR_PLACEMENT). */
+  readonly placement: PlacementPolicy;
 }
 
 export const DEFAULT_COORDINATOR_CORE_CONFIG: CoordinatorCoreConfig = Object.freeze({
@@ -34,6 +46,7 @@ export const DEFAULT_COORDINATOR_CORE_CONFIG: CoordinatorCoreConfig = Object.fre
   cpuRedLine: 0.9,
   memoryRedLine: 0.9,
   errorRateRedLine: 0.5,
+  placement: 'capacity',
 });
 
 /** The environment variable (DESIGN.md §4.3) that overrides each field. */
@@ -48,6 +61,7 @@ export const COORDINATOR_CORE_CONFIG_ENV: Readonly<Record<keyof CoordinatorCoreC
     cpuRedLine: 'COORDINATOR_CPU_RED_LINE',
     memoryRedLine: 'COORDINATOR_MEMORY_RED_LINE',
     errorRateRedLine: 'COORDINATOR_ERROR_RATE_RED_LINE',
+    placement: 'COORDINATOR_PLACEMENT',
   });
 
 const POSITIVE_INTEGERS = [
@@ -67,6 +81,7 @@ const RED_LINES = ['cpuRedLine', 'memoryRedLine', 'errorRateRedLine'] as const;
  *   millisecond after a disconnect) and <= heartbeatTimeoutMs, so that by the time the grace runs out a
  *   Worker that died during the outage has also aged out of the view's trust.
  * - red lines: finite numbers in (0, 1].
+ * - placement: 'capacity' or 'affinity'.
  */
 export function validateCoordinatorCoreConfig(config: CoordinatorCoreConfig): CoordinatorConfigProblem[] {
   const problems: CoordinatorConfigProblem[] = [];
@@ -89,6 +104,12 @@ export function validateCoordinatorCoreConfig(config: CoordinatorCoreConfig): Co
     if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || v > 1) {
       problems.push({ field, message: `must be a fraction in (0, 1], got ${v}` });
     }
+  }
+  if (!PLACEMENT_POLICIES.includes(config.placement)) {
+    problems.push({
+      field: 'placement',
+      message: `must be one of ${PLACEMENT_POLICIES.join(', ')}, got ${JSON.stringify(config.placement)}`,
+    });
   }
   return problems;
 }

@@ -19,17 +19,40 @@
 // pool) is a healthy Worker saying "busy" and touches nothing. Full lists preserve the local fields of
 // surviving Workers; a removal forgets them, so a Worker that comes back starts from zero.
 //
-// Time-based decisions (heartbeat age, breaker expiry, grace expiry) are evaluated lazily against the
-// `now` of each query, so the core needs no timers.
+// Between heartbeats the core counts its own work against a Worker's free capacity (worker-view.ts,
+// docs/placement.md), or a burst of reservations would all see the same snapshot and land on one Worker:
+//   - `claimCandidate` is `selectCandidate` that also puts a pending claim on the chosen Worker; the
+//     handler settles every claim exactly once (`settleClaim`) when its RequestTaskSlot is decided;
+//   - a settled claim that got a slot ('slot') or may have ('maybeSlot', an uncertain outcome) becomes a
+//     local reservation stamped with the settling `now`;
+//   - a local reservation stamped `t` is forgotten when a heartbeat with lastHeartbeatMs > t arrives (that
+//     snapshot was taken after the grant, so it counts the slot itself; a heartbeat taken before the grant
+//     but received after it leaves the adjustment in place) or when `now - t > slotTtlMs` (the slot has
+//     expired on the Worker or runs, and any later heartbeat shows it).
+// Free capacity = taskSlots - (reservedSlots + runningTasks) - pendingClaims - live local reservations;
+// every filter and ranking rule of the seeds applies to that number. The placement policy decides how
+// the survivors are ranked: `capacity` (the seeds' ranking) or `affinity` (rendezvous hashing of task id
+// and Worker address, rendezvous.ts).
+//
+// Time-based decisions (heartbeat age, breaker expiry, grace expiry, adjustment expiry) are evaluated
+// lazily against the `now` of each query, so the core needs no timers.
 
 import type { WorkerHeartbeat } from '../../registry/heartbeat.js';
 import { DEFAULT_COORDINATOR_CORE_CONFIG, validateCoordinatorCoreConfig } from './config.js';
 import type { CoordinatorCoreConfig } from './config.js';
 import { CoordinatorConfigError, CoordinatorError, CoordinatorErrorCode } from './errors.js';
-import type { CoordinatorInput, SlotOutcome } from './inputs.js';
+import type { ClaimResult, CoordinatorInput, SlotOutcome } from './inputs.js';
+import { noExecutableSlotMessage } from './no-slot-message.js';
+import { hashString32 } from './rendezvous.js';
 import { scanCandidates } from './selection.js';
 import { validateReserveRequest } from './validate.js';
-import { assignHeartbeat, createWorkerView } from './worker-view.js';
+import {
+  addLocalReservation,
+  addPendingClaim,
+  assignHeartbeat,
+  createWorkerView,
+  releasePendingClaim,
+} from './worker-view.js';
 import type { WorkerView } from './worker-view.js';
 import { workerStatus } from './worker-status.js';
 import type { WorkerStatus } from './worker-status.js';
@@ -78,6 +101,8 @@ export class CoordinatorCore {
       case 'slotOutcome':
         this.recordSlotOutcome(input.workerAddr, input.outcome, input.now);
         return;
+      case 'claimSettled':
+        return this.settleClaim(input.workerAddr, input.result, input.now);
       default: {
         const _exhaustive: never = input;
         throw new CoordinatorError(
@@ -97,7 +122,10 @@ export class CoordinatorCore {
     const next = new Map<string, WorkerView>();
     for (const hb of list) {
       checkAddr(hb.workerAddr);
-      next.set(hb.workerAddr, createWorkerView(hb, this.workers.get(hb.workerAddr)));
+      next.set(
+        hb.workerAddr,
+        createWorkerView(hb, this.workers.get(hb.workerAddr), this.config.slotTtlMs, now),
+      );
     }
     this.workers = next;
     this.dense = undefined;
@@ -110,9 +138,9 @@ export class CoordinatorCore {
     checkAddr(hb.workerAddr);
     const existing = this.workers.get(hb.workerAddr);
     if (existing !== undefined) {
-      assignHeartbeat(existing, hb);
+      assignHeartbeat(existing, hb, this.config.slotTtlMs, now);
     } else {
-      const v = createWorkerView(hb);
+      const v = createWorkerView(hb, undefined, this.config.slotTtlMs, now);
       this.workers.set(hb.workerAddr, v);
       this.dense?.push(v);
     }
@@ -147,7 +175,8 @@ export class CoordinatorCore {
    * request). One O(n) pass, no sort. Hard filters, in order; a Worker is counted under the first it fails:
    *   1. excluded;  2. heartbeat timed out (`now - lastHeartbeatMs > heartbeatTimeoutMs`);
    *   3. cpu / memory / error rate strictly above its red line;  4. circuit breaker open (`now < deadline`);
-   *   5. no free capacity (`freeCapacity <= 0`).
+   *   5. no free capacity (`freeCapacityAt <= 0`: the heartbeat's figure net of this core's claims).
+   * Ranking by the placement policy (selection.ts). A pure read: it changes nothing (see claimCandidate).
    * Errors: empty taskId → InvalidArgument; not ready, or no Worker in the view has a fresh heartbeat
    * (excluded ones count as alive; an empty view counts as none) → Unavailable; otherwise, when nothing
    * passes → NoExecutableSlot.
@@ -167,10 +196,17 @@ export class CoordinatorCore {
     const views = (this.dense ??= [...this.workers.values()]);
     // Exclusions are resolved to view objects once, so the loop compares identities, not strings.
     const excludedViews = this.resolveExclusions(excludeAddrs);
-    const { best, fresh, filtered } = scanCandidates(views, excludedViews, now, this.config);
+    const taskHash = this.config.placement === 'affinity' ? hashString32(taskId) | 0 : 0;
+    const { best, fresh, filtered, details } = scanCandidates(
+      views,
+      excludedViews,
+      now,
+      this.config,
+      taskHash,
+    );
     if (best !== undefined) return { ok: true, workerAddr: best.workerAddr };
 
-    const fields = { filtered, workerCount: this.workers.size };
+    const fields = { filtered, workerCount: this.workers.size, details };
     if (fresh === 0) {
       const message = this.workers.size === 0 ? 'no workers registered' : 'all worker heartbeats timed out';
       return { ok: false, error: new CoordinatorError(CoordinatorErrorCode.Unavailable, message, fields) };
@@ -179,10 +215,51 @@ export class CoordinatorCore {
       ok: false,
       error: new CoordinatorError(
         CoordinatorErrorCode.NoExecutableSlot,
-        `no executable slot: ${this.workers.size} workers, filtered ${JSON.stringify(fields.filtered)}`,
+        noExecutableSlotMessage(this.workers.size, filtered, details, this.config),
         fields,
       ),
     };
+  }
+
+  /**
+   * `selectCandidate`, and on success a pending claim on the chosen Worker, counted against its free
+   * capacity until `settleClaim`. The handler calls this (under the write lock) for every candidate it is
+   * about to send RequestTaskSlot, and settles each claim exactly once.
+   */
+  claimCandidate(
+    taskId: string,
+    excludeAddrs: ReadonlySet<string> | readonly string[],
+    now: number,
+  ): CandidateResult {
+    const r = this.selectCandidate(taskId, excludeAddrs, now);
+    if (r.ok) addPendingClaim(this.workers.get(r.workerAddr)!);
+    return r;
+  }
+
+  /**
+   * A claim's RequestTaskSlot is decided: the pending claim goes, and a granted ('slot') or possibly
+   * granted ('maybeSlot') slot stays counted as a local reservation stamped `now` until a heartbeat
+   * taken after `now` shows it, or one slot TTL passes. Unknown Workers are ignored (removed meanwhile).
+   */
+  settleClaim(workerAddr: string, result: ClaimResult, now: number): void {
+    const v = this.workers.get(workerAddr);
+    if (v === undefined) return;
+    releasePendingClaim(v);
+    switch (result) {
+      case 'slot':
+      case 'maybeSlot':
+        addLocalReservation(v, now, this.config.slotTtlMs);
+        return;
+      case 'noSlot':
+        return;
+      default: {
+        const _exhaustive: never = result;
+        throw new CoordinatorError(
+          CoordinatorErrorCode.Internal,
+          `unknown claim result ${String(_exhaustive)}`,
+        );
+      }
+    }
   }
 
   // ---- feedback -----------------------------------------------------------------------------------
@@ -255,7 +332,7 @@ export class CoordinatorCore {
   /** A copy of one Worker's view, or undefined. */
   getWorker(workerAddr: string): WorkerView | undefined {
     const v = this.workers.get(workerAddr);
-    return v === undefined ? undefined : { ...v };
+    return v === undefined ? undefined : { ...v, localReservedAtMs: [...v.localReservedAtMs] };
   }
 
   /** Why the core is not ready at `now`, or undefined when it is. */

@@ -41,20 +41,42 @@ export interface FilterCounts {
   noFreeCapacity: number;
 }
 
+/**
+ * The numbers behind the filter counts of one scan, for the NoExecutableSlot message (no-slot-message.ts):
+ * how many Workers were above each red line and the worst value seen, the oldest heartbeat, and the
+ * longest remaining breaker cooldown. A Worker above several red lines counts under each of them here
+ * (but once, as `overloaded`, in FilterCounts).
+ */
+export interface FilterDetails {
+  cpuOver: number;
+  worstCpu: number;
+  memoryOver: number;
+  worstMemory: number;
+  errorRateOver: number;
+  worstErrorRate: number;
+  /** Largest `now - lastHeartbeatMs` among timed-out Workers. */
+  oldestHeartbeatAgeMs: number;
+  /** Largest `deadline - now` among Workers with an open breaker. */
+  longestBreakerMs: number;
+}
+
 export class CoordinatorError extends BlockxError {
   declare readonly code: CoordinatorErrorCode;
   /** Present on errors from `selectCandidate` that looked at the view. */
   readonly filtered: Readonly<FilterCounts> | undefined;
   /** Number of Workers in the view when the error was produced (selectCandidate only). */
   readonly workerCount: number | undefined;
+  /** Present on NoExecutableSlot: the worst value behind each filter reason. */
+  readonly details: Readonly<FilterDetails> | undefined;
   constructor(
     code: CoordinatorErrorCode,
     message: string,
-    fields?: { filtered?: FilterCounts; workerCount?: number; cause?: unknown },
+    fields?: { filtered?: FilterCounts; workerCount?: number; details?: FilterDetails; cause?: unknown },
   ) {
     super(code, message, fields?.cause === undefined ? undefined : { cause: fields.cause });
     this.filtered = fields?.filtered;
     this.workerCount = fields?.workerCount;
+    this.details = fields?.details;
   }
 }
 

@@ -5,21 +5,35 @@ export type { WorkerStatus } from './worker-status.js';
 export {
   COORDINATOR_CORE_CONFIG_ENV,
   DEFAULT_COORDINATOR_CORE_CONFIG,
+  PLACEMENT_POLICIES,
   validateCoordinatorCoreConfig,
 } from './config.js';
-export type { CoordinatorCoreConfig } from './config.js';
+export type { CoordinatorCoreConfig, PlacementPolicy } from './config.js';
 export { CoordinatorConfigError, CoordinatorError, CoordinatorErrorCode } from './errors.js';
-export type { CoordinatorConfigProblem, FilterCounts } from './errors.js';
-export type { CoordinatorInput, SlotOutcome } from './inputs.js';
+export type { CoordinatorConfigProblem, FilterCounts, FilterDetails } from './errors.js';
+export type { ClaimResult, CoordinatorInput, SlotOutcome } from './inputs.js';
+export { MAX_NO_SLOT_MESSAGE, noExecutableSlotMessage } from './no-slot-message.js';
+export { fmix32, hashString32, rendezvousScore } from './rendezvous.js';
 export { mergeHeartbeats, registryEntryWins } from './prefix-merge.js';
 export type { RegistryEntry } from './prefix-merge.js';
 export { PrefixMergeView } from './prefix-merge-view.js';
 export type { MergeChange } from './prefix-merge-view.js';
-export { candidateRanksBefore, scanCandidates } from './selection.js';
+export { affinityRanksBefore, candidateRanksBefore, scanCandidates } from './selection.js';
 export type { ScanResult } from './selection.js';
 export { workerStatus } from './worker-status.js';
 export { validateReserveRequest } from './validate.js';
-export { assignHeartbeat, createWorkerView, freeCapacity, usedTotal } from './worker-view.js';
+export {
+  addLocalReservation,
+  addPendingClaim,
+  assignHeartbeat,
+  createWorkerView,
+  forgetReflectedReservations,
+  freeCapacity,
+  freeCapacityAt,
+  localReservationsAt,
+  releasePendingClaim,
+  usedTotal,
+} from './worker-view.js';
 export type { WorkerLocalState, WorkerView } from './worker-view.js';
 export {
   NotRoutableCode,

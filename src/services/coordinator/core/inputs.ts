@@ -15,6 +15,15 @@ export type SlotOutcome =
   /** The Worker's slot pool is full (ResourceExhausted / NoSlot): healthy but busy, counts for nothing. */
   | 'backpressure';
 
+/**
+ * How a claim (claimCandidate) ended, for the local capacity adjustment (worker-view.ts):
+ *  - `slot`: the Worker granted a new slot;
+ *  - `noSlot`: nothing new is held — a rejection, a full pool, a transport failure, a re-grant of a task
+ *    already running there, a retained terminal result, or a request cancelled before it was sent;
+ *  - `maybeSlot`: the outcome stayed uncertain; the Worker may hold a slot until its TTL.
+ */
+export type ClaimResult = 'slot' | 'noSlot' | 'maybeSlot';
+
 export type CoordinatorInput =
   | { readonly type: 'fullWorkerList'; readonly workers: readonly WorkerHeartbeat[]; readonly now: number }
   | { readonly type: 'workerUpdate'; readonly heartbeat: WorkerHeartbeat; readonly now: number }
@@ -25,5 +34,11 @@ export type CoordinatorInput =
       readonly type: 'slotOutcome';
       readonly workerAddr: string;
       readonly outcome: SlotOutcome;
+      readonly now: number;
+    }
+  | {
+      readonly type: 'claimSettled';
+      readonly workerAddr: string;
+      readonly result: ClaimResult;
       readonly now: number;
     };

@@ -5,16 +5,21 @@
 //   2. heartbeat timed out: now - lastHeartbeatMs > heartbeatTimeoutMs (exactly at the timeout: fresh);
 //   3. cpu, memory or error rate strictly above its red line (exactly at it: passes);
 //   4. circuit breaker open: now < circuitBreakerDeadlineMs (exactly at the deadline: closed);
-//   5. no free capacity: taskSlots - (reservedSlots + runningTasks) <= 0.
-// Ranking of the survivors:
-//   1. larger free capacity, 2. more recent lastHeartbeatMs, 3. smaller penalty,
-//   4. lexicographically smaller workerAddr (UTF-16 code-unit order, which equals byte order for the
-//      ASCII host:port addresses Workers register), so the choice is fully deterministic.
+//   5. no free capacity: free <= 0, where free = taskSlots - (reservedSlots + runningTasks) minus this
+//      Coordinator's own claims and reservations not yet shown by a heartbeat (worker-view.ts).
+// Ranking of the survivors depends on the placement policy (config.ts, docs/placement.md):
+//   capacity: 1. larger free capacity, 2. more recent lastHeartbeatMs, 3. smaller penalty,
+//             4. lexicographically smaller workerAddr (UTF-16 code-unit order, which equals byte order for
+//             the ASCII host:port addresses Workers register), so the choice is fully deterministic.
+//   affinity: 1. higher rendezvous score of (taskId, workerAddr) (rendezvous.ts), 2. smaller workerAddr.
 // One O(n) pass keeping the best so far; no sort, no allocation per Worker. The scan is benchmarked at
-// 10,000 Workers, hence the hand-written loops.
+// 10,000 Workers, hence the hand-written loops. Filtered Workers also feed the numbers of the
+// NoExecutableSlot message (FilterDetails); that bookkeeping runs only on the filtered branches.
 
 import type { CoordinatorCoreConfig } from './config.js';
-import type { FilterCounts } from './errors.js';
+import type { FilterCounts, FilterDetails } from './errors.js';
+import { RENDEZVOUS_SALT } from './rendezvous.js';
+import { localReservationsAt } from './worker-view.js';
 import type { WorkerView } from './worker-view.js';
 
 export interface ScanResult {
@@ -22,9 +27,10 @@ export interface ScanResult {
   /** Workers whose heartbeat is fresh, excluded ones included. */
   readonly fresh: number;
   readonly filtered: FilterCounts;
+  readonly details: FilterDetails;
 }
 
-/** True when `a` (with free capacity `aFree`) ranks strictly before `b` (with `bFree`). */
+/** True when `a` (with free capacity `aFree`) ranks strictly before `b` (with `bFree`): capacity policy. */
 export function candidateRanksBefore(a: WorkerView, aFree: number, b: WorkerView, bFree: number): boolean {
   if (aFree !== bFree) return aFree > bFree;
   if (a.lastHeartbeatMs !== b.lastHeartbeatMs) return a.lastHeartbeatMs > b.lastHeartbeatMs;
@@ -32,19 +38,45 @@ export function candidateRanksBefore(a: WorkerView, aFree: number, b: WorkerView
   return a.workerAddr < b.workerAddr;
 }
 
-/** Applies the hard filters and the ranking to `views`; `excluded` holds view objects, not addresses. */
+/** True when `a` (score `aScore`) ranks strictly before `b` (score `bScore`): affinity policy. */
+export function affinityRanksBefore(a: WorkerView, aScore: number, b: WorkerView, bScore: number): boolean {
+  if (aScore !== bScore) return aScore > bScore;
+  return a.workerAddr < b.workerAddr;
+}
+
+export function emptyFilterDetails(): FilterDetails {
+  return {
+    cpuOver: 0,
+    worstCpu: 0,
+    memoryOver: 0,
+    worstMemory: 0,
+    errorRateOver: 0,
+    worstErrorRate: 0,
+    oldestHeartbeatAgeMs: 0,
+    longestBreakerMs: 0,
+  };
+}
+
+/**
+ * Applies the hard filters and the ranking to `views`; `excluded` holds view objects, not addresses.
+ * `taskHash` (hashString32 of the task id) is used by the affinity policy only.
+ */
 export function scanCandidates(
   views: readonly WorkerView[],
   excluded: readonly WorkerView[],
   now: number,
   cfg: CoordinatorCoreConfig,
+  taskHash = 0,
 ): ScanResult {
   const excludedSet = excluded.length > 4 ? new Set(excluded) : undefined;
   const checkExcluded = excluded.length > 0;
-  const { heartbeatTimeoutMs, cpuRedLine, memoryRedLine, errorRateRedLine } = cfg;
+  const { heartbeatTimeoutMs, cpuRedLine, memoryRedLine, errorRateRedLine, slotTtlMs } = cfg;
+  const affinity = cfg.placement === 'affinity';
+  const taskMix = taskHash ^ RENDEZVOUS_SALT;
 
   let best: WorkerView | undefined;
-  let bestFree = 0;
+  // The best's free capacity (capacity policy) or rendezvous score (affinity policy).
+  let bestKey = 0;
   let fresh = 0;
   const filtered: FilterCounts = {
     excluded: 0,
@@ -53,9 +85,11 @@ export function scanCandidates(
     circuitOpen: 0,
     noFreeCapacity: 0,
   };
+  const details = emptyFilterDetails();
   for (let i = 0; i < views.length; i++) {
     const v = views[i]!;
-    const stale = now - v.lastHeartbeatMs > heartbeatTimeoutMs;
+    const age = now - v.lastHeartbeatMs;
+    const stale = age > heartbeatTimeoutMs;
     if (!stale) fresh++;
     if (checkExcluded && isExcluded(v, excluded, excludedSet)) {
       filtered.excluded++;
@@ -63,27 +97,59 @@ export function scanCandidates(
     }
     if (stale) {
       filtered.heartbeatTimedOut++;
+      if (age > details.oldestHeartbeatAgeMs) details.oldestHeartbeatAgeMs = age;
       continue;
     }
     if (v.cpuPercent > cpuRedLine || v.memoryPercent > memoryRedLine || v.errorRate > errorRateRedLine) {
       filtered.overloaded++;
+      noteOverload(v, cfg, details);
       continue;
     }
     if (now < v.circuitBreakerDeadlineMs) {
       filtered.circuitOpen++;
+      const left = v.circuitBreakerDeadlineMs - now;
+      if (left > details.longestBreakerMs) details.longestBreakerMs = left;
       continue;
     }
-    const free = v.taskSlots - (v.reservedSlots + v.runningTasks);
+    let free = v.taskSlots - (v.reservedSlots + v.runningTasks);
+    if (v.localHeld !== 0) free -= v.pendingClaims + localReservationsAt(v, now, slotTtlMs);
     if (free <= 0) {
       filtered.noFreeCapacity++;
       continue;
     }
-    if (best === undefined || candidateRanksBefore(v, free, best, bestFree)) {
+    if (affinity) {
+      // rendezvousScore(taskHash, v.addrHash), inlined: this loop is past V8's inlining budget.
+      let score = taskMix ^ v.addrHash;
+      score ^= score >>> 16;
+      score = Math.imul(score, 0x85ebca6b);
+      score ^= score >>> 13;
+      score = Math.imul(score, 0xc2b2ae35);
+      score ^= score >>> 16;
+      if (best === undefined || affinityRanksBefore(v, score, best, bestKey)) {
+        best = v;
+        bestKey = score;
+      }
+    } else if (best === undefined || candidateRanksBefore(v, free, best, bestKey)) {
       best = v;
-      bestFree = free;
+      bestKey = free;
     }
   }
-  return { best, fresh, filtered };
+  return { best, fresh, filtered, details };
+}
+
+function noteOverload(v: WorkerView, cfg: CoordinatorCoreConfig, d: FilterDetails): void {
+  if (v.cpuPercent > cfg.cpuRedLine) {
+    d.cpuOver++;
+    if (v.cpuPercent > d.worstCpu) d.worstCpu = v.cpuPercent;
+  }
+  if (v.memoryPercent > cfg.memoryRedLine) {
+    d.memoryOver++;
+    if (v.memoryPercent > d.worstMemory) d.worstMemory = v.memoryPercent;
+  }
+  if (v.errorRate > cfg.errorRateRedLine) {
+    d.errorRateOver++;
+    if (v.errorRate > d.worstErrorRate) d.worstErrorRate = v.errorRate;
+  }
 }
 
 // A hand-written identity scan: for the usual 1-3 exclusions it is several times cheaper per Worker than

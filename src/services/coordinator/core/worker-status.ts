@@ -2,7 +2,7 @@
 // endpoints show. Derived, never stored.
 
 import type { CoordinatorCoreConfig } from './config.js';
-import { freeCapacity } from './worker-view.js';
+import { freeCapacityAt } from './worker-view.js';
 import type { WorkerView } from './worker-view.js';
 
 /** One row of the status view (`blockx status`, debug endpoints). */
@@ -10,6 +10,7 @@ export interface WorkerStatus {
   readonly workerAddr: string;
   readonly taskSlots: number;
   readonly usedSlots: number;
+  /** Free capacity as selection sees it: the heartbeat's, net of this Coordinator's own claims. */
   readonly freeSlots: number;
   readonly lastHeartbeatMs: number;
   readonly heartbeatAgeMs: number;
@@ -25,7 +26,7 @@ export interface WorkerStatus {
 }
 
 export function workerStatus(v: WorkerView, now: number, config: CoordinatorCoreConfig): WorkerStatus {
-  const free = freeCapacity(v);
+  const free = freeCapacityAt(v, now, config.slotTtlMs);
   const breakerOpen = now < v.circuitBreakerDeadlineMs;
   return {
     workerAddr: v.workerAddr,

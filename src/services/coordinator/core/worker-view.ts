@@ -1,8 +1,23 @@
-// What the Coordinator knows about one Worker: the last heartbeat it read from etcd plus three fields that
-// exist only in this process and are never written back (seeds/coordinator.md § Core types). Losing them on
+// What the Coordinator knows about one Worker: the last heartbeat it read from etcd plus fields that exist
+// only in this process and are never written back (seeds/coordinator.md § Core types). Losing them on
 // restart only loses routing bias, never correctness: the Worker's slot table is the source of truth.
+//
+// Local reservation adjustment (issue 14; docs/placement.md). A heartbeat is a snapshot: between two of
+// them the Coordinator would otherwise see the same free capacity however many slots it has just
+// reserved, and a burst would land on one Worker. So each view also counts this Coordinator's own work:
+//   - `pendingClaims`: candidates handed out by `claimCandidate` whose RequestTaskSlot is still open;
+//     settled (released) by the handler whatever the outcome.
+//   - `localReservedAtMs`: the `now` of each slot this Coordinator obtained (or may have obtained, after an
+//     uncertain outcome) that no heartbeat has shown yet, ascending.
+// An entry stamped `t` is dropped when a heartbeat with `lastHeartbeatMs > t` arrives (that snapshot was
+// taken after the Worker granted the slot, so its reservedSlots/runningTasks include it; a heartbeat taken
+// earlier but received later does not erase it), or once `now - t > slotTtlMs` (by then the slot has
+// either expired on the Worker or turned into a running task that any later heartbeat shows; this bounds
+// the error of a Worker whose clock lags ours). Effective free capacity =
+//   taskSlots - (reservedSlots + runningTasks) - pendingClaims - (live entries of localReservedAtMs).
 
 import type { WorkerHeartbeat } from '../../registry/heartbeat.js';
+import { hashString32 } from './rendezvous.js';
 
 export interface WorkerLocalState {
   /** The breaker is open while `now < circuitBreakerDeadlineMs`; 0 = never tripped. */
@@ -11,16 +26,33 @@ export interface WorkerLocalState {
   recentFailureCount: number;
   /** Ranking tiebreaker: equals recentFailureCount. */
   penalty: number;
+  /** Claims handed out by claimCandidate and not settled yet. */
+  pendingClaims: number;
+  /** `now` of each slot obtained here and not yet reflected by a heartbeat, ascending. */
+  localReservedAtMs: number[];
+  /**
+   * pendingClaims + localReservedAtMs.length, kept in step by every function here that changes either:
+   * the selection loop reads this one field and looks further only when it is not 0.
+   */
+  localHeld: number;
 }
 
 /** The heartbeat fields are writable here: the core refreshes a view in place on every update. */
-export type WorkerView = { -readonly [K in keyof WorkerHeartbeat]: WorkerHeartbeat[K] } & WorkerLocalState;
+export type WorkerView = { -readonly [K in keyof WorkerHeartbeat]: WorkerHeartbeat[K] } & WorkerLocalState & {
+    /** hashString32(workerAddr) as an int32, computed once: the Worker's half of the rendezvous score. */
+    readonly addrHash: number;
+  };
 
 /** A fresh view for a heartbeat, carrying over the local fields of `previous` when given. */
-export function createWorkerView(hb: WorkerHeartbeat, previous?: WorkerLocalState): WorkerView {
+export function createWorkerView(
+  hb: WorkerHeartbeat,
+  previous?: WorkerLocalState,
+  slotTtlMs = Infinity,
+  now = 0,
+): WorkerView {
   // Explicit fields (not a spread of `hb`): every view has the same shape, which keeps the selection loop
   // monomorphic, and stray properties of the input never leak into the view.
-  return {
+  const v: WorkerView = {
     workerAddr: hb.workerAddr,
     taskSlots: hb.taskSlots,
     reservedSlots: hb.reservedSlots,
@@ -35,11 +67,20 @@ export function createWorkerView(hb: WorkerHeartbeat, previous?: WorkerLocalStat
     circuitBreakerDeadlineMs: previous?.circuitBreakerDeadlineMs ?? 0,
     recentFailureCount: previous?.recentFailureCount ?? 0,
     penalty: previous?.penalty ?? 0,
+    pendingClaims: previous?.pendingClaims ?? 0,
+    localReservedAtMs: previous === undefined ? [] : previous.localReservedAtMs,
+    localHeld: 0,
+    addrHash: hashString32(hb.workerAddr) | 0,
   };
+  forgetReflectedReservations(v, now, slotTtlMs);
+  return v;
 }
 
-/** Overwrites the heartbeat fields of `view` in place, keeping its local fields (and its identity). */
-export function assignHeartbeat(view: WorkerView, hb: WorkerHeartbeat): void {
+/**
+ * Overwrites the heartbeat fields of `view` in place, keeping its local fields (and its identity), and
+ * drops the local reservations this heartbeat reflects or that have aged past `slotTtlMs`.
+ */
+export function assignHeartbeat(view: WorkerView, hb: WorkerHeartbeat, slotTtlMs = Infinity, now = 0): void {
   view.taskSlots = hb.taskSlots;
   view.reservedSlots = hb.reservedSlots;
   view.runningTasks = hb.runningTasks;
@@ -50,6 +91,56 @@ export function assignHeartbeat(view: WorkerView, hb: WorkerHeartbeat): void {
   view.processRssBytes = hb.processRssBytes;
   view.errorRate = hb.errorRate;
   view.lastHeartbeatMs = hb.lastHeartbeatMs;
+  forgetReflectedReservations(view, now, slotTtlMs);
+}
+
+/** Records a slot obtained (or possibly obtained) at `now`, keeping the list ascending. */
+export function addLocalReservation(v: WorkerView, now: number, slotTtlMs: number): void {
+  forgetReflectedReservations(v, now, slotTtlMs);
+  const list = v.localReservedAtMs;
+  let i = list.length;
+  // `now` normally never goes backwards; if the clock stepped back, insert in order.
+  while (i > 0 && list[i - 1]! > now) i--;
+  list.splice(i, 0, now);
+  syncLocalHeld(v);
+}
+
+/** Counts a claim handed out by selection. */
+export function addPendingClaim(v: WorkerView): void {
+  v.pendingClaims++;
+  syncLocalHeld(v);
+}
+
+/** Releases a claim (never below zero: a stray settle is harmless). */
+export function releasePendingClaim(v: WorkerView): void {
+  if (v.pendingClaims > 0) v.pendingClaims--;
+  syncLocalHeld(v);
+}
+
+function syncLocalHeld(v: WorkerView): void {
+  v.localHeld = v.pendingClaims + v.localReservedAtMs.length;
+}
+
+/** Drops the prefix of entries shown by the current heartbeat (`lastHeartbeatMs > t`) or expired. */
+export function forgetReflectedReservations(v: WorkerView, now: number, slotTtlMs: number): void {
+  const list = v.localReservedAtMs;
+  let k = 0;
+  while (k < list.length && (list[k]! < v.lastHeartbeatMs || now - list[k]! > slotTtlMs)) k++;
+  if (k > 0) list.splice(0, k);
+  syncLocalHeld(v);
+}
+
+/**
+ * Local reservations still counted at `now` (not reflected by the heartbeat, not older than the TTL).
+ * No allocation, no mutation: selection runs under the read lock.
+ */
+export function localReservationsAt(v: WorkerView, now: number, slotTtlMs: number): number {
+  const list = v.localReservedAtMs;
+  const n = list.length;
+  if (n === 0 || now - list[0]! <= slotTtlMs) return n;
+  let k = 1;
+  while (k < n && now - list[k]! > slotTtlMs) k++;
+  return n - k;
 }
 
 /** Slots the Worker has committed: reserved plus running. */
@@ -60,4 +151,9 @@ export function usedTotal(v: WorkerHeartbeat): number {
 /** Slots still free by the last heartbeat; may be negative if a heartbeat reports over-commitment. */
 export function freeCapacity(v: WorkerHeartbeat): number {
   return v.taskSlots - (v.reservedSlots + v.runningTasks);
+}
+
+/** What selection ranks and filters by: the heartbeat's free capacity minus this Coordinator's own claims. */
+export function freeCapacityAt(v: WorkerView, now: number, slotTtlMs: number): number {
+  return freeCapacity(v) - v.pendingClaims - localReservationsAt(v, now, slotTtlMs);
 }

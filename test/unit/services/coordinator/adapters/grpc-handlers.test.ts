@@ -72,6 +72,9 @@ describe('ReserveWorkerSlot over gRPC', () => {
   }
 
   function fleet(workers: ReturnType<typeof hb>[], steps: Record<string, Step[]> = {}): void {
+    // The clock is frozen at NOW, so this core's own reservations from earlier tests would never age out
+    // (worker-view.ts): an empty list first forgets every Worker's local state.
+    core.applyFullWorkerList([], NOW);
     core.applyFullWorkerList(workers, NOW);
     for (const k of Object.keys(script)) delete script[k];
     Object.assign(script, steps);

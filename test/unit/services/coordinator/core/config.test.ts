@@ -18,6 +18,7 @@ describe('CoordinatorCoreConfig', () => {
       cpuRedLine: 0.9,
       memoryRedLine: 0.9,
       errorRateRedLine: 0.5,
+      placement: 'capacity',
     });
     expect(Object.isFrozen(DEFAULT_COORDINATOR_CORE_CONFIG)).toBe(true);
     expect(validateCoordinatorCoreConfig(DEFAULT_COORDINATOR_CORE_CONFIG)).toEqual([]);

@@ -19,6 +19,7 @@ const CFG: CoordinatorCoreConfig = {
   cpuRedLine: 0.9,
   memoryRedLine: 0.9,
   errorRateRedLine: 0.5,
+  placement: 'capacity',
 };
 const ADDRS = ['w0', 'w1', 'w2', 'w3', 'w4', 'w5', 'w10', 'w9'];
 
