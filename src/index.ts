@@ -27,6 +27,27 @@ export { bootKernel, type Kernel } from './kernel/kernel.js';
 export * from './executor/sdk.js';
 // The TypeScript client: reserve → submit → watch with the seeds' retry semantics (src/client/).
 export { BlockxClient, BlockxClientError, ClientErrorCode, newTaskId, runTask } from './client/index.js';
+// Backfills and task-level retries (docs/backfill.md, docs/retries.md).
+export {
+  BackfillPlanError,
+  FileJournal,
+  planBackfill,
+  runBackfill,
+  runWithRetries,
+  decideTaskRetry,
+} from './client/index.js';
+export type {
+  BackfillEvent,
+  BackfillJob,
+  BackfillJournal,
+  BackfillOptions,
+  BackfillPer,
+  BackfillPlan,
+  BackfillSummary,
+  BackfillTemplate,
+  TaskRetryPolicy,
+  UnitReport,
+} from './client/index.js';
 export type {
   BlockxClientOptions,
   CallOptions,

@@ -19,3 +19,10 @@ export const CONFIG_FLAG = [
   '-c, --config <file>',
   'config file (default: BLOCKX_CONFIG, or blockx.config.yaml found from the cwd)',
 ] as const;
+
+/** Where a client command sends its tasks: a coordinator, or straight to one worker. */
+export const COORDINATOR_FLAG = [
+  '--coordinator <addr>',
+  'reserve through this coordinator (default: COORDINATOR_LISTEN, else from the config)',
+] as const;
+export const WORKER_FLAG = ['--worker <addr>', 'submit directly to this worker (no coordinator)'] as const;

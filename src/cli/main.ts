@@ -7,6 +7,7 @@ import { registerConfigCommand } from './commands/config.js';
 import { registerPluginsCommand } from './commands/plugins.js';
 import { registerValidateCommand } from './commands/validate.js';
 import { registerSubmitCommand } from './commands/submit.js';
+import { registerBackfillCommand } from './commands/backfill.js';
 import { registerStatusCommand } from './commands/status.js';
 import { registerExecutorHelp } from './commands/executor.js';
 import { registerWorkerCommand } from './commands/worker.js';
@@ -44,6 +45,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
   registerDataCommand(program, io, setExit);
   registerDbCommand(program, io, setExit);
   registerSubmitCommand(program, io, setExit);
+  registerBackfillCommand(program, io, setExit);
   registerStatusCommand(program, io, setExit);
 
   try {

@@ -11,6 +11,12 @@ export interface ProgressCounts {
   readonly succeeded: number;
   readonly failed: number;
   readonly running: number;
+  /** Done before this run (a resumed backfill): counted as done, not in the rate. */
+  readonly skipped?: number;
+  /** Rows written so far, when the work reports rows: shown as a rate. */
+  readonly rows?: number;
+  /** What the counts count (default "done"), e.g. "blocks". */
+  readonly unit?: string;
 }
 
 const BAR_WIDTH = 24;
@@ -18,12 +24,19 @@ const BAR_WIDTH = 24;
 const CLEAR_LINE = '\r\x1b[2K';
 
 export function renderProgressBar(c: ProgressCounts, elapsedMs: number, width = BAR_WIDTH): string {
-  const done = c.succeeded + c.failed;
+  const skipped = c.skipped ?? 0;
+  const ran = c.succeeded + c.failed;
+  const done = ran + skipped;
   const filled = c.total === 0 ? width : Math.min(width, Math.floor((done / c.total) * width));
   const bar = `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}]`;
-  const count = `${String(done).padStart(String(c.total).length)}/${c.total} done`;
-  const rate = elapsedMs > 0 ? (done * 1000) / elapsedMs : 0;
-  const parts = [`${bar} ${count}`, `${c.failed} failed`, `${c.running} running`, `${formatRate(rate)}/s`];
+  const count = `${String(done).padStart(String(c.total).length)}/${c.total} ${c.unit ?? 'done'}`;
+  const rate = elapsedMs > 0 ? (ran * 1000) / elapsedMs : 0;
+  const parts = [`${bar} ${count}`];
+  if (skipped > 0) parts.push(`${skipped} skipped`);
+  parts.push(`${c.failed} failed`, `${c.running} running`, `${formatRate(rate)}/s`);
+  if (c.rows !== undefined) {
+    parts.push(`${formatRate(elapsedMs > 0 ? (c.rows * 1000) / elapsedMs : 0)} rows/s`);
+  }
   if (done < c.total) parts.push(`ETA ${rate > 0 ? formatDuration(((c.total - done) / rate) * 1000) : '?'}`);
   return parts.join(' · ');
 }

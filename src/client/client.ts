@@ -29,6 +29,24 @@ import type {
   WorkerCallOptions,
 } from './types.js';
 import { watchTaskUpdates } from './watch.js';
+import { planBackfill, type BackfillJob } from './backfill/plan.js';
+import type { BackfillJournal } from './backfill/journal.js';
+import { runBackfill, type BackfillEvent, type BackfillSummary } from './backfill/run-backfill.js';
+import { checkTaskRetryPolicy, DEFAULT_TASK_RETRY_BACKOFF } from './task-retry.js';
+
+/** Options of BlockxClient#backfill; defaults as `blockx backfill`'s. */
+export interface BackfillOptions {
+  /** Units in flight at once. Default 64. */
+  readonly concurrency?: number;
+  /** Attempts after the first per unit. Default 3. */
+  readonly retries?: number;
+  /** Task-level backoff base and cap. Defaults 500 / 10000 ms. */
+  readonly initialBackoffMs?: number;
+  readonly maxBackoffMs?: number;
+  readonly journal?: BackfillJournal;
+  readonly stop?: AbortSignal;
+  readonly signal?: AbortSignal;
+}
 
 export class BlockxClient {
   readonly coordinator: string | undefined;
@@ -82,6 +100,32 @@ export class BlockxClient {
           }
         : await this.followToTerminal(submitted.taskId, submitted.workerAddr, signal);
     return runResultOf(update, submitted.workerAddr, submitted.attempts, this.clock() - started);
+  }
+
+  /**
+   * Runs `job.template` over every block (or aligned bundle) of [job.from, job.to] with task-level
+   * retries, yielding one event per unit and a summary last (docs/backfill.md). Pass a `journal`
+   * (FileJournal) to skip what an earlier run of the same job finished; `stop` lets the tasks in flight
+   * finish and starts no more, `signal` cancels them. Throws BackfillPlanError for a job that cannot run.
+   */
+  backfill(job: BackfillJob, opts: BackfillOptions = {}): AsyncGenerator<BackfillEvent, BackfillSummary> {
+    const plan = planBackfill(job);
+    const policy = checkTaskRetryPolicy({
+      retries: opts.retries ?? 3,
+      slotTtlMs: this.policy.slotTtlMs,
+      initialBackoffMs: opts.initialBackoffMs ?? DEFAULT_TASK_RETRY_BACKOFF.initialBackoffMs,
+      maxBackoffMs: opts.maxBackoffMs ?? DEFAULT_TASK_RETRY_BACKOFF.maxBackoffMs,
+    });
+    return runBackfill(this, plan, {
+      concurrency: opts.concurrency ?? 64,
+      policy,
+      ...(opts.journal ? { journal: opts.journal } : {}),
+      ...(opts.stop ? { stop: opts.stop } : {}),
+      signal: this.signalFor(opts.signal),
+      sleep: this.sleep,
+      random: this.random,
+      clock: this.clock,
+    });
   }
 
   /** Reserve (with retries) and SubmitTask; resolves once the Worker accepted the task. */

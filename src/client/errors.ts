@@ -64,7 +64,12 @@ export class BlockxClientError extends BlockxError {
     this.attempts = fields.attempts;
   }
 
-  /** The same error with more context (e.g. the attempt count once retries are exhausted). */
+  /**
+   * The same error with more context (e.g. the attempt count once retries are exhausted). The message is
+   * kept as it is: for NO_CAPACITY it is the Coordinator's, which names every filter reason with its
+   * numbers (`no executable slot: 2 workers — error rate 0.62 > 0.50 on 2 workers`); the attempt count
+   * travels in `attempts`.
+   */
   with(fields: Omit<ClientErrorFields, 'cause'>): BlockxClientError {
     return new BlockxClientError(this.code, this.message, {
       grpcStatus: this.grpcStatus,

@@ -1,5 +1,54 @@
 // Public surface of the TypeScript client.
 export { BlockxClient } from './client.js';
+export type { BackfillOptions } from './client.js';
+export {
+  BackfillPlanError,
+  bundleOf,
+  bundleRange,
+  DEFAULT_BUNDLE_SIZE,
+  jobIdOf,
+  planBackfill,
+} from './backfill/plan.js';
+export type {
+  BackfillJob,
+  BackfillPer,
+  BackfillPlan,
+  BackfillTemplate,
+  BackfillUnit,
+} from './backfill/plan.js';
+export { FileJournal, readDone } from './backfill/journal.js';
+export type { BackfillJournal, JournalEntry, JournalHeader } from './backfill/journal.js';
+export { rowsOf, runBackfill } from './backfill/run-backfill.js';
+export type {
+  BackfillEvent,
+  BackfillRunOptions,
+  BackfillSummary,
+  RetryReport,
+  UnitReport,
+  UnitState,
+} from './backfill/run-backfill.js';
+export { attemptOutcomeOf, runWithRetries } from './run-with-retries.js';
+export type {
+  AttemptReport,
+  RetriedOutcome,
+  RunnableTask,
+  RunWithRetriesOptions,
+  TaskRunner,
+} from './run-with-retries.js';
+export {
+  backoffMs,
+  checkTaskRetryPolicy,
+  decideTaskRetry,
+  DEFAULT_TASK_RETRY_BACKOFF,
+  retryReasonOf,
+} from './task-retry.js';
+export type {
+  AttemptOutcome,
+  GiveUpReason,
+  RetryReason,
+  TaskRetryDecision,
+  TaskRetryPolicy,
+} from './task-retry.js';
 export {
   BlockxClientError,
   ClientErrorCode,

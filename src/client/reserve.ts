@@ -12,7 +12,10 @@
 //
 // After a reservation, SubmitTask to the slot's Worker: Unavailable or a deadline → submit again to the
 // same Worker with the same slot (SubmitTask is idempotent per task id: a task already running there
-// answers RUNNING, never a second execution); InvalidSlot (the slot expired first) → reserve again; no
+// answers RUNNING, never a second execution) — but after SUBMIT_UNAVAILABLE_LIMIT Unavailable answers
+// in a row the Worker is taken as gone (killed, restarting) and the task is reserved again, with the same
+// task id, so the Coordinator can place it elsewhere instead of the client waiting out every attempt on a
+// dead address (docs/retries.md); InvalidSlot (the slot expired first) → reserve again; no
 // capacity → backoff, reserve again. In direct-to-worker mode (no slot id, the Worker reserves inline)
 // the same rules apply to SubmitTask alone.
 //
@@ -42,7 +45,12 @@ export interface RetryState {
   readonly backoffMs: number;
   /** The code of the previous failure, if any. */
   readonly last: ClientErrorCode | undefined;
+  /** Failures in a row with the code `last` (absent: 1 when `last` is set). */
+  readonly streak?: number;
 }
+
+/** Unavailable answers in a row from one reserved Worker before the client reserves again. */
+export const SUBMIT_UNAVAILABLE_LIMIT = 3;
 
 export type RetryDecision =
   | {
@@ -73,17 +81,23 @@ export function decideRetry(
   const plan = retryPlan(phase, code);
   if (plan === undefined) return { type: 'fail', reason: 'final' };
   if (state.attempts >= policy.maxAttempts) return { type: 'fail', reason: 'attempts_exhausted' };
-  const { action, wait } = plan;
+  const streak = state.last === code ? (state.streak ?? 1) + 1 : 1;
+  const { wait } = plan;
+  const action =
+    phase === 'submit' && code === ClientErrorCode.UNAVAILABLE && streak >= SUBMIT_UNAVAILABLE_LIMIT
+      ? 'reserve'
+      : plan.action;
+  const marked = { ...state, last: code, streak };
   switch (wait) {
     case 'now-then-backoff':
-      if (state.last !== code) return { type: 'retry', action, delayMs: 0, next: { ...state, last: code } };
-      return backoff(action, code, state, policy, random);
+      if (streak === 1) return { type: 'retry', action, delayMs: 0, next: marked };
+      return backoff(action, marked, policy, random);
     case 'backoff':
-      return backoff(action, code, state, policy, random);
+      return backoff(action, marked, policy, random);
     case 'slot-ttl':
-      return { type: 'retry', action, delayMs: policy.slotTtlMs, next: { ...state, last: code } };
+      return { type: 'retry', action, delayMs: policy.slotTtlMs, next: marked };
     case 'none':
-      return { type: 'retry', action, delayMs: 0, next: { ...state, last: code } };
+      return { type: 'retry', action, delayMs: 0, next: marked };
     default: {
       const _exhaustive: never = wait;
       throw new Error(`unknown wait ${String(_exhaustive)}`);
@@ -127,7 +141,6 @@ function retryPlan(
 
 function backoff(
   action: 'reserve' | 'resubmit',
-  code: ClientErrorCode,
   state: RetryState,
   policy: RetryPolicy,
   random: () => number,
@@ -135,7 +148,7 @@ function backoff(
   const base = state.backoffMs;
   const delayMs = Math.round(base / 2 + (random() * base) / 2);
   const backoffMs = Math.min(base * 2, policy.backoff.maxMs);
-  return { type: 'retry', action, delayMs, next: { ...state, backoffMs, last: code } };
+  return { type: 'retry', action, delayMs, next: { ...state, backoffMs } };
 }
 
 // ---- the loop ---------------------------------------------------------------------------------------

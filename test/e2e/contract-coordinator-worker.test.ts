@@ -3,13 +3,11 @@
 // (`node bin/blockx.js`), talking over real gRPC and registering through etcd (leased heartbeats).
 // Workers run functions with their default call runner; the task is examples/tasks/hello-world.json.
 //
-// Each test starts its own cluster under its own v2 registry prefix, so no test sees another's workers.
-// Timings are shortened through the env (COORDINATOR_*, WORKER_*) and a temp copy of blockx.config.yaml
-// whose `registry.etcd.leaseTtlMs` is the minimum, 2000 ms, so a SIGKILLed worker vanishes quickly.
-import { execFileSync } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// Each test starts its own cluster (test/support/cluster.ts) on one shared etcd: every cluster has its own
+// v2 registry prefix, so no test sees another's workers, and the harness's config has the minimum
+// `registry.etcd.leaseTtlMs`, 2000 ms, so a SIGKILLed worker vanishes quickly. Per-test timings come
+// through the env (COORDINATOR_*, WORKER_*).
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { Etcd3 } from 'etcd3';
@@ -25,14 +23,12 @@ import type {
   TaskInputWire,
   TaskUpdateWireOut,
 } from '../../src/grpc/wire-types.js';
+import { CLUSTER_LEASE_TTL_MS, REPO, startCluster } from '../support/cluster.js';
+import type { ClusterOptions, ClusterWorker, TestCluster } from '../support/cluster.js';
 import { startEtcd } from '../support/etcd.js';
 import type { EtcdServer } from '../support/etcd.js';
-import { captureOutput, spawnTracked, stopGroup, waitForLine } from '../support/processes.js';
 
-const REPO = path.resolve(import.meta.dirname, '../..');
-const CLI = path.join(REPO, 'bin/blockx.js');
-const LEASE_TTL_MS = 2_000;
-const HEARTBEAT_TIMEOUT_MS = 3_000;
+const LEASE_TTL_MS = CLUSTER_LEASE_TTL_MS;
 
 interface HelloExample {
   task_id: string;
@@ -52,18 +48,6 @@ function helloTask(taskId = EXAMPLE.task_id): TaskInputWire {
     resultHandler: EXAMPLE.resultHandler,
     taskTimeoutMs: EXAMPLE.taskTimeoutMs,
   });
-}
-
-/** The environment without any BlockX / etcd variable of the caller's shell. */
-function cleanEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(
-    Object.entries(process.env).filter(
-      ([k]) =>
-        !/^(BLOCKX_|WORKER_|COORDINATOR_|ETCD_|TASK_DEADLINE_MS|MAX_TASK_TIMEOUT_MS|RESULT_RETENTION_MS|WATCH_DISCONNECT_GRACE_MS|CALL_DEADLINE_MS)/.test(
-          k,
-        ),
-    ),
-  );
 }
 
 interface Outcome {
@@ -99,50 +83,17 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, tim
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-interface WorkerProc {
-  readonly child: ChildProcess;
-  readonly addr: string;
-  readonly client: WorkerServiceClient;
-  output(): string;
-}
-
 interface CoordinatorProc {
-  readonly child: ChildProcess;
   readonly addr: string;
   readonly client: CoordinatorServiceClient;
-  output(): string;
 }
 
 describe('contract: coordinator ↔ worker (real etcd, real blockx processes)', () => {
   let etcd: EtcdServer;
   let raw: Etcd3;
-  let tmp = '';
-  let configFile = '';
-  let cluster = 0;
   const clients: grpc.Client[] = [];
-  const children: ChildProcess[] = [];
+  const clusters: TestCluster[] = [];
 
-  beforeAll(() => {
-    if (!existsSync(path.join(REPO, 'dist/cli/main.js'))) {
-      execFileSync('npm', ['run', 'build'], { cwd: REPO, stdio: 'ignore' });
-    }
-    // The repo's config with the shortest lease; relative dirs made absolute (they resolve against the
-    // config file's directory).
-    tmp = mkdtempSync(path.join(tmpdir(), 'blockx-contract-'));
-    const yaml = readFileSync(path.join(REPO, 'blockx.config.yaml'), 'utf8');
-    const patched = yaml
-      .replace(/leaseTtlMs: \d+/, `leaseTtlMs: ${LEASE_TTL_MS}`)
-      .replace(/^( {2}dir:) functions$/m, `$1 ${JSON.stringify(path.join(REPO, 'functions'))}`)
-      .replace(
-        /^( {2}dirs:) \[plugins\/builders, plugins\/writers\]$/m,
-        `$1 ${JSON.stringify([path.join(REPO, 'plugins/builders'), path.join(REPO, 'plugins/writers')])}`,
-      );
-    expect(patched).toContain(`leaseTtlMs: ${LEASE_TTL_MS}`);
-    expect(patched).toContain(JSON.stringify(path.join(REPO, 'functions')));
-    expect(patched).toContain(JSON.stringify(path.join(REPO, 'plugins/writers')));
-    configFile = path.join(tmp, 'blockx.config.yaml');
-    writeFileSync(configFile, patched);
-  });
   beforeAll(async () => {
     etcd = await startEtcd();
     raw = new Etcd3({ hosts: etcd.endpoint });
@@ -150,71 +101,24 @@ describe('contract: coordinator ↔ worker (real etcd, real blockx processes)', 
 
   afterEach(async () => {
     for (const c of clients.splice(0)) c.close();
-    await Promise.all(children.splice(0).map((c) => stopGroup(c, 'SIGKILL', 1_000)));
+    await Promise.all(clusters.splice(0).map((c) => c.stop()));
   });
 
   afterAll(async () => {
-    await Promise.all(children.map((c) => stopGroup(c, 'SIGKILL', 1_000)));
+    await Promise.all(clusters.map((c) => c.stop()));
     raw?.close();
     await etcd?.stop();
-    if (tmp !== '') rmSync(tmp, { recursive: true, force: true });
   });
 
-  /** A registry prefix of its own for each cluster (v2 form, block kind). */
-  const newPrefix = (): string => `/blockx/e2e/lanes/c${++cluster}/workers/`;
-
-  function spawnCli(args: string[], env: Record<string, string>): ChildProcess {
-    const child = spawnTracked(process.execPath, [CLI, ...args, '--config', configFile], {
-      cwd: REPO,
-      env: { ...cleanEnv(), ETCD_ENDPOINTS: etcd.endpoint, ...env },
-    });
-    children.push(child);
-    return child;
-  }
-
-  async function startWorker(prefix: string, env: Record<string, string> = {}): Promise<WorkerProc> {
-    const child = spawnCli(['worker', '--deployment', 'block'], {
-      WORKER_LISTEN: '127.0.0.1:0',
-      WORKER_REGISTRY_PREFIX: prefix,
-      WORKER_HEARTBEAT_INTERVAL: '100',
-      BLOCKX_LOG_LEVEL: 'warn',
-      ...env,
-    });
-    const out = captureOutput(child);
-    const line = await waitForLine(child, /^worker listening on \S+/, 30_000);
-    const addr = /^worker listening on (\S+)/.exec(line)?.[1] ?? '';
-    const client = createWorkerClient(addr);
+  /** A cluster of its own on the shared etcd, with a gRPC client of its coordinator. */
+  async function startOwnCluster(
+    opts: Omit<ClusterOptions, 'etcd'>,
+  ): Promise<{ cluster: TestCluster; co: CoordinatorProc; ws: readonly ClusterWorker[] }> {
+    const cluster = await startCluster({ ...opts, etcd });
+    clusters.push(cluster);
+    const client = createCoordinatorClient(cluster.coordinatorAddr);
     clients.push(client);
-    // Registered in etcd (the coordinator learns about it through its watch).
-    await waitFor(`${addr} in etcd`, async () =>
-      (await raw.get(`${prefix}${addr}`).string()) ? true : undefined,
-    );
-    return { child, addr, client, output: () => out.text() };
-  }
-
-  async function startCoordinator(
-    prefix: string,
-    env: Record<string, string> = {},
-  ): Promise<CoordinatorProc> {
-    const child = spawnCli(['coordinator', '--deployment', 'block'], {
-      COORDINATOR_LISTEN: '127.0.0.1:0',
-      COORDINATOR_REGISTRY_PREFIXES: prefix,
-      COORDINATOR_HEARTBEAT_TIMEOUT_MS: String(HEARTBEAT_TIMEOUT_MS),
-      COORDINATOR_WATCH_GRACE_PERIOD_MS: '1000',
-      COORDINATOR_ETCD_WATCH_RETRY_DELAY_MS: '100',
-      COORDINATOR_WORKER_RPC_TIMEOUT_MS: '2000',
-      // Real host figures are published; a busy CI box must not filter the workers out.
-      COORDINATOR_CPU_RED_LINE: '1',
-      COORDINATOR_MEMORY_RED_LINE: '1',
-      BLOCKX_LOG_LEVEL: 'info', // the `coordinator listening` line carries the bound address
-      ...env,
-    });
-    const out = captureOutput(child);
-    const line = await waitForLine(child, /"msg":"coordinator listening"/, 30_000);
-    const addr = (JSON.parse(line) as { address: string }).address;
-    const client = createCoordinatorClient(addr);
-    clients.push(client);
-    return { child, addr, client, output: () => out.text() };
+    return { cluster, co: { addr: cluster.coordinatorAddr, client }, ws: cluster.workers };
   }
 
   const reserve = (c: CoordinatorProc, taskId: string): Promise<Outcome> =>
@@ -257,9 +161,7 @@ describe('contract: coordinator ↔ worker (real etcd, real blockx processes)', 
   };
 
   it('ReserveWorkerSlot, then SubmitTask with the slot_id to the returned worker, runs hello-world', async () => {
-    const prefix = newPrefix();
-    const ws = await Promise.all([startWorker(prefix), startWorker(prefix)]);
-    const co = await startCoordinator(prefix);
+    const { co, ws } = await startOwnCluster({ workers: 2 });
 
     const r = await reserveOk(co, EXAMPLE.task_id);
     expect(r.slotId).toMatch(/\S/);
@@ -281,9 +183,7 @@ describe('contract: coordinator ↔ worker (real etcd, real blockx processes)', 
   });
 
   it('SubmitTask after the slot TTL expired → FAILED_PRECONDITION (InvalidSlot)', async () => {
-    const prefix = newPrefix();
-    await startWorker(prefix);
-    const co = await startCoordinator(prefix, { COORDINATOR_SLOT_TTL_MS: '500' });
+    const { co } = await startOwnCluster({ workers: 1, env: { COORDINATOR_SLOT_TTL_MS: '500' } });
 
     const r = await reserveOk(co, 'ttl-1');
     // TTL 500 ms; the worker's timer scan runs every 500 ms (timerScanMs).
@@ -303,16 +203,17 @@ describe('contract: coordinator ↔ worker (real etcd, real blockx processes)', 
   });
 
   it('an old slot id is invalid after a worker restart (same address)', async () => {
-    const prefix = newPrefix();
-    const before = await startWorker(prefix);
     // A long slot TTL: the old slot would still be valid had the worker not restarted.
-    const co = await startCoordinator(prefix, { COORDINATOR_SLOT_TTL_MS: '60000' });
+    const { co, ws } = await startOwnCluster({ workers: 1, env: { COORDINATOR_SLOT_TTL_MS: '60000' } });
+    const worker = ws[0];
+    if (worker === undefined) throw new Error('the worker did not start');
+    const addrBefore = worker.addr;
     const r = await reserveOk(co, 'restart-1');
-    expect(r.workerAddr).toBe(before.addr);
+    expect(r.workerAddr).toBe(addrBefore);
 
-    await stopGroup(before.child, 'SIGKILL', 1_000);
-    const after = await startWorker(prefix, { WORKER_LISTEN: before.addr });
-    expect(after.addr).toBe(before.addr);
+    await worker.restart(); // SIGKILL, then the same address again
+    expect(worker.addr).toBe(addrBefore);
+    const after = { addr: worker.addr, client: workerClient(worker.addr) };
     expect(await submit(after.client, helloTask('restart-1'), r.slotId ?? '')).toMatchObject({
       code: grpc.status.FAILED_PRECONDITION,
       business: 'InvalidSlot',
@@ -327,9 +228,12 @@ describe('contract: coordinator ↔ worker (real etcd, real blockx processes)', 
   });
 
   it('a full slot pool (WORKER_TASK_SLOTS=1): a second reservation → RESOURCE_EXHAUSTED', async () => {
-    const prefix = newPrefix();
-    const w = await startWorker(prefix, { WORKER_TASK_SLOTS: '1' });
-    const co = await startCoordinator(prefix, { COORDINATOR_SLOT_TTL_MS: '1000' });
+    const { co, ws } = await startOwnCluster({
+      workers: 1,
+      taskSlots: 1,
+      env: { COORDINATOR_SLOT_TTL_MS: '1000' },
+    });
+    const w = { addr: ws[0]?.addr };
 
     expect(await reserveOk(co, 'full-1')).toMatchObject({ workerAddr: w.addr });
     const second = await reserve(co, 'full-2');
@@ -344,17 +248,19 @@ describe('contract: coordinator ↔ worker (real etcd, real blockx processes)', 
   });
 
   it('a SIGKILLed worker leaves the registry after its lease and traffic moves to the other worker', async () => {
-    const prefix = newPrefix();
-    // The victim has more free slots, so it is ranked first while it is registered.
-    const [victim, survivor] = await Promise.all([
-      startWorker(prefix, { WORKER_TASK_SLOTS: '16' }),
-      // Enough slots for the five reservations below even while their tasks are still running.
-      startWorker(prefix, { WORKER_TASK_SLOTS: '8' }),
-    ]);
-    if (victim === undefined || survivor === undefined) throw new Error('workers did not start');
-    // Probing reservations that land on the survivor hold its slots for one slot TTL: keep it short so
-    // they cannot fill its slots while the victim is still being killed and expired.
-    const co = await startCoordinator(prefix, { COORDINATOR_SLOT_TTL_MS: '1000' });
+    const { cluster, co, ws } = await startOwnCluster({
+      workers: 2,
+      // The victim (worker 0) has more free slots, so it is ranked first while it is registered; the
+      // survivor has enough for the five reservations below even while their tasks are still running.
+      workerEnv: (i) => ({ WORKER_TASK_SLOTS: i === 0 ? '16' : '8' }),
+      // Probing reservations that land on the survivor hold its slots for one slot TTL: keep it short so
+      // they cannot fill its slots while the victim is still being killed and expired.
+      env: { COORDINATOR_SLOT_TTL_MS: '1000' },
+    });
+    const [victim, survivorWorker] = ws;
+    if (victim === undefined || survivorWorker === undefined) throw new Error('workers did not start');
+    const survivor = { addr: survivorWorker.addr, client: workerClient(survivorWorker.addr) };
+    const prefix = cluster.registryPrefix;
     const first = await waitFor('the victim ranked first', async () => {
       const r = await reserve(co, `kill-${Date.now()}`);
       return r.workerAddr === victim.addr ? r : undefined;
@@ -362,7 +268,7 @@ describe('contract: coordinator ↔ worker (real etcd, real blockx processes)', 
     expect(first.code).toBe(grpc.status.OK);
 
     const killedAt = Date.now();
-    await stopGroup(victim.child, 'SIGKILL', 1_000);
+    await victim.kill('SIGKILL');
     // No clean shutdown: the key goes only when its lease (2 s) expires.
     await waitFor(
       'the victim key expired',

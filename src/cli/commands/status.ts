@@ -30,9 +30,12 @@ export function registerStatusCommand(program: Command, io: CliIo, setExit: (cod
 }
 
 /** The Coordinator a client on this machine should dial, from the config. */
-export function coordinatorAddressFromConfig(config: BlockxConfig): string {
-  const listen = config.up.coordinatorListen || config.deployments.block?.coordinator.listen || ':8080';
-  return listen;
+export function coordinatorAddressFromConfig(config: BlockxConfig, env: NodeJS.ProcessEnv = {}): string {
+  // COORDINATOR_LISTEN names where the coordinator listens (DESIGN §6: submit, status and backfill honour
+  // it); without it, `blockx up`'s coordinator, then the block deployment's.
+  const fromEnv = env.COORDINATOR_LISTEN?.trim();
+  if (fromEnv) return fromEnv;
+  return config.up.coordinatorListen || config.deployments.block?.coordinator.listen || ':8080';
 }
 
 async function status(opts: StatusOptions, io: CliIo): Promise<number> {
@@ -48,6 +51,7 @@ async function status(opts: StatusOptions, io: CliIo): Promise<number> {
     const { loadConfig } = await import('../../kernel/config.js');
     listen = coordinatorAddressFromConfig(
       loadConfig({ configPath: opts.config, cwd: io.cwd(), env: io.env }),
+      io.env,
     );
   }
   const address = dialAddress(listen);

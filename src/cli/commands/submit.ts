@@ -1,4 +1,5 @@
-// `blockx submit TASK.json... [--coordinator ADDR | --worker ADDR] [--json] [--concurrency N] [--wait]`
+// `blockx submit TASK.json... [--coordinator ADDR | --worker ADDR] [--json] [--concurrency N] [--retries R]
+//  [--wait]`
 //
 // 1. Read every input: a file with one JSON task, a `.jsonl`/`.ndjson` file with one task per line, or
 //    `-` for standard input. A task without `task_id`/`taskId` gets a fresh UUID.
@@ -6,8 +7,9 @@
 //    plugin's schema (as `blockx validate` does) — and reject duplicate task ids. Any problem: print every
 //    one as FILE[:LINE]: /path: message, submit nothing, exit 1.
 // 3. Run them through BlockxClient (reserve → submit → watch, with the seeds' retries), at most
-//    `--concurrency` (64) at a time, to the Coordinator (default: from the config) or straight to one
-//    Worker (`--worker`).
+//    `--concurrency` (64) at a time, to the Coordinator (default: COORDINATOR_LISTEN, else from the
+//    config) or straight to one Worker (`--worker`). With `--retries R` a task that FAILED retryably or
+//    whose Worker was lost runs again, up to R more times (docs/retries.md).
 // 4. One line per task as it ends: `<task_id> SUCCEEDED <short result JSON>` or `<task_id> FAILED <code>
 //    <message>` (a task the client could not place or follow is FAILED with the client's error code), or
 //    with --json one JSON object per line; on a terminal, a live progress bar below them. A summary line
@@ -17,9 +19,10 @@
 import type { Command } from 'commander';
 import type { ClientErrorCode } from '../../client/errors.js';
 import type { RunManyOutcome } from '../../client/run-many.js';
+import type { TaskRunner } from '../../client/run-with-retries.js';
 import type { ClientTaskInput } from '../../client/types.js';
 import type { SchemaIssue } from '../../kernel/errors.js';
-import { CONFIG_FLAG, EXIT, UsageError, type CliIo } from '../io.js';
+import { CONFIG_FLAG, COORDINATOR_FLAG, EXIT, WORKER_FLAG, UsageError, type CliIo } from '../io.js';
 import { ProgressLine, formatDuration, formatRate } from '../progress.js';
 import { coordinatorAddressFromConfig } from './status.js';
 
@@ -29,6 +32,7 @@ interface SubmitOptions {
   worker?: string;
   json?: boolean;
   concurrency: string;
+  retries: string;
   wait?: boolean;
 }
 
@@ -40,10 +44,15 @@ export function registerSubmitCommand(program: Command, io: CliIo, setExit: (cod
     .description('validate task files, run them on the cluster and print each result')
     .argument('<tasks...>', 'task files: FILE.json (one task), FILE.jsonl (one per line), - (stdin)')
     .option(...CONFIG_FLAG)
-    .option('--coordinator <addr>', 'reserve through this coordinator (default: from the config)')
-    .option('--worker <addr>', 'submit directly to this worker (no coordinator)')
+    .option(...COORDINATOR_FLAG)
+    .option(...WORKER_FLAG)
     .option('--json', 'print one JSON object per task (summary on stderr)')
     .option('--concurrency <n>', 'tasks in flight at once', '64')
+    .option(
+      '--retries <n>',
+      'run a task again (under the id <task_id>~<attempt>) when it FAILED retryably or its worker was lost',
+      '0',
+    )
     .option('--wait', 'wait for terminal results (always on: submit waits and prints every result)')
     .action(async (tasks: string[], opts: SubmitOptions) => setExit(await submit(tasks, opts, io)));
 }
@@ -56,6 +65,7 @@ async function submit(args: string[], opts: SubmitOptions, io: CliIo): Promise<n
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 100_000) {
     throw new UsageError(`--concurrency must be an integer in 1..100000, got ${opts.concurrency}`);
   }
+  const retries = parseRetries(opts.retries);
   const [{ readTaskSources }, { bootKernel }, { validateTaskInput, normalizeTaskInput }, { randomUUID }] =
     await Promise.all([
       import('../../client/task-files.js'),
@@ -118,8 +128,9 @@ async function submit(args: string[], opts: SubmitOptions, io: CliIo): Promise<n
   const target =
     opts.worker !== undefined
       ? { worker: dialAddress(opts.worker) }
-      : { coordinator: dialAddress(opts.coordinator ?? coordinatorAddressFromConfig(config)) };
+      : { coordinator: dialAddress(opts.coordinator ?? coordinatorAddressFromConfig(config, io.env)) };
   const client = new BlockxClient({ ...target, slotTtlMs });
+  const runner = retries === 0 ? client : await retryingRunner(client, retries, slotTtlMs);
 
   const progress = io.isTTY && !opts.json ? new ProgressLine((s) => io.stdout(s), tasks.length) : undefined;
   const counts = { total: tasks.length, succeeded: 0, failed: 0, running: 0 };
@@ -131,7 +142,7 @@ async function submit(args: string[], opts: SubmitOptions, io: CliIo): Promise<n
   const startedAt = Date.now();
   let outcomes: RunManyOutcome[];
   try {
-    outcomes = await runMany(client, tasks, {
+    outcomes = await runMany(runner, tasks, {
       concurrency,
       signal: abort.signal,
       onStart: (index) => {
@@ -167,6 +178,42 @@ async function submit(args: string[], opts: SubmitOptions, io: CliIo): Promise<n
   return failed === 0 ? EXIT.OK : EXIT.FAILED;
 }
 
+/** `--retries`: task-level attempts after the first (docs/retries.md). */
+export function parseRetries(text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0 || n > 1000) {
+    throw new UsageError(`--retries must be an integer in 0..1000, got ${text}`);
+  }
+  return n;
+}
+
+/**
+ * client.run with task-level retries: attempt 1 keeps the task's own id, attempt k runs as
+ * `<task_id>~<k>` (a retained FAILED result of the first id would otherwise answer every resubmission).
+ */
+async function retryingRunner(client: TaskRunner, retries: number, slotTtlMs: number): Promise<TaskRunner> {
+  const [{ runWithRetries }, { DEFAULT_TASK_RETRY_BACKOFF }, { abortableSleep }] = await Promise.all([
+    import('../../client/run-with-retries.js'),
+    import('../../client/task-retry.js'),
+    import('../../client/options.js'),
+  ]);
+  const policy = { retries, slotTtlMs, ...DEFAULT_TASK_RETRY_BACKOFF };
+  return {
+    async run(task, runOpts) {
+      const outcome = await runWithRetries(client, task, {
+        policy,
+        taskIdOf: (attempt) => (attempt === 1 ? task.taskId : `${task.taskId}~${attempt}`),
+        sleep: abortableSleep,
+        random: Math.random,
+        ...(runOpts?.signal ? { signal: runOpts.signal } : {}),
+      });
+      if (outcome.ok) return outcome.result;
+      if (outcome.result !== undefined) return outcome.result;
+      throw outcome.error;
+    },
+  };
+}
+
 const MAX_RESULT_CHARS = 120;
 
 function textOutcome(o: RunManyOutcome): string {
@@ -188,7 +235,8 @@ function shortResult(pluginResults: readonly { pluginName: string; result?: unkn
   return text.length > MAX_RESULT_CHARS ? `${text.slice(0, MAX_RESULT_CHARS - 1)}…` : text;
 }
 
-function oneLine(s: string): string {
+/** A message flattened to one line of at most 300 characters. */
+export function oneLine(s: string): string {
   const flat = s.replace(/\s+/g, ' ').trim();
   return flat.length > 300 ? `${flat.slice(0, 299)}…` : flat;
 }

@@ -18,6 +18,38 @@ describe('renderProgressBar', () => {
     );
   });
 
+  it('a resumed backfill: skipped blocks count as done but not in the rate; rows as a rate; a unit name', () => {
+    const counts = {
+      total: 100,
+      succeeded: 20,
+      failed: 5,
+      running: 4,
+      skipped: 50,
+      rows: 1_200,
+      unit: 'blocks',
+    };
+    expect(renderProgressBar(counts, 2_000)).toBe(
+      '[##################------]  75/100 blocks · 50 skipped · 5 failed · 4 running · 12.5/s · 600 rows/s · ETA 2s',
+    );
+    // Everything skipped: a full bar, no rate, no ETA; no rows figure when the work reports none.
+    expect(
+      renderProgressBar(
+        { total: 8, succeeded: 0, failed: 0, running: 0, skipped: 8, unit: 'bundles' },
+        1_000,
+      ),
+    ).toBe('[########################] 8/8 bundles · 8 skipped · 0 failed · 0 running · 0.0/s');
+    // Nothing run yet after the skipped ones: the ETA is unknown; zero rows is still a rate.
+    expect(
+      renderProgressBar({ total: 10, succeeded: 0, failed: 0, running: 2, skipped: 3, rows: 0 }, 0),
+    ).toBe(
+      '[#######-----------------]  3/10 done · 3 skipped · 0 failed · 2 running · 0.0/s · 0.0 rows/s · ETA ?',
+    );
+    // skipped 0 is not shown.
+    expect(
+      renderProgressBar({ total: 2, succeeded: 1, failed: 0, running: 1, skipped: 0 }, 1_000),
+    ).not.toContain('skipped');
+  });
+
   it('formats durations', () => {
     expect([450, 1_400, 59_000, 61_000, 3_725_000].map(formatDuration)).toEqual([
       '450ms',

@@ -11,6 +11,7 @@ import {
   type PlacementPhase,
   type RetryPolicy,
   type RetryState,
+  SUBMIT_UNAVAILABLE_LIMIT,
 } from '../../../src/client/reserve.js';
 import { grpcStatusError } from '../../../src/grpc/status.js';
 
@@ -79,7 +80,7 @@ describe('decideRetry: the table', () => {
       type: 'retry',
       action: 'reserve',
       delayMs: 5_000,
-      next: { attempts: 4, backoffMs: 400, last: C.SLOT_UNCERTAIN },
+      next: { attempts: 4, backoffMs: 400, last: C.SLOT_UNCERTAIN, streak: 1 },
     });
   });
 
@@ -189,6 +190,24 @@ describe('placeTask', () => {
       'submit w1:9090 s2',
       'submit w1:9090 s2',
     ]);
+  });
+
+  it('after SUBMIT_UNAVAILABLE_LIMIT Unavailable answers in a row from one Worker, reserves again (same id)', async () => {
+    const down = err(grpc.status.UNAVAILABLE);
+    const p = ports({ submit: [down, down, down, 'ok'] });
+    const placed = await placeTask('t', p, POLICY);
+    expect(SUBMIT_UNAVAILABLE_LIMIT).toBe(3);
+    expect(p.calls).toEqual([
+      'reserve t',
+      'submit w1:9090 s1',
+      'submit w1:9090 s1',
+      'submit w1:9090 s1',
+      'reserve t',
+      'submit w1:9090 s2',
+    ]);
+    // The first retry goes out at once, the later ones back off.
+    expect(p.sleeps).toEqual([25, 50]);
+    expect(placed.attempts).toBe(6);
   });
 
   it('direct mode submits without a slot and retries NoSlot there', async () => {

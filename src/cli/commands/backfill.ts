@@ -1,0 +1,341 @@
+// `blockx backfill TEMPLATE.json --from N --to M [--per block|bundle] [--coordinator ADDR | --worker ADDR]
+//  [--concurrency K] [--retries R] [--json] [--state-dir DIR] [--fresh]` (DESIGN §6, docs/backfill.md)
+//
+// 1. Read the template (a task whose builder — and writer, if it has one — carry a block selector:
+//    `block: {number}` per block, `bundle: <id>` per bundle), plan the units of [N, M], and validate the
+//    task of EVERY unit against the task schema and the plugins' schemas before anything runs.
+// 2. Open the job's journal (`<state dir>/<job id>.jsonl`) and skip the units it records as done.
+// 3. Run the rest through BlockxClient with task-level retries (runBackfill), at most K at a time.
+// 4. Print one line per unit (text, or JSON with --json) and a live progress bar on a terminal; the last
+//    line is the summary — with --json the object `{"summary": {...}}`.
+// Ctrl-C once: no new units, the ones in flight finish (and are journaled); twice: cancel them too.
+// Exit 0 when every block succeeded (skipped ones count as succeeded), 1 otherwise, 2 on usage errors.
+import type { Command } from 'commander';
+import type { BackfillPer, BackfillPlan } from '../../client/backfill/plan.js';
+import type { BackfillEvent, BackfillSummary, UnitReport } from '../../client/backfill/run-backfill.js';
+import type nodePath from 'node:path';
+import type { validateTaskInput as validateTaskInputFn } from '../../kernel/task-validation.js';
+import { CONFIG_FLAG, COORDINATOR_FLAG, EXIT, WORKER_FLAG, UsageError, type CliIo } from '../io.js';
+import { ProgressLine, formatDuration, formatRate } from '../progress.js';
+import { coordinatorAddressFromConfig } from './status.js';
+import { oneLine, parseRetries } from './submit.js';
+
+type PathModule = typeof nodePath;
+
+interface BackfillOptions {
+  config?: string;
+  from?: string;
+  to?: string;
+  per: string;
+  coordinator?: string;
+  worker?: string;
+  concurrency: string;
+  retries: string;
+  json?: boolean;
+  stateDir: string;
+  fresh?: boolean;
+}
+
+/** Default `--state-dir`, relative to the current folder. */
+export const DEFAULT_STATE_DIR = '.blockx/backfill';
+
+export function registerBackfillCommand(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  program
+    .command('backfill')
+    .description('run a task template over every block (or bundle) of a range, resumably, with retries')
+    .argument('<template>', 'task JSON whose builder/writer configs carry a block (or bundle) selector')
+    .option(...CONFIG_FLAG)
+    .requiredOption('--from <n>', 'first block of the range (inclusive)')
+    .requiredOption('--to <n>', 'last block of the range (inclusive)')
+    .option('--per <unit>', 'one task per block, or per aligned bundle (block | bundle)', 'block')
+    .option(...COORDINATOR_FLAG)
+    .option(...WORKER_FLAG)
+    .option('--concurrency <n>', 'tasks in flight at once', '64')
+    .option(
+      '--retries <n>',
+      'attempts after the first for a unit that failed retryably or lost its worker',
+      '3',
+    )
+    .option('--json', 'one JSON object per unit; the last line is {"summary": {...}}')
+    .option('--state-dir <dir>', 'where job journals live (what a rerun skips)', DEFAULT_STATE_DIR)
+    .option('--fresh', "forget this job's journal and run every unit again")
+    .addHelpText(
+      'after',
+      `
+Examples:
+  blockx backfill examples/tasks/block-table-transfers.json --from 1 --to 10000
+  blockx backfill examples/tasks/bundle-transfers.json --from 1 --to 10000 --per bundle --json`,
+    )
+    .action(async (template: string, opts: BackfillOptions) => setExit(await backfill(template, opts, io)));
+}
+
+function integerFlag(name: string, text: string | undefined, min: number, max: number): number {
+  const n = Number(text);
+  if (text === undefined || text.trim() === '' || !Number.isSafeInteger(n) || n < min || n > max) {
+    throw new UsageError(`${name} must be an integer in ${min}..${max}, got ${text ?? '(none)'}`);
+  }
+  return n;
+}
+
+async function backfill(templatePath: string, opts: BackfillOptions, io: CliIo): Promise<number> {
+  if (opts.coordinator !== undefined && opts.worker !== undefined) {
+    throw new UsageError('give --coordinator or --worker, not both');
+  }
+  if (opts.per !== 'block' && opts.per !== 'bundle') {
+    throw new UsageError(`--per must be block or bundle, got ${opts.per}`);
+  }
+  const per: BackfillPer = opts.per;
+  const from = integerFlag('--from', opts.from, 0, Number.MAX_SAFE_INTEGER);
+  const to = integerFlag('--to', opts.to, 0, Number.MAX_SAFE_INTEGER);
+  const concurrency = integerFlag('--concurrency', opts.concurrency, 1, 100_000);
+  const retries = parseRetries(opts.retries);
+
+  const [{ readTaskSources }, { bootKernel }, plans, path] = await Promise.all([
+    import('../../client/task-files.js'),
+    import('../../kernel/kernel.js'),
+    import('../../client/backfill/plan.js'),
+    import('node:path'),
+  ]);
+  const read = readTaskSources([templatePath], { cwd: io.cwd() });
+  const problem = read.problems[0];
+  if (problem !== undefined) {
+    io.stderr(`${problem.where}: ${problem.message}\n`);
+    return EXIT.FAILED;
+  }
+  const json = read.tasks[0]?.json;
+  if (!isRecord(json)) {
+    io.stderr(`${templatePath}: the template must be one JSON task object\n`);
+    return EXIT.FAILED;
+  }
+  const kernel = await bootKernel({ configPath: opts.config, cwd: io.cwd(), env: io.env });
+  const template = templateOf(json);
+  let plan: BackfillPlan;
+  try {
+    plan = plans.planBackfill({ template, from, to, per });
+  } catch (err) {
+    if (err instanceof plans.BackfillPlanError) {
+      if (err.where.startsWith('--')) throw new UsageError(err.message);
+      io.stderr(`${templatePath}: ${err.where}: ${err.message}\n`);
+      return EXIT.FAILED;
+    }
+    throw err;
+  }
+  const invalid = await validateUnits(plan, kernel.plugins, templatePath);
+  if (invalid.length > 0) {
+    for (const line of invalid) io.stderr(`${line}\n`);
+    io.stderr('invalid: nothing submitted\n');
+    return EXIT.FAILED;
+  }
+
+  const [{ BlockxClient }, { dialAddress }, { FileJournal }, { runBackfill }, { abortableSleep }, retry] =
+    await Promise.all([
+      import('../../client/client.js'),
+      import('../../client/address.js'),
+      import('../../client/backfill/journal.js'),
+      import('../../client/backfill/run-backfill.js'),
+      import('../../client/options.js'),
+      import('../../client/task-retry.js'),
+    ]);
+  const config = kernel.config;
+  const slotTtlMs = config.deployments[config.up.deployment]?.coordinator.slotTtlMs ?? 5_000;
+  const target =
+    opts.worker !== undefined
+      ? { worker: dialAddress(opts.worker) }
+      : { coordinator: dialAddress(opts.coordinator ?? coordinatorAddressFromConfig(config, io.env)) };
+  const journal = new FileJournal(
+    path.resolve(io.cwd(), opts.stateDir),
+    { jobId: plan.jobId, per, template },
+    { fresh: opts.fresh === true },
+  );
+  const client = new BlockxClient({ ...target, slotTtlMs });
+
+  const stop = new AbortController();
+  const cancel = new AbortController();
+  const onSignal = (): void => {
+    if (!stop.signal.aborted) {
+      stop.abort();
+      io.stderr('\nblockx backfill: stopping — the tasks in flight finish (Ctrl-C again cancels them)\n');
+    } else cancel.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const unitName = per === 'block' ? 'blocks' : 'bundles';
+  const progress =
+    io.isTTY && !opts.json ? new ProgressLine((s) => io.stdout(s), plan.units.length) : undefined;
+  const counts = { total: plan.units.length, succeeded: 0, failed: 0, running: 0, skipped: 0, rows: 0 };
+  const emit = (line: string): void => (progress ? progress.print(line) : io.stdout(line));
+  let summary: BackfillSummary | undefined;
+  try {
+    const events = runBackfill(client, plan, {
+      concurrency,
+      policy: retry.checkTaskRetryPolicy({ retries, slotTtlMs, ...retry.DEFAULT_TASK_RETRY_BACKOFF }),
+      journal,
+      stop: stop.signal,
+      signal: cancel.signal,
+      sleep: abortableSleep,
+      random: Math.random,
+      clock: Date.now,
+    });
+    for await (const e of events) {
+      summary = onEvent(e, { per, json: opts.json === true, emit, counts, plan }) ?? summary;
+      progress?.update({
+        ...counts,
+        running: Math.max(
+          0,
+          Math.min(concurrency, counts.total - counts.succeeded - counts.failed - counts.skipped),
+        ),
+        unit: unitName,
+      });
+    }
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    progress?.finish();
+    client.close();
+  }
+  if (summary === undefined) return EXIT.FAILED;
+  io.stdout(
+    opts.json
+      ? `${JSON.stringify({ summary })}\n`
+      : `${summaryLine(summary, journal.file, io.cwd(), path)}\n`,
+  );
+  const allDone = summary.failed === 0 && summary.remaining === 0;
+  return allDone ? EXIT.OK : EXIT.FAILED;
+}
+
+interface EventSink {
+  readonly per: BackfillPer;
+  readonly json: boolean;
+  readonly emit: (line: string) => void;
+  readonly counts: { succeeded: number; failed: number; skipped: number; rows: number };
+  readonly plan: BackfillPlan;
+}
+
+function onEvent(e: BackfillEvent, sink: EventSink): BackfillSummary | undefined {
+  switch (e.type) {
+    case 'start':
+      return undefined;
+    case 'retry':
+      if (!sink.json) {
+        sink.emit(
+          `${unitLabel(sink.per, e.unit.key)} retry ${e.attempt + 1} in ${formatDuration(e.delayMs)} ` +
+            `(${e.reason}: ${oneLine(e.failure)})\n`,
+        );
+      }
+      return undefined;
+    case 'unit':
+      if (e.state === 'SUCCEEDED') sink.counts.succeeded++;
+      else if (e.state === 'FAILED') sink.counts.failed++;
+      else sink.counts.skipped++;
+      sink.counts.rows += e.rows ?? 0;
+      // Skipped units are counted, not listed, in text mode: a resumed job would print thousands of lines.
+      if (sink.json) sink.emit(`${JSON.stringify(unitJson(sink.per, e))}\n`);
+      else if (e.state !== 'SKIPPED') sink.emit(unitText(sink.per, e));
+      return undefined;
+    case 'summary':
+      return e.summary;
+    default: {
+      const _exhaustive: never = e;
+      throw new Error(`unknown backfill event ${JSON.stringify(_exhaustive)}`);
+    }
+  }
+}
+
+function unitLabel(per: BackfillPer, key: number): string {
+  return per === 'block' ? `block ${key}` : `bundle ${key}`;
+}
+
+function unitText(per: BackfillPer, e: UnitReport): string {
+  const label = unitLabel(per, e.unit.key);
+  if (e.state === 'SUCCEEDED') {
+    const rows = e.rows === undefined ? '' : ` ${e.rows} rows`;
+    const tries = e.attempts > 1 ? ` (attempt ${e.attempts})` : '';
+    return `${label} SUCCEEDED${rows}${tries}\n`;
+  }
+  return `${label} FAILED ${e.failureCode} ${oneLine(e.failureMessage) || '-'} (${e.attempts} attempt(s), ${e.gaveUp ?? 'failed'})\n`;
+}
+
+function unitJson(per: BackfillPer, e: UnitReport): Record<string, unknown> {
+  return {
+    ...(per === 'block'
+      ? { block: e.unit.key }
+      : { bundle: e.unit.key, fromBlock: e.unit.firstBlock, toBlock: e.unit.lastBlock }),
+    state: e.state,
+    taskId: e.taskId,
+    attempts: e.attempts,
+    rows: e.rows ?? null,
+    workerAddr: e.workerAddr,
+    failureCode: e.failureCode,
+    failureMessage: e.failureMessage,
+    ...(e.gaveUp === undefined ? {} : { gaveUp: e.gaveUp }),
+    durationMs: e.durationMs,
+  };
+}
+
+function summaryLine(s: BackfillSummary, journalFile: string, cwd: string, path: PathModule): string {
+  const rate = s.seconds > 0 ? (s.succeeded + s.failed) / s.seconds : 0;
+  const rel = path.relative(cwd, journalFile);
+  const parts = [
+    `backfill ${s.jobId}: ${s.blocks} block(s): ${s.succeeded} succeeded, ${s.failed} failed, ${s.skipped} skipped`,
+  ];
+  if (s.remaining > 0) parts.push(`${s.remaining} not run (interrupted: rerun the same command to resume)`);
+  parts.push(
+    `${s.attempts} attempt(s), ${s.rows} rows in ${formatDuration(s.seconds * 1000)} ` +
+      `(${formatRate(rate)} blocks/s); journal ${rel.startsWith('..') ? journalFile : rel}`,
+  );
+  return parts.join('; ');
+}
+
+/** The template as the planner takes it: a task's builder, writer and timeout (its task id is ignored). */
+function templateOf(json: Record<string, unknown>): {
+  functionCallConfig: { type: string; config: unknown };
+  resultHandler?: { type: string; config: unknown };
+  taskTimeoutMs?: number;
+} {
+  const plugin = (v: unknown): { type: string; config: unknown } => {
+    const r = isRecord(v) ? v : {};
+    return { type: typeof r.type === 'string' ? r.type : '', config: r.config ?? {} };
+  };
+  return {
+    functionCallConfig: plugin(json.functionCallConfig),
+    ...(json.resultHandler !== undefined ? { resultHandler: plugin(json.resultHandler) } : {}),
+    ...(typeof json.taskTimeoutMs === 'number' ? { taskTimeoutMs: json.taskTimeoutMs } : {}),
+  };
+}
+
+/** Every unit's task validated; the first problems, each naming its unit and the rule. */
+async function validateUnits(
+  plan: BackfillPlan,
+  plugins: Parameters<typeof validateTaskInputFn>[1],
+  where: string,
+): Promise<string[]> {
+  const { validateTaskInput } = await import('../../kernel/task-validation.js');
+  const lines: string[] = [];
+  let invalidUnits = 0;
+  for (const unit of plan.units) {
+    const task = plan.taskOf(unit);
+    const json = {
+      task_id: plan.taskIdOf(unit, 1, '000000'),
+      functionCallConfig: task.functionCallConfig,
+      ...(task.resultHandler ? { resultHandler: task.resultHandler } : {}),
+      ...(task.taskTimeoutMs ? { taskTimeoutMs: task.taskTimeoutMs } : {}),
+    };
+    const issues = validateTaskInput(json, plugins);
+    if (issues.length === 0) continue;
+    invalidUnits++;
+    if (lines.length < 20) {
+      for (const i of issues) {
+        lines.push(
+          `${where} (${unitLabel(plan.per, unit.key)}): ${i.path || '/'}: ${i.message} (rule: ${i.rule})`,
+        );
+      }
+    }
+  }
+  if (invalidUnits > 1) lines.push(`${invalidUnits} unit(s) invalid`);
+  return lines;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

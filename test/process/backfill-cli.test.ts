@@ -1,0 +1,333 @@
+// Process-level tests of `blockx backfill` (and `submit --retries`, COORDINATOR_LISTEN) against a real
+// one-machine cluster (`blockx up --no-demo --workers 2`) over a generated chain in a SQLite file, all
+// through the built CLI (bin/blockx.js → dist/; `npm run build` first).
+//
+// The red lines are raised to 1 (COORDINATOR_CPU/MEMORY_RED_LINE) so that a busy test machine does not
+// make the Coordinator filter its Workers as overloaded.
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BackfillSummary } from '../../src/client/backfill/run-backfill.js';
+import { BlockxClient } from '../../src/client/client.js';
+import { freePort } from '../support/ports.js';
+import { captureOutput, isRunning, spawnTracked, stopGroup, waitForLine } from '../support/processes.js';
+
+const REPO = path.resolve(import.meta.dirname, '../..');
+const BIN = path.join(REPO, 'bin/blockx.js');
+const TRANSFERS = 'examples/tasks/block-table-transfers.json';
+const SLOW = 150_000;
+
+const dir = mkdtempSync(path.join(tmpdir(), 'blockx-backfill-'));
+const DB = path.join(dir, 'chain.db');
+const stateDir = (name: string) => path.join(dir, 'state', name);
+
+function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) =>
+        !/^(BLOCKX_|WORKER_|COORDINATOR_|ETCD_|TASK_DEADLINE_MS|MAX_TASK_TIMEOUT_MS|RESULT_RETENTION_MS)/.test(
+          k,
+        ),
+    ),
+  );
+  return { ...env, BLOCKX_STORAGE_URL: `sqlite:${DB}`, ...extra };
+}
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+const children = new Set<ChildProcess>();
+
+/** Starts the CLI (tracked, in its own process group); `done` resolves with its exit code and output. */
+function start(args: string[], env: NodeJS.ProcessEnv = {}): { child: ChildProcess; done: Promise<Run> } {
+  const child = spawnTracked(process.execPath, [BIN, ...args], { cwd: REPO, env: cleanEnv(env) });
+  children.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const done = new Promise<Run>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => {
+      children.delete(child);
+      resolve({ code, stdout, stderr });
+    });
+  });
+  return { child, done };
+}
+
+const blockx = (args: string[], env: NodeJS.ProcessEnv = {}) => start(args, env).done;
+
+interface UnitLine {
+  block: number;
+  state: 'SUCCEEDED' | 'FAILED' | 'SKIPPED';
+  taskId: string;
+  attempts: number;
+  rows: number | null;
+}
+
+/** The unit lines and the summary (the last line) of `backfill --json`. */
+function parseJsonRun(r: Run): { units: UnitLine[]; summary: BackfillSummary } {
+  const lines = r.stdout.trim().split('\n');
+  const last = JSON.parse(lines.at(-1) ?? '{}') as { summary?: BackfillSummary };
+  if (last.summary === undefined) throw new Error(`no summary line:\n${r.stdout}\n${r.stderr}`);
+  return { units: lines.slice(0, -1).map((l) => JSON.parse(l) as UnitLine), summary: last.summary };
+}
+
+const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+const keys = (units: readonly UnitLine[], state: UnitLine['state']) =>
+  units
+    .filter((u) => u.state === state)
+    .map((u) => u.block)
+    .sort((a, b) => a - b);
+
+function backfillArgs(from: number, to: number, state: string, more: string[] = []): string[] {
+  return [
+    'backfill',
+    TRANSFERS,
+    '--from',
+    String(from),
+    '--to',
+    String(to),
+    '--json',
+    '--state-dir',
+    stateDir(state),
+    ...more,
+  ];
+}
+
+describe('blockx backfill against `blockx up`', () => {
+  let up: ChildProcess | undefined;
+  let output: ReturnType<typeof captureOutput> | undefined;
+  let coordinator = '';
+  let workers: string[] = [];
+  /** Rows the summaries reported, per block range, for the check against token_transfers. */
+  const reported = { first200: -1, last100: 0 };
+
+  beforeAll(async () => {
+    const gen = await blockx(['data', 'generate', '--chain', '1', '--blocks', '300']);
+    expect(gen.code, gen.stderr).toBe(0);
+    // A port probed free may be taken before `up` binds it: try a fresh one.
+    for (let tries = 0; tries < 3 && coordinator === ''; tries++) {
+      const listen = `127.0.0.1:${await freePort()}`;
+      up = spawnTracked(process.execPath, [BIN, 'up', '--listen', listen, '--no-demo', '--workers', '2'], {
+        cwd: REPO,
+        env: cleanEnv({ COORDINATOR_CPU_RED_LINE: '1', COORDINATOR_MEMORY_RED_LINE: '1' }),
+      });
+      output = captureOutput(up);
+      try {
+        await waitForLine(up, /^serving; press Ctrl-C/, 90_000);
+      } catch (err) {
+        await stopGroup(up, 'SIGKILL', 1_000);
+        if (!/EADDRINUSE/.test(output.text())) throw err;
+        continue;
+      }
+      const text = output.text();
+      coordinator = /coordinator listening on (\S+)/.exec(text)?.[1] ?? '';
+      workers = [...text.matchAll(/worker #\d+ listening on (\S+)/g)].map((m) => m[1] as string);
+      expect(coordinator).toBe(listen);
+    }
+    expect(workers).toHaveLength(2);
+  }, 240_000);
+
+  afterAll(async () => {
+    for (const child of children) await stopGroup(child, 'SIGKILL', 1_000);
+    if (up) await stopGroup(up, 'SIGTERM', 10_000);
+    rmSync(dir, { recursive: true, force: true });
+  }, 30_000);
+
+  it(
+    'blocks 1..200: exit 0, one SUCCEEDED line per block, the summary last with rows = the sum of the lines',
+    async () => {
+      const r = await blockx(backfillArgs(1, 200, 'a', ['--coordinator', coordinator]));
+      expect(r.code, `${r.stderr}\n${output?.text()}`).toBe(0);
+      const { units, summary } = parseJsonRun(r);
+      expect(units).toHaveLength(200);
+      expect(keys(units, 'SUCCEEDED')).toEqual(range(1, 200));
+      expect(new Set(units.map((u) => u.taskId)).size).toBe(200);
+      const run = /^bf-[0-9a-f]{12}-([0-9a-f]+)-/.exec(units[0]?.taskId ?? '')?.[1];
+      expect(units.every((u) => u.taskId === `bf-${summary.jobId}-${run}-b${u.block}-${u.attempts}`)).toBe(
+        true,
+      );
+      expect(summary).toMatchObject({ blocks: 200, succeeded: 200, failed: 0, skipped: 0, remaining: 0 });
+      expect(summary.attempts).toBeGreaterThanOrEqual(200);
+      expect(summary.rows).toBe(sum(units.map((u) => u.rows ?? 0)));
+      expect(summary.rows).toBeGreaterThan(0);
+      reported.first200 = summary.rows;
+    },
+    SLOW,
+  );
+
+  it(
+    'the same command again skips all 200 blocks and submits nothing',
+    async () => {
+      const r = await blockx(backfillArgs(1, 200, 'a', ['--coordinator', coordinator]));
+      expect(r.code, r.stderr).toBe(0);
+      const { units, summary } = parseJsonRun(r);
+      expect(keys(units, 'SKIPPED')).toEqual(range(1, 200));
+      expect(summary).toMatchObject({
+        skipped: 200,
+        succeeded: 0,
+        attempts: 0,
+        remaining: 0,
+        interrupted: false,
+      });
+    },
+    SLOW,
+  );
+
+  it(
+    'SIGINT after a few units: exit 1, remaining > 0, only successes journaled; the rerun does exactly the rest',
+    async () => {
+      const args = backfillArgs(201, 300, 'c', ['--coordinator', coordinator, '--concurrency', '2']);
+      const first = start(args);
+      await waitForLine(first.child, /^\{"block":\d+,"state":"SUCCEEDED"/, SLOW);
+      await waitForLine(first.child, /^\{"block":\d+,"state":"SUCCEEDED"/, SLOW);
+      first.child.kill('SIGINT');
+      const r1 = await first.done;
+      expect(r1.code, r1.stderr).toBe(1);
+      expect(r1.stderr).toContain('stopping — the tasks in flight finish');
+      const one = parseJsonRun(r1);
+      expect(one.summary.interrupted).toBe(true);
+      expect(one.summary.remaining).toBeGreaterThan(0);
+      expect(one.summary.succeeded).toBeGreaterThanOrEqual(2);
+      expect(one.summary.succeeded + one.summary.failed + one.summary.remaining).toBe(100);
+      // The journal holds exactly the units that succeeded.
+      const journal = readFileSync(path.join(stateDir('c'), `${one.summary.jobId}.jsonl`), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { done?: number });
+      expect(journal[0]).toHaveProperty('job');
+      const done = journal.flatMap((l) => (l.done === undefined ? [] : [l.done])).sort((a, b) => a - b);
+      expect(done).toEqual(keys(one.units, 'SUCCEEDED'));
+
+      const r2 = await blockx(args);
+      expect(r2.code, r2.stderr).toBe(0);
+      const two = parseJsonRun(r2);
+      expect(keys(two.units, 'SKIPPED')).toEqual(done);
+      const ran = keys(two.units, 'SUCCEEDED');
+      expect(ran).toEqual(range(201, 300).filter((b) => !done.includes(b)));
+      expect(two.summary.skipped + two.summary.succeeded).toBe(100);
+      expect(two.summary).toMatchObject({ skipped: one.summary.succeeded, failed: 0, remaining: 0 });
+      reported.last100 = one.summary.rows + two.summary.rows;
+    },
+    2 * SLOW,
+  );
+
+  it('--per bundle on an unaligned range is a usage error (exit 2) naming the aligned range', async () => {
+    const flags = '--from 1 --to 1500 --per bundle'.split(' ');
+    const r = await blockx([
+      'backfill',
+      'examples/tasks/bundle-transfers.json',
+      ...flags,
+      '--coordinator',
+      coordinator,
+      '--state-dir',
+      stateDir('d'),
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      'bundles of 1000 blocks: --from 1 --to 1500 cuts bundles 1..2; use --from 1 --to 2000',
+    );
+  });
+
+  it('a template without a block selector exits 1 naming /functionCallConfig/config/block', async () => {
+    const args = ['backfill', 'examples/tasks/hello-world.json', '--from', '1', '--to', '3'];
+    const r = await blockx([...args, '--coordinator', coordinator, '--state-dir', stateDir('e')]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('examples/tasks/hello-world.json: /functionCallConfig/config/block:');
+    expect(r.stdout).toBe('');
+  });
+
+  it(
+    'submit --retries 2 of a task failing non-retryably: one attempt (no <id>~2), exit 1',
+    async () => {
+      const id = `missing-fn-${Date.now()}`;
+      const file = path.join(dir, 'missing-fn.json');
+      writeFileSync(
+        file,
+        JSON.stringify({
+          task_id: id,
+          functionCallConfig: {
+            type: 'CallListCallConfig',
+            config: { function: 'no_such_function', callList: [['x']] },
+          },
+        }),
+      );
+      const r = await blockx(['submit', file, '--retries', '2', '--json', '--coordinator', coordinator]);
+      expect(r.code, r.stderr).toBe(1);
+      const lines = r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatchObject({
+        taskId: id,
+        state: 'FAILED',
+        failureCode: 'CALL_FAILED',
+        retryable: false,
+      });
+      // Attempt 2 would run as <id>~2: no Worker has heard of it.
+      const client = new BlockxClient({ coordinator });
+      try {
+        for (const w of workers) {
+          await expect(client.getResult(`${id}~2`, { workerAddr: w })).rejects.toMatchObject({
+            code: 'NOT_FOUND',
+          });
+        }
+      } finally {
+        client.close();
+      }
+    },
+    SLOW,
+  );
+
+  it(
+    'COORDINATOR_LISTEN is the address of status and backfill without --coordinator',
+    async () => {
+      const env = { COORDINATOR_LISTEN: coordinator };
+      const status = await blockx(['status'], env);
+      expect(status.code, status.stderr).toBe(0);
+      expect(status.stdout).toContain(`coordinator ${coordinator}: ready · 2 worker(s)`);
+      const elsewhere = await blockx(['status', '--timeout', '2000'], { COORDINATOR_LISTEN: '127.0.0.1:1' });
+      expect(elsewhere.code).toBe(1);
+      expect(elsewhere.stderr).toContain('127.0.0.1:1');
+
+      const r = await blockx(backfillArgs(1, 5, 'g'), env);
+      expect(r.code, r.stderr).toBe(0);
+      expect(parseJsonRun(r).summary).toMatchObject({ succeeded: 5, failed: 0 });
+    },
+    SLOW,
+  );
+
+  it(
+    'token_transfers holds the rows the summaries reported (checked after the cluster stopped)',
+    async () => {
+      expect(reported.first200).toBeGreaterThan(0);
+      if (up && isRunning(up)) await stopGroup(up, 'SIGTERM', 10_000);
+      const db = new Database(DB, { readonly: true });
+      try {
+        const count = (from: number, to: number) =>
+          (
+            db
+              .prepare(
+                'SELECT COUNT(*) AS n FROM token_transfers WHERE chain_id = 1 AND block_number BETWEEN ? AND ?',
+              )
+              .get(from, to) as { n: number }
+          ).n;
+        expect(count(1, 200)).toBe(reported.first200);
+        expect(count(201, 300)).toBe(reported.last100);
+      } finally {
+        db.close();
+      }
+    },
+    SLOW,
+  );
+});
