@@ -176,6 +176,28 @@ export class BlockxClient {
     );
   }
 
+  /**
+   * Resolves once the client's target (its coordinator, or its worker) accepts a connection; rejects with
+   * UNAVAILABLE naming the address after `timeoutMs`. A command about to submit many tasks calls this first,
+   * so a wrong address fails in seconds instead of after every task's retries.
+   */
+  waitForReady(timeoutMs: number): Promise<void> {
+    const address = this.coordinator ?? this.worker ?? '';
+    const stub = this.coordinator !== undefined ? this.pool.coordinator(address) : this.pool.worker(address);
+    return new Promise((resolve, reject) => {
+      stub.waitForReady(Date.now() + timeoutMs, (err) => {
+        if (err === undefined || err === null) return resolve();
+        reject(
+          new BlockxClientError(
+            ClientErrorCode.UNAVAILABLE,
+            `cannot reach the ${this.coordinator !== undefined ? 'coordinator' : 'worker'} at ${address} within ${timeoutMs} ms`,
+            { address, cause: err },
+          ),
+        );
+      });
+    });
+  }
+
   /** Addresses this client has a channel open to (one per address, shared by every call). */
   get channelAddresses(): readonly string[] {
     return this.pool.addresses;

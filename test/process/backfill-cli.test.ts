@@ -238,6 +238,17 @@ describe('blockx backfill against `blockx up`', () => {
     );
   });
 
+  it('a coordinator nobody listens on fails within the connect bound (exit 1), naming the address', async () => {
+    const nowhere = `127.0.0.1:${await freePort()}`;
+    const started = Date.now();
+    const r = await blockx([...backfillArgs(1, 5, 'nowhere'), '--coordinator', nowhere]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`cannot reach the coordinator at ${nowhere}`);
+    expect(r.stdout).toBe('');
+    // 10 s connect bound plus process start; without the check every block spent its retries (minutes).
+    expect(Date.now() - started).toBeLessThan(40_000);
+  });
+
   it('a template without a block selector exits 1 naming /functionCallConfig/config/block', async () => {
     const args = ['backfill', 'examples/tasks/hello-world.json', '--from', '1', '--to', '3'];
     const r = await blockx([...args, '--coordinator', coordinator, '--state-dir', stateDir('e')]);

@@ -36,6 +36,9 @@ interface BackfillOptions {
   fresh?: boolean;
 }
 
+/** How long the command waits for its coordinator (or worker) to accept a connection before giving up. */
+const CONNECT_TIMEOUT_MS = 10_000;
+
 /** Default `--state-dir`, relative to the current folder. */
 export const DEFAULT_STATE_DIR = '.blockx/backfill';
 
@@ -148,6 +151,14 @@ async function backfill(templatePath: string, opts: BackfillOptions, io: CliIo):
     { fresh: opts.fresh === true },
   );
   const client = new BlockxClient({ ...target, slotTtlMs });
+  try {
+    await client.waitForReady(CONNECT_TIMEOUT_MS);
+  } catch (err) {
+    client.close();
+    const flag = opts.worker !== undefined ? '--worker' : '--coordinator or COORDINATOR_LISTEN';
+    io.stderr(`blockx backfill: ${(err as Error).message}: is it running? (set ${flag})\n`);
+    return EXIT.FAILED;
+  }
 
   const stop = new AbortController();
   const cancel = new AbortController();
