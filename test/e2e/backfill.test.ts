@@ -10,6 +10,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { syntheticChain, tokenTransfersOf } from '../../src/services/storage/block-data/index.js';
+import { BlockxClient } from '../../src/client/client.js';
 import { startCluster, REPO, type TestCluster } from '../support/cluster.js';
 import { startPostgres, type PgServer } from '../support/postgres.js';
 import { waitForExit } from '../support/processes.js';
@@ -193,5 +194,40 @@ describe('blockx backfill on PostgreSQL, 3 workers, concurrency 64', () => {
     expect(second).toMatchObject({ skipped: first.succeeded, succeeded: first.remaining, failed: 0 });
     expect(second.attempts).toBe(first.remaining);
     expect(await tableRows()).toEqual(expected);
+  });
+
+  it('a long-lived client reaches a restarted worker at once (reconnect backoff ≤ 2 s, not grpc-js 120 s)', async () => {
+    const worker = cluster.workers[2]!;
+    const client = new BlockxClient({ worker: worker.addr, rpcTimeoutMs: 2_000, maxReserveAttempts: 1 });
+    const hello = (taskId: string) =>
+      client.run({
+        taskId,
+        functionCallConfig: {
+          type: 'CallListCallConfig',
+          config: { function: 'hello_world', callList: [['x']] },
+        },
+      });
+    try {
+      expect((await hello(`reconnect-${Date.now()}-a`)).success).toBe(true);
+      await worker.kill('SIGKILL');
+      // Twenty seconds of failed calls: with grpc-js's default backoff (1 s growing ×1.6 to 120 s) the channel
+      // would now wait up to ~10 s before its next connection attempt; with ours, at most ~2.4 s.
+      const downUntil = Date.now() + 20_000;
+      while (Date.now() < downUntil) await hello(`reconnect-${Date.now()}-down`).catch(() => undefined);
+      await worker.restart();
+      const restartedAt = Date.now();
+      let ok = false;
+      while (!ok && Date.now() - restartedAt < 10_000) {
+        ok = (await hello(`reconnect-${Date.now()}-b`).catch(() => undefined))?.success === true;
+      }
+      expect(ok).toBe(true);
+      // The worker listens when restart() resolves; our channel tries again within ~2.4 s (2 s ± jitter).
+      const tookMs = Date.now() - restartedAt;
+      console.log(`restarted worker served a task after ${tookMs} ms`);
+      expect(tookMs).toBeLessThan(3_500);
+    } finally {
+      client.close();
+    }
+    await cluster.waitForRoutable(3, 20_000);
   });
 });
