@@ -6,12 +6,16 @@
 // on a host busy with other processes is not busy, and a worker with a 2 GiB memory limit on a 64 GiB
 // host is full at 2 GiB. So, per sample:
 //
-//  - cpu: the cgroup's CPU quota when one binds (v2 `cpu.max`, v1 `cpu.cfs_quota_us`/`cpu.cfs_period_us`,
-//    the tightest on the path from our cgroup to the root, capped at the host's cores): the cgroup's
-//    usage since the previous sample (v2 `cpu.stat` usage_usec, v1 `cpuacct.usage`) over wall time ×
-//    quota cores. Without a quota: the host's busy share of all cores (os.cpus() ticks). That fallback
-//    includes other processes' load — it is what they leave us, not what we use — and on a shared host
-//    it crosses a 0.9 red line by itself; give workers a CPU quota where that matters.
+//  - cpu: the share of the CPU this worker may use that OTHER processes took since the previous sample —
+//    busy time minus this worker's own (its process and its children, the Executor among them). The
+//    red line is there to stop routing to a machine someone else is loading; the worker's own tasks are
+//    already bounded by its slots, and counting them made a worker that saturated its CPU with its own
+//    tasks unroutable (measured: a 300-block backfill under `blockx up` drew 754 NoExecutableSlot
+//    answers, "cpu 0.95 > 0.90 on 2 workers", each a client backoff; docs/health.md). The capacity is
+//    the cgroup's CPU quota when one binds (v2 `cpu.max`, v1 `cpu.cfs_quota_us`/`cpu.cfs_period_us`, the
+//    tightest on the path from our cgroup to the root, capped at the host's cores), with the cgroup's
+//    usage (v2 `cpu.stat` usage_usec, v1 `cpuacct.usage`) as busy time; without a quota, the host's
+//    cores and busy ticks (os.cpus()).
 //  - memory: the cgroup's memory limit when one binds (v2 `memory.max`, v1 `memory.limit_in_bytes`, below
 //    the host's total), with usage = `memory.current` (v1 `memory.usage_in_bytes`) minus reclaimable
 //    page cache (`inactive_file`); available = limit − usage, never above the host's available memory.
@@ -34,21 +38,29 @@ export interface CapacityProbe {
   hostCpuTicks(): { readonly idle: number; readonly total: number } | undefined;
   /** This process's CPU time in µs (user + system), for hosts without tick counters. */
   processCpuUs(): number;
+  /**
+   * CPU time in µs of this process and its children (live ones from /proc, reaped ones from our
+   * cutime/cstime): what the worker itself used. Default: processCpuUs.
+   */
+  ownTreeCpuUs?(): number;
   hostCores(): number;
   processRssBytes(): number;
   /** A monotonic clock in µs. */
   monotonicUs(): number;
 }
 
+/** A file's text, or undefined when it is missing or unreadable. */
+function readTextFile(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
 export function nodeCapacityProbe(): CapacityProbe {
   return {
-    readFile: (path) => {
-      try {
-        return readFileSync(path, 'utf8');
-      } catch {
-        return undefined;
-      }
-    },
+    readFile: readTextFile,
     hostMemory: () => {
       const totalBytes = os.totalmem();
       return { totalBytes, availableBytes: Math.min(os.freemem(), totalBytes) };
@@ -68,10 +80,41 @@ export function nodeCapacityProbe(): CapacityProbe {
       const u = process.cpuUsage();
       return u.user + u.system;
     },
+    ownTreeCpuUs: () => {
+      const u = process.cpuUsage();
+      return u.user + u.system + childrenCpuUs(readTextFile);
+    },
     hostCores: () => Math.max(1, os.availableParallelism()),
     processRssBytes: () => process.memoryUsage.rss(),
     monotonicUs: () => Number(process.hrtime.bigint() / 1000n),
   };
+}
+
+/** Linux's USER_HZ: the unit of the times in /proc/<pid>/stat (100 on every mainstream kernel). */
+const CLOCK_TICKS_PER_S = 100;
+
+/** utime + stime (fields 14, 15) and, with `reaped`, cutime + cstime (16, 17) of a /proc stat line, in µs. */
+export function statCpuUs(stat: string | undefined, reaped: boolean): number {
+  if (stat === undefined) return 0;
+  // The command name (field 2) is in parentheses and may hold spaces: split after its closing one.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // fields[0] is field 3 (state), so field n is fields[n − 3].
+  const ticks = (n: number): number => Number(fields[n - 3]) || 0;
+  const total = ticks(14) + ticks(15) + (reaped ? ticks(16) + ticks(17) : 0);
+  return (total * 1_000_000) / CLOCK_TICKS_PER_S;
+}
+
+/** CPU of this process's children: live ones (/proc/self/task/<tid>/children) plus the reaped ones. */
+export function childrenCpuUs(read: (path: string) => string | undefined): number {
+  const self = read('/proc/self/stat');
+  if (self === undefined) return 0;
+  const reaped = statCpuUs(self, true) - statCpuUs(self, false);
+  // Children of the main thread (the Executor is spawned from it; other threads spawn none).
+  const pid = Number(self.slice(0, self.indexOf(' ')));
+  const children = (read(`/proc/self/task/${pid}/children`) ?? '').trim().split(/\s+/).filter(Boolean);
+  let live = 0;
+  for (const child of children) live += statCpuUs(read(`/proc/${child}/stat`), false);
+  return reaped + live;
 }
 
 /** Where a figure came from (logged once at start, see docs/health.md). */
@@ -223,7 +266,7 @@ export class CapacitySampler implements HostMetricsSource {
   private readonly probe: CapacityProbe;
   private readonly layout: CgroupLayout | undefined;
   private prevCpu: CpuMark | undefined;
-  private prevTicks: { idle: number; total: number } | undefined;
+  private prevTicks: { idle: number; total: number; ownUs: number } | undefined;
   private lastCpu = 0;
   private cpuSource: CapacitySource = 'host';
   private memorySource: CapacitySource = 'host';
@@ -231,7 +274,8 @@ export class CapacitySampler implements HostMetricsSource {
   constructor(probe: CapacityProbe = nodeCapacityProbe()) {
     this.probe = probe;
     this.layout = resolveCgroupLayout(probe.readFile);
-    this.prevTicks = probe.hostCpuTicks();
+    const ticks = probe.hostCpuTicks();
+    this.prevTicks = ticks === undefined ? undefined : { ...ticks, ownUs: this.ownUs() };
     this.prevCpu = { key: 'process', usedUs: probe.processCpuUs(), atUs: probe.monotonicUs() };
   }
 
@@ -277,21 +321,33 @@ export class CapacitySampler implements HostMetricsSource {
       const usedUs = bound === undefined ? undefined : cpuUsageUs(layout, read, bound.level.usageDir);
       if (bound !== undefined && usedUs !== undefined) {
         this.cpuSource = layout.version;
-        return this.cpuShare(`cgroup:${bound.level.usageDir}`, usedUs, Math.min(bound.limit, cores));
+        // Busy time of the cgroup minus our own: what the cgroup's other processes took.
+        const othersUs = usedUs - this.ownUs();
+        return this.cpuShare(`cgroup:${bound.level.usageDir}`, othersUs, Math.min(bound.limit, cores));
       }
     }
     const ticks = this.probe.hostCpuTicks();
     if (ticks !== undefined) {
       this.cpuSource = 'host';
       const prev = this.prevTicks;
-      this.prevTicks = ticks;
-      const dTotal = prev === undefined ? 0 : ticks.total - prev.total;
-      if (prev !== undefined && dTotal > 0)
-        this.lastCpu = clampFraction(1 - (ticks.idle - prev.idle) / dTotal);
+      const now = { ...ticks, ownUs: this.ownUs() };
+      this.prevTicks = now;
+      // os.cpus() times are milliseconds summed over the cores.
+      const dTotal = prev === undefined ? 0 : now.total - prev.total;
+      if (prev !== undefined && dTotal > 0) {
+        const busyMs = dTotal - (now.idle - prev.idle);
+        const ownMs = (now.ownUs - prev.ownUs) / 1000;
+        this.lastCpu = clampFraction((busyMs - ownMs) / dTotal);
+      }
       return this.lastCpu;
     }
+    // Nothing to compare with: our own use is all we know, and it is ours, so it does not count.
     this.cpuSource = 'process';
-    return this.cpuShare('process', this.probe.processCpuUs(), cores);
+    return 0;
+  }
+
+  private ownUs(): number {
+    return this.probe.ownTreeCpuUs?.() ?? this.probe.processCpuUs();
   }
 
   /** CPU used since the previous mark of the same source, over wall time × cores. */

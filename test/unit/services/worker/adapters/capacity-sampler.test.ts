@@ -3,7 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   CapacitySampler,
+  childrenCpuUs,
   resolveCgroupLayout,
+  statCpuUs,
   type CapacityProbe,
 } from '../../../../../src/services/worker/adapters/capacity-sampler.js';
 
@@ -21,7 +23,9 @@ function fixture(f: Fixture) {
   const files = { ...f.files };
   let nowUs = 1_000_000;
   let ticks = { idle: 1_000, total: 2_000 };
+  let ownUs = 0;
   const probe: CapacityProbe = {
+    ownTreeCpuUs: () => ownUs,
     readFile: (p) => files[p],
     hostMemory: () => ({ totalBytes: f.hostTotal ?? 64 * GiB, availableBytes: f.hostAvailable ?? 60 * GiB }),
     hostCpuTicks: () => ticks,
@@ -33,10 +37,17 @@ function fixture(f: Fixture) {
   return {
     probe,
     files,
-    advance(us: number, hostBusyShare = 0.95): void {
+    /** `us` of wall time pass on a host `hostBusyShare` busy, `ownShare` of it spent by the worker itself. */
+    advance(us: number, hostBusyShare = 0.95, ownShare = 0): void {
       nowUs += us;
-      const d = 1_000;
+      // os.cpus() ticks are ms summed over the cores.
+      const d = (us / 1000) * (f.cores ?? 8);
       ticks = { idle: ticks.idle + d * (1 - hostBusyShare), total: ticks.total + d };
+      ownUs += ownShare * d * 1000;
+    },
+    /** The worker's own tree used `us` more CPU (e.g. inside a cgroup). */
+    spend(us: number): void {
+      ownUs += us;
     },
   };
 }
@@ -81,7 +92,7 @@ describe('resolveCgroupLayout', () => {
 });
 
 describe('CapacitySampler', () => {
-  it('cgroup v2 with a 2-core quota: cpu is our usage over the quota, not the busy host', () => {
+  it('cgroup v2 with a 2-core quota: cpu is the cgroup’s usage (none of it ours here) over the quota, not the busy host', () => {
     const fx = fixture({
       files: {
         ...V2_CGROUP,
@@ -95,6 +106,22 @@ describe('CapacitySampler', () => {
     fx.files[`${CTR}/cpu.stat`] = 'usage_usec 5500000\n'; // ... we used 0.5 core-seconds in 1 s
     expect(s.sample().cpuPercent).toBeCloseTo(0.25); // 0.5 / (1 s × 2 cores)
     expect(s.sources().cpu).toBe('cgroup-v2');
+  });
+
+  it('cgroup v2: the worker’s own use is not counted, only what the cgroup’s other processes took', () => {
+    const fx = fixture({
+      files: {
+        ...V2_CGROUP,
+        [`${CTR}/cpu.max`]: '200000 100000\n',
+        [`${CTR}/cpu.stat`]: 'usage_usec 5000000\n',
+      },
+    });
+    const s = new CapacitySampler(fx.probe);
+    s.sample();
+    fx.advance(1_000_000, 0.99);
+    fx.spend(1_900_000); // the worker saturated its 2 cores with its own tasks ...
+    fx.files[`${CTR}/cpu.stat`] = 'usage_usec 7000000\n'; // ... and a sidecar took 0.1 core-second
+    expect(s.sample().cpuPercent).toBeCloseTo(0.05);
   });
 
   it('the tightest quota on the path binds, and its level’s usage is used', () => {
@@ -112,6 +139,34 @@ describe('CapacitySampler', () => {
     fx.advance(1_000_000);
     fx.files[`${POD}/cpu.stat`] = 'usage_usec 400000\n';
     expect(s.sample().cpuPercent).toBeCloseTo(0.8);
+  });
+
+  it('no quota: a worker saturating the host with its own tasks is not "busy"; others loading it are', () => {
+    const fx = fixture({ files: {}, cores: 2 });
+    const s = new CapacitySampler(fx.probe);
+    fx.advance(1_000_000, 0.97, 0.9); // 97 % busy, 90 points of it this worker and its Executor
+    expect(s.sample().cpuPercent).toBeCloseTo(0.07);
+    fx.advance(1_000_000, 0.97, 0); // the same load, all of it someone else's
+    expect(s.sample().cpuPercent).toBeCloseTo(0.97);
+    expect(s.sources().cpu).toBe('host');
+  });
+
+  it('/proc stat lines: utime+stime, cutime+cstime for reaped children; live children summed', () => {
+    // pid (comm with spaces) state ppid … field 14 utime, 15 stime, 16 cutime, 17 cstime (USER_HZ 100).
+    const stat = (pid: number, u: number, st: number, cu = 0, cs = 0) =>
+      `${pid} (node worker x) S 1 ${pid} ${pid} 0 -1 0 0 0 0 0 ${u} ${st} ${cu} ${cs} 20 0 9 0`;
+    expect(statCpuUs(stat(7, 150, 50), false)).toBe(2_000_000);
+    expect(statCpuUs(stat(7, 150, 50, 10, 10), true)).toBe(2_200_000);
+    expect(statCpuUs(undefined, true)).toBe(0);
+    const files: Record<string, string> = {
+      '/proc/self/stat': stat(7, 999, 999, 30, 20),
+      '/proc/self/task/7/children': '11 12\n',
+      '/proc/11/stat': stat(11, 100, 0),
+      '/proc/12/stat': stat(12, 40, 60),
+    };
+    // reaped 0.5 s + live 1 s + 1 s
+    expect(childrenCpuUs((p) => files[p])).toBe(2_500_000);
+    expect(childrenCpuUs(() => undefined)).toBe(0);
   });
 
   it('no quota ("max", or above the host’s cores): host-wide busy share, said so in sources()', () => {
