@@ -29,7 +29,7 @@ interface BackfillOptions {
   per: string;
   coordinator?: string;
   worker?: string;
-  concurrency: string;
+  concurrency?: string;
   retries: string;
   json?: boolean;
   stateDir: string;
@@ -38,6 +38,13 @@ interface BackfillOptions {
 
 /** How long the command waits for its coordinator (or worker) to accept a connection before giving up. */
 const CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * Units in flight by default. A bundle is a thousand blocks' work: 8 at once keep two workers busy while
+ * each still finishes well inside a bundle template's task timeout; blocks are small, so 64 (`submit`'s
+ * default) hide the per-task latency.
+ */
+export const DEFAULT_CONCURRENCY = { block: 64, bundle: 8 } as const;
 
 /** Default `--state-dir`, relative to the current folder. */
 export const DEFAULT_STATE_DIR = '.blockx/backfill';
@@ -53,7 +60,7 @@ export function registerBackfillCommand(program: Command, io: CliIo, setExit: (c
     .option('--per <unit>', 'one task per block, or per aligned bundle (block | bundle)', 'block')
     .option(...COORDINATOR_FLAG)
     .option(...WORKER_FLAG)
-    .option('--concurrency <n>', 'tasks in flight at once', '64')
+    .option('--concurrency <n>', 'tasks in flight at once (default: 64 per block, 8 per bundle)')
     .option(
       '--retries <n>',
       'attempts after the first for a unit that failed retryably or lost its worker',
@@ -90,7 +97,12 @@ async function backfill(templatePath: string, opts: BackfillOptions, io: CliIo):
   const per: BackfillPer = opts.per;
   const from = integerFlag('--from', opts.from, 0, Number.MAX_SAFE_INTEGER);
   const to = integerFlag('--to', opts.to, 0, Number.MAX_SAFE_INTEGER);
-  const concurrency = integerFlag('--concurrency', opts.concurrency, 1, 100_000);
+  const concurrency = integerFlag(
+    '--concurrency',
+    opts.concurrency ?? String(DEFAULT_CONCURRENCY[per]),
+    1,
+    100_000,
+  );
   const retries = parseRetries(opts.retries);
 
   const [{ readTaskSources }, { bootKernel }, plans, path] = await Promise.all([
