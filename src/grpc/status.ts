@@ -6,13 +6,18 @@
 // parsing the human message. Each service keeps its own single domain-error → status mapping and uses
 // grpcStatusError() to build what it returns.
 import * as grpc from '@grpc/grpc-js';
+import { MAX_STATUS_MESSAGE_BYTES, cutText } from '../kernel/input-bounds.js';
 
 /** Metadata key carrying the business error code (e.g. `NoSlot`, `SlotUncertain`). */
 export const BLOCKX_ERROR_CODE_KEY = 'blockx-error-code';
 
 /**
  * A ServiceError to hand to a unary callback (`callback(err)`) or to destroy a stream with.
- * `message` becomes the status details; `businessCode`, when given, goes into the trailers.
+ * `message` becomes the status details, cut to MAX_STATUS_MESSAGE_BYTES with "…" (docs/security.md
+ * § Input bounds): grpc-js never sends a `grpc-message` trailer above the HTTP/2 header-block limit
+ * (~64 KiB), and the call and its connection then hang. Each service's one status mapping
+ * (`workerCodeToGRPC`, `toServiceError`) builds its statuses here, so no status escapes the cap.
+ * `businessCode`, when given, goes into the trailers.
  */
 export function grpcStatusError(
   code: grpc.status,
@@ -21,7 +26,8 @@ export function grpcStatusError(
 ): grpc.ServiceError {
   const metadata = new grpc.Metadata();
   if (businessCode !== undefined && businessCode !== '') metadata.set(BLOCKX_ERROR_CODE_KEY, businessCode);
-  return Object.assign(new Error(message), { code, details: message, metadata });
+  const details = cutText(message, MAX_STATUS_MESSAGE_BYTES);
+  return Object.assign(new Error(details), { code, details, metadata });
 }
 
 /**

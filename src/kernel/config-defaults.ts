@@ -36,6 +36,7 @@ export function defaultWorkerConfig(kind: DeploymentKind): WorkerConfig {
       kind === 'block' ? LEGACY_BLOCK_WORKER_REGISTRY_PREFIX : LEGACY_BUNDLE_WORKER_REGISTRY_PREFIX,
     taskSlots: 64,
     defaultTtlMs: 5000,
+    maxSlotTtlMs: 60_000,
     taskDeadlineMs: 300_000,
     maxTaskTimeoutMs: 8 * 60 * 60 * 1000,
     resultRetentionMs: 300_000,

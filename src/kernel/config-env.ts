@@ -97,6 +97,7 @@ export const ENV_BINDINGS: readonly EnvBinding[] = Object.freeze([
   // Worker (seeds/task-lifecycle.md) and ours.
   b('TASK_DEADLINE_MS', 'worker', 'taskDeadlineMs', positiveInt),
   b('MAX_TASK_TIMEOUT_MS', 'worker', 'maxTaskTimeoutMs', positiveInt),
+  b('MAX_SLOT_TTL_MS', 'worker', 'maxSlotTtlMs', positiveInt),
   b('RESULT_RETENTION_MS', 'worker', 'resultRetentionMs', positiveInt),
   b('WORKER_HEARTBEAT_INTERVAL', 'worker', 'heartbeatIntervalMs', positiveInt),
   b('WATCH_DISCONNECT_GRACE_MS', 'worker', 'watchDisconnectGraceMs', nonNegativeInt),

@@ -67,6 +67,20 @@ function checkDeployment(name: string, dep: DeploymentConfig): RuleViolation[] {
       message: `must be <= maxTaskTimeoutMs (${w.maxTaskTimeoutMs}), got ${w.taskDeadlineMs}`,
     });
   }
+  // docs/security.md § Input bounds: a worker refuses ttl_ms above maxSlotTtlMs, so an inline TTL or a
+  // coordinator slotTtlMs above it would make every reservation of this deployment fail.
+  if (w.defaultTtlMs > w.maxSlotTtlMs) {
+    out.push({
+      path: at('worker', 'defaultTtlMs'),
+      message: `must be <= maxSlotTtlMs (${w.maxSlotTtlMs}), got ${w.defaultTtlMs}`,
+    });
+  }
+  if (dep.coordinator.slotTtlMs > w.maxSlotTtlMs) {
+    out.push({
+      path: at('coordinator', 'slotTtlMs'),
+      message: `must be <= worker.maxSlotTtlMs (${w.maxSlotTtlMs}), got ${dep.coordinator.slotTtlMs}`,
+    });
+  }
   if (w.callRetry.maxBackoffMs < w.callRetry.initialBackoffMs) {
     out.push({
       path: at('worker', 'callRetry', 'maxBackoffMs'),

@@ -70,6 +70,8 @@ export interface WorkerConfig {
   readonly registryPrefix: string;
   readonly taskSlots: number;
   readonly defaultTtlMs: number;
+  /** Largest RequestTaskSlot ttl_ms; above it InvalidArgument (docs/security.md § Input bounds). */
+  readonly maxSlotTtlMs: number;
   readonly taskDeadlineMs: number;
   readonly maxTaskTimeoutMs: number;
   readonly resultRetentionMs: number;

@@ -28,6 +28,7 @@ import {
   shutdownServer,
   statusCodeOf,
 } from '../../../src/grpc/status.js';
+import { MAX_STATUS_MESSAGE_BYTES } from '../../../src/kernel/input-bounds.js';
 import {
   taskInputFromWire,
   taskInputToWire,
@@ -107,7 +108,11 @@ class FakeWorker {
       },
       GetTaskResult: (call, callback) => {
         const task = this.tasks.get(call.request.taskId);
-        if (!task) return callback(grpcStatusError(grpc.status.NOT_FOUND, 'no such task', 'NotFound'));
+        // Echoes the id, as a careless server would: grpcStatusError must keep the status sendable.
+        if (!task) {
+          const message = `no such task ${call.request.taskId}`;
+          return callback(grpcStatusError(grpc.status.NOT_FOUND, message, 'NotFound'));
+        }
         callback(null, {
           taskId: task.taskId,
           state: 'TASK_STATE_SUCCEEDED',
@@ -306,6 +311,30 @@ describe('WorkerService over a real connection', () => {
     );
     expect(statusCodeOf(err)).toBe(grpc.status.NOT_FOUND);
     expect(businessCodeOf(err)).toBe('NotFound');
+  });
+
+  it('a status echoing a 1 MiB id arrives promptly, cut to MAX_STATUS_MESSAGE_BYTES; the connection still works', async () => {
+    // docs/security.md § Input bounds: above the HTTP/2 header-block limit (~64 KiB) grpc-js sends no
+    // trailers, so without the cap this call and every later one on the connection hang.
+    const huge = 'x'.repeat(1024 * 1024);
+    const err = await rejection(
+      unaryCall<GetTaskResultResponseWireOut>(
+        (md, o, cb) => worker.getTaskResult({ taskId: huge }, md, o, cb),
+        {
+          timeoutMs: 5000,
+        },
+      ),
+    );
+    expect(statusCodeOf(err)).toBe(grpc.status.NOT_FOUND);
+    const details = (err as grpc.ServiceError).details;
+    expect(details.startsWith('no such task xxx')).toBe(true);
+    expect(details.endsWith('…')).toBe(true);
+    expect(Buffer.byteLength(details)).toBeLessThanOrEqual(MAX_STATUS_MESSAGE_BYTES + 3);
+    const res = await unaryCall<GetTaskResultResponseWireOut>(
+      (md, o, cb) => worker.getTaskResult({ taskId: 'task-1' }, md, o, cb),
+      { timeoutMs: 5000 },
+    );
+    expect(res.state).toBe('TASK_STATE_SUCCEEDED');
   });
 
   it('WatchTasks: snapshots, then terminal updates, then the stream ends', async () => {

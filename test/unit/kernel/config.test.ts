@@ -61,6 +61,7 @@ describe('loadConfig: the repository config', () => {
     expect(block.worker).toMatchObject({
       taskMaxInflightCalls: 1024,
       defaultTtlMs: 5000,
+      maxSlotTtlMs: 60000,
       taskDeadlineMs: 300000,
       maxTaskTimeoutMs: 8 * 3600 * 1000,
       resultRetentionMs: 300000,
@@ -253,6 +254,24 @@ const malformed: {
     ],
   },
   {
+    name: 'cross-field: inline slot TTL above maxSlotTtlMs',
+    text: `${MINIMAL}    worker:\n      defaultTtlMs: 9000\n      maxSlotTtlMs: 8000\n`,
+    expect: [
+      { path: 'deployments.bundle.worker.defaultTtlMs', line: 8, msg: 'must be <= maxSlotTtlMs (8000)' },
+    ],
+  },
+  {
+    name: 'cross-field: coordinator slot TTL above the worker maxSlotTtlMs',
+    text: `${MINIMAL}    coordinator:\n      slotTtlMs: 9000\n    worker:\n      maxSlotTtlMs: 8000\n`,
+    expect: [
+      {
+        path: 'deployments.bundle.coordinator.slotTtlMs',
+        line: 8,
+        msg: 'must be <= worker.maxSlotTtlMs (8000)',
+      },
+    ],
+  },
+  {
     name: 'cross-field: primary key column not declared',
     text: `version: 1\ntables:\n  t:\n    columns: { a: { type: integer } }\n    primaryKey: [b]\n`,
     expect: [{ path: 'tables.t.primaryKey.0', line: 5, column: 18, msg: 'not declared' }],
@@ -392,6 +411,7 @@ describe('environment overrides', () => {
       'COORDINATOR_ERROR_RATE_RED_LINE',
       'TASK_DEADLINE_MS',
       'MAX_TASK_TIMEOUT_MS',
+      'MAX_SLOT_TTL_MS',
       'RESULT_RETENTION_MS',
       'WORKER_HEARTBEAT_INTERVAL',
       'WATCH_DISCONNECT_GRACE_MS',

@@ -111,6 +111,15 @@ describe('validateTaskInput', () => {
     ['no task id', { task_id: undefined }, '', 'required', /'task_id' \(or its alias 'taskId'\)/],
     ['both task_id and taskId', { taskId: 'x' }, '/taskId', 'not', /not both/],
     ['an empty task id', { task_id: '' }, '/task_id', 'minLength', /fewer than 1/],
+    // docs/security.md § Input bounds: the worker refuses ids over 256 bytes; validate says so first.
+    ['a task id over 256', { task_id: 'x'.repeat(257) }, '/task_id', 'maxLength', /more than 256/],
+    [
+      'a taskId alias over 256',
+      { task_id: undefined, taskId: 'x'.repeat(257) },
+      '/taskId',
+      'maxLength',
+      /more than 256/,
+    ],
     ['no functionCallConfig', { functionCallConfig: undefined }, '', 'required', /functionCallConfig/],
     ['a negative timeout', { taskTimeoutMs: -1 }, '/taskTimeoutMs', 'minimum', /must be >= 0/],
     ['a fractional timeout', { taskTimeoutMs: 1.5 }, '/taskTimeoutMs', 'type', /must be integer/],

@@ -31,6 +31,7 @@ import { performance } from 'node:perf_hooks';
 import type { CoordinatorServiceHandlers } from '../../../grpc/proto.js';
 import { cancelSignalOf } from '../../../grpc/server.js';
 import type { CancelSignal } from '../../../kernel/cancel.js';
+import { MAX_ID_BYTES, cutText } from '../../../kernel/input-bounds.js';
 import type { CoordinatorCore } from '../core/coordinator-core.js';
 import { CoordinatorError, CoordinatorErrorCode } from '../core/errors.js';
 import type { ClaimResult, SlotOutcome } from '../core/inputs.js';
@@ -196,7 +197,9 @@ export class CoordinatorServer {
   }
 
   private finished(record: ReservationRecord): void {
-    const { taskId, result, durationMs, candidatesTried } = record;
+    const { result, durationMs, candidatesTried } = record;
+    // A refused request may carry an id of any length: log a cut one (docs/security.md § Input bounds).
+    const taskId = cutText(record.taskId, MAX_ID_BYTES);
     // One object of a fixed shape (no spread): this runs on every reservation.
     this.logger.debug(
       {

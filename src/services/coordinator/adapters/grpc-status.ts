@@ -36,7 +36,9 @@ export function coordCodeToGRPC(code: CoordinatorErrorCode): grpc.status {
 
 /**
  * The status a handler returns for an error: CoordinatorErrors by their code, with the business code in
- * the `blockx-error-code` trailer; anything else is an Internal error (never a leaked stack).
+ * the `blockx-error-code` trailer; anything else is an Internal error (never a leaked stack). The
+ * message is capped by `grpcStatusError` (docs/security.md § Input bounds): a Worker's rejection text
+ * is relayed here and must not grow a status past what HTTP/2 trailers can carry.
  */
 export function toServiceError(err: unknown): grpc.ServiceError {
   if (err instanceof CoordinatorError) {

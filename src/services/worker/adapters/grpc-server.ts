@@ -8,7 +8,7 @@ import * as grpc from '@grpc/grpc-js';
 import { WireFormatError } from '../../../grpc/errors.js';
 import type { WorkerServiceHandlers } from '../../../grpc/proto.js';
 import { failServerStream, grpcStatusError } from '../../../grpc/status.js';
-import { WorkerAdmissionError, WorkerErrorCode } from '../core/index.js';
+import { WorkerAdmissionError, WorkerErrorCode, acceptWatchTaskIds } from '../core/index.js';
 import type { Orchestrator } from './orchestrator.js';
 import type { WorkerLogger } from './worker-logger.js';
 import { describeError } from './phase-results.js';
@@ -27,6 +27,7 @@ import {
  *   InvalidArgument → INVALID_ARGUMENT (also a WireFormatError: bad JSON, missing message)
  *   NoSlot → RESOURCE_EXHAUSTED · InvalidSlot → FAILED_PRECONDITION · Unavailable → UNAVAILABLE
  *   NotFound → NOT_FOUND · anything else → INTERNAL (a bug, never a business outcome).
+ * Every status is built by `grpcStatusError`, which caps its message (docs/security.md § Input bounds).
  */
 export function workerCodeToGRPC(err: unknown): grpc.ServiceError {
   if (err instanceof WorkerAdmissionError) {
@@ -119,7 +120,14 @@ export function workerServiceHandlers(deps: WorkerServiceDeps): WorkerServiceHan
     },
 
     WatchTasks(call) {
-      const handle = subscriptions.watch(call.request.taskIds, {
+      let taskIds;
+      try {
+        taskIds = acceptWatchTaskIds(call.request.taskIds);
+      } catch (err) {
+        failServerStream(call, fail('WatchTasks', '', err));
+        return;
+      }
+      const handle = subscriptions.watch(taskIds, {
         send: (update) => {
           let wire;
           try {

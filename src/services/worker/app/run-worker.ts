@@ -44,7 +44,7 @@ import { workerServiceHandlers } from '../adapters/grpc-server.js';
 import { HeartbeatPublisher } from '../adapters/heartbeat-publisher.js';
 import { LocalCallRunner } from '../adapters/local-call-runner.js';
 import { Orchestrator } from '../adapters/orchestrator.js';
-import { silentWorkerLogger, type WorkerLogger } from '../adapters/worker-logger.js';
+import { silentWorkerLogger, withBoundedTaskIds, type WorkerLogger } from '../adapters/worker-logger.js';
 import type {
   CallPhaseRunner,
   CodeEpochSource,
@@ -114,7 +114,7 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
   const dep = config.deployments[deployment];
   if (dep === undefined) throw new DeploymentUnknownError(deployment, Object.keys(config.deployments));
   const w = dep.worker;
-  const logger = opts.logger ?? silentWorkerLogger;
+  const logger = withBoundedTaskIds(opts.logger ?? silentWorkerLogger);
 
   const core = new WorkerCore({
     config: {
@@ -122,6 +122,7 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
       defaultTtlMs: w.defaultTtlMs,
       taskDeadlineMs: w.taskDeadlineMs,
       maxTaskTimeoutMs: w.maxTaskTimeoutMs,
+      maxSlotTtlMs: w.maxSlotTtlMs,
       resultRetentionMs: w.resultRetentionMs,
       watchDisconnectGraceMs: w.watchDisconnectGraceMs,
       timerScanMs: w.timerScanMs,

@@ -6,6 +6,7 @@
 // for a known task id → capacity (NoSlot) / slot validity (InvalidSlot) → state change.
 
 import type { WorkerCommand } from './commands.js';
+import { idPreview, idProblem } from '../../../kernel/input-bounds.js';
 import { effectiveTaskDeadlineMs } from './config.js';
 import type { CoreState } from './core-state.js';
 import { WorkerAdmissionError } from './errors.js';
@@ -14,9 +15,41 @@ import type { Step, RequestTaskSlotResult, SubmitTaskResult } from './step.js';
 import type { AcceptedTaskInput, TaskRecord } from './task-table.js';
 import { TaskPhase, TaskState, type PluginConfig, type TaskInput } from './types.js';
 
+/**
+ * A task id is a non-empty string of at most MAX_ID_BYTES of UTF-8 (docs/security.md § Input bounds):
+ * ids are echoed in statuses, logs and watch updates, so an unbounded one could wedge a connection.
+ */
 export function requireTaskId(taskId: unknown): asserts taskId is string {
-  if (typeof taskId !== 'string' || taskId === '') {
-    throw WorkerAdmissionError.invalidArgument('', 'taskId', taskId, 'must be a non-empty string');
+  const problem = idProblem(taskId);
+  if (problem !== undefined) {
+    // The error carries only a preview: it is logged and mapped to a status message.
+    throw WorkerAdmissionError.invalidArgument('', 'taskId', idPreview(taskId), problem);
+  }
+}
+
+/** A slot id given by the client: absent/empty (inline reservation) or bounded like a task id. */
+function requireSlotId(taskId: string, slotId: unknown): asserts slotId is string | undefined {
+  if (slotId === undefined || slotId === '') return;
+  const problem = idProblem(slotId);
+  if (problem !== undefined) {
+    const why = typeof slotId === 'string' ? problem : 'must be a string';
+    throw WorkerAdmissionError.invalidArgument(taskId, 'slotId', idPreview(slotId), why);
+  }
+}
+
+/**
+ * A RequestTaskSlot TTL: a positive safe integer no larger than `maxSlotTtlMs`. Above the limit the
+ * request is refused, not clamped (docs/security.md § Input bounds): a clamp would hand the caller a
+ * shorter lease than it asked for without telling it, and a caller that asks for more than the worker
+ * allows is misconfigured (e.g. a Coordinator slotTtlMs above the worker's limit) and should hear so.
+ */
+function requireTtlMs(s: CoreState, taskId: string, ttlMs: unknown): asserts ttlMs is number {
+  if (typeof ttlMs !== 'number' || !Number.isSafeInteger(ttlMs) || ttlMs <= 0) {
+    throw WorkerAdmissionError.invalidArgument(taskId, 'ttlMs', ttlMs, 'must be a positive integer');
+  }
+  const max = s.config.maxSlotTtlMs;
+  if (ttlMs > max) {
+    throw WorkerAdmissionError.invalidArgument(taskId, 'ttlMs', ttlMs, `must be <= maxSlotTtlMs (${max})`);
   }
 }
 
@@ -60,9 +93,7 @@ export function requestTaskSlot(
   now: number,
 ): Step<RequestTaskSlotResult> {
   requireTaskId(taskId);
-  if (typeof ttlMs !== 'number' || !Number.isSafeInteger(ttlMs) || ttlMs <= 0) {
-    throw WorkerAdmissionError.invalidArgument(taskId, 'ttlMs', ttlMs, 'must be a positive integer');
-  }
+  requireTtlMs(s, taskId, ttlMs);
   requireServing(s, taskId);
   return { result: reserve(s, taskId, ttlMs, now), commands: [] };
 }
@@ -121,9 +152,7 @@ export function submitTask(
   const accepted = acceptInput(input);
   const { taskId } = accepted;
   const timeoutMs = effectiveTaskDeadlineMs(s.config, accepted.taskTimeoutMs, taskId);
-  if (slotId !== undefined && typeof slotId !== 'string') {
-    throw WorkerAdmissionError.invalidArgument(taskId, 'slotId', slotId, 'must be a string');
-  }
+  requireSlotId(taskId, slotId);
   requireServing(s, taskId);
 
   // Idempotency: a running task or a retained result answers with its current state, never re-runs.

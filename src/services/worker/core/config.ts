@@ -8,6 +8,11 @@ export interface WorkerCoreConfig {
   readonly taskSlots: number;
   /** Lease of the slot `SubmitTask` requests inline when no slot id is given (seeds `DefaultTTLMs`). */
   readonly defaultTtlMs: number;
+  /**
+   * Largest `ttl_ms` RequestTaskSlot accepts; above it the request is InvalidArgument, so no client can
+   * hold a slot for longer (docs/security.md § Input bounds). Env `MAX_SLOT_TTL_MS`.
+   */
+  readonly maxSlotTtlMs: number;
   /** Timeout of a task submitted with `taskTimeoutMs = 0`, from acceptance. Env `TASK_DEADLINE_MS`. */
   readonly taskDeadlineMs: number;
   /** Largest accepted `taskTimeoutMs`; above it SubmitTask is InvalidArgument. Env `MAX_TASK_TIMEOUT_MS`. */
@@ -25,6 +30,8 @@ export const DEFAULT_WORKER_CORE_CONFIG: WorkerCoreConfig = Object.freeze({
   // their Builder / Plugin phases and reserved-but-not-yet-submitted slots.
   taskSlots: 64,
   defaultTtlMs: 5_000,
+  // 12× the default TTL: room for a slow client between reserve and submit, never "forever".
+  maxSlotTtlMs: 60_000,
   taskDeadlineMs: 300_000,
   maxTaskTimeoutMs: 8 * 60 * 60 * 1_000,
   resultRetentionMs: 300_000,
@@ -54,6 +61,7 @@ export function validateWorkerCoreConfig(config: WorkerCoreConfig): WorkerConfig
   const issues: WorkerConfigIssue[] = [];
   checkInteger(issues, 'taskSlots', config.taskSlots, 'positive');
   checkInteger(issues, 'defaultTtlMs', config.defaultTtlMs, 'positive');
+  checkInteger(issues, 'maxSlotTtlMs', config.maxSlotTtlMs, 'positive');
   checkInteger(issues, 'taskDeadlineMs', config.taskDeadlineMs, 'positive');
   checkInteger(issues, 'maxTaskTimeoutMs', config.maxTaskTimeoutMs, 'positive');
   checkInteger(issues, 'resultRetentionMs', config.resultRetentionMs, 'nonNegative');
@@ -63,6 +71,12 @@ export function validateWorkerCoreConfig(config: WorkerCoreConfig): WorkerConfig
     issues.push({
       path: 'taskDeadlineMs',
       message: `must be <= maxTaskTimeoutMs (${config.maxTaskTimeoutMs}), got ${config.taskDeadlineMs}`,
+    });
+  }
+  if (issues.length === 0 && config.defaultTtlMs > config.maxSlotTtlMs) {
+    issues.push({
+      path: 'defaultTtlMs',
+      message: `must be <= maxSlotTtlMs (${config.maxSlotTtlMs}), got ${config.defaultTtlMs}`,
     });
   }
   return issues;

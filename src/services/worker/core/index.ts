@@ -54,3 +54,4 @@ export {
   type TaskResult,
   type TerminalTaskState,
 } from './types.js';
+export { MAX_WATCH_TASK_IDS, acceptWatchTaskIds } from './watch-request.js';

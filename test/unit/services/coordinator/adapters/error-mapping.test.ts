@@ -14,6 +14,7 @@ import {
   CoordinatorErrorCode,
 } from '../../../../../src/services/coordinator/core/errors.js';
 import { BLOCKX_ERROR_CODE_KEY, businessCodeOf, grpcStatusError } from '../../../../../src/grpc/status.js';
+import { MAX_STATUS_MESSAGE_BYTES } from '../../../../../src/kernel/input-bounds.js';
 
 const S = grpc.status;
 
@@ -46,6 +47,14 @@ describe('coordCodeToGRPC', () => {
     expect(err.code).toBe(S.ABORTED);
     expect(err.details).toBe('unable to confirm slot reservation');
     expect(err.metadata.get(BLOCKX_ERROR_CODE_KEY)).toEqual(['SlotUncertain']);
+  });
+
+  it('toServiceError caps the status message (docs/security.md § Input bounds)', () => {
+    // e.g. a Worker's rejection text relayed verbatim: it must stay sendable as an HTTP/2 trailer.
+    const err = toServiceError(new CoordinatorError(CoordinatorErrorCode.NoSlot, 'y'.repeat(200_000)));
+    expect(err.code).toBe(S.RESOURCE_EXHAUSTED);
+    expect(err.details).toBe(`${'y'.repeat(MAX_STATUS_MESSAGE_BYTES)}…`);
+    expect(err.message).toBe(err.details);
   });
 
   it('toServiceError hides unexpected errors behind Internal', () => {

@@ -94,6 +94,20 @@ describe('ReserveWorkerSlot over gRPC', () => {
     });
   });
 
+  it('InvalidArgument for a 1 MiB task id on both services, promptly; the connection still works', async () => {
+    fleet([hb('w1', 4)]);
+    const huge = 'x'.repeat(1024 * 1024);
+    for (const bundle of [false, true]) {
+      expect(await reserve(huge, bundle)).toMatchObject({
+        code: grpc.status.INVALID_ARGUMENT,
+        business: 'InvalidArgument',
+        details: 'taskId must be at most 256 bytes (UTF-8)',
+      });
+    }
+    expect(reserver.calls).toHaveLength(0);
+    expect((await reserve('after-huge')).code).toBe(grpc.status.OK);
+  });
+
   it('returns task id, worker address and slot id on success, on both services', async () => {
     fleet([hb('w1', 4)]);
     expect((await reserve('t1')).response).toEqual({ taskId: 't1', workerAddr: 'w1', slotId: 'slot-w1-1' });

@@ -34,4 +34,20 @@ describe('validateReserveRequest', () => {
     expect(validateReserveRequest('t')).toBeUndefined();
     expect(validateReserveRequest(' ')).toBeUndefined();
   });
+  // docs/security.md § Input bounds: at most MAX_ID_BYTES (256) of UTF-8.
+  it.each([
+    ['256 ASCII bytes', 'x'.repeat(256), undefined],
+    ['256 bytes of 2-byte characters', 'é'.repeat(128), undefined],
+    ['257 ASCII bytes', 'x'.repeat(257), 'taskId must be at most 256 bytes (UTF-8)'],
+    ['129 two-byte characters (258 bytes)', 'é'.repeat(129), 'taskId must be at most 256 bytes (UTF-8)'],
+    ['1 MiB', 'x'.repeat(1024 * 1024), 'taskId must be at most 256 bytes (UTF-8)'],
+  ])('bounds the id length: %s', (_name, taskId, message) => {
+    const err = validateReserveRequest(taskId);
+    if (message === undefined) {
+      expect(err).toBeUndefined();
+      return;
+    }
+    expect(err?.code).toBe('InvalidArgument');
+    expect(err?.message).toBe(message);
+  });
 });

@@ -203,7 +203,9 @@ describe('the NoExecutableSlot message names each reason with its numbers', () =
       }),
     );
     const core = coreWith(workers);
-    const r = core.selectCandidate('x'.repeat(100_000), [], NOW);
+    // The longest id validateReserveRequest accepts (docs/security.md § Input bounds); longer ones are
+    // InvalidArgument before any candidate is looked at.
+    const r = core.selectCandidate('x'.repeat(256), [], NOW);
     const message = r.ok ? '' : r.error.message;
     expect(message.length).toBeLessThanOrEqual(MAX_NO_SLOT_MESSAGE);
     expect(message).not.toMatch(/example|xxx/);

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import * as grpc from '@grpc/grpc-js';
 import { WireFormatError } from '../../../../../src/grpc/errors.js';
 import { BLOCKX_ERROR_CODE_KEY } from '../../../../../src/grpc/status.js';
+import { MAX_STATUS_MESSAGE_BYTES } from '../../../../../src/kernel/input-bounds.js';
 import type { SubmitTaskRequestWireOut } from '../../../../../src/grpc/wire-types.js';
 import { workerCodeToGRPC } from '../../../../../src/services/worker/adapters/grpc-server.js';
 import {
@@ -216,5 +217,19 @@ describe('workerCodeToGRPC (the seeds table)', () => {
     const mapped = workerCodeToGRPC(new TypeError('bug'));
     expect(mapped.code).toBe(grpc.status.INTERNAL);
     expect(mapped.metadata.get(BLOCKX_ERROR_CODE_KEY)).toEqual([]);
+  });
+
+  // docs/security.md § Input bounds: whatever a message echoes, the status stays sendable.
+  it.each([
+    ['NotFound echoing a 1 MiB id', WorkerAdmissionError.notFound('x'.repeat(1024 * 1024))],
+    [
+      'InvalidSlot echoing a 1 MiB slot id',
+      WorkerAdmissionError.invalidSlot('t', 's'.repeat(1024 * 1024), 'SlotUnknown'),
+    ],
+    ['an INTERNAL error with a huge message', new Error('e'.repeat(1024 * 1024))],
+  ])('caps the status message: %s', (_name, err) => {
+    const mapped = workerCodeToGRPC(err);
+    expect(Buffer.byteLength(mapped.details)).toBeLessThanOrEqual(MAX_STATUS_MESSAGE_BYTES + 3);
+    expect(mapped.details.endsWith('…')).toBe(true);
   });
 });

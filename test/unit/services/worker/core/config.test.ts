@@ -15,6 +15,7 @@ describe('DEFAULT_WORKER_CORE_CONFIG', () => {
   it('carries the seeds defaults', () => {
     expect(DEFAULT_WORKER_CORE_CONFIG).toMatchObject({
       defaultTtlMs: 5_000,
+      maxSlotTtlMs: 60_000,
       taskDeadlineMs: 300_000,
       maxTaskTimeoutMs: 8 * 3_600_000,
       resultRetentionMs: 300_000,
@@ -38,6 +39,8 @@ describe('validateWorkerCoreConfig', () => {
     ['negative grace', { watchDisconnectGraceMs: -5 }, ['watchDisconnectGraceMs']],
     ['NaN scan', { timerScanMs: Number.NaN }, ['timerScanMs']],
     ['default above max', { taskDeadlineMs: 2_000, maxTaskTimeoutMs: 1_000 }, ['taskDeadlineMs']],
+    ['zero max slot ttl', { maxSlotTtlMs: 0 }, ['maxSlotTtlMs']],
+    ['default ttl above max slot ttl', { defaultTtlMs: 2_000, maxSlotTtlMs: 1_000 }, ['defaultTtlMs']],
     ['several at once', { taskSlots: -1, timerScanMs: 0 }, ['taskSlots', 'timerScanMs']],
     ['zero retention and grace are fine', { resultRetentionMs: 0, watchDisconnectGraceMs: 0 }, []],
   ];
