@@ -29,7 +29,7 @@ import type {
   WorkerCallOptions,
 } from './types.js';
 import { watchTaskUpdates } from './watch.js';
-import { planBackfill, type BackfillJob } from './backfill/plan.js';
+import type { BackfillPlan } from './backfill/plan.js';
 import type { BackfillJournal } from './backfill/journal.js';
 import { runBackfill, type BackfillEvent, type BackfillSummary } from './backfill/run-backfill.js';
 import { checkTaskRetryPolicy, DEFAULT_TASK_RETRY_BACKOFF } from './task-retry.js';
@@ -103,13 +103,12 @@ export class BlockxClient {
   }
 
   /**
-   * Runs `job.template` over every block (or aligned bundle) of [job.from, job.to] with task-level
-   * retries, yielding one event per unit and a summary last (docs/backfill.md). Pass a `journal`
-   * (FileJournal) to skip what an earlier run of the same job finished; `stop` lets the tasks in flight
-   * finish and starts no more, `signal` cancels them. Throws BackfillPlanError for a job that cannot run.
+   * Runs a backfill plan (`planBackfill(job)`: the template over every block or aligned bundle of a range)
+   * with task-level retries, yielding one event per unit and a summary last (docs/backfill.md). Pass a
+   * `journal` (FileJournal, keyed by `plan.jobId`) to skip what an earlier run of the same job finished;
+   * `stop` lets the tasks in flight finish and starts no more, `signal` cancels them.
    */
-  backfill(job: BackfillJob, opts: BackfillOptions = {}): AsyncGenerator<BackfillEvent, BackfillSummary> {
-    const plan = planBackfill(job);
+  backfill(plan: BackfillPlan, opts: BackfillOptions = {}): AsyncGenerator<BackfillEvent, BackfillSummary> {
     const policy = checkTaskRetryPolicy({
       retries: opts.retries ?? 3,
       slotTtlMs: this.policy.slotTtlMs,

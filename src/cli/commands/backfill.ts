@@ -14,7 +14,7 @@ import type { Command } from 'commander';
 import type { BackfillPer, BackfillPlan } from '../../client/backfill/plan.js';
 import type { BackfillEvent, BackfillSummary, UnitReport } from '../../client/backfill/run-backfill.js';
 import type nodePath from 'node:path';
-import type { validateTaskInput as validateTaskInputFn } from '../../kernel/task-validation.js';
+import type { SchemaIssue } from '../../kernel/errors.js';
 import { CONFIG_FLAG, COORDINATOR_FLAG, EXIT, WORKER_FLAG, UsageError, type CliIo } from '../io.js';
 import { ProgressLine, formatDuration, formatRate } from '../progress.js';
 import { coordinatorAddressFromConfig } from './status.js';
@@ -35,6 +35,9 @@ interface BackfillOptions {
   stateDir: string;
   fresh?: boolean;
 }
+
+/** The id a template is checked under (its own task id, if any, is ignored). */
+const TEMPLATE_TASK_ID = 'backfill-template';
 
 /** How long the command waits for its coordinator (or worker) to accept a connection before giving up. */
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -105,12 +108,14 @@ async function backfill(templatePath: string, opts: BackfillOptions, io: CliIo):
   );
   const retries = parseRetries(opts.retries);
 
-  const [{ readTaskSources }, { bootKernel }, plans, path] = await Promise.all([
-    import('../../client/task-files.js'),
-    import('../../kernel/kernel.js'),
-    import('../../client/backfill/plan.js'),
-    import('node:path'),
-  ]);
+  const [{ readTaskSources }, { bootKernel }, plans, path, { validateTaskInput, normalizeTaskInput }] =
+    await Promise.all([
+      import('../../client/task-files.js'),
+      import('../../kernel/kernel.js'),
+      import('../../client/backfill/plan.js'),
+      import('node:path'),
+      import('../../kernel/task-validation.js'),
+    ]);
   const read = readTaskSources([templatePath], { cwd: io.cwd() });
   const problem = read.problems[0];
   if (problem !== undefined) {
@@ -123,7 +128,18 @@ async function backfill(templatePath: string, opts: BackfillOptions, io: CliIo):
     return EXIT.FAILED;
   }
   const kernel = await bootKernel({ configPath: opts.config, cwd: io.cwd(), env: io.env });
-  const template = templateOf(json);
+  // The template is a task whose id is ignored: checked and normalised like any task, under a stand-in id.
+  const { task_id: _id, taskId: _alias, ...body } = json;
+  const asTask = { ...body, task_id: TEMPLATE_TASK_ID };
+  const templateIssues = validateTaskInput(asTask, kernel.plugins);
+  if (templateIssues.length > 0) {
+    for (const i of templateIssues) {
+      io.stderr(`${templatePath}: ${i.path || '/'}: ${i.message} (rule: ${i.rule})\n`);
+    }
+    io.stderr('invalid: nothing submitted\n');
+    return EXIT.FAILED;
+  }
+  const { taskId: _standIn, ...template } = normalizeTaskInput(asTask);
   let plan: BackfillPlan;
   try {
     plan = plans.planBackfill({ template, from, to, per });
@@ -135,22 +151,18 @@ async function backfill(templatePath: string, opts: BackfillOptions, io: CliIo):
     }
     throw err;
   }
-  const invalid = await validateUnits(plan, kernel.plugins, templatePath);
+  const invalid = validateUnits(plan, (json) => validateTaskInput(json, kernel.plugins), templatePath);
   if (invalid.length > 0) {
     for (const line of invalid) io.stderr(`${line}\n`);
     io.stderr('invalid: nothing submitted\n');
     return EXIT.FAILED;
   }
 
-  const [{ BlockxClient }, { dialAddress }, { FileJournal }, { runBackfill }, { abortableSleep }, retry] =
-    await Promise.all([
-      import('../../client/client.js'),
-      import('../../client/address.js'),
-      import('../../client/backfill/journal.js'),
-      import('../../client/backfill/run-backfill.js'),
-      import('../../client/options.js'),
-      import('../../client/task-retry.js'),
-    ]);
+  const [{ BlockxClient }, { dialAddress }, { FileJournal }] = await Promise.all([
+    import('../../client/client.js'),
+    import('../../client/address.js'),
+    import('../../client/backfill/journal.js'),
+  ]);
   const config = kernel.config;
   const slotTtlMs = config.deployments[config.up.deployment]?.coordinator.slotTtlMs ?? 5_000;
   const target =
@@ -190,15 +202,12 @@ async function backfill(templatePath: string, opts: BackfillOptions, io: CliIo):
   const emit = (line: string): void => (progress ? progress.print(line) : io.stdout(line));
   let summary: BackfillSummary | undefined;
   try {
-    const events = runBackfill(client, plan, {
+    const events = client.backfill(plan, {
       concurrency,
-      policy: retry.checkTaskRetryPolicy({ retries, slotTtlMs, ...retry.DEFAULT_TASK_RETRY_BACKOFF }),
+      retries,
       journal,
       stop: stop.signal,
       signal: cancel.signal,
-      sleep: abortableSleep,
-      random: Math.random,
-      clock: Date.now,
     });
     for await (const e of events) {
       summary = onEvent(e, { per, json: opts.json === true, emit, counts, plan }) ?? summary;
@@ -310,30 +319,12 @@ function summaryLine(s: BackfillSummary, journalFile: string, cwd: string, path:
   return parts.join('; ');
 }
 
-/** The template as the planner takes it: a task's builder, writer and timeout (its task id is ignored). */
-function templateOf(json: Record<string, unknown>): {
-  functionCallConfig: { type: string; config: unknown };
-  resultHandler?: { type: string; config: unknown };
-  taskTimeoutMs?: number;
-} {
-  const plugin = (v: unknown): { type: string; config: unknown } => {
-    const r = isRecord(v) ? v : {};
-    return { type: typeof r.type === 'string' ? r.type : '', config: r.config ?? {} };
-  };
-  return {
-    functionCallConfig: plugin(json.functionCallConfig),
-    ...(json.resultHandler !== undefined ? { resultHandler: plugin(json.resultHandler) } : {}),
-    ...(typeof json.taskTimeoutMs === 'number' ? { taskTimeoutMs: json.taskTimeoutMs } : {}),
-  };
-}
-
 /** Every unit's task validated; the first problems, each naming its unit and the rule. */
-async function validateUnits(
+function validateUnits(
   plan: BackfillPlan,
-  plugins: Parameters<typeof validateTaskInputFn>[1],
+  validate: (json: unknown) => readonly SchemaIssue[],
   where: string,
-): Promise<string[]> {
-  const { validateTaskInput } = await import('../../kernel/task-validation.js');
+): string[] {
   const lines: string[] = [];
   let invalidUnits = 0;
   for (const unit of plan.units) {
@@ -344,7 +335,7 @@ async function validateUnits(
       ...(task.resultHandler ? { resultHandler: task.resultHandler } : {}),
       ...(task.taskTimeoutMs ? { taskTimeoutMs: task.taskTimeoutMs } : {}),
     };
-    const issues = validateTaskInput(json, plugins);
+    const issues = validate(json);
     if (issues.length === 0) continue;
     invalidUnits++;
     if (lines.length < 20) {

@@ -8,7 +8,7 @@
 // idempotent writer makes the second run harmless). Nothing is fsynced: a power loss may forget the last
 // units written, with the same harmless outcome.
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** What the engine needs from a journal (a Map in tests). */
@@ -42,20 +42,22 @@ export class FileJournal implements BackfillJournal {
     mkdirSync(dir, { recursive: true });
     this.file = path.join(dir, `${header.jobId}.jsonl`);
     if (opts.fresh) rmSync(this.file, { force: true });
-    this.done = readDone(this.file);
-    // End a torn last line, so the next entry is not glued onto it (and lost with it).
     const text = readText(this.file);
-    if (text.length > 0 && !text.endsWith('\n')) appendFileSync(this.file, '\n');
-    const existing = runIdOf(this.file);
-    if (existing !== undefined) {
-      this.runId = existing;
+    const parsed = parseJournal(text);
+    this.done = parsed.done;
+    if (parsed.runId !== undefined) {
+      this.runId = parsed.runId;
+      // End a torn last line, so the next entry is not glued onto it (and lost with it).
+      if (!text.endsWith('\n')) appendFileSync(this.file, '\n');
     } else {
       // No header (a new job, or a file whose first line was torn): start a new run, keeping the
       // `done` lines already read.
       this.runId = newRunId();
-      rmSync(this.file, { force: true });
-      appendFileSync(this.file, `${JSON.stringify({ job: { ...header, run: this.runId } })}\n`);
-      for (const key of this.done) appendFileSync(this.file, `${JSON.stringify({ done: key })}\n`);
+      const lines = [
+        { job: { ...header, run: this.runId } },
+        ...[...this.done].map((key) => ({ done: key })),
+      ];
+      writeFileSync(this.file, lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
     }
   }
 
@@ -82,28 +84,27 @@ export function newRunId(): string {
   return randomBytes(3).toString('hex');
 }
 
-/** The run tag of the journal's header line, or undefined when there is none. */
-function runIdOf(file: string): string | undefined {
-  const first = readText(file).split('\n', 1)[0] ?? '';
-  try {
-    const run = (JSON.parse(first) as { job?: { run?: unknown } }).job?.run;
-    return typeof run === 'string' && /^[0-9a-f]{1,16}$/.test(run) ? run : undefined;
-  } catch {
-    return undefined;
-  }
+/** The run tag of the header line (undefined without one) and the keys of the `done` lines. */
+function parseJournal(text: string): { runId: string | undefined; done: Set<number> } {
+  const done = new Set<number>();
+  let runId: string | undefined;
+  text.split('\n').forEach((line, i) => {
+    if (line.length === 0) return;
+    let entry: { done?: unknown; job?: { run?: unknown } } | null;
+    try {
+      entry = JSON.parse(line) as typeof entry;
+    } catch {
+      return; // a torn line from a crash mid-write: that unit runs again
+    }
+    if (typeof entry !== 'object' || entry === null) return;
+    if (typeof entry.done === 'number' && Number.isSafeInteger(entry.done)) done.add(entry.done);
+    const run = entry.job?.run;
+    if (i === 0 && typeof run === 'string' && /^[0-9a-f]{1,16}$/.test(run)) runId = run;
+  });
+  return { runId, done };
 }
 
-/** Keys of the `done` lines; a line that does not parse (a torn last line) is skipped. */
+/** Keys of the `done` lines of a journal file; a line that does not parse (a torn last line) is skipped. */
 export function readDone(file: string): Set<number> {
-  const done = new Set<number>();
-  for (const line of readText(file).split('\n')) {
-    if (line.length === 0) continue;
-    try {
-      const entry = JSON.parse(line) as { done?: unknown };
-      if (typeof entry.done === 'number' && Number.isSafeInteger(entry.done)) done.add(entry.done);
-    } catch {
-      // a torn line from a crash mid-write: that unit runs again
-    }
-  }
-  return done;
+  return parseJournal(readText(file)).done;
 }
