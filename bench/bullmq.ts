@@ -1,31 +1,44 @@
-// bench/bullmq: empty tasks through a BlockX Coordinator beside BullMQ and a raw grpc-js unary echo, in
-// one run on this machine, same concurrency everywhere. Prints one markdown table.
+// bench/bullmq: empty tasks through BlockX beside BullMQ and a raw grpc-js unary echo, in one run on this
+// machine. Prints one markdown table (docs/batched-protocol.md § What it measured).
 //
 //   npx tsx bench/bullmq.ts [--clients 64] [--seconds 3] [--warmup 1] [--runs 3] [--workers 2]
-//                           [--only blockx|bullmq|echo]
+//                           [--bulk 20000] [--rate 1000] [--only blockx|bullmq|echo]
 //
-// Rows (each a closed loop of `--clients` concurrent producers; `--runs` runs of `--seconds` s after a
-// `--warmup` s warm-up; the table shows the median over the runs of ops/s, p50 and p99, and the range):
-//  - BlockX: a `blockx up --no-demo --workers N` cluster (the built CLI, bin/blockx.js, as `npm start` runs it; in its own process, in-process
-//    registry, SQLite in memory); each producer runs BlockxClient.run(): ReserveWorkerSlot → SubmitTask →
-//    WatchTasks to the terminal update, for a task with an empty CallListCallConfig (no calls).
-//  - BullMQ 6.7.0 (+ ioredis 6.0.0, installed on demand into bench/.work/): its own redis-server on a free
-//    loopback port (`--save '' --appendonly no`, temp dir); each producer does queue.add() and
-//    job.waitUntilFinished(queueEvents); one Worker with concurrency `--clients` runs `async () => null`.
-//  - raw grpc-js unary echo (bench/lib/grpc-echo.ts), server in a child process: the transport's ceiling.
+// BlockX rows run on one `blockx up --no-demo --workers N` cluster (the built CLI, bin/blockx.js, as
+// `npm start` runs it; in its own process, in-process registry, SQLite in memory; WORKER_TASK_SLOTS
+// max(64, 2 × clients)). A task is an empty CallListCallConfig (no calls). Rows:
+//  - 64 producers of BlockxClient.run() in one client, closed loop: coalesced onto the batched path
+//    (bulk ReserveWorkerSlots + one RunTasks stream per worker); and the same with `batching: 'off'`
+//    (ReserveWorkerSlot → SubmitTask → WatchTasks per task, the seeds' unary path);
+//  - runMany of `--bulk` tasks through the Coordinator, and straight to the workers (one client per
+//    worker, the tasks split evenly), timed until every result is in;
+//  - run() through the Coordinator at a fixed offered load of `--rate` tasks/s (open loop): submit →
+//    terminal latency;
+//  - for each, the CPU time of the cluster process (coordinator and workers) per task, from /proc.
+// BullMQ 6.7.0 (+ ioredis 6.0.0, installed on demand into bench/.work/), its own redis-server on a free
+// loopback port (`--save '' --appendonly no`, temp dir); one Worker at concurrency `--clients` runs
+// `async () => null`:
+//  - addBulk of `--bulk` jobs (in calls of 1,000), timed until the worker completed all;
+//  - `--clients` producers each doing queue.add() and job.waitUntilFinished(queueEvents), closed loop;
+//  - the same add-and-wait at the offered `--rate` (open loop).
+// Closed loops: `--runs` runs of `--seconds` s after a `--warmup` s warm-up; bulk rows: `--runs` runs;
+// the table shows medians over the runs (ops/s, p50, p99) and the range.
+// raw grpc-js unary echo (bench/lib/grpc-echo.ts), server in a child process: the transport's ceiling.
 // redis-server comes from Debian: when it is missing and this runs as root it is installed with apt-get;
-// otherwise the BullMQ row is skipped with a note.
+// otherwise the BullMQ rows are skipped with a note.
 import * as grpc from '@grpc/grpc-js';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { BlockxClient } from '../src/client/index.js';
+import { BlockxClient, type BlockxClientOptions, type TaskRunResult } from '../src/client/index.js';
 import { CLIENT_CHANNEL_OPTIONS } from '../src/grpc/channel-options.js';
 import {
+  bulkRun,
   closedLoop,
+  openLoop,
   fmtInt,
   fmtMs,
   summarize,
@@ -45,6 +58,8 @@ const { values } = parseArgs({
     warmup: { type: 'string', default: '1' },
     runs: { type: 'string', default: '3' },
     workers: { type: 'string', default: '2' },
+    bulk: { type: 'string', default: '20000' },
+    rate: { type: 'string', default: '1000' },
     only: { type: 'string' },
     'serve-echo': { type: 'boolean', default: false },
   },
@@ -54,12 +69,28 @@ const SECONDS = Number(values.seconds);
 const WARMUP = Number(values.warmup);
 const RUNS = Math.max(1, Number(values.runs));
 const WORKERS = Number(values.workers);
+const BULK = Number(values.bulk);
+const RATE = Number(values.rate);
+
+type RowKey =
+  | 'bx-coalesced'
+  | 'bx-unary'
+  | 'bx-bulk-coordinator'
+  | 'bx-bulk-direct'
+  | 'bx-open'
+  | 'bull-bulk'
+  | 'bull-single'
+  | 'bull-open'
+  | 'echo';
 
 interface Row {
+  readonly key?: RowKey;
   readonly name: string;
   readonly unit: string;
   readonly summary?: RunSummary;
   readonly note?: string;
+  /** CPU time of the `blockx up` process (coordinator and workers) per task, µs. */
+  readonly cpuUsPerOp?: number;
 }
 
 async function runs(op: (client: number) => Promise<void>): Promise<RunSummary> {
@@ -100,10 +131,27 @@ async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'
   clearTimeout(timer);
 }
 
-// ---- BlockX through the Coordinator -------------------------------------------------------------------
+// ---- BlockX ------------------------------------------------------------------------------------------
 
-async function blockxRow(): Promise<Row> {
-  // The cluster as `npm start` runs it: the built CLI (dist/, which `npm run bench` builds first).
+const EMPTY_TASK = {
+  functionCallConfig: { type: 'CallListCallConfig', config: { function: 'hello_world', callList: [] } },
+} as const;
+
+/** utime + stime of one process, in µs (Linux /proc; clock ticks of 10 ms). */
+function cpuMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+interface Cluster {
+  readonly coordinator: string;
+  readonly workers: readonly string[];
+  readonly pid: number;
+}
+
+/** A `blockx up` cluster as `npm start` runs it (the built CLI, bin/blockx.js), for every BlockX row. */
+async function withCluster<T>(fn: (cluster: Cluster) => Promise<T>): Promise<T> {
   const argv = ['up', '--no-demo', '--listen', '127.0.0.1:0', '--workers', String(WORKERS)];
   const child = spawn(process.execPath, [path.join(REPO, 'bin', 'blockx.js'), ...argv], {
     cwd: REPO,
@@ -118,35 +166,130 @@ async function blockxRow(): Promise<Row> {
     },
   });
   try {
-    const m = await waitForLine(child, /coordinator listening on (\S+)/, 60_000);
-    const client = new BlockxClient({ coordinator: m[1] as string });
-    let attempts = 0;
-    let tasks = 0;
-    try {
-      const op = async (): Promise<void> => {
-        const r = await client.run({
-          functionCallConfig: {
-            type: 'CallListCallConfig',
-            config: { function: 'hello_world', callList: [] },
-          },
-        });
-        if (!r.success) throw new Error(`blockx task failed: ${r.failureCode} ${r.failureMessage}`);
-        attempts += r.attempts;
-        tasks++;
-      };
-      const summary = await runs(op);
-      console.error(`  reserve/submit calls per task: ${(attempts / tasks).toFixed(2)}`);
-      return {
-        name: `BlockX via Coordinator (${WORKERS} workers), reserve → submit → watch, empty task`,
-        unit: 'tasks',
-        summary,
-      };
-    } finally {
-      client.close();
-    }
+    // `blockx up` prints the coordinator's address, then one line per worker.
+    const last = new RegExp(`worker #${WORKERS - 1} listening on \\S+`);
+    const out = (await waitForLine(child, new RegExp(`[\\s\\S]*${last.source}`), 60_000))[0];
+    const coordinator = /coordinator listening on (\S+)/.exec(out)?.[1];
+    const workers = [...out.matchAll(/worker #\d+ listening on (\S+)/g)].map((w) => w[1] as string);
+    if (coordinator === undefined) throw new Error('no coordinator address printed');
+    return await fn({ coordinator, workers, pid: child.pid as number });
   } finally {
     await stopChild(child);
   }
+}
+
+/** BlockX results checked so far (warm-ups included): the denominator of CPU per task. */
+let completedTasks = 0;
+
+function checkResult(r: TaskRunResult): void {
+  if (!r.success) throw new Error(`blockx task failed: ${r.failureCode} ${r.failureMessage}`);
+  completedTasks++;
+}
+
+async function blockxRows(): Promise<Row[]> {
+  return withCluster(async (cluster) => {
+    const rows: Row[] = [];
+    const measured = async (
+      key: RowKey,
+      name: string,
+      unit: string,
+      run: () => Promise<RunSummary>,
+    ): Promise<void> => {
+      const cpu0 = cpuMicros(cluster.pid);
+      const done0 = completedTasks;
+      const summary = await run();
+      const cpu = cpuMicros(cluster.pid) - cpu0;
+      rows.push({ key, name, unit, summary, cpuUsPerOp: cpu / Math.max(1, completedTasks - done0) });
+      console.error(`  ${name}: ${fmtInt(summary.rate)} ${unit}/s`);
+    };
+    const withClient = async <T>(
+      opts: BlockxClientOptions,
+      fn: (c: BlockxClient) => Promise<T>,
+    ): Promise<T> => {
+      const c = new BlockxClient(opts);
+      try {
+        return await fn(c);
+      } finally {
+        c.close();
+      }
+    };
+    const via = { coordinator: cluster.coordinator };
+
+    await withClient(via, (client) =>
+      measured(
+        'bx-coalesced',
+        `BlockX via Coordinator (${WORKERS} workers), ${CLIENTS} producers of run(), coalesced onto the batched path`,
+        'tasks',
+        () => runs(async () => checkResult(await client.run(EMPTY_TASK))),
+      ),
+    );
+    await withClient({ ...via, batching: 'off' }, (client) =>
+      measured(
+        'bx-unary',
+        `BlockX via Coordinator (${WORKERS} workers), ${CLIENTS} producers of run(), unary (reserve → submit → watch)`,
+        'tasks',
+        () => runs(async () => checkResult(await client.run(EMPTY_TASK))),
+      ),
+    );
+    const bulkOf = async (clients: BlockxClient[]): Promise<number[]> => {
+      const per = Math.ceil(BULK / clients.length);
+      const parts = await Promise.all(
+        clients.map((c, i) =>
+          c.runMany(
+            Array.from({ length: Math.min(per, BULK - i * per) }, () => EMPTY_TASK),
+            { concurrency: BULK },
+          ),
+        ),
+      );
+      return parts.flat().map((o) => {
+        if (!o.ok) throw o.error;
+        checkResult(o.result);
+        return o.result.durationMs;
+      });
+    };
+    await withClient(via, (client) =>
+      measured(
+        'bx-bulk-coordinator',
+        `BlockX batched via Coordinator (${WORKERS} workers), runMany of ${fmtInt(BULK)} tasks`,
+        'tasks',
+        async () => {
+          const ms: LoopMeasurement[] = [];
+          for (let i = 0; i < RUNS; i++) ms.push(await bulkRun(BULK, () => bulkOf([client])));
+          return summarize(ms);
+        },
+      ),
+    );
+    const direct = cluster.workers.map((w) => new BlockxClient({ worker: w }));
+    try {
+      await measured(
+        'bx-bulk-direct',
+        `BlockX batched straight to the ${cluster.workers.length} workers, runMany of ${fmtInt(BULK)} tasks`,
+        'tasks',
+        async () => {
+          const ms: LoopMeasurement[] = [];
+          for (let i = 0; i < RUNS; i++) ms.push(await bulkRun(BULK, () => bulkOf(direct)));
+          return summarize(ms);
+        },
+      );
+    } finally {
+      for (const c of direct) c.close();
+    }
+    await withClient(via, (client) =>
+      measured(
+        'bx-open',
+        `BlockX via Coordinator, run() at an offered ${fmtInt(RATE)} tasks/s (open loop)`,
+        'tasks',
+        async () => {
+          const ms: LoopMeasurement[] = [];
+          for (let i = 0; i < RUNS; i++) {
+            ms.push(await openLoop(RATE, SECONDS, async () => checkResult(await client.run(EMPTY_TASK))));
+          }
+          return summarize(ms);
+        },
+      ),
+    );
+    return rows;
+  });
 }
 
 // ---- BullMQ --------------------------------------------------------------------------------------------
@@ -198,19 +341,35 @@ interface BullModule {
   Queue: new (
     name: string,
     opts: object,
-  ) => BullClosable & { add(name: string, data: unknown, opts?: object): Promise<BullJob> };
+  ) => BullClosable & {
+    add(name: string, data: unknown, opts?: object): Promise<BullJob>;
+    addBulk(jobs: readonly { name: string; data: unknown; opts?: object }[]): Promise<unknown>;
+  };
   QueueEvents: new (name: string, opts: object) => BullClosable & { waitUntilReady(): Promise<unknown> };
   Worker: new (
     name: string,
     processor: () => Promise<unknown>,
     opts: object,
-  ) => BullClosable & { waitUntilReady(): Promise<unknown> };
+  ) => BullClosable & {
+    waitUntilReady(): Promise<unknown>;
+    on(event: 'completed', fn: () => void): unknown;
+    off(event: 'completed', fn: () => void): unknown;
+  };
 }
 
-async function bullmqRow(): Promise<Row> {
-  const name = `BullMQ ${BULLMQ_VERSION} + redis, add → completed, worker concurrency ${CLIENTS}`;
+/** A redis-server on a free loopback port and BullMQ connected to it, for both BullMQ rows. */
+async function bullmqRows(): Promise<Row[]> {
+  const names = {
+    bulk: `BullMQ ${BULLMQ_VERSION} + redis, addBulk of ${fmtInt(BULK)} jobs, worker concurrency ${CLIENTS}, all completed`,
+    single: `BullMQ ${BULLMQ_VERSION} + redis, ${CLIENTS} producers of add → completed, worker concurrency ${CLIENTS}`,
+  };
   const note = ensureRedis();
-  if (note !== undefined) return { name, unit: 'jobs', note };
+  if (note !== undefined) {
+    return [
+      { name: names.bulk, unit: 'jobs', note },
+      { name: names.single, unit: 'jobs', note },
+    ];
+  }
   const require = installOnDemand([
     { name: 'bullmq', version: BULLMQ_VERSION },
     { name: 'ioredis', version: IOREDIS_VERSION },
@@ -227,21 +386,70 @@ async function bullmqRow(): Promise<Row> {
   try {
     await waitForLine(redis, /[Rr]eady to accept connections/, 20_000);
     const connection = { host: '127.0.0.1', port, maxRetriesPerRequest: null };
-    const queueName = 'bench-noop';
-    const queue = new bull.Queue(queueName, { connection });
-    closables.push(queue);
-    const events = new bull.QueueEvents(queueName, { connection });
-    closables.push(events);
-    const worker = new bull.Worker(queueName, async () => null, { connection, concurrency: CLIENTS });
-    closables.push(worker);
-    // Every job awaiting its completion listens on the queue and its events: 64 at once is the point.
-    for (const c of closables) c.setMaxListeners(0);
-    await Promise.all([events.waitUntilReady(), worker.waitUntilReady()]);
-    const op = async (): Promise<void> => {
-      const job = await queue.add('noop', {}, { removeOnComplete: 1000, removeOnFail: 1000 });
-      await job.waitUntilFinished(events, 30_000);
-    };
-    return { name, unit: 'jobs', summary: await runs(op) };
+    const rows: Row[] = [];
+
+    // addBulk of BULK jobs, one worker at concurrency CLIENTS drains them; done when all completed.
+    {
+      const queue = new bull.Queue('bench-bulk', { connection });
+      const worker = new bull.Worker('bench-bulk', async () => null, { connection, concurrency: CLIENTS });
+      closables.push(queue, worker);
+      for (const c of [queue, worker]) c.setMaxListeners(0);
+      await worker.waitUntilReady();
+      const ms: LoopMeasurement[] = [];
+      for (let r = 0; r < RUNS; r++) {
+        ms.push(
+          await bulkRun(BULK, async () => {
+            const t0 = performance.now();
+            const latencies: number[] = [];
+            const done = new Promise<void>((resolve) => {
+              const onDone = (): void => {
+                latencies.push(performance.now() - t0);
+                if (latencies.length === BULK) {
+                  worker.off('completed', onDone);
+                  resolve();
+                }
+              };
+              worker.on('completed', onDone);
+            });
+            const jobs = Array.from({ length: BULK }, () => ({
+              name: 'noop',
+              data: {},
+              opts: { removeOnComplete: true, removeOnFail: 1000 },
+            }));
+            for (let i = 0; i < jobs.length; i += 1000) await queue.addBulk(jobs.slice(i, i + 1000));
+            await done;
+            return latencies;
+          }),
+        );
+      }
+      const summary = summarize(ms);
+      rows.push({ key: 'bull-bulk', name: names.bulk, unit: 'jobs', summary });
+      console.error(`  ${names.bulk}: ${fmtInt(summary.rate)} jobs/s`);
+    }
+
+    // CLIENTS producers, each add() then waitUntilFinished().
+    {
+      const queueName = 'bench-noop';
+      const queue = new bull.Queue(queueName, { connection });
+      const events = new bull.QueueEvents(queueName, { connection });
+      const worker = new bull.Worker(queueName, async () => null, { connection, concurrency: CLIENTS });
+      closables.push(queue, events, worker);
+      // Every job awaiting its completion listens on the queue and its events: 64 at once is the point.
+      for (const c of [queue, events, worker]) c.setMaxListeners(0);
+      await Promise.all([events.waitUntilReady(), worker.waitUntilReady()]);
+      const op = async (): Promise<void> => {
+        const job = await queue.add('noop', {}, { removeOnComplete: 1000, removeOnFail: 1000 });
+        await job.waitUntilFinished(events, 30_000);
+      };
+      const summary = await runs(op);
+      rows.push({ key: 'bull-single', name: names.single, unit: 'jobs', summary });
+      console.error(`  ${names.single}: ${fmtInt(summary.rate)} jobs/s`);
+      const open: LoopMeasurement[] = [];
+      for (let i = 0; i < RUNS; i++) open.push(await openLoop(RATE, SECONDS, op));
+      const latency = `BullMQ ${BULLMQ_VERSION} + redis, add → completed at an offered ${fmtInt(RATE)} jobs/s (open loop)`;
+      rows.push({ key: 'bull-open', name: latency, unit: 'jobs', summary: summarize(open) });
+    }
+    return rows;
   } finally {
     for (const c of closables.reverse()) await c.close().catch(() => undefined);
     await stopChild(redis);
@@ -270,7 +478,7 @@ async function echoRow(): Promise<Row> {
             (clients[i] as EchoClient).Echo(payload, (e) => (e ? reject(e) : resolve())),
           ),
       );
-      return { name: `raw grpc-js unary echo, ${CLIENTS} in flight`, unit: 'calls', summary };
+      return { key: 'echo', name: `raw grpc-js unary echo, ${CLIENTS} in flight`, unit: 'calls', summary };
     } finally {
       for (const c of clients) c.close();
     }
@@ -294,35 +502,70 @@ async function main(): Promise<void> {
   const loadBefore = loadavg()
     .map((l) => l.toFixed(2))
     .join(' ');
-  const cases: [string, () => Promise<Row>][] = [
-    ['blockx', blockxRow],
-    ['bullmq', bullmqRow],
-    ['echo', echoRow],
+  const cases: [string, () => Promise<Row[]>][] = [
+    ['blockx', blockxRows],
+    ['bullmq', bullmqRows],
+    ['echo', async () => [await echoRow()]],
   ];
   const rows: Row[] = [];
   for (const [key, run] of cases) {
     if (values.only !== undefined && !values.only.split(',').includes(key)) continue;
     console.error(`bench/bullmq: ${key} ...`);
-    const row = await run();
-    if (row.summary) console.error(`  ${fmtInt(row.summary.rate)} ${row.unit}/s`);
-    rows.push(row);
+    rows.push(...(await run()));
   }
   console.log(
     `\nbullmq: ${CLIENTS} concurrent producers, closed loop; ${RUNS} runs × ${SECONDS} s after ${WARMUP} s warm-up, ` +
       `medians over the runs; ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, ` +
       `load average ${loadBefore} before the run\n`,
   );
-  console.log('| what | throughput (median) | p50 | p99 | range over runs |');
-  console.log('|---|---:|---:|---:|---:|');
+  console.log('| what | throughput (median) | p50 | p99 | range over runs | cluster CPU µs per task |');
+  console.log('|---|---:|---:|---:|---:|---:|');
   for (const r of rows) {
     const s = r.summary;
     if (s === undefined) {
-      console.log(`| ${r.name} | skipped | | | ${r.note ?? ''} |`);
+      console.log(`| ${r.name} | skipped | | | ${r.note ?? ''} | |`);
       continue;
     }
     console.log(
-      `| ${r.name} | ${fmtInt(s.rate)} ${r.unit}/s | ${fmtMs(s.p50)} ms | ${fmtMs(s.p99)} ms | ${fmtInt(s.minRate)}–${fmtInt(s.maxRate)} |`,
+      `| ${r.name} | ${fmtInt(s.rate)} ${r.unit}/s | ${fmtMs(s.p50)} ms | ${fmtMs(s.p99)} ms | ${fmtInt(s.minRate)}–${fmtInt(s.maxRate)} | ${r.cpuUsPerOp === undefined ? '' : fmtInt(r.cpuUsPerOp)} |`,
     );
+  }
+  // The issue-15 goals, as ratios of rows of this run.
+  const rate = (k: RowKey): number | undefined => rows.find((r) => r.key === k)?.summary?.rate;
+  const p50 = (k: RowKey): number | undefined => rows.find((r) => r.key === k)?.summary?.p50;
+  const ratios: [string, number | undefined, number | undefined][] = [
+    [
+      'batched straight to the workers / BullMQ addBulk (throughput)',
+      rate('bx-bulk-direct'),
+      rate('bull-bulk'),
+    ],
+    [
+      'batched via the Coordinator / BullMQ addBulk (throughput)',
+      rate('bx-bulk-coordinator'),
+      rate('bull-bulk'),
+    ],
+    [
+      `${CLIENTS} producers, coalesced / BullMQ ${CLIENTS} producers (throughput)`,
+      rate('bx-coalesced'),
+      rate('bull-single'),
+    ],
+    [
+      `${CLIENTS} producers, unary / BullMQ ${CLIENTS} producers (throughput)`,
+      rate('bx-unary'),
+      rate('bull-single'),
+    ],
+    [
+      `p50 at ${fmtInt(RATE)}/s offered, BlockX / BullMQ (latency, lower is better)`,
+      p50('bx-open'),
+      p50('bull-open'),
+    ],
+  ];
+  const shown = ratios.filter(([, a, b]) => a !== undefined && b !== undefined);
+  if (shown.length > 0) {
+    console.log('\n| ratio (same run) | value |');
+    console.log('|---|---:|');
+    for (const [what, a, b] of shown)
+      console.log(`| ${what} | ${((a as number) / (b as number)).toFixed(2)}× |`);
   }
   // One machine-readable line for scripts/bench.mjs (the chart).
   const chart = Object.fromEntries(rows.filter((r) => r.summary).map((r) => [r.name, r.summary?.rate]));

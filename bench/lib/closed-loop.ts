@@ -91,3 +91,49 @@ export function summarize(runs: readonly LoopMeasurement[]): RunSummary {
 
 export const fmtInt = (n: number): string => Math.round(n).toLocaleString('en-US');
 export const fmtMs = (ms: number): string => (ms < 1 ? ms.toFixed(3) : ms.toFixed(2));
+
+/**
+ * One bulk run: `start()` submits `n` operations at once and resolves with each one's latency (ms, from
+ * the submission of the whole batch to that operation's result) once all are in.
+ */
+export async function bulkRun(n: number, start: () => Promise<number[]>): Promise<LoopMeasurement> {
+  const t0 = performance.now();
+  const latencies = await start();
+  const seconds = (performance.now() - t0) / 1000;
+  if (latencies.length !== n) throw new Error(`bulk run collected ${latencies.length} of ${n} results`);
+  return { ops: n, seconds, sorted: latencies.sort((a, b) => a - b) };
+}
+
+/**
+ * An open loop: `op` started at a fixed offered load of `ratePerS` for `seconds` s (every 10 ms a tick
+ * starts the operations due), latencies recorded from each operation's own start. Resolves once every
+ * started operation finished; `seconds` in the result is the offered window.
+ */
+export async function openLoop(
+  ratePerS: number,
+  seconds: number,
+  op: () => Promise<void>,
+): Promise<LoopMeasurement> {
+  const latencies: number[] = [];
+  const inFlight: Promise<void>[] = [];
+  let failure: unknown;
+  const t0 = performance.now();
+  let started = 0;
+  const total = Math.round(ratePerS * seconds);
+  while (started < total) {
+    const due = Math.min(total, Math.floor(((performance.now() - t0) / 1000) * ratePerS));
+    for (; started < due; started++) {
+      const s = performance.now();
+      inFlight.push(
+        op().then(
+          () => void latencies.push(performance.now() - s),
+          (e: unknown) => void (failure ??= e),
+        ),
+      );
+    }
+    await sleep(10);
+  }
+  await Promise.all(inFlight);
+  if (failure !== undefined) throw failure;
+  return { ops: total, seconds, sorted: latencies.sort((a, b) => a - b) };
+}

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { unaryCall } from '../grpc/clients.js';
 import { taskInputToWire, taskResultFromWire, taskStateFromWire, isTerminalState } from '../grpc/convert.js';
-import type { TaskInput, TaskUpdate } from '../grpc/domain-types.js';
+import type { TaskUpdate } from '../grpc/domain-types.js';
 import type {
   GetTaskResultResponseWireOut,
   ReserveWorkerSlotResponseWireOut,
@@ -33,6 +33,10 @@ import type { BackfillPlan } from './backfill/plan.js';
 import type { BackfillJournal } from './backfill/journal.js';
 import { runBackfill, type BackfillEvent, type BackfillSummary } from './backfill/run-backfill.js';
 import { checkTaskRetryPolicy, DEFAULT_TASK_RETRY_BACKOFF } from './task-retry.js';
+import { BatchedTaskRunner } from './batch/batch-runner.js';
+import { taskInputOf } from './task-input.js';
+import type { RunnableTask, TaskRunner } from './run-with-retries.js';
+import { runMany as runManyWith, type RunManyOptions, type RunManyOutcome } from './run-many.js';
 
 /** Options of BlockxClient#backfill; defaults as `blockx backfill`'s. */
 export interface BackfillOptions {
@@ -60,6 +64,10 @@ export class BlockxClient {
   private readonly clock: () => number;
   /** Aborted by close(): cancels every call still in flight. */
   private readonly lifetime = new AbortController();
+  private readonly batching: 'auto' | 'off';
+  private batchRunner: BatchedTaskRunner | undefined;
+  /** run() calls in flight: a run() that starts while another is in flight takes the batched path. */
+  private runsInFlight = 0;
 
   constructor(opts: BlockxClientOptions) {
     if ((opts.coordinator === undefined) === (opts.worker === undefined)) {
@@ -78,12 +86,70 @@ export class BlockxClient {
     this.random = resolved.random;
     this.clock = resolved.clock;
     this.pool = new ChannelPool(opts.channelOptions);
+    this.batching = opts.batching ?? 'auto';
+    if (this.batching !== 'auto' && this.batching !== 'off') {
+      throw new BlockxClientError(
+        ClientErrorCode.INVALID_ARGUMENT,
+        `batching must be 'auto' or 'off', got ${JSON.stringify(this.batching)}`,
+      );
+    }
     // Every call in flight listens on it: thousands of concurrent tasks are normal, not a leak.
     setMaxListeners(0, this.lifetime.signal);
   }
 
-  /** Reserve → submit → watch to the terminal state. Rejects only when the task could not be run or followed. */
+  /**
+   * Reserve → submit → watch to the terminal state. Rejects only when the task could not be run or
+   * followed. A lone run() takes the unary RPCs; one that starts while other run() calls of this client
+   * are in flight joins the batched path (bulk reservation, one RunTasks stream per Worker;
+   * docs/batched-protocol.md), so concurrent producers in one process share streams. `batching: 'off'`
+   * keeps every run() unary.
+   */
   async run(task: ClientTaskInput, opts: CallOptions = {}): Promise<TaskRunResult> {
+    const batched = this.batching === 'auto' && this.runsInFlight > 0;
+    this.runsInFlight++;
+    try {
+      return await (batched ? this.runBatched(task, opts) : this.runUnary(task, opts));
+    } finally {
+      this.runsInFlight--;
+    }
+  }
+
+  /**
+   * Runs many tasks, at most `concurrency` at a time (default 1024), on the batched path (unary with
+   * `batching: 'off'`). Each outcome is a result or the error that stopped that task; one task's error
+   * never stops the others. Tasks without an id get a fresh UUID.
+   */
+  runMany(tasks: readonly ClientTaskInput[], opts: Partial<RunManyOptions> = {}): Promise<RunManyOutcome[]> {
+    const withIds: RunnableTask[] = tasks.map((t) => ({ ...t, taskId: t.taskId ?? randomUUID() }));
+    return runManyWith(this.batched, withIds, { ...opts, concurrency: opts.concurrency ?? 1024 });
+  }
+
+  /** This client's run() on the batched path (or the unary one with `batching: 'off'`), as a TaskRunner. */
+  get batched(): TaskRunner {
+    return {
+      run: (task, opts) =>
+        this.batching === 'off' ? this.runUnary(task, opts ?? {}) : this.runBatched(task, opts ?? {}),
+    };
+  }
+
+  private runBatched(task: ClientTaskInput, opts: CallOptions): Promise<TaskRunResult> {
+    this.batchRunner ??= new BatchedTaskRunner({
+      pool: this.pool,
+      ...(this.coordinator !== undefined ? { coordinator: this.coordinator } : {}),
+      ...(this.worker !== undefined ? { worker: this.worker } : {}),
+      policy: this.policy,
+      rpcTimeoutMs: this.rpcTimeoutMs,
+      sleep: (ms) => this.sleep(ms),
+      random: this.random,
+      clock: this.clock,
+      signal: this.lifetime.signal,
+      fallback: (t, signal) => this.runUnary(t, signal ? { signal } : {}),
+    });
+    // The caller's own signal only: the client's lifetime is the runner's close(), not a listener per task.
+    return this.batchRunner.run(task, opts.signal);
+  }
+
+  private async runUnary(task: ClientTaskInput, opts: CallOptions): Promise<TaskRunResult> {
     const started = this.clock();
     const signal = this.signalFor(opts.signal);
     const submitted = await this.submitWith(task, signal);
@@ -115,7 +181,7 @@ export class BlockxClient {
       initialBackoffMs: opts.initialBackoffMs ?? DEFAULT_TASK_RETRY_BACKOFF.initialBackoffMs,
       maxBackoffMs: opts.maxBackoffMs ?? DEFAULT_TASK_RETRY_BACKOFF.maxBackoffMs,
     });
-    return runBackfill(this, plan, {
+    return runBackfill(this.batched, plan, {
       concurrency: opts.concurrency ?? 64,
       policy,
       ...(opts.journal ? { journal: opts.journal } : {}),
@@ -205,18 +271,14 @@ export class BlockxClient {
   /** Cancels calls in flight and closes every channel. The client cannot be used afterwards. */
   close(): void {
     this.lifetime.abort(new BlockxClientError(ClientErrorCode.CANCELLED, 'client closed'));
+    this.batchRunner?.close();
     this.pool.close();
   }
 
   // ---- internals ----------------------------------------------------------------------------------
 
   private async submitWith(task: ClientTaskInput, signal: AbortSignal): Promise<SubmitOutcome> {
-    const input: TaskInput = {
-      taskId: task.taskId ?? randomUUID(),
-      functionCallConfig: task.functionCallConfig,
-      ...(task.resultHandler ? { resultHandler: task.resultHandler } : {}),
-      taskTimeoutMs: task.taskTimeoutMs ?? 0,
-    };
+    const input = taskInputOf(task);
     const wire = taskInputToWire(input);
     const taskId = input.taskId;
     const coordinator = this.coordinator;

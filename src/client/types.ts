@@ -19,6 +19,11 @@ export interface BlockxClientOptions {
   /** WatchTasks streams opened per task when the stream breaks (Unavailable). Default 5. */
   readonly maxWatchAttempts?: number;
   /** Extra gRPC channel options. */
+  /**
+   * 'auto' (default): concurrent run() calls, runMany and backfill use the batched protocol
+   * (docs/batched-protocol.md); 'off': every task takes the unary RPCs.
+   */
+  readonly batching?: 'auto' | 'off';
   readonly channelOptions?: ChannelOptions;
   /** Injected for tests: waits `ms` (resolving early when `signal` aborts). */
   readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;

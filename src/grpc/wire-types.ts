@@ -66,3 +66,53 @@ export type {
   ReserveWorkerSlotResponse as ReserveWorkerSlotResponseWire,
   ReserveWorkerSlotResponse__Output as ReserveWorkerSlotResponseWireOut,
 } from '../generated/proto/blockx/coordinator/v1/ReserveWorkerSlotResponse.js';
+
+// ---- batched additions (docs/batched-protocol.md) ----
+export type {
+  TaskError as TaskErrorWire,
+  TaskError__Output as TaskErrorWireOut,
+} from '../generated/proto/blockx/worker/v1/TaskError.js';
+export type {
+  RequestTaskSlotsRequest as RequestTaskSlotsRequestWire,
+  RequestTaskSlotsRequest__Output as RequestTaskSlotsRequestWireOut,
+} from '../generated/proto/blockx/worker/v1/RequestTaskSlotsRequest.js';
+export type {
+  RequestTaskSlotsResponse as RequestTaskSlotsResponseWire,
+  RequestTaskSlotsResponse__Output as RequestTaskSlotsResponseWireOut,
+} from '../generated/proto/blockx/worker/v1/RequestTaskSlotsResponse.js';
+export type {
+  SlotGrant as SlotGrantWire,
+  SlotGrant__Output as SlotGrantWireOut,
+} from '../generated/proto/blockx/worker/v1/SlotGrant.js';
+export type {
+  TaskSubmission as TaskSubmissionWire,
+  TaskSubmission__Output as TaskSubmissionWireOut,
+} from '../generated/proto/blockx/worker/v1/TaskSubmission.js';
+export type {
+  RunTasksRequest as RunTasksRequestWire,
+  RunTasksRequest__Output as RunTasksRequestWireOut,
+} from '../generated/proto/blockx/worker/v1/RunTasksRequest.js';
+export type {
+  RunTasksResponse as RunTasksResponseWire,
+  RunTasksResponse__Output as RunTasksResponseWireOut,
+} from '../generated/proto/blockx/worker/v1/RunTasksResponse.js';
+export type {
+  TaskAdmission as TaskAdmissionWire,
+  TaskAdmission__Output as TaskAdmissionWireOut,
+} from '../generated/proto/blockx/worker/v1/TaskAdmission.js';
+export type {
+  ReservationError as ReservationErrorWire,
+  ReservationError__Output as ReservationErrorWireOut,
+} from '../generated/proto/blockx/coordinator/v1/ReservationError.js';
+export type {
+  ReserveWorkerSlotsRequest as ReserveWorkerSlotsRequestWire,
+  ReserveWorkerSlotsRequest__Output as ReserveWorkerSlotsRequestWireOut,
+} from '../generated/proto/blockx/coordinator/v1/ReserveWorkerSlotsRequest.js';
+export type {
+  ReserveWorkerSlotsResponse as ReserveWorkerSlotsResponseWire,
+  ReserveWorkerSlotsResponse__Output as ReserveWorkerSlotsResponseWireOut,
+} from '../generated/proto/blockx/coordinator/v1/ReserveWorkerSlotsResponse.js';
+export type {
+  WorkerSlotReservation as WorkerSlotReservationWire,
+  WorkerSlotReservation__Output as WorkerSlotReservationWireOut,
+} from '../generated/proto/blockx/coordinator/v1/WorkerSlotReservation.js';

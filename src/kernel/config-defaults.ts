@@ -41,6 +41,7 @@ export function defaultWorkerConfig(kind: DeploymentKind): WorkerConfig {
     maxTaskTimeoutMs: 8 * 60 * 60 * 1000,
     resultRetentionMs: 300_000,
     heartbeatIntervalMs: 200,
+    capacityHeartbeatMs: 25,
     watchDisconnectGraceMs: 0,
     timerScanMs: 500,
     keepaliveTimeMs: 30_000,
@@ -51,6 +52,8 @@ export function defaultWorkerConfig(kind: DeploymentKind): WorkerConfig {
     callDeadlineMs: 5000,
     maxCollectedOutputBytes: 64 * 1024 * 1024,
     callRetry: { maxAttempts: 3, initialBackoffMs: 50, maxBackoffMs: 1000 },
+    // maxInFlight unset: each RunTasks stream grants the worker's taskSlots (docs/batched-protocol.md).
+    runTasks: { flushMs: 2 },
   };
 }
 

@@ -63,6 +63,14 @@ export interface CallRetryConfig {
   readonly maxBackoffMs: number;
 }
 
+/** The batched RunTasks stream of a Worker (docs/batched-protocol.md § Worker). */
+export interface RunTasksConfig {
+  /** Credits each RunTasks stream grants (tasks in flight per stream); unset = the worker's taskSlots. */
+  readonly maxInFlight?: number;
+  /** How long terminal updates wait to share one message, in ms; 0 = the next event-loop turn. */
+  readonly flushMs: number;
+}
+
 export interface WorkerConfig {
   readonly listen: string;
   /** Empty string: derived from `listen` at startup. */
@@ -76,6 +84,11 @@ export interface WorkerConfig {
   readonly maxTaskTimeoutMs: number;
   readonly resultRetentionMs: number;
   readonly heartbeatIntervalMs: number;
+  /**
+   * The soonest an extra heartbeat follows the previous one when tasks ended on a busy worker (0 = off;
+   * docs/batched-protocol.md § Capacity heartbeats). Env WORKER_CAPACITY_HEARTBEAT_MS.
+   */
+  readonly capacityHeartbeatMs: number;
   readonly watchDisconnectGraceMs: number;
   readonly timerScanMs: number;
   readonly keepaliveTimeMs: number;
@@ -86,6 +99,7 @@ export interface WorkerConfig {
   readonly callDeadlineMs: number;
   readonly maxCollectedOutputBytes: number;
   readonly callRetry: CallRetryConfig;
+  readonly runTasks: RunTasksConfig;
 }
 
 export interface ExecutorConfig {

@@ -13,6 +13,13 @@ export const MAX_ID_BYTES = 256;
 /** Longest status message (`grpc-message`) a server sends, in UTF-8 bytes, before the ellipsis. */
 export const MAX_STATUS_MESSAGE_BYTES = 4096;
 
+/**
+ * Most tasks one batched call may carry: the ids of a RequestTaskSlots request, the submissions of one
+ * RunTasksRequest message (docs/batched-protocol.md). Each costs the receiving core a synchronous step,
+ * so an unbounded batch would stall the event loop the way an unbounded WatchTasks did.
+ */
+export const MAX_BATCH_TASKS = 10_000;
+
 /** How much of an over-long id a log line or error message shows, in UTF-8 bytes. */
 export const ID_PREVIEW_BYTES = 64;
 

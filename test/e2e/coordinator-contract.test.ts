@@ -25,6 +25,7 @@ import { startEtcd } from '../support/etcd.js';
 import type { EtcdServer } from '../support/etcd.js';
 import { freePort } from '../support/ports.js';
 import { spawnTracked, stopGroup, waitForLine } from '../support/processes.js';
+import { UNIMPLEMENTED_WORKER_BATCH } from '../support/unimplemented.js';
 
 const PREFIX = '/blockx/workers/';
 const RPC_TIMEOUT_MS = 300;
@@ -44,6 +45,7 @@ class FakeWorker {
     const notUsed = (_c: unknown, cb: grpc.sendUnaryData<never>): void =>
       cb(grpcStatusError(grpc.status.UNIMPLEMENTED, 'fake worker'));
     const handlers: WorkerServiceHandlers = {
+      ...UNIMPLEMENTED_WORKER_BATCH,
       RequestTaskSlot: (call, cb) => {
         this.requests.push({ taskId: call.request.taskId, ttlMs: call.request.ttlMs });
         if (this.mode === 'hang') return;

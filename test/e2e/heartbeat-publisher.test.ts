@@ -244,7 +244,7 @@ describe('HeartbeatPublisher without etcd', () => {
     releases.shift()?.();
     expect(await second).toBe('published');
     expect(maxInFlight).toBe(1);
-    expect(p.stats).toEqual({ published: 2, skipped: 2, failed: 0 });
+    expect(p.stats).toEqual({ published: 2, skipped: 2, early: 0, failed: 0 });
     await p.stop();
     expect(await p.publishOnce()).toBe('stopped');
   });

@@ -6,8 +6,9 @@
 // 2. Validate ALL of them first — the task-input schema, then each builder/writer config against its
 //    plugin's schema (as `blockx validate` does) — and reject duplicate task ids. Any problem: print every
 //    one as FILE[:LINE]: /path: message, submit nothing, exit 1.
-// 3. Run them through BlockxClient (reserve → submit → watch, with the seeds' retries), at most
-//    `--concurrency` (64) at a time, to the Coordinator (default: COORDINATOR_LISTEN, else from the
+// 3. Run them through BlockxClient on the batched protocol (bulk ReserveWorkerSlots, one RunTasks stream
+//    per Worker, with the seeds' retries per task; docs/batched-protocol.md), at most `--concurrency` (64)
+//    at a time, to the Coordinator (default: COORDINATOR_LISTEN, else from the
 //    config) or straight to one Worker (`--worker`). With `--retries R` a task that FAILED retryably or
 //    whose Worker was lost runs again, up to R more times (docs/retries.md).
 // 4. One line per task as it ends: `<task_id> SUCCEEDED <short result JSON>` or `<task_id> FAILED <code>
@@ -130,7 +131,8 @@ async function submit(args: string[], opts: SubmitOptions, io: CliIo): Promise<n
       ? { worker: dialAddress(opts.worker) }
       : { coordinator: dialAddress(opts.coordinator ?? coordinatorAddressFromConfig(config, io.env)) };
   const client = new BlockxClient({ ...target, slotTtlMs });
-  const runner = retries === 0 ? client : await retryingRunner(client, retries, slotTtlMs);
+  // The batched protocol (bulk reservation, one RunTasks stream per Worker; docs/batched-protocol.md).
+  const runner = retries === 0 ? client.batched : await retryingRunner(client.batched, retries, slotTtlMs);
 
   const progress = io.isTTY && !opts.json ? new ProgressLine((s) => io.stdout(s), tasks.length) : undefined;
   const counts = { total: tasks.length, succeeded: 0, failed: 0, running: 0 };

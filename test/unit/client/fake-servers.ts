@@ -10,6 +10,7 @@ import {
 } from '../../../src/grpc/proto.js';
 import { bindServer, grpcStatusError } from '../../../src/grpc/status.js';
 import type { TaskInputWireOut } from '../../../src/grpc/wire-types.js';
+import { UNIMPLEMENTED_COORDINATOR_BATCH, UNIMPLEMENTED_WORKER_BATCH } from '../../support/unimplemented.js';
 
 /** A scripted failure: gRPC status plus the business code in `blockx-error-code`. */
 export interface Fault {
@@ -49,6 +50,7 @@ export class FakeCoordinator {
 
   handlers(): CoordinatorServiceHandlers {
     return {
+      ...UNIMPLEMENTED_COORDINATOR_BATCH,
       ReserveWorkerSlot: (call, callback) => {
         const { taskId } = call.request;
         this.reserveCalls.push(taskId);
@@ -118,6 +120,7 @@ export class FakeWorker {
 
   handlers(): WorkerServiceHandlers {
     return {
+      ...UNIMPLEMENTED_WORKER_BATCH,
       RequestTaskSlot: (call, callback) =>
         callback(null, { taskId: call.request.taskId, slotId: 'inline', state: 'TASK_STATE_ALLOCATED' }),
       SubmitTask: (call, callback) => {

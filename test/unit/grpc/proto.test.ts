@@ -102,14 +102,19 @@ describe('proto contract (DESIGN §4.1)', () => {
     expect(paths(workerServiceDefinition)).toEqual([
       `/${SERVICE_NAMES.worker}/GetTaskResult`,
       `/${SERVICE_NAMES.worker}/RequestTaskSlot`,
+      // Batched additions (docs/batched-protocol.md), beside the seeds' four.
+      `/${SERVICE_NAMES.worker}/RequestTaskSlots`,
+      `/${SERVICE_NAMES.worker}/RunTasks <-stream stream->`,
       `/${SERVICE_NAMES.worker}/SubmitTask`,
       `/${SERVICE_NAMES.worker}/WatchTasks stream->`,
     ]);
     expect(paths(coordinatorServiceDefinition)).toEqual([
       '/blockx.coordinator.v1.CoordinatorService/ReserveWorkerSlot',
+      '/blockx.coordinator.v1.CoordinatorService/ReserveWorkerSlots',
     ]);
     expect(paths(bundleCoordinatorServiceDefinition)).toEqual([
       '/blockx.bundlecoordinator.v1.BundleCoordinatorService/ReserveWorkerSlot',
+      '/blockx.bundlecoordinator.v1.BundleCoordinatorService/ReserveWorkerSlots',
     ]);
   });
 

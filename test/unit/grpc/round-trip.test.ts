@@ -48,6 +48,7 @@ import type {
   SubmitTaskResponseWireOut,
   TaskUpdateWireOut,
 } from '../../../src/grpc/wire-types.js';
+import { UNIMPLEMENTED_COORDINATOR_BATCH, UNIMPLEMENTED_WORKER_BATCH } from '../../support/unimplemented.js';
 
 const WORKER_ADDR = 'fake-worker:9090';
 
@@ -78,6 +79,7 @@ class FakeWorker {
 
   handlers(): WorkerServiceHandlers {
     return {
+      ...UNIMPLEMENTED_WORKER_BATCH,
       RequestTaskSlot: (call, callback) => {
         const req = call.request;
         this.slotRequests.push(req);
@@ -190,9 +192,11 @@ beforeAll(async () => {
     }) satisfies CoordinatorServiceHandlers['ReserveWorkerSlot'] &
       BundleCoordinatorServiceHandlers['ReserveWorkerSlot'];
   server.addService(coordinatorServiceDefinition, {
+    ...UNIMPLEMENTED_COORDINATOR_BATCH,
     ReserveWorkerSlot: reserve('block'),
   } satisfies CoordinatorServiceHandlers);
   server.addService(bundleCoordinatorServiceDefinition, {
+    ...UNIMPLEMENTED_COORDINATOR_BATCH,
     ReserveWorkerSlot: reserve('bundle'),
   } satisfies BundleCoordinatorServiceHandlers);
   const port = await bindServer(server, '127.0.0.1:0');

@@ -13,6 +13,7 @@ import {
 import { workerServiceDefinition } from '../../../src/grpc/proto.js';
 import type { WorkerServiceHandlers } from '../../../src/grpc/proto.js';
 import { createWorkerClient } from '../../../src/grpc/clients.js';
+import { UNIMPLEMENTED_WORKER_BATCH } from '../../support/unimplemented.js';
 
 describe('listenAddress', () => {
   it.each([
@@ -68,6 +69,7 @@ describe('bindServer / shutdownServer', () => {
     let opened!: () => void;
     const streamOpened = new Promise<void>((r) => (opened = r));
     const handlers: WorkerServiceHandlers = {
+      ...UNIMPLEMENTED_WORKER_BATCH,
       RequestTaskSlot: unimplemented,
       SubmitTask: unimplemented,
       GetTaskResult: unimplemented,

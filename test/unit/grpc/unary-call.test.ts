@@ -11,6 +11,7 @@ import { cancelSignalOf } from '../../../src/grpc/server.js';
 import { bindServer, statusCodeOf } from '../../../src/grpc/status.js';
 import type { RequestTaskSlotResponseWireOut } from '../../../src/grpc/wire-types.js';
 import type { CancelSignal } from '../../../src/kernel/cancel.js';
+import { UNIMPLEMENTED_WORKER_BATCH } from '../../support/unimplemented.js';
 
 /** What the server saw of each call, by task id. */
 const seen = new Map<string, { deadline: grpc.Deadline; cancelled: Promise<void> }>();
@@ -35,6 +36,7 @@ beforeAll(async () => {
     SubmitTask: unused,
     GetTaskResult: unused,
     WatchTasks: unused,
+    ...UNIMPLEMENTED_WORKER_BATCH,
   } satisfies WorkerServiceHandlers);
   const port = await bindServer(server, '127.0.0.1:0');
   client = createWorkerClient(`127.0.0.1:${port}`);

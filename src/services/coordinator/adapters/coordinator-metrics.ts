@@ -1,7 +1,8 @@
 // Prometheus metrics of one Coordinator, in the registry it is given (one per Coordinator instance).
 //
 // The reservation loop reports to it as a ReservationObserver (coordinator-server.ts): one call per
-// reservation, per explicit rejection and per breaker trip, each a counter increment. The fleet figures
+// reservation of a task (ReserveWorkerSlot, or each distinct id of a ReserveWorkerSlots batch), per
+// explicit rejection and per breaker trip, each a counter increment. The fleet figures
 // are read from the core's view and the watcher's stats at scrape time, in `collect()` callbacks, so the
 // request path pays nothing for them.
 //

@@ -1,51 +1,56 @@
-// CoordinatorServer: the public ReserveWorkerSlot handler and its orchestration loop
-// (seeds/coordinator.md § Data flow, the four steps):
+// CoordinatorServer: the public ReserveWorkerSlot and ReserveWorkerSlots handlers. The protocol itself
+// — validate, readiness, the candidate loop with exclusions, same-Worker retries of uncertain outcomes,
+// breaker feedback, claims settled exactly once — is the Sans-IO ReservationMachine
+// (core/reservation.ts, seeds/coordinator.md § Data flow); reservation-driver.ts performs the
+// requests it asks for. This file chooses how a request goes out and reports what happened:
 //
-//   1. Validate (empty task id → InvalidArgument) and check readiness (not ready → Unavailable; no Worker
-//      is contacted).
-//   2. Up to `maxCandidates` times: claim a candidate under the write lock (core.claimCandidate: select,
-//      skipping the ones already tried, and count the claim against that Worker's free capacity so that
-//      concurrent reservations spread; docs/placement.md), and send it RequestTaskSlot(task_id,
-//      ttl_ms = slotTtlMs) with a deadline of workerRpcTimeoutMs. Serial, never hedged. Every claim is
-//      settled exactly once (core.settleClaim), in the same write section as the feedback below when
-//      there is one, otherwise in a `finally`.
-//   3. A slot id comes back → recordSlotSuccess → answer. An explicit rejection (the Worker refused, or
-//      the request never reached it) → record it (a full pool is backpressure and does not count toward
-//      the breaker) and try the next candidate. An uncertain outcome (the Worker may hold a slot: timeout,
-//      dropped connection, empty slot id, ...) → retry the SAME Worker with the SAME task id up to
-//      maxTimeoutRetries times (the Worker's RequestTaskSlot is idempotent per task id); an explicit
-//      rejection during those retries moves on to the next candidate; still uncertain → recordSlotTimeout
-//      and Aborted "unable to confirm slot reservation" (SlotUncertain): never switch Workers then, or one
-//      task could hold slots on two.
-//   4. Every candidate rejected → ResourceExhausted "all candidates rejected". No candidate at all →
-//      the core's error (NoExecutableSlot → ResourceExhausted, or Unavailable).
+//   - ReserveWorkerSlot drives a machine for one id and sends each request as one RequestTaskSlot
+//     (ttl_ms = slotTtlMs, deadline workerRpcTimeoutMs), exactly as before the batched protocol.
+//   - ReserveWorkerSlots (1..MAX_BATCH_TASKS ids, else INVALID_ARGUMENT for the whole call) drives one
+//     machine for the whole batch and sends one RequestTaskSlots per chosen Worker; an older Worker gets
+//     unary calls instead (worker-rpc-client.ts). Each id is answered with what ReserveWorkerSlot would
+//     have returned, mapped by the same function (grpc-status.ts `statusPartsOf`).
+//     docs/batched-protocol.md § Coordinator: ReserveWorkerSlots.
 //
-// The core has no lock of its own: `lock` is the only synchronisation point, shared with the watcher.
+// The core has no lock of its own: `lock` is the only synchronisation point, shared with the watcher;
+// every machine input is fed under `lock.write`.
 //
-// Observability: every reservation ends in one debug line with its task_id, outcome, duration and the
-// candidates tried, and in one `observer.onReservation` call (coordinator-metrics.ts); explicit
-// rejections and breaker trips are reported to the observer as they happen.
+// Observability: every reservation of a task ends in one `observer.onReservation` call
+// (coordinator-metrics.ts); explicit rejections and breaker trips are reported as they happen. A unary
+// reservation also ends in one debug line with its task_id, outcome, duration and candidates tried; a
+// batch ends in one debug line with its counts (per-task lines would be 10,000 of them).
 
 import type * as grpc from '@grpc/grpc-js';
 import { performance } from 'node:perf_hooks';
 import type { CoordinatorServiceHandlers } from '../../../grpc/proto.js';
 import { cancelSignalOf } from '../../../grpc/server.js';
 import type { CancelSignal } from '../../../kernel/cancel.js';
-import { MAX_ID_BYTES, cutText } from '../../../kernel/input-bounds.js';
+import { MAX_BATCH_TASKS, MAX_ID_BYTES, cutText } from '../../../kernel/input-bounds.js';
 import type { CoordinatorCore } from '../core/coordinator-core.js';
 import { CoordinatorError, CoordinatorErrorCode } from '../core/errors.js';
-import type { ClaimResult, SlotOutcome } from '../core/inputs.js';
-import { validateReserveRequest } from '../core/validate.js';
+import type { SlotOutcome } from '../core/inputs.js';
+import { ReservationMachine, rejectionOutcome } from '../core/reservation.js';
+import type { RequestSlotsCommand, ReservationEvent, ReserveResult } from '../core/reservation-types.js';
 import { silentLogger } from '../../registry/registry-port.js';
 import type { Logger } from '../../registry/registry-port.js';
-import { toServiceError } from './grpc-status.js';
+import { statusPartsOf, toServiceError } from './grpc-status.js';
+import { driveReservation } from './reservation-driver.js';
 import { RwLock } from './rw-lock.js';
-import type { SlotError, SlotReserver } from './slot-reserver.js';
+import { SlotError, requestSlotsOneByOne } from './slot-reserver.js';
+import type { SlotReply, SlotReserver } from './slot-reserver.js';
+
+export type { ReserveResult } from '../core/reservation-types.js';
+export {
+  ALL_CANDIDATES_REJECTED,
+  UNABLE_TO_CONFIRM,
+  claimResultOfGrant,
+  isTerminalGrant,
+} from '../core/reservation.js';
 
 export interface HandlerConfig {
   /** Retries on the same Worker after an uncertain outcome (COORDINATOR_MAX_TIMEOUT_RETRIES); 0 allowed. */
   readonly maxTimeoutRetries: number;
-  /** Deadline of one RequestTaskSlot (COORDINATOR_WORKER_RPC_TIMEOUT_MS). */
+  /** Deadline of one RequestTaskSlot(s) (COORDINATOR_WORKER_RPC_TIMEOUT_MS). */
   readonly workerRpcTimeoutMs: number;
 }
 
@@ -54,48 +59,19 @@ export const DEFAULT_HANDLER_CONFIG: HandlerConfig = Object.freeze({
   workerRpcTimeoutMs: 3_000,
 });
 
-export type ReserveResult =
-  | { readonly ok: true; readonly taskId: string; readonly workerAddr: string; readonly slotId: string }
-  | { readonly ok: false; readonly error: CoordinatorError };
-
-export const ALL_CANDIDATES_REJECTED = 'all candidates rejected';
-export const UNABLE_TO_CONFIRM = 'unable to confirm slot reservation';
-
-/** A RequestTaskSlot answer for a task id the Worker holds a retained terminal result of. */
-export function isTerminalGrant(state: string): boolean {
-  return state === 'TASK_STATE_SUCCEEDED' || state === 'TASK_STATE_FAILED';
-}
-
-/**
- * What a granted RequestTaskSlot means for the local capacity adjustment: a new slot, unless the Worker
- * answered for a task it already runs (the same slot, already in its heartbeat's runningTasks) or holds
- * a retained result of (no slot at all).
- */
-export function claimResultOfGrant(state: string): ClaimResult {
-  return isTerminalGrant(state) || state === 'TASK_STATE_RUNNING' ? 'noSlot' : 'slot';
-}
-
-/** One claimed candidate of a reservation (core.claimCandidate), settled exactly once. */
-interface Claim {
-  readonly workerAddr: string;
-  /** A RequestTaskSlot was sent: an unsettled claim may then hold a slot. */
-  sent: boolean;
-  settled: boolean;
-}
-
 /** How the core should count an explicit rejection: a full pool is backpressure, the rest failures. */
 export function slotOutcomeOf(err: SlotError): SlotOutcome {
-  return err.code === CoordinatorErrorCode.NoSlot ? 'backpressure' : 'rejection';
+  return rejectionOutcome(err.code);
 }
 
-/** One ReserveWorkerSlot as a whole, for metrics. */
+/** One task's reservation as a whole, for metrics. */
 export interface ReservationRecord {
   readonly taskId: string;
   /** undefined when the orchestration itself threw (an Internal error reaches the Client). */
   readonly result: ReserveResult | undefined;
-  /** Wall time of the whole reservation (monotonic clock). */
+  /** Wall time of the reservation (monotonic clock); in a batch, from the call's start to this task's end. */
   readonly durationMs: number;
-  /** Distinct Workers sent a RequestTaskSlot. */
+  /** Distinct Workers sent a RequestTaskSlot(s) for this task. */
   readonly candidatesTried: number;
 }
 
@@ -118,19 +94,7 @@ export interface CoordinatorServerOptions {
   readonly observer?: ReservationObserver;
 }
 
-type Attempt =
-  | { readonly type: 'reserved'; readonly slotId: string }
-  | { readonly type: 'rejected' }
-  | { readonly type: 'uncertain' }
-  | { readonly type: 'cancelled' };
-
-function settle(core: CoordinatorCore, claim: Claim, result: ClaimResult, now: number): void {
-  if (claim.settled) return;
-  claim.settled = true;
-  core.settleClaim(claim.workerAddr, result, now);
-}
-
-/** The request/response shape shared by CoordinatorService and BundleCoordinatorService. */
+/** The request/response shapes shared by CoordinatorService and BundleCoordinatorService. */
 interface ReserveRequestLike {
   readonly taskId: string;
 }
@@ -139,6 +103,36 @@ interface ReserveResponseLike {
   workerAddr?: string;
   slotId?: string;
 }
+interface ReserveBatchRequestLike {
+  readonly taskIds: readonly string[];
+}
+interface ReservationLike {
+  taskId?: string;
+  workerAddr?: string;
+  slotId?: string;
+  error?: { code?: string; status?: number; message?: string } | null;
+}
+interface ReserveBatchResponseLike {
+  reservations?: ReservationLike[];
+}
+
+/** Why a ReserveWorkerSlots request is refused as a whole, or undefined (docs/security.md § Input bounds). */
+export function batchProblem(taskIds: readonly unknown[]): string | undefined {
+  if (taskIds.length === 0) return 'taskIds must not be empty';
+  if (taskIds.length > MAX_BATCH_TASKS) {
+    return `taskIds must name at most ${MAX_BATCH_TASKS} ids, got ${taskIds.length}`;
+  }
+  return undefined;
+}
+
+/** One id's entry in a ReserveWorkerSlotsResponse; a refused over-long id is echoed cut. */
+export function reservationOf(taskId: string, r: ReserveResult): ReservationLike {
+  if (r.ok) return { taskId: r.taskId, workerAddr: r.workerAddr, slotId: r.slotId };
+  return { taskId: cutText(taskId, MAX_ID_BYTES), workerAddr: '', slotId: '', error: statusPartsOf(r.error) };
+}
+
+/** At most this many ids of one request in a log line. */
+const LOGGED_IDS = 5;
 
 export class CoordinatorServer {
   readonly core: CoordinatorCore;
@@ -178,21 +172,213 @@ export class CoordinatorServer {
     return this.lock.read(() => fn(this.core));
   }
 
-  /** `signal`: the Client's call; once it aborts, no further Worker is tried (see tryWorker). */
+  /** `signal`: the Client's call; once it aborts, no further Worker is tried. */
   async reserveWorkerSlot(taskId: string, signal?: CancelSignal): Promise<ReserveResult> {
     const startedAt = performance.now();
-    const tried = new Set<string>();
+    const machine = new ReservationMachine(this.core, [taskId], this.config);
     let result: ReserveResult | undefined;
     try {
-      result = await this.reserve(taskId, signal, tried);
+      const { thrown } = await driveReservation({
+        machine,
+        lock: this.lock,
+        clock: this.clock,
+        send: this.sendOne,
+        signal,
+        onEvents: (events) => this.report(events, undefined),
+      });
+      if (thrown !== undefined) throw thrown;
+      result = machine.results()[0]!;
       return result;
     } finally {
       this.finished({
         taskId,
         result,
         durationMs: performance.now() - startedAt,
-        candidatesTried: tried.size,
+        candidatesTried: machine.candidatesTriedOf(taskId),
       });
+    }
+  }
+
+  /**
+   * ReserveWorkerSlot for every id of `taskIds` (1..MAX_BATCH_TASKS, else a CoordinatorError
+   * InvalidArgument is thrown): one result per id, in order; a repeated id is reserved once.
+   */
+  async reserveWorkerSlots(taskIds: readonly string[], signal?: CancelSignal): Promise<ReserveResult[]> {
+    const problem = batchProblem(taskIds);
+    if (problem !== undefined) throw new CoordinatorError(CoordinatorErrorCode.InvalidArgument, problem);
+    const batch: BatchStats = {
+      startedAt: performance.now(),
+      outcomes: {},
+      requests: 0,
+      workers: new Set(),
+      distinct: 0,
+    };
+    const machine = new ReservationMachine(this.core, taskIds, this.config);
+    let failed = true;
+    try {
+      const { thrown } = await driveReservation({
+        machine,
+        lock: this.lock,
+        clock: this.clock,
+        send: (cmd, sig) => {
+          batch.requests += 1;
+          batch.workers.add(cmd.workerAddr);
+          return this.sendMany(cmd, sig);
+        },
+        signal,
+        onEvents: (events) => this.report(events, batch),
+      });
+      if (thrown !== undefined) {
+        this.logger.error({ err: String(thrown) }, 'slot reserver failed; its tasks answered Internal');
+      }
+      failed = false;
+      return machine.results();
+    } finally {
+      this.logger.debug(
+        {
+          tasks: taskIds.length,
+          distinct: batch.distinct,
+          outcomes: batch.outcomes,
+          requests: batch.requests,
+          workers: batch.workers.size,
+          failed,
+          duration_ms: Math.round((performance.now() - batch.startedAt) * 1000) / 1000,
+        },
+        'bulk reservation finished',
+      );
+    }
+  }
+
+  /** The CoordinatorService implementation. */
+  handlers(): CoordinatorServiceHandlers {
+    return { ReserveWorkerSlot: this.unaryHandler(), ReserveWorkerSlots: this.batchHandler() };
+  }
+
+  /** ReserveWorkerSlot as a grpc-js unary handler; BundleCoordinatorServer serves the same one. */
+  unaryHandler(): grpc.handleUnaryCall<ReserveRequestLike, ReserveResponseLike> {
+    return (call, callback) => {
+      this.reserveWorkerSlot(call.request.taskId, cancelSignalOf(call)).then(
+        (r) => {
+          if (r.ok) callback(null, { taskId: r.taskId, workerAddr: r.workerAddr, slotId: r.slotId });
+          else callback(toServiceError(r.error));
+        },
+        (err: unknown) => {
+          this.logger.error({ err: String(err) }, 'ReserveWorkerSlot failed unexpectedly');
+          callback(toServiceError(err));
+        },
+      );
+    };
+  }
+
+  /** ReserveWorkerSlots as a grpc-js unary handler; BundleCoordinatorServer serves the same one. */
+  batchHandler(): grpc.handleUnaryCall<ReserveBatchRequestLike, ReserveBatchResponseLike> {
+    return (call, callback) => {
+      const { taskIds } = call.request;
+      const problem = batchProblem(taskIds);
+      if (problem !== undefined) {
+        callback(toServiceError(new CoordinatorError(CoordinatorErrorCode.InvalidArgument, problem)));
+        return;
+      }
+      this.reserveWorkerSlots(taskIds, cancelSignalOf(call)).then(
+        (results) => callback(null, { reservations: results.map((r, i) => reservationOf(taskIds[i]!, r)) }),
+        (err: unknown) => {
+          this.logger.error({ err: String(err) }, 'ReserveWorkerSlots failed unexpectedly');
+          callback(toServiceError(err));
+        },
+      );
+    };
+  }
+
+  /** A unary reservation's request: one RequestTaskSlot. */
+  private readonly sendOne = async (
+    cmd: RequestSlotsCommand,
+    signal: CancelSignal | undefined,
+  ): Promise<readonly SlotReply[]> => [
+    await this.reserver.requestTaskSlot(
+      cmd.workerAddr,
+      { taskId: cmd.taskIds[0]!, ttlMs: cmd.ttlMs },
+      { timeoutMs: this.config.workerRpcTimeoutMs, signal },
+    ),
+  ];
+
+  /** A batch's request: one RequestTaskSlots (or RequestTaskSlot per id without it). */
+  private async sendMany(cmd: RequestSlotsCommand, signal: CancelSignal | undefined): Promise<SlotReply[]> {
+    const req = { taskIds: cmd.taskIds, ttlMs: cmd.ttlMs };
+    const opts = { timeoutMs: this.config.workerRpcTimeoutMs, signal };
+    const replies =
+      this.reserver.requestTaskSlots === undefined
+        ? await requestSlotsOneByOne(this.reserver, cmd.workerAddr, req, opts)
+        : await this.reserver.requestTaskSlots(cmd.workerAddr, req, opts);
+    if (replies.length === cmd.taskIds.length) return replies;
+    // A SlotReserver that broke its contract: an id without its own reply may have been reserved.
+    const error = new SlotError('SlotUncertain', 'uncertain', 'no reply for this task id');
+    return cmd.taskIds.map((_, i) => replies[i] ?? { ok: false, error });
+  }
+
+  /** Reports one step's events; `batch` is undefined for a unary reservation. */
+  private report(events: readonly ReservationEvent[], batch: BatchStats | undefined): void {
+    for (const e of events) {
+      switch (e.type) {
+        case 'rejected':
+          this.notify(() => this.observer.onRejection?.(e.workerAddr, e.outcome));
+          if (batch === undefined) {
+            this.logger.debug(
+              {
+                workerAddr: e.workerAddr,
+                task_id: e.taskId,
+                code: e.code,
+                kind: e.kind,
+                outcome: e.outcome,
+                reason: e.reason,
+              },
+              'worker rejected the reservation',
+            );
+          }
+          break;
+        case 'uncertain':
+          this.logger.debug(
+            { workerAddr: e.workerAddr, ...idsField(e.taskIds, batch), attempt: e.attempt, reason: e.reason },
+            'reservation outcome uncertain',
+          );
+          break;
+        case 'breakerOpened':
+          this.notify(() => this.observer.onBreakerTripped?.(e.workerAddr, e.cause));
+          if (e.cause === 'rejection') {
+            this.logger.warn({ workerAddr: e.workerAddr, cause: e.cause }, 'worker circuit breaker opened');
+          }
+          break;
+        case 'gaveUp':
+          this.logger.warn(
+            {
+              workerAddr: e.workerAddr,
+              ...idsField(e.taskIds, batch),
+              retries: e.retries,
+              reason: e.reason,
+              breakerOpened: e.breakerOpened,
+            },
+            'slot reservation still uncertain after retries; the worker may hold a slot until its TTL',
+          );
+          break;
+        case 'finished':
+          // A unary reservation reports itself once it returns (`finished`), also when it throws.
+          if (batch !== undefined) {
+            batch.distinct += 1;
+            const outcome = e.result.ok ? 'ok' : e.result.error.code;
+            batch.outcomes[outcome] = (batch.outcomes[outcome] ?? 0) + 1;
+            const record = {
+              taskId: e.taskId,
+              result: e.result,
+              durationMs: performance.now() - batch.startedAt,
+              candidatesTried: e.candidatesTried,
+            };
+            this.notify(() => this.observer.onReservation?.(record));
+          }
+          break;
+        default: {
+          const _exhaustive: never = e;
+          throw new Error(`unknown reservation event ${JSON.stringify(_exhaustive)}`);
+        }
+      }
     }
   }
 
@@ -213,170 +399,33 @@ export class CoordinatorServer {
       },
       'reservation finished',
     );
+    this.notify(() => this.observer.onReservation?.(record), taskId);
+  }
+
+  /** An observer that throws must not fail a reservation. */
+  private notify(fn: () => void, taskId?: string): void {
     try {
-      this.observer.onReservation?.(record);
+      fn();
     } catch (err) {
       this.logger.error({ task_id: taskId, err: String(err) }, 'reservation observer failed');
     }
   }
+}
 
-  /** Steps 1-4 of the orchestration; `tried` collects the Workers contacted. */
-  private async reserve(
-    taskId: string,
-    signal: CancelSignal | undefined,
-    tried: Set<string>,
-  ): Promise<ReserveResult> {
-    const invalid = validateReserveRequest(taskId);
-    if (invalid !== undefined) return { ok: false, error: invalid };
-    const notReady = await this.lock.read(() => this.core.unavailableReason(this.clock()));
-    if (notReady !== undefined) {
-      return { ok: false, error: new CoordinatorError(CoordinatorErrorCode.Unavailable, notReady) };
-    }
+/** What a batch's debug line reports. */
+interface BatchStats {
+  readonly startedAt: number;
+  readonly outcomes: Record<string, number>;
+  requests: number;
+  readonly workers: Set<string>;
+  distinct: number;
+}
 
-    const exclude = new Set<string>();
-    for (let i = 0; i < this.core.config.maxCandidates; i++) {
-      const pick = await this.lock.write(() => this.core.claimCandidate(taskId, exclude, this.clock()));
-      if (!pick.ok) {
-        // Nothing tried yet, or the view stopped being trusted: the core's answer stands. After explicit
-        // rejections, running out of candidates means every candidate rejected.
-        if (exclude.size === 0 || pick.error.code === CoordinatorErrorCode.Unavailable) {
-          return { ok: false, error: pick.error };
-        }
-        break;
-      }
-      tried.add(pick.workerAddr);
-      const claim: Claim = { workerAddr: pick.workerAddr, sent: false, settled: false };
-      let attempt: Attempt;
-      try {
-        attempt = await this.tryWorker(claim, taskId, signal);
-      } finally {
-        // Cancelled, or the reserver threw: a request that went out may have left a slot (until its TTL).
-        if (!claim.settled) {
-          const result: ClaimResult = claim.sent ? 'maybeSlot' : 'noSlot';
-          await this.lock.write(() => settle(this.core, claim, result, this.clock()));
-        }
-      }
-      switch (attempt.type) {
-        case 'reserved':
-          return { ok: true, taskId, workerAddr: pick.workerAddr, slotId: attempt.slotId };
-        case 'rejected':
-          exclude.add(pick.workerAddr);
-          continue;
-        case 'uncertain':
-          return {
-            ok: false,
-            error: new CoordinatorError(CoordinatorErrorCode.SlotUncertain, UNABLE_TO_CONFIRM),
-          };
-        case 'cancelled':
-          return {
-            ok: false,
-            error: new CoordinatorError(
-              CoordinatorErrorCode.SlotUncertain,
-              `${UNABLE_TO_CONFIRM}: request cancelled`,
-            ),
-          };
-        default: {
-          const _exhaustive: never = attempt;
-          throw new Error(`unknown attempt ${JSON.stringify(_exhaustive)}`);
-        }
-      }
-    }
-    return {
-      ok: false,
-      error: new CoordinatorError(CoordinatorErrorCode.AllCandidatesRejected, ALL_CANDIDATES_REJECTED),
-    };
-  }
-
-  /** The CoordinatorService implementation. */
-  handlers(): CoordinatorServiceHandlers {
-    return { ReserveWorkerSlot: this.unaryHandler() };
-  }
-
-  /** ReserveWorkerSlot as a grpc-js unary handler; BundleCoordinatorServer serves the same one. */
-  unaryHandler(): grpc.handleUnaryCall<ReserveRequestLike, ReserveResponseLike> {
-    return (call, callback) => {
-      this.reserveWorkerSlot(call.request.taskId, cancelSignalOf(call)).then(
-        (r) => {
-          if (r.ok) callback(null, { taskId: r.taskId, workerAddr: r.workerAddr, slotId: r.slotId });
-          else callback(toServiceError(r.error));
-        },
-        (err: unknown) => {
-          this.logger.error({ err: String(err) }, 'ReserveWorkerSlot failed unexpectedly');
-          callback(toServiceError(err));
-        },
-      );
-    };
-  }
-
-  /** One candidate: the first RequestTaskSlot plus same-Worker retries while the outcome is uncertain. */
-  private async tryWorker(claim: Claim, taskId: string, signal?: CancelSignal): Promise<Attempt> {
-    const { workerAddr } = claim;
-    const req = { taskId, ttlMs: this.core.config.slotTtlMs };
-    const opts = { timeoutMs: this.config.workerRpcTimeoutMs, signal };
-    let lastReason = '';
-    for (let attempt = 0; attempt <= this.config.maxTimeoutRetries; attempt++) {
-      if (signal?.aborted) return { type: 'cancelled' };
-      claim.sent = true;
-      const reply = await this.reserver.requestTaskSlot(workerAddr, req, opts);
-      // A slot, or a retained terminal result of this task id on that Worker: the task ran there, and
-      // SubmitTask (with the empty slot id) returns its result there. Routing it anywhere else would run
-      // it a second time. Any other empty slot id is an uncertain outcome (seeds).
-      if (reply.ok && (reply.grant.slotId !== '' || isTerminalGrant(reply.grant.state))) {
-        const result = claimResultOfGrant(reply.grant.state);
-        await this.lock.write(() => {
-          const now = this.clock();
-          this.core.recordSlotSuccess(workerAddr, now);
-          settle(this.core, claim, result, now);
-        });
-        return { type: 'reserved', slotId: reply.grant.slotId };
-      }
-      if (!reply.ok && !reply.error.mayHaveAllocated) {
-        const outcome = slotOutcomeOf(reply.error);
-        const opened = await this.lock.write(() => {
-          const now = this.clock();
-          settle(this.core, claim, 'noSlot', now);
-          return this.core.recordSlotOutcome(workerAddr, outcome, now);
-        });
-        const fields = {
-          workerAddr,
-          task_id: taskId,
-          code: reply.error.code,
-          kind: reply.error.kind,
-          outcome,
-        };
-        this.observer.onRejection?.(workerAddr, outcome);
-        if (opened) {
-          this.observer.onBreakerTripped?.(workerAddr, 'rejection');
-          this.logger.warn(fields, 'worker circuit breaker opened');
-        } else {
-          this.logger.debug({ ...fields, reason: reply.error.message }, 'worker rejected the reservation');
-        }
-        return { type: 'rejected' };
-      }
-      lastReason = reply.ok ? 'success without a slot id' : reply.error.message;
-      this.logger.debug(
-        { workerAddr, task_id: taskId, attempt, reason: lastReason },
-        'reservation outcome uncertain',
-      );
-    }
-    // The Client went away: the uncertainty is ours, not the Worker's, so it is not counted against it.
-    if (signal?.aborted) return { type: 'cancelled' };
-    const opened = await this.lock.write(() => {
-      const now = this.clock();
-      settle(this.core, claim, 'maybeSlot', now);
-      return this.core.recordSlotTimeout(workerAddr, now);
-    });
-    if (opened) this.observer.onBreakerTripped?.(workerAddr, 'timeout');
-    this.logger.warn(
-      {
-        workerAddr,
-        task_id: taskId,
-        retries: this.config.maxTimeoutRetries,
-        reason: lastReason,
-        breakerOpened: opened,
-      },
-      'slot reservation still uncertain after retries; the worker may hold a slot until its TTL',
-    );
-    return { type: 'uncertain' };
-  }
+/** `task_id` for a unary reservation; a count and the first few ids (cut) for a batch. */
+function idsField(taskIds: readonly string[], batch: BatchStats | undefined): Record<string, unknown> {
+  if (batch === undefined) return { task_id: cutText(taskIds[0] ?? '', MAX_ID_BYTES) };
+  return {
+    task_ids: taskIds.length,
+    first_task_ids: taskIds.slice(0, LOGGED_IDS).map((id) => cutText(id, MAX_ID_BYTES)),
+  };
 }

@@ -6,6 +6,7 @@
 
 import * as grpc from '@grpc/grpc-js';
 import { grpcStatusError } from '../../../grpc/status.js';
+import { MAX_STATUS_MESSAGE_BYTES, cutText } from '../../../kernel/input-bounds.js';
 import { CoordinatorError, CoordinatorErrorCode } from '../core/errors.js';
 
 export function coordCodeToGRPC(code: CoordinatorErrorCode): grpc.status {
@@ -34,15 +35,39 @@ export function coordCodeToGRPC(code: CoordinatorErrorCode): grpc.status {
   }
 }
 
+/** A status as its three parts: what a unary call returns, and what a batched call carries per id. */
+export interface StatusParts {
+  readonly status: grpc.status;
+  /** The business code (`blockx-error-code` of a unary call). */
+  readonly code: CoordinatorErrorCode;
+  /** Cut to MAX_STATUS_MESSAGE_BYTES (docs/security.md § Input bounds). */
+  readonly message: string;
+}
+
 /**
- * The status a handler returns for an error: CoordinatorErrors by their code, with the business code in
- * the `blockx-error-code` trailer; anything else is an Internal error (never a leaked stack). The
- * message is capped by `grpcStatusError` (docs/security.md § Input bounds): a Worker's rejection text
- * is relayed here and must not grow a status past what HTTP/2 trailers can carry.
+ * The ONE mapping of an error to its status: CoordinatorErrors by their code; anything else is an
+ * Internal error (never a leaked stack). The message is capped (docs/security.md § Input bounds): a
+ * Worker's rejection text is relayed here and must not grow a status past what HTTP/2 trailers carry.
+ * `toServiceError` builds a unary status from it; ReserveWorkerSlots puts the same parts in each failed
+ * reservation's ReservationError (docs/batched-protocol.md), so both RPCs answer a task alike.
  */
-export function toServiceError(err: unknown): grpc.ServiceError {
+export function statusPartsOf(err: unknown): StatusParts {
   if (err instanceof CoordinatorError) {
-    return grpcStatusError(coordCodeToGRPC(err.code), err.message, err.code);
+    return {
+      status: coordCodeToGRPC(err.code),
+      code: err.code,
+      message: cutText(err.message, MAX_STATUS_MESSAGE_BYTES),
+    };
   }
-  return grpcStatusError(grpc.status.INTERNAL, 'internal coordinator error', CoordinatorErrorCode.Internal);
+  return {
+    status: grpc.status.INTERNAL,
+    code: CoordinatorErrorCode.Internal,
+    message: 'internal coordinator error',
+  };
+}
+
+/** The status a unary handler returns for an error, business code in the `blockx-error-code` trailer. */
+export function toServiceError(err: unknown): grpc.ServiceError {
+  const { status, code, message } = statusPartsOf(err);
+  return grpcStatusError(status, message, code);
 }

@@ -1,6 +1,7 @@
 // The port between the reservation orchestration (coordinator-server.ts) and the Workers: one
-// `RequestTaskSlot` on one Worker. WorkerRpcClient (worker-rpc-client.ts) is the gRPC implementation;
-// tests use a fake. The orchestration never sees gRPC: it sees a reply or a classified SlotError.
+// `RequestTaskSlot` on one Worker, or one `RequestTaskSlots` for many ids (docs/batched-protocol.md).
+// WorkerRpcClient (worker-rpc-client.ts) is the gRPC implementation; tests use a fake. The orchestration
+// never sees gRPC: it sees a reply or a classified SlotError per id.
 
 import type { CancelSignal } from '../../../kernel/cancel.js';
 import { BlockxError } from '../../../kernel/errors.js';
@@ -29,8 +30,47 @@ export interface SlotGrant {
 export type SlotReply =
   { readonly ok: true; readonly grant: SlotGrant } | { readonly ok: false; readonly error: SlotError };
 
+export interface SlotsRequest {
+  /** Distinct task ids, at most MAX_BATCH_TASKS. */
+  readonly taskIds: readonly string[];
+  readonly ttlMs: number;
+}
+
 export interface SlotReserver {
   requestTaskSlot(workerAddr: string, req: SlotRequest, opts: SlotRequestOptions): Promise<SlotReply>;
+  /**
+   * RequestTaskSlots: one reply per id of `req.taskIds`, in its order. A failure of the call as a whole
+   * is that failure for every id (classified as for one RequestTaskSlot). Optional: without it the
+   * orchestration sends one RequestTaskSlot per id (`requestSlotsOneByOne`).
+   */
+  requestTaskSlots?(workerAddr: string, req: SlotsRequest, opts: SlotRequestOptions): Promise<SlotReply[]>;
+}
+
+/** How many RequestTaskSlot calls `requestSlotsOneByOne` keeps in flight to one Worker. */
+export const ONE_BY_ONE_CONCURRENCY = 64;
+
+/**
+ * RequestTaskSlots as unary RequestTaskSlot calls, at most `concurrency` at a time: for a Worker that
+ * predates the batched RPC (it answers UNIMPLEMENTED), or a SlotReserver without `requestTaskSlots`.
+ */
+export async function requestSlotsOneByOne(
+  reserver: Pick<SlotReserver, 'requestTaskSlot'>,
+  workerAddr: string,
+  req: SlotsRequest,
+  opts: SlotRequestOptions,
+  concurrency = ONE_BY_ONE_CONCURRENCY,
+): Promise<SlotReply[]> {
+  const { taskIds, ttlMs } = req;
+  const replies = new Array<SlotReply>(taskIds.length);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < taskIds.length) {
+      const i = next++;
+      replies[i] = await reserver.requestTaskSlot(workerAddr, { taskId: taskIds[i]!, ttlMs }, opts);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, taskIds.length) }, lane));
+  return replies;
 }
 
 /** The business codes a RequestTaskSlot failure can carry (a subset of the Coordinator's codes). */

@@ -1,6 +1,10 @@
-// WorkerRpcClient: the gRPC SlotReserver. It sends RequestTaskSlot to a Worker and classifies every
-// failure with `grpcErrToSlotError`, which decides whether a slot MAY have been allocated — the one
-// question the orchestration needs answered (seeds § Reserving on the Worker).
+// WorkerRpcClient: the gRPC SlotReserver. It sends RequestTaskSlot (or RequestTaskSlots for many ids,
+// docs/batched-protocol.md) to a Worker and classifies every failure with `grpcErrToSlotError`, which
+// decides whether a slot MAY have been allocated — the one question the orchestration needs answered
+// (seeds § Reserving on the Worker). A per-id refusal inside RequestTaskSlots carries the status and
+// business code the unary call would have returned, and is classified by the same function
+// (`slotErrorOfStatus`). A Worker that answers RequestTaskSlots with UNIMPLEMENTED predates it: its ids
+// go out as unary calls, and the batched RPC is not tried on it again for BATCH_RETRY_AFTER_MS.
 //
 // Channels: exactly one grpc-js client (one channel, its own subchannel) per Worker address, created on
 // first use. A point-to-point client needs no balancer. Channels of Workers that left the registry are
@@ -11,16 +15,21 @@ import { CLIENT_CHANNEL_OPTIONS } from '../../../grpc/channel-options.js';
 import { createWorkerClient, unaryCall } from '../../../grpc/clients.js';
 import type { WorkerServiceClient } from '../../../grpc/proto.js';
 import { businessCodeOf, isServiceError } from '../../../grpc/status.js';
-import type { RequestTaskSlotResponseWireOut } from '../../../grpc/wire-types.js';
+import type {
+  RequestTaskSlotResponseWireOut,
+  RequestTaskSlotsResponseWireOut,
+  SlotGrantWireOut,
+} from '../../../grpc/wire-types.js';
 import { describeError, silentLogger } from '../../registry/registry-port.js';
 import type { Logger } from '../../registry/registry-port.js';
-import { SlotError } from './slot-reserver.js';
+import { SlotError, requestSlotsOneByOne } from './slot-reserver.js';
 import type {
   SlotErrorCode,
   SlotReply,
   SlotRequest,
   SlotRequestOptions,
   SlotReserver,
+  SlotsRequest,
 } from './slot-reserver.js';
 
 /**
@@ -31,15 +40,21 @@ import type {
 const NOT_SENT =
   /No connection established|ECONNREFUSED|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|Name resolution failed|Stream refused by server/i;
 
-function rejected(code: SlotErrorCode, err: grpc.ServiceError): SlotError {
-  return new SlotError(code, 'rejected', err.details || err.message, { grpcCode: err.code, cause: err });
+/** A failure status, from a gRPC error or from a per-id TaskError of RequestTaskSlots. */
+interface FailureStatus {
+  readonly code: number;
+  readonly details: string;
+  /** The `blockx-error-code` the Worker sent, or undefined. */
+  readonly businessCode: string | undefined;
+  readonly cause?: unknown;
 }
 
-function uncertain(err: grpc.ServiceError): SlotError {
-  return new SlotError('SlotUncertain', 'uncertain', err.details || err.message, {
-    grpcCode: err.code,
-    cause: err,
-  });
+function rejected(code: SlotErrorCode, st: FailureStatus): SlotError {
+  return new SlotError(code, 'rejected', st.details, { grpcCode: st.code, cause: st.cause });
+}
+
+function uncertain(st: FailureStatus): SlotError {
+  return new SlotError('SlotUncertain', 'uncertain', st.details, { grpcCode: st.code, cause: st.cause });
 }
 
 /**
@@ -57,32 +72,71 @@ export function grpcErrToSlotError(err: unknown): SlotError {
   if (!isServiceError(err)) {
     return new SlotError('Internal', 'transport', `request not sent: ${describeError(err)}`, { cause: err });
   }
-  switch (err.code) {
+  return slotErrorOfStatus({
+    code: err.code,
+    details: err.details || err.message,
+    businessCode: businessCodeOf(err),
+    cause: err,
+  });
+}
+
+/** `grpcErrToSlotError` on a status given by its parts (a RequestTaskSlots TaskError is one). */
+export function slotErrorOfStatus(st: FailureStatus): SlotError {
+  switch (st.code) {
     case grpc.status.INVALID_ARGUMENT:
-      return rejected('InvalidArgument', err);
+      return rejected('InvalidArgument', st);
     case grpc.status.RESOURCE_EXHAUSTED:
-      return rejected('NoSlot', err);
+      return rejected('NoSlot', st);
     case grpc.status.FAILED_PRECONDITION:
-      return rejected('InvalidSlot', err);
+      return rejected('InvalidSlot', st);
     case grpc.status.NOT_FOUND:
-      return rejected('NotFound', err);
+      return rejected('NotFound', st);
     case grpc.status.UNAVAILABLE:
-      if (businessCodeOf(err) !== undefined) return rejected('Unavailable', err);
-      if (NOT_SENT.test(err.details || err.message)) {
-        return new SlotError('Unavailable', 'transport', err.details || err.message, {
-          grpcCode: err.code,
-          cause: err,
-        });
+      if (st.businessCode !== undefined && st.businessCode !== '') return rejected('Unavailable', st);
+      if (NOT_SENT.test(st.details)) {
+        return new SlotError('Unavailable', 'transport', st.details, { grpcCode: st.code, cause: st.cause });
       }
-      return uncertain(err);
+      return uncertain(st);
     case grpc.status.UNIMPLEMENTED:
     case grpc.status.PERMISSION_DENIED:
     case grpc.status.UNAUTHENTICATED:
-      return rejected('Internal', err);
+      return rejected('Internal', st);
     default:
       // DEADLINE_EXCEEDED, CANCELLED, ABORTED, INTERNAL, UNKNOWN and anything unexpected.
-      return uncertain(err);
+      return uncertain(st);
   }
+}
+
+/**
+ * The per-id replies of one RequestTaskSlots answer. The proto promises one grant per requested id, in
+ * request order; a grant missing, or naming another task id, is an uncertain outcome for that id (the
+ * Worker may have reserved it), never a success.
+ */
+export function repliesOfGrants(
+  taskIds: readonly string[],
+  grants: readonly SlotGrantWireOut[],
+): SlotReply[] {
+  const replies = new Array<SlotReply>(taskIds.length);
+  for (let i = 0; i < taskIds.length; i++) {
+    const taskId = taskIds[i]!;
+    const g = grants[i];
+    if (g === undefined || (g.taskId !== '' && g.taskId !== taskId)) {
+      const why =
+        g === undefined
+          ? `worker answered ${grants.length} grants for ${taskIds.length} task ids`
+          : 'worker answered a grant for another task id';
+      replies[i] = { ok: false, error: new SlotError('SlotUncertain', 'uncertain', why) };
+    } else if (g.error !== null && g.error !== undefined) {
+      const { status, message, code } = g.error;
+      replies[i] = {
+        ok: false,
+        error: slotErrorOfStatus({ code: status, details: message, businessCode: code }),
+      };
+    } else {
+      replies[i] = { ok: true, grant: { taskId, slotId: g.slotId, state: String(g.state) } };
+    }
+  }
+  return replies;
 }
 
 interface Channel {
@@ -90,6 +144,8 @@ interface Channel {
   inFlight: number;
   lastUsedMs: number;
   forgotten: boolean;
+  /** Until then (Date.now ms) this Worker gets unary calls: it answered RequestTaskSlots UNIMPLEMENTED. */
+  batchUnsupportedUntilMs: number;
 }
 
 export interface WorkerRpcClientOptions {
@@ -100,6 +156,9 @@ export interface WorkerRpcClientOptions {
 }
 
 export const DEFAULT_IDLE_CLOSE_MS = 5 * 60_000;
+
+/** After an UNIMPLEMENTED RequestTaskSlots, how long a Worker is sent unary calls before a new probe. */
+export const BATCH_RETRY_AFTER_MS = 60_000;
 
 /** Worker channels reconnect fast: a restarted Worker is routable again within about a second. */
 const WORKER_CHANNEL_OPTIONS: grpc.ChannelOptions = {
@@ -148,6 +207,47 @@ export class WorkerRpcClient implements SlotReserver {
     }
   }
 
+  async requestTaskSlots(
+    workerAddr: string,
+    req: SlotsRequest,
+    opts: SlotRequestOptions,
+  ): Promise<SlotReply[]> {
+    let channel: Channel;
+    try {
+      channel = this.channel(workerAddr);
+    } catch (err) {
+      const error = grpcErrToSlotError(err);
+      return req.taskIds.map(() => ({ ok: false, error }));
+    }
+    if (channel.batchUnsupportedUntilMs > Date.now())
+      return requestSlotsOneByOne(this, workerAddr, req, opts);
+    channel.inFlight += 1;
+    try {
+      const res = await unaryCall<RequestTaskSlotsResponseWireOut>(
+        (md, o, cb) =>
+          channel.client.requestTaskSlots({ taskIds: [...req.taskIds], ttlMs: req.ttlMs }, md, o, cb),
+        { timeoutMs: opts.timeoutMs, signal: opts.signal },
+      );
+      return repliesOfGrants(req.taskIds, res.grants);
+    } catch (err) {
+      // UNIMPLEMENTED: no handler ran, nothing was reserved; an older Worker gets one call per id (below).
+      if (!isServiceError(err) || err.code !== grpc.status.UNIMPLEMENTED) {
+        const error = grpcErrToSlotError(err);
+        return req.taskIds.map(() => ({ ok: false, error }));
+      }
+    } finally {
+      channel.inFlight -= 1;
+      channel.lastUsedMs = Date.now();
+      if (channel.forgotten && channel.inFlight === 0) channel.client.close();
+    }
+    channel.batchUnsupportedUntilMs = Date.now() + BATCH_RETRY_AFTER_MS;
+    this.logger.debug(
+      { workerAddr, task_ids: req.taskIds.length },
+      'worker does not implement RequestTaskSlots; falling back to RequestTaskSlot per id',
+    );
+    return requestSlotsOneByOne(this, workerAddr, req, opts);
+  }
+
   /** The Worker left the registry: close its channel (after calls in flight finish). */
   forget(workerAddr: string): void {
     const channel = this.channels.get(workerAddr);
@@ -174,7 +274,7 @@ export class WorkerRpcClient implements SlotReserver {
     let channel = this.channels.get(workerAddr);
     if (channel === undefined) {
       const client = createWorkerClient(workerAddr, this.channelOptions);
-      channel = { client, inFlight: 0, lastUsedMs: Date.now(), forgotten: false };
+      channel = { client, inFlight: 0, lastUsedMs: Date.now(), forgotten: false, batchUnsupportedUntilMs: 0 };
       this.channels.set(workerAddr, channel);
     }
     return channel;

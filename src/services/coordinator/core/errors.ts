@@ -97,3 +97,13 @@ export class CoordinatorConfigError extends CoordinatorError {
     this.problems = problems;
   }
 }
+
+/**
+ * An input the ReservationMachine cannot accept in its state (an unknown request id, a second `start`,
+ * a wrong number of answers): a bug in the adapter driving it, never a Client's fault. Code Internal.
+ */
+export class ReservationInputError extends CoordinatorError {
+  constructor(message: string) {
+    super(CoordinatorErrorCode.Internal, `reservation machine: ${message}`);
+  }
+}

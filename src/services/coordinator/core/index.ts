@@ -9,9 +9,33 @@ export {
   validateCoordinatorCoreConfig,
 } from './config.js';
 export type { CoordinatorCoreConfig, PlacementPolicy } from './config.js';
-export { CoordinatorConfigError, CoordinatorError, CoordinatorErrorCode } from './errors.js';
+export {
+  CoordinatorConfigError,
+  CoordinatorError,
+  CoordinatorErrorCode,
+  ReservationInputError,
+} from './errors.js';
 export type { CoordinatorConfigProblem, FilterCounts, FilterDetails } from './errors.js';
 export type { ClaimResult, CoordinatorInput, SlotOutcome } from './inputs.js';
+export {
+  ALL_CANDIDATES_REJECTED,
+  INTERNAL_RESERVATION_ERROR,
+  REQUEST_CANCELLED,
+  ReservationMachine,
+  UNABLE_TO_CONFIRM,
+  claimResultOfGrant,
+  isTerminalGrant,
+  rejectionOutcome,
+} from './reservation.js';
+export type {
+  RequestSlotsCommand,
+  ReservationConfig,
+  ReservationEvent,
+  ReservationInput,
+  ReservationStep,
+  ReserveResult,
+  SlotAnswer,
+} from './reservation-types.js';
 export { MAX_NO_SLOT_MESSAGE, noExecutableSlotMessage } from './no-slot-message.js';
 export { fmix32, hashString32, rendezvousScore } from './rendezvous.js';
 export { mergeHeartbeats, registryEntryWins } from './prefix-merge.js';

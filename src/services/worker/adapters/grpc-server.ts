@@ -1,20 +1,26 @@
-// WorkerService over gRPC (DESIGN §4.1): RequestTaskSlot, SubmitTask, GetTaskResult, WatchTasks.
+// WorkerService over gRPC (DESIGN §4.1): RequestTaskSlot, SubmitTask, GetTaskResult, WatchTasks, and
+// the batched RequestTaskSlots and RunTasks (docs/batched-protocol.md § Worker).
 //
-// Handlers are thin: decode (wire.ts), one synchronous call into the orchestrator, encode. Every error
-// leaves through `workerCodeToGRPC`, the single mapping of domain errors to status codes (the seeds'
-// table); the business code travels in the trailing metadata key `blockx-error-code`.
+// Handlers are thin: decode (wire.ts), synchronous calls into the orchestrator, encode. Every error
+// leaves through `workerErrorStatus` (error-status.ts), the single mapping of domain errors to status
+// codes (the seeds' table): as a status (`workerCodeToGRPC`, the business code in the trailing metadata
+// key `blockx-error-code`) or, for one id of a batch, as a TaskError with the same status and code.
 
 import * as grpc from '@grpc/grpc-js';
-import { WireFormatError } from '../../../grpc/errors.js';
 import type { WorkerServiceHandlers } from '../../../grpc/proto.js';
-import { failServerStream, grpcStatusError } from '../../../grpc/status.js';
-import { WorkerAdmissionError, WorkerErrorCode, acceptWatchTaskIds } from '../core/index.js';
+import { failServerStream } from '../../../grpc/status.js';
+import type { SlotGrantWire } from '../../../grpc/wire-types.js';
+import { acceptWatchTaskIds, requireBatchSize } from '../core/index.js';
+import { taskErrorToWire, workerCodeToGRPC, workerErrorStatus } from './error-status.js';
 import type { Orchestrator } from './orchestrator.js';
 import type { WorkerLogger } from './worker-logger.js';
 import { describeError } from './phase-results.js';
+import type { RunTasksStreams } from './run-tasks-stream.js';
 import type { SubscriptionManager } from './subscription-manager.js';
 import {
+  refusedSlotGrant,
   requestTaskSlotToWire,
+  slotGrantToWire,
   submitTaskFromWire,
   submitTaskToWire,
   taskStatusToWire,
@@ -22,55 +28,22 @@ import {
   type TaskConfigValidator,
 } from './wire.js';
 
-/**
- * The one mapping of Worker errors to gRPC status (seeds: "Slots and admission"):
- *   InvalidArgument → INVALID_ARGUMENT (also a WireFormatError: bad JSON, missing message)
- *   NoSlot → RESOURCE_EXHAUSTED · InvalidSlot → FAILED_PRECONDITION · Unavailable → UNAVAILABLE
- *   NotFound → NOT_FOUND · anything else → INTERNAL (a bug, never a business outcome).
- * Every status is built by `grpcStatusError`, which caps its message (docs/security.md § Input bounds).
- */
-export function workerCodeToGRPC(err: unknown): grpc.ServiceError {
-  if (err instanceof WorkerAdmissionError) {
-    const code = err.code;
-    let status: grpc.status;
-    switch (code) {
-      case WorkerErrorCode.InvalidArgument:
-        status = grpc.status.INVALID_ARGUMENT;
-        break;
-      case WorkerErrorCode.NoSlot:
-        status = grpc.status.RESOURCE_EXHAUSTED;
-        break;
-      case WorkerErrorCode.InvalidSlot:
-        status = grpc.status.FAILED_PRECONDITION;
-        break;
-      case WorkerErrorCode.Unavailable:
-        status = grpc.status.UNAVAILABLE;
-        break;
-      case WorkerErrorCode.NotFound:
-        status = grpc.status.NOT_FOUND;
-        break;
-      default: {
-        const unreachable: never = code;
-        return grpcStatusError(grpc.status.INTERNAL, `unknown worker error code ${String(unreachable)}`);
-      }
-    }
-    return grpcStatusError(status, err.message, code);
-  }
-  if (err instanceof WireFormatError) {
-    return grpcStatusError(grpc.status.INVALID_ARGUMENT, err.message, WorkerErrorCode.InvalidArgument);
-  }
-  return grpcStatusError(grpc.status.INTERNAL, `internal error: ${describeError(err)}`);
-}
+export { workerCodeToGRPC, workerErrorStatus } from './error-status.js';
 
 export interface WorkerServiceDeps {
-  readonly orchestrator: Pick<Orchestrator, 'requestTaskSlot' | 'submitTask' | 'getTaskResult'>;
+  readonly orchestrator: Pick<
+    Orchestrator,
+    'requestTaskSlot' | 'submitTask' | 'getTaskResult' | 'checkSlotTtl'
+  >;
   readonly subscriptions: Pick<SubscriptionManager, 'watch'>;
   readonly plugins: TaskConfigValidator;
   readonly logger: WorkerLogger;
+  /** The open RunTasks streams (run-tasks-stream.ts), built with the same orchestrator. */
+  readonly runTasks: Pick<RunTasksStreams, 'serve'>;
 }
 
 export function workerServiceHandlers(deps: WorkerServiceDeps): WorkerServiceHandlers {
-  const { orchestrator, subscriptions, plugins, logger } = deps;
+  const { orchestrator, subscriptions, plugins, logger, runTasks } = deps;
   const fail = (rpc: string, taskId: string, err: unknown): grpc.ServiceError => {
     const status = workerCodeToGRPC(err);
     if (status.code === grpc.status.INTERNAL) {
@@ -79,6 +52,18 @@ export function workerServiceHandlers(deps: WorkerServiceDeps): WorkerServiceHan
       logger.debug({ task_id: taskId, rpc, code: grpc.status[status.code] }, status.details);
     }
     return status;
+  };
+
+  /** One id's grant; an admission error becomes its TaskError, anything else (a bug) is thrown. */
+  const slotGrant = (taskId: string, ttlMs: number, refused: Map<string, number>): SlotGrantWire => {
+    try {
+      return slotGrantToWire(orchestrator.requestTaskSlot(taskId, ttlMs));
+    } catch (err) {
+      const status = workerErrorStatus(err);
+      if (status.code === undefined) throw err;
+      refused.set(status.code, (refused.get(status.code) ?? 0) + 1);
+      return refusedSlotGrant(taskId, taskErrorToWire(status));
+    }
   };
 
   return {
@@ -92,6 +77,41 @@ export function workerServiceHandlers(deps: WorkerServiceDeps): WorkerServiceHan
         return;
       }
       callback(null, response);
+    },
+
+    RequestTaskSlots(call, callback) {
+      const { taskIds, ttlMs } = call.request;
+      let grants: SlotGrantWire[];
+      try {
+        // Call-level arguments fail the whole call; everything about one id stays in its grant.
+        requireBatchSize('taskIds', taskIds.length);
+        orchestrator.checkSlotTtl(ttlMs);
+        const answers = new Map<string, SlotGrantWire>();
+        const refused = new Map<string, number>();
+        grants = taskIds.map((taskId) => {
+          // A repeated id gets the same answer (RequestTaskSlot is idempotent per id anyway).
+          let grant = answers.get(taskId);
+          if (grant === undefined) {
+            grant = slotGrant(taskId, ttlMs, refused);
+            answers.set(taskId, grant);
+          }
+          return grant;
+        });
+        if (refused.size > 0) {
+          logger.debug(
+            { rpc: 'RequestTaskSlots', ids: taskIds.length, refused: Object.fromEntries(refused) },
+            'RequestTaskSlots refused some ids',
+          );
+        }
+      } catch (err) {
+        callback(fail('RequestTaskSlots', '', err));
+        return;
+      }
+      callback(null, { grants });
+    },
+
+    RunTasks(call) {
+      runTasks.serve(call);
     },
 
     SubmitTask(call, callback) {

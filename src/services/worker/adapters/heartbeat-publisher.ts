@@ -1,5 +1,6 @@
 // HeartbeatPublisher: the Worker's side of discovery (DESIGN.md §4.4, seeds/coordinator.md § Data flow).
-// Every `intervalMs` (WORKER_HEARTBEAT_INTERVAL, 200 ms by default) it puts the heartbeat JSON under
+// Every `intervalMs` (WORKER_HEARTBEAT_INTERVAL, 200 ms by default), and early after tasks ended on a
+// busy worker (`capacityFreed`, WORKER_CAPACITY_HEARTBEAT_MS), it puts the heartbeat JSON under
 // `<prefix><workerAddr>` through a WorkerRegistryWriter: etcd (a leased put; the writer keeps the lease
 // alive, re-grants it after a loss and re-puts) or the in-process registry under `blockx up`.
 //
@@ -55,6 +56,11 @@ export interface HeartbeatPublisherOptions {
   /** Decayed share of recent tasks that failed through the worker's fault, 0..1 (default: always 0). */
   readonly errorRate?: () => number;
   readonly metrics?: HostMetricsSource;
+  /**
+   * The soonest an extra heartbeat follows the previous one after `capacityFreed()` on a busy worker
+   * (worker.capacityHeartbeatMs; 0 or absent = off). See `capacityFreed`.
+   */
+  readonly capacityHeartbeatMs?: number;
   /** UTC ms for lastHeartbeatMs (default Date.now). */
   readonly clock?: () => number;
   readonly logger?: Logger;
@@ -71,7 +77,12 @@ export class HeartbeatPublisher {
   private inFlight: Promise<PublishOutcome> | undefined;
   private stopping: Promise<void> | undefined;
   private failing = false;
-  private readonly counts = { published: 0, skipped: 0, failed: 0 };
+  private readonly counts = { published: 0, skipped: 0, early: 0, failed: 0 };
+  /** When the last put started (clock ms), its taskSlots, and the slots freed since it was built. */
+  private lastPutAt = Number.NEGATIVE_INFINITY;
+  private lastPutSlots = 0;
+  private freedSincePut = 0;
+  private earlyTimer: NodeJS.Timeout | undefined;
 
   constructor(opts: HeartbeatPublisherOptions) {
     if (!Number.isSafeInteger(opts.intervalMs) || opts.intervalMs <= 0) {
@@ -97,9 +108,44 @@ export class HeartbeatPublisher {
       );
   }
 
-  /** Publish counters since construction. */
-  get stats(): Readonly<{ published: number; skipped: number; failed: number }> {
+  /** Publish counters since construction (`early`: puts made by `capacityFreed`, also in `published`). */
+  get stats(): Readonly<{ published: number; skipped: number; early: number; failed: number }> {
     return { ...this.counts };
+  }
+
+  /**
+   * A task ended or a slot was reclaimed (docs/batched-protocol.md § Capacity heartbeats). The Coordinator
+   * learns of freed slots only from heartbeats: until the next one it counts every slot it granted since
+   * the last one as taken, so with short tasks a worker sits idle for most of each interval. Once an
+   * eighth of the slots (at least one) has been freed since the last heartbeat, one extra heartbeat goes
+   * out `capacityHeartbeatMs` after the previous put (at once if that is already past). Under a steady
+   * stream of short tasks that is about one put per `capacityHeartbeatMs`; a lightly used worker, whose
+   * tasks end fewer than taskSlots/8 per interval, sends none.
+   */
+  capacityFreed(): void {
+    const minMs = this.opts.capacityHeartbeatMs ?? 0;
+    if (minMs <= 0) return;
+    this.freedSincePut++;
+    if (this.earlyTimer !== undefined || this.freedSincePut < Math.max(1, Math.ceil(this.lastPutSlots / 8))) {
+      return;
+    }
+    if (this.timer === undefined || this.stopping !== undefined) return;
+    const wait = this.lastPutAt + minMs - this.clock();
+    if (wait <= 0) {
+      this.publishEarly();
+      return;
+    }
+    this.earlyTimer = setTimeout(() => {
+      this.earlyTimer = undefined;
+      this.publishEarly();
+    }, wait);
+    this.earlyTimer.unref();
+  }
+
+  private publishEarly(): void {
+    if (this.stopping !== undefined || this.inFlight !== undefined) return;
+    this.counts.early += 1;
+    void this.publishOnce();
   }
 
   /** The heartbeat the next publish would send. */
@@ -143,7 +189,11 @@ export class HeartbeatPublisher {
 
   private async put(): Promise<PublishOutcome> {
     try {
-      await this.opts.writer.publish(this.opts.prefix, this.buildHeartbeat());
+      const hb = this.buildHeartbeat();
+      this.lastPutAt = this.clock();
+      this.lastPutSlots = hb.taskSlots;
+      this.freedSincePut = 0;
+      await this.opts.writer.publish(this.opts.prefix, hb);
       this.counts.published += 1;
       if (this.failing) {
         this.failing = false;
@@ -164,6 +214,8 @@ export class HeartbeatPublisher {
   private async shutdown(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
+    clearTimeout(this.earlyTimer);
+    this.earlyTimer = undefined;
     await this.inFlight;
     try {
       await this.opts.writer.remove(this.opts.prefix, this.opts.workerAddr);

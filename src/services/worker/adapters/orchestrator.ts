@@ -156,6 +156,11 @@ export class Orchestrator {
     return this.feed((now) => this.core.handleRequestTaskSlot(taskId, ttlMs, now));
   }
 
+  /** Throws InvalidArgument when `ttlMs` is not a TTL RequestTaskSlot accepts (RequestTaskSlots). */
+  checkSlotTtl(ttlMs: number): void {
+    this.core.checkSlotTtl(ttlMs);
+  }
+
   submitTask(input: TaskInput, slotId: string | undefined): SubmitTaskResult {
     return this.feed((now) => this.core.handleSubmitTask(input, slotId, now));
   }

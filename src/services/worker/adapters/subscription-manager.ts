@@ -14,6 +14,13 @@
 // `cancelled`), which starts the Watch-disconnect grace if that was the task's last watch.
 //
 // Snapshot and registration happen in one synchronous turn, so no terminal update can slip between them.
+//
+// A RunTasks stream (docs/batched-protocol.md § Worker) follows its tasks through `attach`: an open-ended
+// subscription that ids join as they are admitted, WITHOUT a snapshot (the admission already told the
+// client RUNNING), and that the manager never ends (the stream decides when it is done). Each attached
+// id counts as an attached watch exactly as above, so when the stream goes away `close()` detaches what
+// is still pending and the Watch-disconnect grace applies as for a closed WatchTasks stream. An id that
+// turned terminal before it was attached gets its terminal update at once (not_found if it is gone).
 
 import {
   TaskState,
@@ -59,15 +66,31 @@ export interface WatchHandle {
   readonly pending: ReadonlySet<string>;
 }
 
+/** Where a RunTasks stream's terminal updates go. The manager never ends such a stream. */
+export interface StreamWatchSink {
+  send(update: WatchUpdate): void;
+}
+
+/** An open-ended subscription (a RunTasks stream): ids join it over time. */
+export interface StreamWatch extends WatchHandle {
+  /** Follows `taskIds` as well (no snapshot; ids already pending are skipped). */
+  attach(taskIds: readonly string[]): void;
+}
+
 export const NOT_FOUND_ERROR = 'not_found';
 
-class Subscription implements WatchHandle {
+class Subscription implements StreamWatch {
   readonly pending = new Set<string>();
   closed = false;
   constructor(
     readonly sink: WatchSink,
     private readonly manager: SubscriptionManager,
+    /** A RunTasks stream: not ended by the manager when nothing is pending. */
+    readonly openEnded = false,
   ) {}
+  attach(taskIds: readonly string[]): void {
+    this.manager.attachTo(this, taskIds);
+  }
   close(): void {
     this.manager.release(this);
   }
@@ -103,15 +126,32 @@ export class SubscriptionManager implements OrchestratorListener {
       }
       this.send(sub, this.update(taskId, snapshot.state, snapshot.terminal, snapshot.result));
       if (snapshot.terminal || sub.closed) continue;
-      sub.pending.add(taskId);
-      this.open.add(sub);
-      let subs = this.byTask.get(taskId);
-      if (subs === undefined) this.byTask.set(taskId, (subs = new Set()));
-      subs.add(sub);
-      this.host.watchAttached(taskId);
+      this.register(sub, taskId);
     }
     if (sub.pending.size === 0 && !sub.closed) this.finish(sub);
     return sub;
+  }
+
+  /**
+   * Opens a RunTasks stream's subscription following `taskIds` (more join with `attach`). Nothing is
+   * sent for an id still active; a terminal id gets its terminal update at once, a gone one not_found.
+   */
+  attach(taskIds: readonly string[], sink: StreamWatchSink): StreamWatch {
+    const sub = new Subscription({ send: (u) => sink.send(u), end: () => undefined }, this, true);
+    this.attachTo(sub, taskIds);
+    return sub;
+  }
+
+  /** `Subscription.attach`: registers ids on an open-ended subscription. */
+  attachTo(sub: Subscription, taskIds: readonly string[]): void {
+    for (const taskId of taskIds) {
+      if (sub.closed) return;
+      if (sub.pending.has(taskId)) continue;
+      const snapshot = this.host.taskSnapshot(taskId);
+      if (!snapshot.found) this.send(sub, this.notFound(taskId));
+      else if (snapshot.terminal) this.send(sub, this.update(taskId, snapshot.state, true, snapshot.result));
+      else this.register(sub, taskId);
+    }
   }
 
   onTerminal(taskId: string, state: TerminalTaskState, result: TaskResult): void {
@@ -147,6 +187,15 @@ export class SubscriptionManager implements OrchestratorListener {
     }
   }
 
+  private register(sub: Subscription, taskId: string): void {
+    sub.pending.add(taskId);
+    this.open.add(sub);
+    let subs = this.byTask.get(taskId);
+    if (subs === undefined) this.byTask.set(taskId, (subs = new Set()));
+    subs.add(sub);
+    this.host.watchAttached(taskId);
+  }
+
   private forget(taskId: string, sub: Subscription): void {
     const subs = this.byTask.get(taskId);
     if (subs === undefined) return;
@@ -165,6 +214,11 @@ export class SubscriptionManager implements OrchestratorListener {
   }
 
   private finish(sub: Subscription): void {
+    if (sub.openEnded) {
+      // Nothing pending right now; the stream may still attach more ids.
+      this.open.delete(sub);
+      return;
+    }
     sub.closed = true;
     this.open.delete(sub);
     try {

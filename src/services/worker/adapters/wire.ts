@@ -17,12 +17,17 @@ import {
 import type {
   GetTaskResultResponseWire,
   RequestTaskSlotResponseWire,
+  SlotGrantWire,
   SubmitTaskRequestWireOut,
   SubmitTaskResponseWire,
+  TaskAdmissionWire,
+  TaskErrorWire,
   TaskUpdateWire,
 } from '../../../grpc/wire-types.js';
+import { MAX_ID_BYTES, cutText } from '../../../kernel/input-bounds.js';
 import type { PluginKind, PluginRegistry } from '../../../kernel/plugin-registry.js';
 import {
+  TaskState,
   WorkerAdmissionError,
   type RequestTaskSlotResult,
   type SubmitTaskResult,
@@ -108,4 +113,53 @@ export function taskStatusToWire(status: TaskStatus): GetTaskResultResponseWire 
 
 export function watchUpdateToWire(update: WatchUpdate): TaskUpdateWire {
   return taskUpdateToWire(update);
+}
+
+// ---- Batched RPCs (docs/batched-protocol.md) ------------------------------------------------------
+
+/**
+ * A client's task id as a batched answer echoes it: as sent, or cut to MAX_ID_BYTES plus "…" when it
+ * is longer (as the Coordinator's ReserveWorkerSlots does), so a hostile id is not sent back at full
+ * size. Answers are in request order, so a client can match them by position as well.
+ */
+export function echoTaskId(taskId: unknown): string {
+  if (typeof taskId !== 'string') return '';
+  return cutText(taskId, MAX_ID_BYTES);
+}
+
+export function slotGrantToWire(result: RequestTaskSlotResult): SlotGrantWire {
+  return { ...requestTaskSlotToWire(result), error: null };
+}
+
+export function refusedSlotGrant(taskId: string, error: TaskErrorWire): SlotGrantWire {
+  return { taskId: echoTaskId(taskId), slotId: '', state: taskStateToWire(TaskState.UNSPECIFIED), error };
+}
+
+/** What SubmitTask answered, as a RunTasks admission. */
+export function admissionToWire(result: SubmitTaskResult): TaskAdmissionWire {
+  const wire: TaskAdmissionWire = { taskId: result.taskId, state: taskStateToWire(result.state) };
+  if (result.result !== undefined) wire.result = taskResultToWire(result.result);
+  return wire;
+}
+
+export function refusedAdmission(taskId: string, error: TaskErrorWire): TaskAdmissionWire {
+  return { taskId: echoTaskId(taskId), state: taskStateToWire(TaskState.UNSPECIFIED), error };
+}
+
+/**
+ * Approximate encoded size of an update, for splitting flushes into messages: its strings plus the
+ * plugin result bytes (which dominate). Over-counting a little is harmless; it only caps batches.
+ */
+export function approxUpdateBytes(update: TaskUpdateWire): number {
+  let bytes =
+    32 + (update.taskId?.length ?? 0) + (update.workerAddr?.length ?? 0) + (update.error?.length ?? 0);
+  const ex = update.result?.executeResult;
+  if (ex) {
+    bytes += (ex.failureCode?.length ?? 0) + (ex.failureMessage?.length ?? 0);
+    for (const p of ex.pluginResults ?? []) {
+      bytes += 16 + (p.pluginName?.length ?? 0) + (p.failureCode?.length ?? 0);
+      bytes += (p.failureMessage?.length ?? 0) + (p.result?.length ?? 0);
+    }
+  }
+  return bytes;
 }

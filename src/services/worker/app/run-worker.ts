@@ -41,6 +41,7 @@ import {
 } from '../adapters/default-ports.js';
 import { DeploymentUnknownError } from '../adapters/errors.js';
 import { workerServiceHandlers } from '../adapters/grpc-server.js';
+import { RunTasksStreams } from '../adapters/run-tasks-stream.js';
 import { HeartbeatPublisher } from '../adapters/heartbeat-publisher.js';
 import { LocalCallRunner } from '../adapters/local-call-runner.js';
 import { Orchestrator } from '../adapters/orchestrator.js';
@@ -98,6 +99,8 @@ export interface RunningWorker {
   readonly core: WorkerCore;
   readonly orchestrator: Orchestrator;
   readonly subscriptions: SubscriptionManager;
+  /** The open RunTasks streams (docs/batched-protocol.md § Worker); `stats()` for tests. */
+  readonly runTasks: RunTasksStreams;
   readonly health: Health;
   readonly workerConfig: WorkerConfig;
   readonly metrics: WorkerMetrics;
@@ -193,6 +196,9 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
       if (change.draining) void publisher?.stop();
     },
     onDrained: () => resolveDrained(),
+    // Freed slots reach the Coordinator before the next regular heartbeat (docs/batched-protocol.md).
+    onTerminal: () => publisher?.capacityFreed(),
+    onSlotReclaimed: () => publisher?.capacityFreed(),
   });
 
   const server = new grpc.Server({
@@ -200,9 +206,18 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
     'grpc.keepalive_time_ms': w.keepaliveTimeMs,
     'grpc.keepalive_timeout_ms': w.keepaliveTimeoutMs,
   });
+  // docs/batched-protocol.md § Worker: credits per stream default to the slot count, so one stream
+  // can keep the whole worker busy and no more.
+  const runTasks = new RunTasksStreams({
+    orchestrator,
+    subscriptions,
+    plugins,
+    logger,
+    options: { maxInFlight: w.runTasks.maxInFlight ?? w.taskSlots, flushMs: w.runTasks.flushMs },
+  });
   server.addService(
     workerServiceDefinition,
-    workerServiceHandlers({ orchestrator, subscriptions, plugins, logger }),
+    workerServiceHandlers({ orchestrator, subscriptions, plugins, logger, runTasks }),
   );
   health.addToServer(server);
   const listen = opts.listen ?? w.listen;
@@ -228,6 +243,7 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
       prefix: w.registryPrefix,
       workerAddr: address,
       intervalMs: w.heartbeatIntervalMs,
+      capacityHeartbeatMs: w.capacityHeartbeatMs,
       deriveHeartbeat: () => core.deriveHeartbeat(orchestrator.now()),
       errorRate: () => orchestrator.recentErrorRate,
       logger,
@@ -299,6 +315,7 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
     core,
     orchestrator,
     subscriptions,
+    runTasks,
     health,
     workerConfig: w,
     metrics,

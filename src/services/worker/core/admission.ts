@@ -43,11 +43,15 @@ function requireSlotId(taskId: string, slotId: unknown): asserts slotId is strin
  * shorter lease than it asked for without telling it, and a caller that asks for more than the worker
  * allows is misconfigured (e.g. a Coordinator slotTtlMs above the worker's limit) and should hear so.
  */
-function requireTtlMs(s: CoreState, taskId: string, ttlMs: unknown): asserts ttlMs is number {
+export function requireTtlMs(
+  config: Pick<CoreState['config'], 'maxSlotTtlMs'>,
+  taskId: string,
+  ttlMs: unknown,
+): asserts ttlMs is number {
   if (typeof ttlMs !== 'number' || !Number.isSafeInteger(ttlMs) || ttlMs <= 0) {
     throw WorkerAdmissionError.invalidArgument(taskId, 'ttlMs', ttlMs, 'must be a positive integer');
   }
-  const max = s.config.maxSlotTtlMs;
+  const max = config.maxSlotTtlMs;
   if (ttlMs > max) {
     throw WorkerAdmissionError.invalidArgument(taskId, 'ttlMs', ttlMs, `must be <= maxSlotTtlMs (${max})`);
   }
@@ -93,7 +97,7 @@ export function requestTaskSlot(
   now: number,
 ): Step<RequestTaskSlotResult> {
   requireTaskId(taskId);
-  requireTtlMs(s, taskId, ttlMs);
+  requireTtlMs(s.config, taskId, ttlMs);
   requireServing(s, taskId);
   return { result: reserve(s, taskId, ttlMs, now), commands: [] };
 }

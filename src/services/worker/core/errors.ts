@@ -29,6 +29,8 @@ export type UnavailableReason = 'NotReady' | 'Draining';
 export type AdmissionErrorDetail =
   | { readonly code: typeof WorkerErrorCode.InvalidArgument; readonly field: string; readonly value: unknown }
   | { readonly code: typeof WorkerErrorCode.NoSlot; readonly taskSlots: number; readonly slotsInUse: number }
+  // A RunTasks submission beyond the credits the stream granted (docs/batched-protocol.md).
+  | { readonly code: typeof WorkerErrorCode.NoSlot; readonly creditWindow: number }
   | {
       readonly code: typeof WorkerErrorCode.InvalidSlot;
       readonly slotId: string;
@@ -63,6 +65,15 @@ export class WorkerAdmissionError extends BlockxError {
       taskId,
       { code: WorkerErrorCode.NoSlot, taskSlots, slotsInUse },
       `no free task slot (${slotsInUse}/${taskSlots} in use)`,
+    );
+  }
+
+  /** A RunTasks submission arrived while the client held no credit of its stream's `creditWindow`. */
+  static noCredit(taskId: string, creditWindow: number): WorkerAdmissionError {
+    return new WorkerAdmissionError(
+      taskId,
+      { code: WorkerErrorCode.NoSlot, creditWindow },
+      `no credit left on this RunTasks stream (credit window ${creditWindow}): wait for credits to come back`,
     );
   }
 
@@ -172,5 +183,13 @@ export class WorkerCoreConfigError extends BlockxError {
       `invalid worker core config: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`,
     );
     this.issues = issues;
+  }
+}
+
+/** An input a RunTasks stream core cannot take in its state (an adapter bug, never a client's fault). */
+export class RunStreamInputError extends BlockxError {
+  static readonly CODE = 'RUN_STREAM_ILLEGAL_INPUT';
+  constructor(message: string) {
+    super(RunStreamInputError.CODE, message);
   }
 }

@@ -11,6 +11,7 @@ export {
 export {
   FAILURE_RETRYABLE_RULES,
   FailureCode,
+  RunStreamInputError,
   WorkerAdmissionError,
   WorkerCoreConfigError,
   WorkerErrorCode,
@@ -55,3 +56,17 @@ export {
   type TerminalTaskState,
 } from './types.js';
 export { MAX_WATCH_TASK_IDS, acceptWatchTaskIds } from './watch-request.js';
+export {
+  RunStream,
+  type AdmissionOutcome,
+  type AdmissionVerdict,
+  type FailStream,
+  type RequestVerdict,
+  type RunStreamFailure,
+  type RunStreamMessage,
+  type RunStreamOptions,
+  type RunStreamState,
+  type RunStreamStats,
+  type SubmissionVerdict,
+} from './run-stream.js';
+export { requireBatchSize } from './batch-request.js';

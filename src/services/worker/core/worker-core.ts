@@ -8,7 +8,7 @@
 //
 // A driver must serialise calls (the core is not re-entrant) and pass a non-decreasing `now`.
 
-import { requestTaskSlot, submitTask } from './admission.js';
+import { requestTaskSlot, requireTtlMs, submitTask } from './admission.js';
 import { resolveWorkerCoreConfig, effectiveTaskDeadlineMs, type WorkerCoreConfig } from './config.js';
 import type { WorkerCommand } from './commands.js';
 import { createCoreState, isServing, setServingFlags, type CoreState } from './core-state.js';
@@ -92,6 +92,12 @@ export class WorkerCore {
    *  and no slot. Errors: InvalidArgument, Unavailable, NoSlot. */
   handleRequestTaskSlot(taskId: string, ttlMs: number, now: number): Step<RequestTaskSlotResult> {
     return requestTaskSlot(this.s, taskId, ttlMs, now);
+  }
+
+  /** The RequestTaskSlot check of `ttlMs` alone (RequestTaskSlots checks its one TTL once per call);
+   *  throws InvalidArgument. */
+  checkSlotTtl(ttlMs: number): void {
+    requireTtlMs(this.config, '', ttlMs);
   }
 
   /** SubmitTask: accept the task on its ALLOCATED slot (`slotId`), or on a slot requested inline with

@@ -8,6 +8,7 @@ import { workerServiceDefinition } from '../../../../../src/grpc/proto.js';
 import type { WorkerServiceHandlers } from '../../../../../src/grpc/proto.js';
 import { bindServer, grpcStatusError } from '../../../../../src/grpc/status.js';
 import { freePort } from '../../../../support/ports.js';
+import { UNIMPLEMENTED_WORKER_BATCH } from '../../../../support/unimplemented.js';
 
 const notUsed = (_call: unknown, cb?: unknown): void => {
   if (typeof cb === 'function')
@@ -23,6 +24,7 @@ describe('WorkerRpcClient', () => {
   beforeAll(async () => {
     server = new grpc.Server();
     const handlers: WorkerServiceHandlers = {
+      ...UNIMPLEMENTED_WORKER_BATCH,
       RequestTaskSlot: (call, cb) => {
         const { taskId, ttlMs } = call.request;
         seen.push({ taskId, ttlMs });

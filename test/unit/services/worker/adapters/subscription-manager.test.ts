@@ -180,3 +180,87 @@ describe('SubscriptionManager', () => {
     expect(m.openStreams).toBe(0);
   });
 });
+
+describe('SubscriptionManager.attach (RunTasks streams)', () => {
+  const done = (taskId: string): TaskSnapshot => ({
+    found: true,
+    taskId,
+    state: TaskState.SUCCEEDED,
+    terminal: true,
+    result: OK,
+  });
+
+  it('registers running ids without a snapshot, counting each as an attached watch', () => {
+    const { host, events } = fakeHost({ a: running('a'), b: running('b') });
+    const m = new SubscriptionManager(host, () => 'w');
+    const s = recordingSink();
+    const watch = m.attach(['a'], s.sink);
+    watch.attach(['b', 'a']);
+    expect(s.updates).toEqual([]);
+    expect(events).toEqual(['attach a', 'attach b']);
+    expect([...watch.pending]).toEqual(['a', 'b']);
+    expect(m.watchedTasks).toBe(2);
+  });
+
+  it('delivers one terminal update per id and is never ended by the manager', () => {
+    const snapshots: Record<string, TaskSnapshot> = { a: running('a') };
+    const { host, events } = fakeHost(snapshots);
+    const m = new SubscriptionManager(host, () => 'w');
+    const s = recordingSink();
+    const watch = m.attach(['a'], s.sink);
+    m.onTerminal('a', TaskState.SUCCEEDED, OK);
+    m.onTerminal('a', TaskState.SUCCEEDED, OK);
+    expect(s.updates.map((u) => [u.taskId, u.state, u.isTerminal])).toEqual([
+      ['a', TaskState.SUCCEEDED, true],
+    ]);
+    expect(events).toEqual(['attach a', 'detach a']);
+    expect(s.ended()).toBe(0);
+    expect(m.openStreams).toBe(0);
+    // Still open: ids keep joining.
+    snapshots.b = running('b');
+    watch.attach(['b']);
+    expect(events).toEqual(['attach a', 'detach a', 'attach b']);
+    expect(m.openStreams).toBe(1);
+  });
+
+  it('an id that turned terminal (or vanished) before it was attached gets its terminal update at once', () => {
+    const { host, events } = fakeHost({ done: done('done') });
+    const m = new SubscriptionManager(host, () => 'w');
+    const s = recordingSink();
+    m.attach(['done', 'gone'], s.sink);
+    expect(s.updates.map((u) => [u.taskId, u.state, u.isTerminal, u.error])).toEqual([
+      ['done', TaskState.SUCCEEDED, true, ''],
+      ['gone', TaskState.UNSPECIFIED, true, NOT_FOUND_ERROR],
+    ]);
+    expect(events).toEqual([]);
+  });
+
+  it('close() detaches what is still pending, once, so the disconnect grace applies', () => {
+    const { host, events } = fakeHost({ a: running('a'), b: running('b') });
+    const m = new SubscriptionManager(host, () => 'w');
+    const s = recordingSink();
+    const watch = m.attach(['a', 'b'], s.sink);
+    m.onTerminal('a', TaskState.SUCCEEDED, OK);
+    watch.close();
+    watch.close();
+    watch.attach(['a']);
+    m.onTerminal('b', TaskState.SUCCEEDED, OK);
+    expect(events).toEqual(['attach a', 'attach b', 'detach a', 'detach b']);
+    expect(s.updates).toHaveLength(1);
+    expect(m.watchedTasks).toBe(0);
+  });
+
+  it('shares a task with WatchTasks streams: each subscription gets its own terminal update', () => {
+    const { host, events } = fakeHost({ a: running('a') });
+    const m = new SubscriptionManager(host, () => 'w');
+    const stream = recordingSink();
+    const watch = recordingSink();
+    m.attach(['a'], stream.sink);
+    m.watch(['a'], watch.sink);
+    m.onTerminal('a', TaskState.FAILED, OK);
+    expect(stream.updates.filter((u) => u.isTerminal)).toHaveLength(1);
+    expect(watch.updates.filter((u) => u.isTerminal)).toHaveLength(1);
+    expect(watch.ended()).toBe(1);
+    expect(events).toEqual(['attach a', 'attach a', 'detach a', 'detach a']);
+  });
+});
