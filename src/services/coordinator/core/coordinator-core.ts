@@ -37,6 +37,7 @@
 // Time-based decisions (heartbeat age, breaker expiry, grace expiry, adjustment expiry) are evaluated
 // lazily against the `now` of each query, so the core needs no timers.
 
+import { outcomeError } from '../../../kernel/errors.js';
 import type { WorkerHeartbeat } from '../../registry/heartbeat.js';
 import { DEFAULT_COORDINATOR_CORE_CONFIG, validateCoordinatorCoreConfig } from './config.js';
 import type { CoordinatorCoreConfig } from './config.js';
@@ -206,19 +207,20 @@ export class CoordinatorCore {
     );
     if (best !== undefined) return { ok: true, workerAddr: best.workerAddr };
 
+    // A busy fleet is an outcome, not a bug: no stack trace (outcomeError).
     const fields = { filtered, workerCount: this.workers.size, details };
     if (fresh === 0) {
       const message = this.workers.size === 0 ? 'no workers registered' : 'all worker heartbeats timed out';
-      return { ok: false, error: new CoordinatorError(CoordinatorErrorCode.Unavailable, message, fields) };
+      const error = outcomeError(
+        () => new CoordinatorError(CoordinatorErrorCode.Unavailable, message, fields),
+      );
+      return { ok: false, error };
     }
-    return {
-      ok: false,
-      error: new CoordinatorError(
-        CoordinatorErrorCode.NoExecutableSlot,
-        noExecutableSlotMessage(this.workers.size, filtered, details, this.config),
-        fields,
-      ),
-    };
+    const message = noExecutableSlotMessage(this.workers.size, filtered, details, this.config);
+    const error = outcomeError(
+      () => new CoordinatorError(CoordinatorErrorCode.NoExecutableSlot, message, fields),
+    );
+    return { ok: false, error };
   }
 
   /**

@@ -83,6 +83,8 @@ export class HeartbeatPublisher {
   private lastPutSlots = 0;
   private freedSincePut = 0;
   private earlyTimer: NodeJS.Timeout | undefined;
+  private hostSample: HostMetrics | undefined;
+  private hostSampledAt = Number.NEGATIVE_INFINITY;
 
   constructor(opts: HeartbeatPublisherOptions) {
     if (!Number.isSafeInteger(opts.intervalMs) || opts.intervalMs <= 0) {
@@ -148,10 +150,19 @@ export class HeartbeatPublisher {
     void this.publishOnce();
   }
 
-  /** The heartbeat the next publish would send. */
+  /**
+   * The heartbeat the next publish would send. The slot figures are read every time; the host's cpu and
+   * memory at most twice per `intervalMs` (every regular one samples): an early heartbeat (`capacityFreed`) is about slots, and
+   * sampling /proc 40 times a second showed in the worker's profile (docs/batched-protocol.md).
+   */
   buildHeartbeat(): WorkerHeartbeat {
     const slots = this.opts.deriveHeartbeat();
-    const host = this.metrics.sample();
+    const now = this.clock();
+    if (this.hostSample === undefined || 2 * (now - this.hostSampledAt) >= this.opts.intervalMs) {
+      this.hostSample = this.metrics.sample();
+      this.hostSampledAt = now;
+    }
+    const host = this.hostSample;
     return {
       workerAddr: this.opts.workerAddr,
       taskSlots: count(slots.taskSlots),
@@ -163,7 +174,7 @@ export class HeartbeatPublisher {
       memoryTotalBytes: count(host.memoryTotalBytes),
       processRssBytes: count(host.processRssBytes),
       errorRate: clampFraction(this.opts.errorRate?.() ?? 0),
-      lastHeartbeatMs: Math.floor(this.clock()),
+      lastHeartbeatMs: Math.floor(now),
     };
   }
 

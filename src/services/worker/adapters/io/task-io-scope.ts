@@ -70,7 +70,12 @@ const SCOPE_CLOSED = new DOMException('the task IO scope is closed', 'AbortError
 
 export class StorageTaskIoScope implements TaskIoScope {
   readonly taskId: string;
-  private readonly controller = new AbortController();
+  /**
+   * Made on first use: most tasks of a fast stream never read, and a controller per task showed in the
+   * worker's profile (docs/batched-protocol.md).
+   */
+  private abortController: AbortController | undefined;
+  private isClosed = false;
   private readonly cache: ReadCache<CachedRead>;
   private readonly retries: Record<IoPhase, number> = { builder: 0, calls: 0, result: 0 };
   private readonly views = new Map<IoPhase, TaskIo>();
@@ -82,7 +87,7 @@ export class StorageTaskIoScope implements TaskIoScope {
   }
 
   get closed(): boolean {
-    return this.controller.signal.aborted;
+    return this.isClosed;
   }
 
   io(phase: IoPhase): TaskIo {
@@ -99,9 +104,19 @@ export class StorageTaskIoScope implements TaskIoScope {
     return view;
   }
 
+  /** Aborted when the scope closes (already aborted when asked for after that). */
+  private get signal(): AbortSignal {
+    if (this.abortController === undefined) {
+      this.abortController = new AbortController();
+      if (this.isClosed) this.abortController.abort(SCOPE_CLOSED);
+    }
+    return this.abortController.signal;
+  }
+
   close(): Promise<void> {
     if (!this.closed) {
-      this.controller.abort(SCOPE_CLOSED);
+      this.isClosed = true;
+      this.abortController?.abort(SCOPE_CLOSED);
       this.cache.clear();
       this.options.onClose?.(this);
     }
@@ -133,7 +148,7 @@ export class StorageTaskIoScope implements TaskIoScope {
         taskId: this.taskId,
         phase,
         config: this.options.storage.retry[phase],
-        signal: this.controller.signal,
+        signal: this.signal,
         sleep: this.options.sleep,
         random: this.options.random,
         onRetry: () => {
@@ -214,7 +229,7 @@ export class StorageTaskIoScope implements TaskIoScope {
       backend: this.options.backend,
       table,
       query: storageQuery,
-      signal: this.controller.signal,
+      signal: this.signal,
       attempts: new RetryAttempts(this.retryScope(phase), 'scan', table),
       onRow: seedCache
         ? (row) => {
@@ -232,7 +247,7 @@ export class StorageTaskIoScope implements TaskIoScope {
     const writerErrors = new Set<unknown>();
     const context = {
       tables: this.options.backend.tables,
-      signal: this.controller.signal,
+      signal: this.signal,
       written,
       storageErrors,
       cancelled: (operation: string, table: string) => cancelledError(scope, operation, table),
@@ -252,7 +267,7 @@ export class StorageTaskIoScope implements TaskIoScope {
                 throw err;
               }
             },
-            { signal: this.controller.signal },
+            { signal: this.signal },
           ),
         (err) => writerErrors.has(err) && !storageErrors.has(err) && !(err instanceof StorageError),
       );
@@ -263,7 +278,7 @@ export class StorageTaskIoScope implements TaskIoScope {
   }
 
   private fetchOne(phase: IoPhase, table: string, key: RowKey): Promise<Row | undefined> {
-    const signal = this.controller.signal;
+    const signal = this.signal;
     const scope = this.retryScope(phase);
     return withRetries(scope, 'get', table, () =>
       raceAbort(this.options.backend.get(table, key, { signal }), signal, () =>
@@ -273,7 +288,7 @@ export class StorageTaskIoScope implements TaskIoScope {
   }
 
   private fetchMany(phase: IoPhase, table: string, keys: readonly RowKey[]): Promise<(Row | undefined)[]> {
-    const signal = this.controller.signal;
+    const signal = this.signal;
     const scope = this.retryScope(phase);
     return withRetries(scope, 'getMany', table, () =>
       raceAbort(this.options.backend.getMany(table, keys, { signal }), signal, () =>
