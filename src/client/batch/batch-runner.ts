@@ -233,6 +233,7 @@ export class BatchedTaskRunner {
       listener: job,
       admitted: false,
       cancelled: false,
+      resends: 0,
     };
     job.entry = entry;
     job.stream = stream;
@@ -276,7 +277,8 @@ export class BatchedTaskRunner {
         new BlockxClientError(
           ClientErrorCode.NOT_FOUND,
           `worker ${addr} does not know task ${job.taskId} (its result expired or the worker restarted)`,
-          { taskId: job.taskId, address: addr, rpc: 'RunTasks', attempts: job.state.attempts },
+          // The follow half of the stream: the task-level retry reads it as "worker lost" (task-retry.ts).
+          { taskId: job.taskId, address: addr, rpc: 'WatchTasks', attempts: job.state.attempts },
         ),
       );
     }

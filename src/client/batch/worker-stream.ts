@@ -9,6 +9,8 @@
 //   - resending after a break is safe: SubmitTask semantics are idempotent per task id, so a task that
 //     still runs answers RUNNING (and the new stream watches it) and a finished one answers its retained
 //     result; it never runs a second time on that Worker.
+//   - an entry that was admitted, sent again after a break and refused (the Worker restarted and forgot
+//     it) is `lost` with NOT_FOUND, as a WatchTasks `not_found` after acceptance is on the unary path;
 //   - after STREAM_FAILURE_LIMIT breaks in a row without a single message from the Worker, the Worker is
 //     taken as gone: entries never admitted are `refused` with UNAVAILABLE (the runner reserves again),
 //     admitted ones are `lost` (the task may have run: the task-level retry decides, docs/retries.md).
@@ -31,6 +33,8 @@ import { refusal, type Failure } from './refusal.js';
 
 /** Breaks in a row without any message from the Worker before it is taken as gone. */
 export const STREAM_FAILURE_LIMIT = 3;
+/** Times one entry is sent again after breaks before it is given up (a Worker that dies on it). */
+export const MAX_RESENDS = 5;
 /** Most tasks in one RunTasksRequest (the Worker refuses a message above 10,000). */
 export const MAX_TASKS_PER_MESSAGE = 1_000;
 
@@ -54,6 +58,8 @@ export interface StreamEntry {
   admitted: boolean;
   /** Set by `cancel`: nothing more is reported for this entry. */
   cancelled: boolean;
+  /** Set by the stream: times it was sent again after a break. */
+  resends: number;
 }
 
 export interface WorkerStreamOptions {
@@ -204,6 +210,17 @@ export class WorkerTaskStream {
     const entry = this.takeAwaiting(adm.taskId);
     if (entry === undefined) return;
     if (adm.error !== null && adm.error !== undefined) {
+      if (entry.admitted) {
+        // Sent again after a break, and the Worker no longer has it (it restarted): the task was
+        // accepted once and may have run, so it is lost, not refused (docs/retries.md).
+        const lost = new BlockxClientError(
+          ClientErrorCode.NOT_FOUND,
+          `worker ${this.address} no longer knows task ${adm.taskId} after the stream broke: ${adm.error.message}`,
+          { taskId: adm.taskId, address: this.address, rpc: 'WatchTasks' },
+        );
+        this.report(entry, (l) => l.lost(entry, lost));
+        return;
+      }
       const refused = refusal(adm.error.status, adm.error.code, adm.error.message, 'RunTasks', this.address);
       this.report(entry, (l) => l.refused(entry, refused));
       return;
@@ -247,7 +264,21 @@ export class WorkerTaskStream {
     for (const list of this.running.values()) resend.push(...list);
     this.awaitingAdmission = [];
     this.running.clear();
-    this.queue.unshift(...resend.filter((e) => !e.cancelled));
+    const again: StreamEntry[] = [];
+    for (const e of resend) {
+      if (e.cancelled) continue;
+      if (++e.resends <= MAX_RESENDS) {
+        again.push(e);
+        continue;
+      }
+      const error = new BlockxClientError(
+        ClientErrorCode.UNAVAILABLE,
+        `worker ${this.address}: the stream broke ${MAX_RESENDS + 1} times with task ${e.taskId} unfinished`,
+        { taskId: e.taskId, address: this.address, rpc: e.admitted ? 'WatchTasks' : 'RunTasks' },
+      );
+      this.report(e, (l) => (e.admitted ? l.lost(e, error) : l.refused(e, error)));
+    }
+    this.queue.unshift(...again);
     if (this.failuresInRow >= STREAM_FAILURE_LIMIT) {
       this.failuresInRow = 0;
       const cause = toClientError(

@@ -40,6 +40,8 @@ export class BatchFakeWorker {
   readonly admissionScript = new Map<string, Fault[]>();
   /** Ends a stream with this status after admitting this many tasks on it (once per entry). */
   breakAfter: { admitted: number; status: grpc.status }[] = [];
+  /** On a scripted break, forget the tasks admitted on that stream (a restart): they answer InvalidSlot. */
+  forgetOnBreak = false;
   /** Every stream fails at once with this status (a Worker that is gone). */
   failEveryStream: grpc.status | undefined;
   readonly received: Received[] = [];
@@ -139,6 +141,15 @@ export class BatchFakeWorker {
       balance += returned;
       write({ credits: returned, admissions, updates: [] });
       if (rule !== undefined && admittedHere >= rule.admitted) {
+        if (this.forgetOnBreak) {
+          for (const r of this.received.filter((x) => x.stream === stream)) {
+            if (!this.finished.has(r.taskId)) {
+              this.admissionScript.set(r.taskId, [
+                { status: grpc.status.FAILED_PRECONDITION, business: 'InvalidSlot' },
+              ]);
+            }
+          }
+        }
         done = true;
         for (const t of timers) clearTimeout(t);
         call.emit(

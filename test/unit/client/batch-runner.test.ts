@@ -108,6 +108,22 @@ describe('batched path straight to one Worker', () => {
     for (const id of firstStream) expect(later.has(id)).toBe(true);
   });
 
+  it('a task the restarted Worker no longer knows is lost (NOT_FOUND after acceptance), not re-run', async () => {
+    const w = await batchWorker((w) => {
+      w.terminalAfterMs = 10_000;
+      w.breakAfter = [{ admitted: 3, status: grpc.status.UNAVAILABLE }];
+      w.forgetOnBreak = true;
+    });
+    const c = client({ worker: w.address });
+    const out = await c.runMany(ids(3).map(task));
+    for (const o of out) {
+      expect(o.ok).toBe(false);
+      if (!o.ok) expect(o.error).toMatchObject({ code: ClientErrorCode.NOT_FOUND, rpc: 'WatchTasks' });
+    }
+    // Each was sent once more (the resend), refused, and not sent a third time.
+    for (const id of ids(3)) expect(w.received.filter((r) => r.taskId === id)).toHaveLength(2);
+  });
+
   it('gives up on a Worker whose streams fail in a row: UNAVAILABLE for each task', async () => {
     const w = await batchWorker((w) => (w.failEveryStream = grpc.status.UNAVAILABLE));
     const c = client({ worker: w.address, maxReserveAttempts: 2 });
