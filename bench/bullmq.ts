@@ -11,10 +11,12 @@
 //    (bulk ReserveWorkerSlots + one RunTasks stream per worker); and the same with `batching: 'off'`
 //    (ReserveWorkerSlot → SubmitTask → WatchTasks per task, the seeds' unary path);
 //  - runMany of `--bulk` tasks through the Coordinator, and straight to the workers (one client per
-//    worker, the tasks split evenly), timed until every result is in;
+//    worker, the tasks split evenly), timed until every result is in; and straight to the workers with
+//    one hello_world call per task (what the Executor link adds);
 //  - run() through the Coordinator at a fixed offered load of `--rate` tasks/s (open loop): submit →
 //    terminal latency;
-//  - for each, the CPU time of the cluster process (coordinator and workers) per task, from /proc.
+//  - for each, the CPU time per task of the cluster process (coordinator and workers) and of its
+//    Executor children, from /proc.
 // BullMQ 6.7.0 (+ ioredis 6.0.0, installed on demand into bench/.work/), its own redis-server on a free
 // loopback port (`--save '' --appendonly no`, temp dir); one Worker at concurrency `--clients` runs
 // `async () => null`:
@@ -28,12 +30,17 @@
 // otherwise the BullMQ rows are skipped with a note.
 import * as grpc from '@grpc/grpc-js';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { BlockxClient, type BlockxClientOptions, type TaskRunResult } from '../src/client/index.js';
+import {
+  BlockxClient,
+  type BlockxClientOptions,
+  type ClientTaskInput,
+  type TaskRunResult,
+} from '../src/client/index.js';
 import { CLIENT_CHANNEL_OPTIONS } from '../src/grpc/channel-options.js';
 import {
   bulkRun,
@@ -77,6 +84,7 @@ type RowKey =
   | 'bx-unary'
   | 'bx-bulk-coordinator'
   | 'bx-bulk-direct'
+  | 'bx-bulk-direct-call'
   | 'bx-open'
   | 'bull-bulk'
   | 'bull-single'
@@ -91,6 +99,8 @@ interface Row {
   readonly note?: string;
   /** CPU time of the `blockx up` process (coordinator and workers) per task, µs. */
   readonly cpuUsPerOp?: number;
+  /** CPU time of its Executor processes per task, µs. */
+  readonly executorUsPerOp?: number;
 }
 
 async function runs(op: (client: number) => Promise<void>): Promise<RunSummary> {
@@ -133,15 +143,34 @@ async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'
 
 // ---- BlockX ------------------------------------------------------------------------------------------
 
-const EMPTY_TASK = {
+const EMPTY_TASK: ClientTaskInput = {
   functionCallConfig: { type: 'CallListCallConfig', config: { function: 'hello_world', callList: [] } },
-} as const;
+};
+const ONE_CALL_TASK: ClientTaskInput = {
+  functionCallConfig: { type: 'CallListCallConfig', config: { function: 'hello_world', callList: [['x']] } },
+};
 
 /** utime + stime of one process, in µs (Linux /proc; clock ticks of 10 ms). */
 function cpuMicros(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+/** The same for the cluster's child processes (the workers' Executors), µs. */
+function childrenCpuMicros(pid: number): number {
+  let total = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const kids = readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim();
+    for (const kid of kids === '' ? [] : kids.split(' ')) {
+      try {
+        total += cpuMicros(Number(kid));
+      } catch {
+        // exited meanwhile
+      }
+    }
+  }
+  return total;
 }
 
 interface Cluster {
@@ -196,10 +225,13 @@ async function blockxRows(): Promise<Row[]> {
       run: () => Promise<RunSummary>,
     ): Promise<void> => {
       const cpu0 = cpuMicros(cluster.pid);
+      const exec0 = childrenCpuMicros(cluster.pid);
       const done0 = completedTasks;
       const summary = await run();
-      const cpu = cpuMicros(cluster.pid) - cpu0;
-      rows.push({ key, name, unit, summary, cpuUsPerOp: cpu / Math.max(1, completedTasks - done0) });
+      const tasks = Math.max(1, completedTasks - done0);
+      const cpuUsPerOp = (cpuMicros(cluster.pid) - cpu0) / tasks;
+      const executorUsPerOp = (childrenCpuMicros(cluster.pid) - exec0) / tasks;
+      rows.push({ key, name, unit, summary, cpuUsPerOp, executorUsPerOp });
       console.error(`  ${name}: ${fmtInt(summary.rate)} ${unit}/s`);
     };
     const withClient = async <T>(
@@ -231,12 +263,12 @@ async function blockxRows(): Promise<Row[]> {
         () => runs(async () => checkResult(await client.run(EMPTY_TASK))),
       ),
     );
-    const bulkOf = async (clients: BlockxClient[]): Promise<number[]> => {
+    const bulkOf = async (clients: BlockxClient[], task: ClientTaskInput = EMPTY_TASK): Promise<number[]> => {
       const per = Math.ceil(BULK / clients.length);
       const parts = await Promise.all(
         clients.map((c, i) =>
           c.runMany(
-            Array.from({ length: Math.min(per, BULK - i * per) }, () => EMPTY_TASK),
+            Array.from({ length: Math.min(per, BULK - i * per) }, () => task),
             { concurrency: BULK },
           ),
         ),
@@ -268,6 +300,17 @@ async function blockxRows(): Promise<Row[]> {
         async () => {
           const ms: LoopMeasurement[] = [];
           for (let i = 0; i < RUNS; i++) ms.push(await bulkRun(BULK, () => bulkOf(direct)));
+          return summarize(ms);
+        },
+      );
+      // The same with one call per task: does the Executor link limit many small tasks?
+      await measured(
+        'bx-bulk-direct-call',
+        `BlockX batched straight to the ${cluster.workers.length} workers, runMany of ${fmtInt(BULK)} one-call tasks (hello_world)`,
+        'tasks',
+        async () => {
+          const ms: LoopMeasurement[] = [];
+          for (let i = 0; i < RUNS; i++) ms.push(await bulkRun(BULK, () => bulkOf(direct, ONE_CALL_TASK)));
           return summarize(ms);
         },
       );
@@ -518,16 +561,18 @@ async function main(): Promise<void> {
       `medians over the runs; ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, ` +
       `load average ${loadBefore} before the run\n`,
   );
-  console.log('| what | throughput (median) | p50 | p99 | range over runs | cluster CPU µs per task |');
-  console.log('|---|---:|---:|---:|---:|---:|');
+  console.log(
+    '| what | throughput (median) | p50 | p99 | range over runs | cluster CPU µs per task | Executor CPU µs per task |',
+  );
+  console.log('|---|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
     const s = r.summary;
     if (s === undefined) {
-      console.log(`| ${r.name} | skipped | | | ${r.note ?? ''} | |`);
+      console.log(`| ${r.name} | skipped | | | ${r.note ?? ''} | | |`);
       continue;
     }
     console.log(
-      `| ${r.name} | ${fmtInt(s.rate)} ${r.unit}/s | ${fmtMs(s.p50)} ms | ${fmtMs(s.p99)} ms | ${fmtInt(s.minRate)}–${fmtInt(s.maxRate)} | ${r.cpuUsPerOp === undefined ? '' : fmtInt(r.cpuUsPerOp)} |`,
+      `| ${r.name} | ${fmtInt(s.rate)} ${r.unit}/s | ${fmtMs(s.p50)} ms | ${fmtMs(s.p99)} ms | ${fmtInt(s.minRate)}–${fmtInt(s.maxRate)} | ${r.cpuUsPerOp === undefined ? '' : fmtInt(r.cpuUsPerOp)} | ${r.executorUsPerOp === undefined ? '' : fmtInt(r.executorUsPerOp)} |`,
     );
   }
   // The issue-15 goals, as ratios of rows of this run.
