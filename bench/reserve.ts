@@ -228,7 +228,7 @@ async function main(): Promise<void> {
   try {
     const env = {
       ETCD_ENDPOINTS: etcd.endpoint,
-      WORKER_TASK_SLOTS: '1000000',
+      WORKER_TASK_SLOTS: '100000', // the schema's maximum (docs/security.md § The registry)
       COORDINATOR_LISTEN: '127.0.0.1:0',
       COORDINATOR_SLOT_TTL_MS: '1000',
       // Real host figures are published; a busy bench box must not filter its own workers.

@@ -3,6 +3,7 @@
 // config that cannot be loaded.
 import { Command, CommanderError } from 'commander';
 import { BlockxError } from '../kernel/errors.js';
+import { redactText } from '../kernel/redact.js';
 import { registerConfigCommand } from './commands/config.js';
 import { registerPluginsCommand } from './commands/plugins.js';
 import { registerValidateCommand } from './commands/validate.js';
@@ -56,15 +57,16 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
       // --help / --version exit with 0; everything else commander rejects is a usage error.
       return err.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
     }
+    // Every message is masked: a config or connection error may quote a URL with its password.
     if (err instanceof UsageError) {
-      io.stderr(`blockx: ${err.message}\n`);
+      io.stderr(`blockx: ${redactText(err.message)}\n`);
       return EXIT.USAGE;
     }
     if (err instanceof BlockxError) {
-      io.stderr(`blockx: ${err.message}\n`);
+      io.stderr(`blockx: ${redactText(err.message)}\n`);
       return err.code === 'CONFIG_INVALID' || err.code === 'CONFIG_NOT_FOUND' ? EXIT.USAGE : EXIT.FAILED;
     }
-    io.stderr(`blockx: unexpected error: ${(err as Error)?.stack ?? String(err)}\n`);
+    io.stderr(`blockx: unexpected error: ${redactText((err as Error)?.stack ?? String(err))}\n`);
     return EXIT.FAILED;
   }
 }

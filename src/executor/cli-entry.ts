@@ -2,9 +2,17 @@
 // (tests, development) or, through the CLI, `blockx executor --socket PATH` (which calls
 // `executorCommand`). Flags: --socket (required), --functions-dir (default $BLOCKX_FUNCTIONS_DIR or
 // ./functions), --threads, --heartbeat-interval-ms, --cancel-hard-limit-ms, --max-calls-per-thread,
-// --read-copy-max-entries (0 turns read copies off).
-// Exit codes: 0 after a normal stop, 1 on a runtime failure, 2 on bad flags.
+// --read-copy-max-entries (0 turns read copies off), --secret-fd N.
+// Exit codes: 0 after a normal stop, 1 on a runtime failure, 2 on bad flags (or an unreadable secret).
+//
+// The secret (docs/security.md, "The executor socket"): the Worker serves only a connection whose Hello
+// carries the secret it made for this spawn. It travels on a file descriptor, never in argv or the
+// environment (a user function can read both): `--secret-fd N` reads fd N to its end, once, before any
+// user code is loaded, and closes it. The supervisor passes `--secret-fd 3` on a pipe. By hand:
+// `blockx executor --socket PATH --secret-fd 0 < secret-file` (or `3< secret-file` with `--secret-fd 3`).
+// Without the flag the Hello carries no secret and a BlockX Worker refuses the connection.
 
+import { closeSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -13,7 +21,8 @@ import { runExecutor, type ExecutorOptions } from './executor-main.js';
 export async function executorCommand(argv: readonly string[]): Promise<number> {
   let options: ExecutorOptions;
   try {
-    options = parseExecutorArgs(argv, process.env);
+    const parsed = parseExecutorArgs(argv, process.env);
+    options = parsed.secretFd === undefined ? parsed : { ...parsed, secret: readSecretOnce(parsed.secretFd) };
   } catch (err) {
     process.stderr.write(`blockx executor: ${(err as Error).message}\n`);
     return 2;
@@ -37,7 +46,32 @@ export async function executorCommand(argv: readonly string[]): Promise<number> 
   }
 }
 
-export function parseExecutorArgs(argv: readonly string[], env: NodeJS.ProcessEnv): ExecutorOptions {
+/** Flags as parsed: the options, and the fd the secret is still to be read from. */
+export type ParsedExecutorArgs = ExecutorOptions & { readonly secretFd?: number };
+
+/** Longest secret accepted from the fd (the Worker's are 64 hex characters). */
+const MAX_SECRET_BYTES = 1024;
+
+/** Read the spawn secret from `fd` to its end, close the fd, and return it trimmed. */
+export function readSecretOnce(fd: number): string {
+  let text: string;
+  try {
+    text = readFileSync(fd, 'utf8');
+  } finally {
+    try {
+      closeSync(fd);
+    } catch {
+      // closed already
+    }
+  }
+  const secret = text.trim();
+  if (secret === '') throw new Error(`--secret-fd ${fd}: no secret to read`);
+  if (Buffer.byteLength(secret) > MAX_SECRET_BYTES || /\s/.test(secret))
+    throw new Error(`--secret-fd ${fd}: not a secret (one word of at most ${MAX_SECRET_BYTES} bytes)`);
+  return secret;
+}
+
+export function parseExecutorArgs(argv: readonly string[], env: NodeJS.ProcessEnv): ParsedExecutorArgs {
   const { values } = parseArgs({
     args: [...argv],
     options: {
@@ -48,6 +82,7 @@ export function parseExecutorArgs(argv: readonly string[], env: NodeJS.ProcessEn
       'cancel-hard-limit-ms': { type: 'string' },
       'max-calls-per-thread': { type: 'string' },
       'read-copy-max-entries': { type: 'string' },
+      'secret-fd': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -64,6 +99,9 @@ export function parseExecutorArgs(argv: readonly string[], env: NodeJS.ProcessEn
   const heartbeatIntervalMs = int('heartbeat-interval-ms', values['heartbeat-interval-ms']);
   const cancelHardLimitMs = int('cancel-hard-limit-ms', values['cancel-hard-limit-ms']);
   const maxCallsPerThread = int('max-calls-per-thread', values['max-calls-per-thread']);
+  const secretFdFlag = values['secret-fd'];
+  if (secretFdFlag !== undefined && !/^\d+$/.test(secretFdFlag))
+    throw new Error(`--secret-fd must be a file descriptor number, got ${JSON.stringify(secretFdFlag)}`);
   const copies = values['read-copy-max-entries'];
   if (copies !== undefined && !/^\d+$/.test(copies))
     throw new Error(`--read-copy-max-entries must be a whole number >= 0, got ${JSON.stringify(copies)}`);
@@ -75,6 +113,7 @@ export function parseExecutorArgs(argv: readonly string[], env: NodeJS.ProcessEn
     ...(cancelHardLimitMs !== undefined ? { cancelHardLimitMs } : {}),
     ...(maxCallsPerThread !== undefined ? { maxCallsPerThread } : {}),
     ...(copies !== undefined ? { readCopyMaxEntries: Number(copies) } : {}),
+    ...(secretFdFlag !== undefined ? { secretFd: Number(secretFdFlag) } : {}),
   };
 }
 

@@ -36,6 +36,8 @@ export interface ExecutorOptions {
   readonly maxCallsPerThread?: number;
   /** Rows of read copies each thread keeps (read-copies.ts). Default 10,000; 0 turns them off. */
   readonly readCopyMaxEntries?: number;
+  /** The spawn secret for the Hello (cli-entry.ts `--secret-fd`; docs/security.md). Absent: none sent. */
+  readonly secret?: string;
   readonly maxFrameBytes?: number;
   /** How long to keep retrying the initial connect (the Worker may still be binding). Default 10 s. */
   readonly connectTimeoutMs?: number;
@@ -77,7 +79,10 @@ export async function runExecutor(options: ExecutorOptions): Promise<ExecutorExi
     pid: process.pid,
     threads,
     functionsDir: options.functionsDir,
+    ...(options.secret !== undefined ? { secret: options.secret } : {}),
   };
+  // The Hello goes out before any user code is loaded, and the Worker accepts its secret once: a
+  // function that later digs it out of this process's memory cannot open a second connection with it.
   writer.send(hello);
   writer.flush();
 

@@ -65,6 +65,11 @@ export interface HelloMessage {
   readonly pid: number;
   readonly threads: number;
   readonly functionsDir: string;
+  /**
+   * The per-spawn secret the Worker handed this executor out of band (`--secret-fd`), hex. The Worker
+   * drops a connection whose first frame is not a Hello with the right secret (docs/security.md).
+   */
+  readonly secret?: string;
 }
 
 /** Liveness and load, every `heartbeatIntervalMs`; the first one means "ready to execute". */

@@ -15,6 +15,7 @@ export function defaultCoordinatorConfig(kind: DeploymentKind): CoordinatorConfi
     etcdDialTimeoutMs: 5000,
     etcdWatchRetryDelayMs: 1000,
     heartbeatTimeoutMs: 10_000,
+    maxClockSkewMs: 5000,
     watchGracePeriodMs: 10_000,
     slotTtlMs: 5000,
     maxCandidates: 3,

@@ -2,6 +2,7 @@
 // its value lands in the config, and how it is parsed; a bad value is an issue naming the variable.
 // Coordinator and worker variables apply to the deployment(s) a process runs; shared ones to the top level.
 import type { ConfigIssue } from './errors.js';
+import { redactText } from './redact.js';
 
 export type EnvScope = 'top' | 'coordinator' | 'worker';
 
@@ -55,7 +56,7 @@ const storageUrl: Parser = (raw) =>
     ? { ok: true, value: raw }
     : {
         ok: false,
-        message: `expected sqlite:PATH, sqlite::memory: or postgres://..., got ${JSON.stringify(raw)}`,
+        message: `expected sqlite:PATH, sqlite::memory: or postgres://..., got ${JSON.stringify(redactText(raw))}`,
       };
 const pathString: Parser = (raw) =>
   raw.trim() !== '' ? { ok: true, value: raw } : { ok: false, message: 'expected a non-empty path' };
@@ -84,6 +85,7 @@ export const ENV_BINDINGS: readonly EnvBinding[] = Object.freeze([
   b('COORDINATOR_ETCD_DIAL_TIMEOUT_MS', 'coordinator', 'etcdDialTimeoutMs', positiveInt),
   b('COORDINATOR_ETCD_WATCH_RETRY_DELAY_MS', 'coordinator', 'etcdWatchRetryDelayMs', positiveInt),
   b('COORDINATOR_HEARTBEAT_TIMEOUT_MS', 'coordinator', 'heartbeatTimeoutMs', positiveInt),
+  b('COORDINATOR_MAX_CLOCK_SKEW_MS', 'coordinator', 'maxClockSkewMs', nonNegativeInt),
   b('COORDINATOR_WATCH_GRACE_PERIOD_MS', 'coordinator', 'watchGracePeriodMs', nonNegativeInt),
   b('COORDINATOR_SLOT_TTL_MS', 'coordinator', 'slotTtlMs', positiveInt),
   b('COORDINATOR_MAX_CANDIDATES', 'coordinator', 'maxCandidates', positiveInt),

@@ -4,7 +4,7 @@
 // project root). We then parse the text ourselves with `yaml`'s parseDocument so every node keeps its
 // range: ajv reports JSON paths, and `positionOf` turns a path back into file:line:column. JSON is YAML,
 // so package.json#blockx goes through the same parser and paths are re-rooted under `blockx`.
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { cosmiconfigSync } from 'cosmiconfig';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
@@ -56,13 +56,45 @@ export function locateConfig(opts: { explicitPath?: string; env?: NodeJS.Process
   return found.filepath;
 }
 
-/** Reads and parses a config file. YAML syntax errors and duplicate keys become ConfigError issues. */
+/**
+ * Upper bound on a config file. A real config is a few KiB; a bigger file is a mistake or an attack, and
+ * parsing it would take seconds and hundreds of MiB before any useful error.
+ */
+export const MAX_CONFIG_BYTES = 10 * 1024 * 1024;
+
+/** A ConfigError with one issue about the file as a whole (it could not be loaded at all). */
+function unloadable(file: string, message: string, cause?: unknown): ConfigError {
+  return new ConfigError([{ source: 'file', path: '', file, message }], { cause });
+}
+
+/**
+ * Reads and parses a config file. Every way a file can fail to load — unreadable, above
+ * MAX_CONFIG_BYTES, YAML syntax errors, duplicate keys, an alias bomb — is a ConfigError naming the file
+ * (the CLI exits 2 with it), never an unexpected error.
+ */
 export function readConfigSource(file: string): ConfigSource {
-  return parseConfigText(readFileSync(file, 'utf8'), file);
+  let text: string;
+  try {
+    const { size } = statSync(file);
+    if (size > MAX_CONFIG_BYTES) {
+      throw unloadable(file, `config file is ${size} bytes, above the limit of ${MAX_CONFIG_BYTES} (10 MiB)`);
+    }
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    throw unloadable(file, `config file cannot be read: ${firstLine((err as Error).message)}`, err);
+  }
+  return parseConfigText(text, file);
 }
 
 /** Parses config text as if read from `file` (the name decides whether it is a package.json). */
 export function parseConfigText(text: string, file: string): ConfigSource {
+  if (text.length > MAX_CONFIG_BYTES) {
+    throw unloadable(
+      file,
+      `config text is ${text.length} characters, above the limit of ${MAX_CONFIG_BYTES}`,
+    );
+  }
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, {
     lineCounter,
@@ -87,7 +119,14 @@ export function parseConfigText(text: string, file: string): ConfigSource {
   if (issues.length > 0) throw new ConfigError(issues);
 
   const root: readonly (string | number)[] = path.basename(file) === 'package.json' ? ['blockx'] : [];
-  const value = root.length ? (doc.toJS() as Record<string, unknown>)?.blockx : doc.toJS();
+  let js: unknown;
+  try {
+    // yaml caps alias expansion (maxAliasCount 100) and throws on a "billion laughs" document.
+    js = doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    throw unloadable(file, `YAML cannot be expanded: ${firstLine((err as Error).message)}`, err);
+  }
+  const value = root.length ? (js as Record<string, unknown> | null)?.blockx : js;
   return {
     file,
     value,

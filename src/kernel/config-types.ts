@@ -20,6 +20,12 @@ export interface TableConfig {
   readonly chainColumn?: string;
   /** The block hash column (text): several blocks can share a height; the hash picks one. */
   readonly blockHashColumn?: string;
+  /**
+   * Whether tasks (writers, through the task IO scope) may write this table. `loadConfig` fills in
+   * false when the file leaves it out; absent in an in-process config means false too. Chain data loaded
+   * by `blockx data load|generate` is not a task write. docs/storage.md, "Which tables tasks may write".
+   */
+  readonly writable?: boolean;
 }
 
 /** One retry scope of the task IO scope (seeds: Builder, Calls and Result retry scopes). */
@@ -37,6 +43,8 @@ export interface CoordinatorConfig {
   readonly etcdDialTimeoutMs: number;
   readonly etcdWatchRetryDelayMs: number;
   readonly heartbeatTimeoutMs: number;
+  /** A heartbeat more than this ahead of the Coordinator's clock is not routable. */
+  readonly maxClockSkewMs: number;
   readonly watchGracePeriodMs: number;
   readonly slotTtlMs: number;
   readonly maxCandidates: number;

@@ -169,7 +169,12 @@ function withDefaults(file: FileConfig, configFile: string): ConfigDraft {
     const columns = Object.fromEntries(
       Object.entries(t.columns).map(([c, decl]) => [c, { nullable: false, ...decl }]),
     );
-    tables[name] = { ...(t as unknown as TableConfig), columns: columns as TableConfig['columns'] };
+    // Tasks may write only tables declared `writable: true` (docs/storage.md, "Which tables tasks may write").
+    tables[name] = {
+      writable: false,
+      ...(t as unknown as TableConfig),
+      columns: columns as TableConfig['columns'],
+    };
   }
   return {
     version: 1,

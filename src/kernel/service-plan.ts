@@ -1,6 +1,7 @@
 // The plan of services a command will run, derived from the config alone (no IO). `blockx up` prints it;
 // the service assembly walks it; the `serviceAssembled` hook receives it.
 import type { BlockxConfig, DeploymentConfig } from './config-types.js';
+import { redactText } from './redact.js';
 
 export type PlannedService =
   | { kind: 'registry'; implementation: 'etcd' | 'in-process'; endpoints: readonly string[] }
@@ -71,7 +72,7 @@ export function describePlannedService(s: PlannedService): string {
         ? `registry    etcd at ${s.endpoints.join(', ')}`
         : 'registry    in-process';
     case 'storage':
-      return `storage     ${s.url}`;
+      return `storage     ${redactText(s.url)}`; // never print a database password
     case 'coordinator':
       return `coordinator ${s.service} on ${s.listen} watching ${s.registryPrefixes.join(', ')}`;
     case 'worker':

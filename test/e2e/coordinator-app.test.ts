@@ -48,7 +48,7 @@ function hb(workerAddr: string): WorkerHeartbeat {
     memoryTotalBytes: 2,
     processRssBytes: 1,
     errorRate: 0,
-    lastHeartbeatMs: Date.now() + 60_000,
+    lastHeartbeatMs: Date.now(), // fresh for heartbeatTimeoutMs (10 s); a future stamp would be beyond the skew
   };
 }
 

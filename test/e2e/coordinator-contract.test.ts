@@ -243,25 +243,68 @@ deployments:
     await startCoordinator();
     const good = await addWorker(2);
     const deadAddr = `127.0.0.1:${await freePort()}`;
-    await raw.put(`${PREFIX}${deadAddr}`).value(
-      encodeWorkerHeartbeat({
-        workerAddr: deadAddr,
-        taskSlots: 16, // ranked first
-        reservedSlots: 0,
-        runningTasks: 0,
-        cpuPercent: 0.1,
-        memoryPercent: 0.1,
-        memoryAvailableBytes: 1,
-        memoryTotalBytes: 2,
-        processRssBytes: 1,
-        errorRate: 0,
-        lastHeartbeatMs: Date.now() + 60_000, // stays fresh for the whole test
-      }),
-    );
+    await raw
+      .lease(60, { autoKeepAlive: false })
+      .put(`${PREFIX}${deadAddr}`)
+      .value(
+        encodeWorkerHeartbeat({
+          workerAddr: deadAddr,
+          taskSlots: 16, // ranked first
+          reservedSlots: 0,
+          runningTasks: 0,
+          cpuPercent: 0.1,
+          memoryPercent: 0.1,
+          memoryAvailableBytes: 1,
+          memoryTotalBytes: 2,
+          processRssBytes: 1,
+          errorRate: 0,
+          // Within maxClockSkewMs ahead (a stamp further ahead is not routable): fresh for ~7 s.
+          lastHeartbeatMs: Date.now() + 4_000,
+        }),
+      );
     await waitFor('both in the view', () => routable(2));
     const r = await reserve('t1');
     expect(r).toMatchObject({ code: grpc.status.OK, workerAddr: good.addr, slotId: `${good.addr}/t1` });
     expect(good.requests).toEqual([{ taskId: 't1', ttlMs: 5_000 }]);
+  });
+
+  it('the registry probe (issue 16): forged lease-less keys and a leased key from the future never get a task', async () => {
+    await startCoordinator();
+    const good = await addWorker(64); // room for every reservation below
+    const forged = (addr: string, lastHeartbeatMs: number): string =>
+      encodeWorkerHeartbeat({
+        workerAddr: addr,
+        taskSlots: 100_000,
+        reservedSlots: 0,
+        runningTasks: 0,
+        cpuPercent: 0,
+        memoryPercent: 0,
+        memoryAvailableBytes: 1,
+        memoryTotalBytes: 2,
+        processRssBytes: 1,
+        errorRate: 0,
+        lastHeartbeatMs,
+      });
+    // 200 keys written WITHOUT a lease on ports nothing listens on, each claiming the largest pool and a
+    // heartbeat that never ages: before the fix every reservation went to them and failed.
+    for (let i = 0; i < 200; i++) {
+      const addr = `127.0.0.1:${1 + i}`;
+      await raw.put(`${PREFIX}${addr}`).value(forged(addr, Number.MAX_SAFE_INTEGER));
+    }
+    // A key under a valid lease but stamped an hour ahead of the coordinator's clock.
+    const futureAddr = `127.0.0.1:${await freePort()}`;
+    await raw
+      .lease(60, { autoKeepAlive: false })
+      .put(`${PREFIX}${futureAddr}`)
+      .value(forged(futureAddr, Date.now() + 3_600_000));
+    await waitFor(
+      'the forged keys seen and ignored',
+      () => coordinator?.watcherStats().unleasedValues === 200 && coordinator.watcherStats().workers === 2,
+    );
+    for (let i = 0; i < 20; i++) {
+      expect(await reserve(`probe-${i}`)).toMatchObject({ code: grpc.status.OK, workerAddr: good.addr });
+    }
+    expect(good.requests).toHaveLength(20);
   });
 
   it('a RequestTaskSlot that hangs past the rpc timeout → Aborted (SlotUncertain), same worker retried only', async () => {

@@ -1,6 +1,8 @@
 // EtcdWorkerWatcher + EtcdRegistryReader against a REAL etcd: list+watch per prefix, multi-prefix merge,
 // skipping garbage values, readiness across an etcd crash (within and beyond the grace), and a restart
-// with an empty data dir (the revision goes backwards; a full re-list still sees everything).
+// with an empty data dir (the revision goes backwards; a full re-list still sees everything), and the
+// registry's trust rules (issue 16): a key without a lease is never routed to, nor a heartbeat from the
+// future beyond maxClockSkewMs.
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
@@ -74,6 +76,9 @@ describe('EtcdWorkerWatcher on a real etcd', () => {
     await raw.delete().prefix('/blockx/');
   });
 
+  /** Real Workers write under a lease; the watcher ignores lease-less keys (docs/security.md). */
+  const leased = () => raw.lease(60, { autoKeepAlive: false });
+
   afterAll(async () => {
     raw?.close();
     await etcd?.stop();
@@ -101,18 +106,22 @@ describe('EtcdWorkerWatcher on a real etcd', () => {
 
   it('lists then watches every prefix and merges them per worker', async () => {
     const t = Date.now();
-    await raw
+    await leased()
       .put(`${LEGACY}a:1`)
       .value(encodeWorkerHeartbeat(hb('a:1', { taskSlots: 1, lastHeartbeatMs: t })));
-    await raw.put(`${V2}a:1`).value(encodeWorkerHeartbeat(hb('a:1', { taskSlots: 2, lastHeartbeatMs: t })));
+    await leased()
+      .put(`${V2}a:1`)
+      .value(encodeWorkerHeartbeat(hb('a:1', { taskSlots: 2, lastHeartbeatMs: t })));
     const { core, view } = start();
     await waitFor('initial view', () => core.isInitialized);
     expect(view()).toEqual({ 'a:1': 2 }); // same heartbeat time: v2 wins
 
-    await raw
+    await leased()
       .put(`${LEGACY}a:1`)
       .value(encodeWorkerHeartbeat(hb('a:1', { taskSlots: 3, lastHeartbeatMs: t + 10 })));
-    await raw.put(`${LEGACY}b:1`).value(encodeWorkerHeartbeat(hb('b:1', { taskSlots: 5 })));
+    await leased()
+      .put(`${LEGACY}b:1`)
+      .value(encodeWorkerHeartbeat(hb('b:1', { taskSlots: 5 })));
     await waitFor('watched puts', () => view()['a:1'] === 3 && view()['b:1'] === 5);
 
     await raw.delete().key(`${LEGACY}a:1`);
@@ -122,20 +131,66 @@ describe('EtcdWorkerWatcher on a real etcd', () => {
     expect(view()).toEqual({ 'b:1': 5 });
   });
 
+  it('the probe: a lease-less forged key and a leased key from the future are never chosen', async () => {
+    const now = Date.now();
+    // Forged without a lease: a huge pool and a heartbeat that never ages (2^53 - 1).
+    await raw
+      .put(`${LEGACY}forged:1`)
+      .value(
+        encodeWorkerHeartbeat(
+          hb('forged:1', { taskSlots: 100_000, lastHeartbeatMs: Number.MAX_SAFE_INTEGER }),
+        ),
+      );
+    // Leased, but stamped an hour ahead of the coordinator's clock (beyond maxClockSkewMs).
+    await leased()
+      .put(`${LEGACY}future:1`)
+      .value(encodeWorkerHeartbeat(hb('future:1', { taskSlots: 1_000, lastHeartbeatMs: now + 3_600_000 })));
+    await leased()
+      .put(`${LEGACY}real:1`)
+      .value(encodeWorkerHeartbeat(hb('real:1', { lastHeartbeatMs: now })));
+    const { core, watcher } = start([{ prefix: LEGACY, format: 'legacy' }]);
+    await waitFor('initial view', () => core.isInitialized);
+    expect(core.workersSnapshot(Date.now()).map((w) => [w.workerAddr, w.heartbeatFresh])).toEqual([
+      ['future:1', false],
+      ['real:1', true],
+    ]);
+    expect(watcher.stats.unleasedValues).toBe(1);
+    expect(warnings).toEqual([{ key: `${LEGACY}forged:1`, reason: 'no lease' }]);
+    for (let i = 0; i < 10; i++) {
+      expect(core.selectCandidate(`t${i}`, [], Date.now())).toMatchObject({ ok: true, workerAddr: 'real:1' });
+    }
+
+    // A watched lease-less put is ignored as well, and overwriting a real key without a lease drops it.
+    await raw.put(`${LEGACY}forged:2`).value(encodeWorkerHeartbeat(hb('forged:2', { taskSlots: 100_000 })));
+    await raw.put(`${LEGACY}real:1`).value(encodeWorkerHeartbeat(hb('real:1', { taskSlots: 100_000 })));
+    await waitFor('watched lease-less puts', () => watcher.stats.unleasedValues === 3);
+    expect(core.workersSnapshot(Date.now()).map((w) => w.workerAddr)).toEqual(['future:1']);
+    expect(core.selectCandidate('t-last', [], Date.now())).toMatchObject({
+      ok: false,
+      error: { code: 'Unavailable' },
+    });
+  });
+
   it('skips garbage values with a warning and keeps the valid ones', async () => {
-    await raw.put(`${LEGACY}garbage:1`).value('{"workerAddr": "garbage:1", "taskSlots": "many"');
-    await raw.put(`${LEGACY}good:1`).value(encodeWorkerHeartbeat(hb('good:1')));
+    await leased().put(`${LEGACY}garbage:1`).value('{"workerAddr": "garbage:1", "taskSlots": "many"');
+    await leased()
+      .put(`${LEGACY}good:1`)
+      .value(encodeWorkerHeartbeat(hb('good:1')));
     const { core, view, watcher } = start();
     await waitFor('initial view', () => core.isInitialized);
     expect(view()).toEqual({ 'good:1': 4 });
-    await raw.put(`${V2}wrong:1`).value(encodeWorkerHeartbeat(hb('not-the-key:1')));
+    await leased()
+      .put(`${V2}wrong:1`)
+      .value(encodeWorkerHeartbeat(hb('not-the-key:1')));
     await waitFor('second skip', () => watcher.stats.skippedValues === 2);
     expect(view()).toEqual({ 'good:1': 4 });
     expect(warnings.map((w) => w['key'])).toEqual([`${LEGACY}garbage:1`, `${V2}wrong:1`]);
   });
 
   it('stays ready through an etcd crash shorter than the grace and catches up after it', async () => {
-    await raw.put(`${LEGACY}a:1`).value(encodeWorkerHeartbeat(hb('a:1')));
+    await leased()
+      .put(`${LEGACY}a:1`)
+      .value(encodeWorkerHeartbeat(hb('a:1')));
     const { core, view } = start();
     await waitFor('initial view', () => core.isInitialized);
 
@@ -147,13 +202,17 @@ describe('EtcdWorkerWatcher on a real etcd', () => {
     expect(took).toBeLessThan(GRACE_MS);
     expect(core.isReady(Date.now())).toBe(true);
 
-    await raw.put(`${V2}b:1`).value(encodeWorkerHeartbeat(hb('b:1')));
+    await leased()
+      .put(`${V2}b:1`)
+      .value(encodeWorkerHeartbeat(hb('b:1')));
     await waitFor('watch live again', () => 'b:1' in view());
     expect(Object.keys(view()).sort()).toEqual(['a:1', 'b:1']);
   });
 
   it('turns unready beyond the grace and ready again once etcd is back', async () => {
-    await raw.put(`${LEGACY}a:1`).value(encodeWorkerHeartbeat(hb('a:1')));
+    await leased()
+      .put(`${LEGACY}a:1`)
+      .value(encodeWorkerHeartbeat(hb('a:1')));
     const { core } = start();
     await waitFor('initial view', () => core.isInitialized);
     await etcd.kill();
@@ -164,8 +223,10 @@ describe('EtcdWorkerWatcher on a real etcd', () => {
   });
 
   it('re-lists after etcd comes back with an empty data dir (revision went backwards)', async () => {
-    for (let i = 0; i < 20; i++) await raw.put(`${LEGACY}churn`).value(String(i)); // push the revision up
-    await raw.put(`${LEGACY}old:1`).value(encodeWorkerHeartbeat(hb('old:1')));
+    for (let i = 0; i < 20; i++) await leased().put(`${LEGACY}churn`).value(String(i)); // push the revision up
+    await leased()
+      .put(`${LEGACY}old:1`)
+      .value(encodeWorkerHeartbeat(hb('old:1')));
     const { core, view } = start([{ prefix: LEGACY, format: 'legacy' }]);
     await waitFor('initial view', () => core.isInitialized);
     expect(Object.keys(view())).toEqual(['old:1']);
@@ -174,7 +235,9 @@ describe('EtcdWorkerWatcher on a real etcd', () => {
     await rm(join(etcd.dataDir, 'member'), { recursive: true, force: true });
     await etcd.restart();
     await waitFor('re-listed the empty registry', () => Object.keys(view()).length === 0, 5_000);
-    await raw.put(`${LEGACY}new:1`).value(encodeWorkerHeartbeat(hb('new:1')));
+    await leased()
+      .put(`${LEGACY}new:1`)
+      .value(encodeWorkerHeartbeat(hb('new:1')));
     await waitFor('watch sees writes at the new, lower revisions', () => 'new:1' in view(), 5_000);
     expect(warnings.some((w) => 'lastRevision' in w)).toBe(true);
   });

@@ -1,4 +1,5 @@
-// `blockx config`: the effective configuration (file + defaults + env + flags) as YAML.
+// `blockx config`: the effective configuration (file + defaults + env + flags) as YAML, with secrets
+// masked (kernel/redact.ts): a URL's password and any field named like a password, token or secret.
 import type { Command } from 'commander';
 import { CONFIG_FLAG, EXIT, type CliIo } from '../io.js';
 
@@ -11,6 +12,7 @@ export function registerConfigCommand(program: Command, io: CliIo, setExit: (cod
     .action(async (opts: { config?: string; deployment?: string }) => {
       const { loadConfig } = await import('../../kernel/config.js');
       const { stringify } = await import('yaml');
+      const { redactSecrets } = await import('../../kernel/redact.js');
       const config = loadConfig({
         configPath: opts.config,
         cwd: io.cwd(),
@@ -20,7 +22,9 @@ export function registerConfigCommand(program: Command, io: CliIo, setExit: (cod
       const shown = opts.deployment
         ? { ...config, deployments: { [opts.deployment]: config.deployments[opts.deployment] } }
         : config;
-      io.stdout(`# effective config of ${config.configFile}\n${stringify(shown, { lineWidth: 0 })}`);
+      io.stdout(
+        `# effective config of ${config.configFile}\n${stringify(redactSecrets(shown), { lineWidth: 0 })}`,
+      );
       setExit(EXIT.OK);
     });
 }

@@ -15,5 +15,9 @@ export function registerExecutorHelp(program: Command): void {
       '--cancel-hard-limit-ms <ms>',
       'a cancelled call still running after this loses its thread (default 1000)',
     )
-    .option('--max-calls-per-thread <n>', 'calls running at once on one thread (default 256)');
+    .option('--max-calls-per-thread <n>', 'calls running at once on one thread (default 256)')
+    .option(
+      '--secret-fd <n>',
+      "read the Worker's per-spawn secret from this file descriptor, then close it (the Worker passes 3; see docs/security.md)",
+    );
 }

@@ -1,6 +1,8 @@
 // `blockx validate [--config F] [TASK.json...]`: checks the config, every plugin, and each task file —
 // including the builder's and writer's `config` against their plugins' schemas. Prints every problem
-// with its location; exit 0 when all is valid, 1 otherwise.
+// with its location; exit 0 when all is valid, 1 otherwise. A writer whose config names a table that is
+// undeclared or not `writable: true` is a problem too, naming the rule `tables.<name>.writable`
+// (docs/storage.md, "Which tables tasks may write").
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
@@ -43,6 +45,7 @@ export async function validateAll(
   };
   const { bootKernel } = await import('../../kernel/kernel.js');
   const { validateTaskInput } = await import('../../kernel/task-validation.js');
+  const { writerTableIssues } = await import('../../services/storage/table-write-rule.js');
   let kernel: Kernel | undefined;
   try {
     kernel = await bootKernel({ configPath, cwd: io.cwd(), env: io.env });
@@ -68,12 +71,29 @@ export async function validateAll(
   for (const file of taskFiles) {
     const shown = path.relative(io.cwd(), path.resolve(io.cwd(), file)) || file;
     const problems = kernel
-      ? validateTaskFile(path.resolve(io.cwd(), file), (json) => validateTaskInput(json, kernel.plugins))
+      ? validateTaskFile(path.resolve(io.cwd(), file), (json) => [
+          ...validateTaskInput(json, kernel.plugins),
+          ...resultHandlerTableIssues(json, kernel, writerTableIssues),
+        ])
       : [];
     report.tasks.push({ file: shown, ok: kernel !== undefined && problems.length === 0, problems });
   }
   report.ok = report.config.ok && report.plugins.ok && report.tasks.every((t) => t.ok);
   return report;
+}
+
+/** The writer's target tables against `tables.<name>.writable`, when the writer type is known. */
+function resultHandlerTableIssues(
+  json: unknown,
+  kernel: Kernel,
+  check: (config: unknown, tables: Kernel['config']['tables']) => SchemaIssue[],
+): SchemaIssue[] {
+  if (typeof json !== 'object' || json === null) return [];
+  const handler = (json as { resultHandler?: unknown }).resultHandler;
+  if (typeof handler !== 'object' || handler === null) return [];
+  const { type, config } = handler as { type?: unknown; config?: unknown };
+  if (typeof type !== 'string' || !kernel.plugins.writers.has(type)) return [];
+  return check(config, kernel.config.tables).map((i) => ({ ...i, path: `/resultHandler/config${i.path}` }));
 }
 
 function validateTaskFile(file: string, validate: (json: unknown) => SchemaIssue[]): SchemaIssue[] {

@@ -10,6 +10,7 @@
 // We do not let etcd3 resume a broken watch by itself: if etcd came back with an empty data dir its
 // revision went backwards and a resumed watch would silently receive nothing. A full re-list is correct
 // whatever happened meanwhile; a revision lower than the last one seen is logged as a data-dir reset.
+// Every key carries its lease id ("0" = none) so the consumer can ignore keys no Worker session wrote.
 
 import type { Etcd3, IKeyValue, Watcher } from 'etcd3';
 import { useOrCreateEtcdClient } from './etcd-client.js';
@@ -141,7 +142,11 @@ class PrefixWatchLoop {
         'etcd revision went backwards (data dir reset?); re-listed from scratch',
       );
     }
-    const entries = res.kvs.map((kv) => ({ key: kv.key.toString('utf8'), value: kv.value }));
+    const entries = res.kvs.map((kv) => ({
+      key: kv.key.toString('utf8'),
+      value: kv.value,
+      lease: String(kv.lease),
+    }));
 
     const watcher = this.client
       .watch()
@@ -178,7 +183,13 @@ class PrefixWatchLoop {
       watcher.on('put', (kv) => {
         if (!live || ended) return;
         track(kv);
-        this.emit({ type: 'put', prefix: this.prefix, key: kv.key.toString('utf8'), value: kv.value });
+        this.emit({
+          type: 'put',
+          prefix: this.prefix,
+          key: kv.key.toString('utf8'),
+          value: kv.value,
+          lease: String(kv.lease),
+        });
       });
       watcher.on('delete', (kv) => {
         if (!live || ended) return;

@@ -1,7 +1,9 @@
 // The heartbeat value a Worker writes to etcd under `<prefix><workerAddr>` (DESIGN.md §4.4), and its
 // strict parser. The Coordinator trusts nothing it reads from etcd: a value that is not JSON, or whose
 // fields have the wrong type or range, is rejected here and the watcher skips it with a warning, so a
-// single garbage key can never poison candidate selection. Pure: no IO, no clock.
+// single garbage key can never poison candidate selection. Counts must be non-negative integers at most
+// MAX_HEARTBEAT_SLOTS, fractions in [0, 1]. Whether lastHeartbeatMs is plausible depends on the clock and
+// is decided by the Coordinator core (coordinator/core/freshness.ts). Pure: no IO, no clock.
 
 import { HeartbeatParseError } from './errors.js';
 import { workerAddrFromKey } from './prefix.js';
@@ -35,6 +37,13 @@ export type HeartbeatParseResult =
 
 type FieldKind = 'count' | 'fraction' | 'bytes' | 'timestamp';
 
+/**
+ * Upper bound on the slot counts (taskSlots, reservedSlots, runningTasks). A real Worker runs at most a
+ * few hundred slots; a heartbeat claiming more is implausible (a forged key would claim 100,000 free
+ * slots to rank first) and is rejected like any other malformed value.
+ */
+export const MAX_HEARTBEAT_SLOTS = 100_000;
+
 /** The numeric fields in their canonical (encoding) order, with the rule each must satisfy. */
 const NUMERIC_FIELDS: ReadonlyArray<readonly [Exclude<keyof WorkerHeartbeat, 'workerAddr'>, FieldKind]> = [
   ['taskSlots', 'count'],
@@ -66,7 +75,9 @@ function checkNumber(kind: FieldKind, v: unknown): string | undefined {
   if (typeof v !== 'number' || !Number.isFinite(v)) return 'must be a finite number';
   if (kind === 'fraction') return v >= 0 && v <= 1 ? undefined : 'must be a fraction in [0, 1]';
   if (!Number.isSafeInteger(v)) return 'must be an integer';
-  return v >= 0 ? undefined : 'must not be negative';
+  if (v < 0) return 'must not be negative';
+  if (kind === 'count' && v > MAX_HEARTBEAT_SLOTS) return `must be at most ${MAX_HEARTBEAT_SLOTS}`;
+  return undefined;
 }
 
 /**

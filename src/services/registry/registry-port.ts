@@ -26,6 +26,12 @@ export interface WorkerRegistryWriter {
 export interface RegistryKeyValue {
   readonly key: string;
   readonly value: string | Uint8Array;
+  /**
+   * The etcd lease the key is bound to, as etcd reports it (decimal text; "0" = no lease). Absent when
+   * the backend has no leases (the in-process registry). Every real Worker writes under a lease, so a
+   * key with lease "0" was written by something else and is ignored (docs/security.md § The registry).
+   */
+  readonly lease?: string;
 }
 
 /**
@@ -49,6 +55,8 @@ export type RegistryEvent =
       readonly prefix: string;
       readonly key: string;
       readonly value: string | Uint8Array;
+      /** As RegistryKeyValue.lease. */
+      readonly lease?: string;
     }
   | { readonly type: 'delete'; readonly prefix: string; readonly key: string }
   /** The prefix is no longer watched; its contents may be stale until the next `list`. */

@@ -26,6 +26,11 @@ export const StorageErrorCode = {
   SCHEMA_MISMATCH: 'SCHEMA_MISMATCH',
   /** Unsupported or malformed storage URL. */
   BAD_URL: 'BAD_URL',
+  /**
+   * A task wrote (or tried to) a table not declared `writable: true`; nothing was written. Not
+   * retryable. docs/storage.md, "Which tables tasks may write".
+   */
+  NOT_WRITABLE: 'NOT_WRITABLE',
   /** Any other database error (constraint violation, ...). Not retryable. */
   QUERY_FAILED: 'QUERY_FAILED',
 } as const;

@@ -55,6 +55,7 @@ class FakeExecutor {
     this.writer.send(m);
     this.writer.flush();
   }
+  /** Hello with a fresh spawn secret from the link (as the supervisor hands each executor it spawns). */
   hello(pid = 4242, protocolVersion = PROTOCOL_VERSION): void {
     this.send({
       type: 'Hello',
@@ -63,6 +64,7 @@ class FakeExecutor {
       pid,
       threads: 2,
       functionsDir: '/f',
+      secret: link.issueSecret(),
     });
   }
   heartbeat(seq = 0): void {
@@ -419,6 +421,43 @@ describe('ExecutorLink', () => {
     await f.waitClosed();
     expect(f.of('Shutdown')[0]).toMatchObject({ reason: 'protocol version mismatch' });
     expect(link.ready).toBe(false);
+  });
+
+  it('serves only a Hello with the spawn secret, used once; others get nothing and displace nothing', async () => {
+    const warnings: string[] = [];
+    makeLink({ log: (level, message) => void (level === 'warn' && warnings.push(message)) });
+    await link.listen();
+    const f = await fake();
+    f.ready();
+    await waitEvents('executorReady');
+    const secret = link.issueSecret(); // the next spawn's; each impostor below presents something else
+    const impostors = await Promise.all([fake(), fake(), fake(), fake()]);
+    impostors[0]!.send({ type: 'Hello', protocolVersion: PROTOCOL_VERSION, pid: 1, threads: 1 });
+    impostors[1]!.send({ type: 'Hello', protocolVersion: PROTOCOL_VERSION, pid: 1, secret: 'f'.repeat(64) });
+    impostors[2]!.heartbeat();
+    impostors[3]!.send({ type: 'Hello', protocolVersion: PROTOCOL_VERSION, pid: 1, secret: `${secret}0` });
+    await Promise.all(impostors.map((i) => i.waitClosed()));
+    link.executeCall(call(1));
+    await f.waitFor('ExecuteCall');
+    expect(impostors.map((i) => i.received)).toEqual([[], [], [], []]);
+    expect(link.ready).toBe(true);
+    expect(eventsOf('executorLost')).toHaveLength(0);
+    expect(warnings).toHaveLength(4);
+    expect(warnings.join('\n')).not.toContain(secret);
+    // The real next executor, with the secret, does take over.
+    const next = await fake();
+    next.send({
+      type: 'Hello',
+      protocolVersion: PROTOCOL_VERSION,
+      pid: 7,
+      threads: 1,
+      functionsDir: '/f',
+      secret,
+    });
+    next.heartbeat();
+    await waitEvents('executorLost');
+    await waiter.until(() => link.executorPid === 7);
+    expect(eventsOf('executorLost')[0]).toMatchObject({ reason: 'superseded by a new executor connection' });
   });
 
   it('close() fails what is in flight or queued and removes the socket file', async () => {

@@ -15,7 +15,7 @@ export { TableUpsertsError, TableUpsertsErrorCode } from './errors.js';
 export type { Upsert } from './upserts.js';
 
 export interface TableUpsertsResultHandlerConfig {
-  /** Allow-list of tables the upserts may name; default: any declared table. */
+  /** Allow-list of tables the upserts may name; default: any table declared `writable: true` (docs/storage.md). */
   readonly tables?: readonly string[];
 }
 

@@ -14,6 +14,7 @@
 //   blockx_coordinator_breaker_open                      gauge     Workers whose breaker is open now
 //   blockx_coordinator_workers{state}                    gauge     known | fresh | routable
 //   blockx_coordinator_registry_workers{format}          gauge     legacy | v2 (watcher stats)
+//   blockx_coordinator_registry_skipped_total{reason}    counter   unparseable | no_lease (watcher stats)
 //   blockx_coordinator_ready                             gauge     1 while the view is trusted (health SERVING)
 
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
@@ -80,7 +81,8 @@ export interface CoordinatorMetricsSources {
   /** UTC ms, the clock the core is fed with. */
   readonly clock: () => number;
   /** Absent: blockx_coordinator_registry_workers is not reported. */
-  readonly watcherStats?: () => Pick<WatcherStats, 'byFormat'>;
+  readonly watcherStats?: () => Pick<WatcherStats, 'byFormat'> &
+    Partial<Pick<WatcherStats, 'skippedValues' | 'unleasedValues'>>;
 }
 
 /** Reservations take a few ms; a slow Worker holds one up to workerRpcTimeoutMs × retries × candidates. */
@@ -169,6 +171,19 @@ export class CoordinatorMetrics implements ReservationObserver {
           for (const [format, count] of Object.entries(watcherStats().byFormat)) {
             byFormat.set({ format }, count);
           }
+        },
+      });
+      const skipped = new Counter({
+        name: 'blockx_coordinator_registry_skipped_total',
+        help: 'Registry values the watcher ignored: unparseable or implausible, or written without a lease.',
+        labelNames: ['reason'] as const,
+        registers,
+        collect: () => {
+          // The watcher owns the (monotonic) counts; mirror them at scrape time.
+          const st = watcherStats();
+          skipped.reset();
+          skipped.inc({ reason: 'unparseable' }, st.skippedValues ?? 0);
+          skipped.inc({ reason: 'no_lease' }, st.unleasedValues ?? 0);
         },
       });
     }

@@ -2,6 +2,9 @@
 // It consumes a WorkerRegistryReader — etcd's list+watch per prefix in production, the in-process registry
 // under `blockx up` — so the name follows the seeds while the code does not care which registry it is.
 //
+//   - A key with no lease (etcd lease "0") is ignored: every real Worker writes under its session's lease
+//     (registry/etcd-registry-writer.ts), so a lease-less key was put by hand or by an attacker, and it
+//     would otherwise never expire (docs/security.md § The registry). Warned once per key.
 //   - Every value is parsed strictly (registry/heartbeat.ts); a garbage value is skipped with a warning
 //     (once per key and value), and a key whose value turned to garbage leaves the view.
 //   - Several prefixes are merged per workerAddr by PrefixMergeView (newer heartbeat, then v2 over legacy,
@@ -56,7 +59,10 @@ export interface WatcherStats {
   readonly initialized: boolean;
   readonly workers: number;
   readonly byFormat: Record<RegistryPrefixFormat, number>;
+  /** Values skipped because they do not parse (or fail the heartbeat's plausibility bounds). */
   readonly skippedValues: number;
+  /** Values skipped because their key has no lease. */
+  readonly unleasedValues: number;
   readonly disconnectedPrefixes: readonly string[];
 }
 
@@ -70,6 +76,9 @@ export class EtcdWorkerWatcher {
   private readonly warned = new Map<string, string>();
   private initialized = false;
   private skippedValues = 0;
+  private unleasedValues = 0;
+  /** Lease-less keys already warned about (once per key until it is deleted). */
+  private readonly warnedUnleased = new Set<string>();
   private watch: RegistryWatch | undefined;
 
   constructor(opts: WorkerWatcherOptions) {
@@ -97,6 +106,7 @@ export class EtcdWorkerWatcher {
       workers: this.merge.size,
       byFormat: this.merge.countsByFormat(),
       skippedValues: this.skippedValues,
+      unleasedValues: this.unleasedValues,
       disconnectedPrefixes: [...this.prefixState].filter(([, s]) => !s.connected).map(([p]) => p),
     };
   }
@@ -109,8 +119,8 @@ export class EtcdWorkerWatcher {
     switch (ev.type) {
       case 'list': {
         const heartbeats: WorkerHeartbeat[] = [];
-        for (const { key, value } of ev.entries) {
-          const hb = this.parse(ev.prefix, key, value);
+        for (const { key, value, lease } of ev.entries) {
+          const hb = this.parse(ev.prefix, key, value, lease);
           if (hb !== undefined) heartbeats.push(hb);
         }
         const changes = this.merge.replacePrefix(ev.prefix, heartbeats);
@@ -129,7 +139,7 @@ export class EtcdWorkerWatcher {
         return;
       }
       case 'put': {
-        const hb = this.parse(ev.prefix, ev.key, ev.value);
+        const hb = this.parse(ev.prefix, ev.key, ev.value, ev.lease);
         if (hb !== undefined) {
           this.apply([this.merge.put(ev.prefix, hb)], now);
           return;
@@ -141,6 +151,7 @@ export class EtcdWorkerWatcher {
       }
       case 'delete': {
         this.warned.delete(ev.key);
+        this.warnedUnleased.delete(ev.key);
         const addr = workerAddrFromKey(ev.prefix, ev.key);
         if (addr !== undefined) this.apply([this.merge.delete(ev.prefix, addr)], now);
         return;
@@ -163,7 +174,24 @@ export class EtcdWorkerWatcher {
     }
   }
 
-  private parse(prefix: string, key: string, value: string | Uint8Array): WorkerHeartbeat | undefined {
+  private parse(
+    prefix: string,
+    key: string,
+    value: string | Uint8Array,
+    lease: string | undefined,
+  ): WorkerHeartbeat | undefined {
+    if (lease === '0') {
+      this.unleasedValues += 1;
+      if (!this.warnedUnleased.has(key)) {
+        this.warnedUnleased.add(key);
+        this.logger.warn(
+          { key, reason: 'no lease' },
+          'ignoring worker registration written without a lease (never routed to)',
+        );
+      }
+      return undefined;
+    }
+    this.warnedUnleased.delete(key);
     const r = parseWorkerRegistration(prefix, key, value);
     if (r.ok) {
       this.warned.delete(key);

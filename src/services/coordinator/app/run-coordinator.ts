@@ -101,6 +101,7 @@ export function createCoordinatorLogger(config: BlockxConfig, deployment: string
 export function coreConfigFrom(c: CoordinatorConfig): CoordinatorCoreConfig {
   return {
     heartbeatTimeoutMs: c.heartbeatTimeoutMs,
+    maxClockSkewMs: c.maxClockSkewMs,
     watchGracePeriodMs: c.watchGracePeriodMs,
     slotTtlMs: c.slotTtlMs,
     maxCandidates: c.maxCandidates,

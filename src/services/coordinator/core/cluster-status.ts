@@ -14,6 +14,7 @@
 // otherwise.
 
 import type { CoordinatorCoreConfig } from './config.js';
+import { heartbeatFreshness } from './freshness.js';
 import type { WorkerView } from './worker-view.js';
 import { freeCapacityAt, localReservationsAt } from './worker-view.js';
 
@@ -153,10 +154,19 @@ export function routingBlocker(
   cfg: CoordinatorCoreConfig,
 ): NotRoutable | undefined {
   const age = now - v.lastHeartbeatMs;
-  if (age > cfg.heartbeatTimeoutMs) {
+  const freshness = heartbeatFreshness(v.lastHeartbeatMs, now, cfg);
+  if (freshness === 'stale') {
     return {
       code: NotRoutableCode.HEARTBEAT_TIMED_OUT,
       reason: `last heartbeat ${seconds(age)} ago (timeout ${seconds(cfg.heartbeatTimeoutMs)})`,
+    };
+  }
+  if (freshness === 'ahead') {
+    // The same code as a timed-out heartbeat (the proto's code list is closed: both mean "not fresh");
+    // the reason tells them apart.
+    return {
+      code: NotRoutableCode.HEARTBEAT_TIMED_OUT,
+      reason: `last heartbeat ${seconds(-age)} ahead of this coordinator's clock (max skew ${seconds(cfg.maxClockSkewMs)})`,
     };
   }
   const over: string[] = [];

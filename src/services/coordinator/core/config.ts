@@ -18,6 +18,11 @@ export const PLACEMENT_POLICIES: readonly PlacementPolicy[] = Object.freeze(['ca
 export interface CoordinatorCoreConfig {
   /** A Worker whose heartbeat is older than this (by the Coordinator's clock) is hard-filtered. */
   readonly heartbeatTimeoutMs: number;
+  /**
+   * A heartbeat whose lastHeartbeatMs is more than this AHEAD of the Coordinator's clock is not fresh
+   * either (freshness.ts): without it a value from the far future would never age out of the view.
+   */
+  readonly maxClockSkewMs: number;
   /** How long a watch outage is tolerated before the core reports Unavailable. <= heartbeatTimeoutMs. */
   readonly watchGracePeriodMs: number;
   /** The reservation window passed to the Worker as `ttl_ms`; the core does not interpret it. */
@@ -38,6 +43,7 @@ export interface CoordinatorCoreConfig {
 
 export const DEFAULT_COORDINATOR_CORE_CONFIG: CoordinatorCoreConfig = Object.freeze({
   heartbeatTimeoutMs: 10_000,
+  maxClockSkewMs: 5_000,
   watchGracePeriodMs: 10_000,
   slotTtlMs: 5_000,
   maxCandidates: 3,
@@ -53,6 +59,7 @@ export const DEFAULT_COORDINATOR_CORE_CONFIG: CoordinatorCoreConfig = Object.fre
 export const COORDINATOR_CORE_CONFIG_ENV: Readonly<Record<keyof CoordinatorCoreConfig, string>> =
   Object.freeze({
     heartbeatTimeoutMs: 'COORDINATOR_HEARTBEAT_TIMEOUT_MS',
+    maxClockSkewMs: 'COORDINATOR_MAX_CLOCK_SKEW_MS',
     watchGracePeriodMs: 'COORDINATOR_WATCH_GRACE_PERIOD_MS',
     slotTtlMs: 'COORDINATOR_SLOT_TTL_MS',
     maxCandidates: 'COORDINATOR_MAX_CANDIDATES',
@@ -77,6 +84,7 @@ const RED_LINES = ['cpuRedLine', 'memoryRedLine', 'errorRateRedLine'] as const;
  * Every problem of a config, in field order; empty when valid.
  * - heartbeatTimeoutMs, slotTtlMs, maxCandidates, circuitBreakerThreshold, circuitBreakerCooldownMs:
  *   positive safe integers.
+ * - maxClockSkewMs: a non-negative safe integer (0 = no heartbeat may be ahead of the Coordinator's clock).
  * - watchGracePeriodMs: a non-negative safe integer (0 = no grace: Unavailable from the first
  *   millisecond after a disconnect) and <= heartbeatTimeoutMs, so that by the time the grace runs out a
  *   Worker that died during the outage has also aged out of the view's trust.
@@ -89,6 +97,10 @@ export function validateCoordinatorCoreConfig(config: CoordinatorCoreConfig): Co
     const v = config[field];
     if (!Number.isSafeInteger(v) || v <= 0)
       problems.push({ field, message: `must be a positive integer, got ${v}` });
+  }
+  const skew = config.maxClockSkewMs;
+  if (!Number.isSafeInteger(skew) || skew < 0) {
+    problems.push({ field: 'maxClockSkewMs', message: `must be a non-negative integer, got ${skew}` });
   }
   const grace = config.watchGracePeriodMs;
   if (!Number.isSafeInteger(grace) || grace < 0) {

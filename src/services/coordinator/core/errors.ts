@@ -56,6 +56,10 @@ export interface FilterDetails {
   worstErrorRate: number;
   /** Largest `now - lastHeartbeatMs` among timed-out Workers. */
   oldestHeartbeatAgeMs: number;
+  /** Of the `heartbeatTimedOut` Workers, those whose heartbeat is beyond maxClockSkewMs in the future. */
+  aheadOfClock: number;
+  /** Largest `lastHeartbeatMs - now` among them. */
+  furthestAheadMs: number;
   /** Largest `deadline - now` among Workers with an open breaker. */
   longestBreakerMs: number;
 }

@@ -36,6 +36,8 @@ export type {
   ReserveResult,
   SlotAnswer,
 } from './reservation-types.js';
+export { heartbeatFreshness } from './freshness.js';
+export type { HeartbeatFreshness } from './freshness.js';
 export { MAX_NO_SLOT_MESSAGE, noExecutableSlotMessage } from './no-slot-message.js';
 export { fmix32, hashString32, rendezvousScore } from './rendezvous.js';
 export { mergeHeartbeats, registryEntryWins } from './prefix-merge.js';

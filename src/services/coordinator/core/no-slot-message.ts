@@ -16,14 +16,20 @@ export function noExecutableSlotMessage(
   d: Readonly<FilterDetails>,
   cfg: Pick<
     CoordinatorCoreConfig,
-    'heartbeatTimeoutMs' | 'cpuRedLine' | 'memoryRedLine' | 'errorRateRedLine'
+    'heartbeatTimeoutMs' | 'maxClockSkewMs' | 'cpuRedLine' | 'memoryRedLine' | 'errorRateRedLine'
   >,
 ): string {
   const reasons: string[] = [];
   if (filtered.excluded > 0) reasons.push(`already tried ${workers(filtered.excluded)}`);
-  if (filtered.heartbeatTimedOut > 0) {
+  const timedOut = filtered.heartbeatTimedOut - d.aheadOfClock;
+  if (timedOut > 0) {
     reasons.push(
-      `heartbeat older than ${seconds(cfg.heartbeatTimeoutMs)} on ${workers(filtered.heartbeatTimedOut)} (oldest ${seconds(d.oldestHeartbeatAgeMs)})`,
+      `heartbeat older than ${seconds(cfg.heartbeatTimeoutMs)} on ${workers(timedOut)} (oldest ${seconds(d.oldestHeartbeatAgeMs)})`,
+    );
+  }
+  if (d.aheadOfClock > 0) {
+    reasons.push(
+      `heartbeat more than ${seconds(cfg.maxClockSkewMs)} ahead of the clock on ${workers(d.aheadOfClock)} (up to ${seconds(d.furthestAheadMs)})`,
     );
   }
   if (d.cpuOver > 0) reasons.push(overLine('cpu', d.worstCpu, cfg.cpuRedLine, d.cpuOver));

@@ -2,7 +2,8 @@
 //
 // Hard filters, in order; a Worker is counted under the first one it fails:
 //   1. excluded by the request (already tried);
-//   2. heartbeat timed out: now - lastHeartbeatMs > heartbeatTimeoutMs (exactly at the timeout: fresh);
+//   2. heartbeat not fresh (freshness.ts): now - lastHeartbeatMs > heartbeatTimeoutMs (exactly at the
+//      timeout: fresh), or lastHeartbeatMs - now > maxClockSkewMs (a heartbeat from the future);
 //   3. cpu, memory or error rate strictly above its red line (exactly at it: passes);
 //   4. circuit breaker open: now < circuitBreakerDeadlineMs (exactly at the deadline: closed);
 //   5. no free capacity: free <= 0, where free = taskSlots - (reservedSlots + runningTasks) minus this
@@ -53,6 +54,8 @@ export function emptyFilterDetails(): FilterDetails {
     errorRateOver: 0,
     worstErrorRate: 0,
     oldestHeartbeatAgeMs: 0,
+    aheadOfClock: 0,
+    furthestAheadMs: 0,
     longestBreakerMs: 0,
   };
 }
@@ -70,7 +73,7 @@ export function scanCandidates(
 ): ScanResult {
   const excludedSet = excluded.length > 4 ? new Set(excluded) : undefined;
   const checkExcluded = excluded.length > 0;
-  const { heartbeatTimeoutMs, cpuRedLine, memoryRedLine, errorRateRedLine, slotTtlMs } = cfg;
+  const { heartbeatTimeoutMs, maxClockSkewMs, cpuRedLine, memoryRedLine, errorRateRedLine, slotTtlMs } = cfg;
   const affinity = cfg.placement === 'affinity';
   const taskMix = taskHash ^ RENDEZVOUS_SALT;
 
@@ -89,7 +92,9 @@ export function scanCandidates(
   for (let i = 0; i < views.length; i++) {
     const v = views[i]!;
     const age = now - v.lastHeartbeatMs;
-    const stale = age > heartbeatTimeoutMs;
+    // heartbeatFreshness (freshness.ts), inlined for the 10,000-Worker scan.
+    const ahead = -age > maxClockSkewMs;
+    const stale = age > heartbeatTimeoutMs || ahead;
     if (!stale) fresh++;
     if (checkExcluded && isExcluded(v, excluded, excludedSet)) {
       filtered.excluded++;
@@ -97,7 +102,10 @@ export function scanCandidates(
     }
     if (stale) {
       filtered.heartbeatTimedOut++;
-      if (age > details.oldestHeartbeatAgeMs) details.oldestHeartbeatAgeMs = age;
+      if (ahead) {
+        details.aheadOfClock++;
+        if (-age > details.furthestAheadMs) details.furthestAheadMs = -age;
+      } else if (age > details.oldestHeartbeatAgeMs) details.oldestHeartbeatAgeMs = age;
       continue;
     }
     if (v.cpuPercent > cpuRedLine || v.memoryPercent > memoryRedLine || v.errorRate > errorRateRedLine) {

@@ -2,6 +2,7 @@
 // endpoints show. Derived, never stored.
 
 import type { CoordinatorCoreConfig } from './config.js';
+import { heartbeatFreshness } from './freshness.js';
 import { freeCapacityAt } from './worker-view.js';
 import type { WorkerView } from './worker-view.js';
 
@@ -35,7 +36,7 @@ export function workerStatus(v: WorkerView, now: number, config: CoordinatorCore
     freeSlots: free,
     lastHeartbeatMs: v.lastHeartbeatMs,
     heartbeatAgeMs: now - v.lastHeartbeatMs,
-    heartbeatFresh: now - v.lastHeartbeatMs <= config.heartbeatTimeoutMs,
+    heartbeatFresh: heartbeatFreshness(v.lastHeartbeatMs, now, config) === 'fresh',
     cpuPercent: v.cpuPercent,
     memoryPercent: v.memoryPercent,
     errorRate: v.errorRate,

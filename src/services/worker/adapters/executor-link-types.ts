@@ -85,7 +85,18 @@ export type ResumeOutcome =
   | { readonly requestId?: number; readonly ok: false; readonly error: WaitError };
 
 export interface ExecutorLinkOptions {
-  readonly socketPath: string;
+  /**
+   * Where to listen, in a directory the caller made private. Either this or `socketDir`; production
+   * (executor-ports.ts) uses `socketDir`.
+   */
+  readonly socketPath?: string;
+  /**
+   * Listen in a fresh 0700 directory made under this one (`<socketDir>/bx-XXXXXX/executor.sock`),
+   * removed again on close (docs/security.md, "The executor socket").
+   */
+  readonly socketDir?: string;
+  /** How long a new connection may take to present an authenticated Hello. Default 5000 ms. */
+  readonly helloTimeoutMs?: number;
   readonly onEvent: (event: ExecutorLinkEvent) => void;
   /** Serve a request (IO reads); return undefined to leave it to whoever handles `callWaiting` events. */
   readonly onWaiting?: (request: WaitingRequest) => Promise<ResumeOutcome> | undefined;

@@ -15,7 +15,15 @@
 // IO and subcall requests (`callWaiting`) are emitted as events; if `onWaiting` returns a promise for a
 // request, the link answers it itself with ResumeCall. Synthetic events (failures the link decides)
 // are emitted on a microtask, never from inside the command that caused them.
+//
+// Who may speak for the executor (docs/security.md, "The executor socket"): the socket sits in a 0700
+// directory and is 0600, and a connection counts only once its FIRST frame is a Hello carrying the
+// secret the supervisor handed the process it spawned (`issueSecret`, one per spawn, used once). Until
+// then a connection is kept apart: it receives nothing, cannot displace the live executor, and is
+// closed (one warn line, never the secret) when its first frame is anything else or it stays silent
+// for `helloTimeoutMs`.
 
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import { CallAlreadyInFlightError } from '../../../executor/errors.js';
 import { jsonOf } from './frozen-json.js';
@@ -26,7 +34,13 @@ import {
   type CallFailureKind,
   type ExecutorToWorker,
 } from '../../../executor/protocol.js';
-import { listenOnSocket, unlinkOwnSocket, type SocketFileIdentity } from '../../../executor/socket-path.js';
+import {
+  listenOnSocket,
+  makePrivateSocketDir,
+  removePrivateSocketDir,
+  unlinkOwnSocket,
+  type SocketFileIdentity,
+} from '../../../executor/socket-path.js';
 import type {
   AttemptFields,
   ExecuteCallCommand,
@@ -57,7 +71,15 @@ interface Connection {
   lastHeartbeatAtMs: number;
   readonly sentEpochs: Set<string>;
   closed: boolean;
+  /** Its first frame was a Hello with the spawn secret: only then may it be `ExecutorLink.conn`. */
+  authenticated: boolean;
+  helloTimer: NodeJS.Timeout | undefined;
 }
+
+/** Bound on a new connection's wait for its Hello (docs/security.md). */
+export const DEFAULT_HELLO_TIMEOUT_MS = 5_000;
+/** A Hello is a few hundred bytes; a connection that buffers more before one is not an executor. */
+const MAX_HELLO_BYTES = 64 * 1024;
 
 export class ExecutorLink {
   private readonly opts: ExecutorLinkOptions;
@@ -65,6 +87,13 @@ export class ExecutorLink {
   private queued: Inflight[] = [];
   private server: Server | undefined;
   private socketFile: SocketFileIdentity | undefined;
+  private listeningOn: string | undefined;
+  /** The 0700 directory listen() made (socketDir mode), removed on close. */
+  private privateDir: string | undefined;
+  /** The current spawn's secret; cleared once a Hello presented it (a secret opens one connection). */
+  private expectedSecret: Buffer | undefined;
+  /** Connections that have not presented an authenticated Hello yet. */
+  private readonly unauthenticated = new Set<Connection>();
   private conn: Connection | undefined;
   private closed = false;
   private readonly unsubscribeRetire: (() => void) | undefined;
@@ -74,15 +103,45 @@ export class ExecutorLink {
     this.unsubscribeRetire = options.epochs?.onRetire((epoch) => this.retireEpoch(epoch));
   }
 
-  /** Listen on the socket path (taking over a stale socket file, refusing a live one). */
+  /**
+   * Listen: on `socketPath` (taking over a stale socket file, refusing a live one), or in a fresh 0700
+   * directory under `socketDir`. The socket file is 0600 either way.
+   */
   async listen(): Promise<void> {
+    let socketPath = this.opts.socketPath;
+    if (socketPath === undefined) {
+      if (this.opts.socketDir === undefined) throw new Error('ExecutorLink needs socketPath or socketDir');
+      const made = await makePrivateSocketDir(this.opts.socketDir);
+      this.privateDir = made.dir;
+      socketPath = made.socketPath;
+    }
     const server = createServer((socket) => this.accept(socket));
-    this.socketFile = await listenOnSocket(server, this.opts.socketPath);
+    try {
+      this.socketFile = await listenOnSocket(server, socketPath);
+    } catch (err) {
+      if (this.privateDir !== undefined) await removePrivateSocketDir(this.privateDir);
+      this.privateDir = undefined;
+      throw err;
+    }
+    this.listeningOn = socketPath;
     this.server = server;
   }
 
+  /** The socket path (with `socketDir`, known once listen() has run). */
   get socketPath(): string {
-    return this.opts.socketPath;
+    const socketPath = this.listeningOn ?? this.opts.socketPath;
+    if (socketPath === undefined) throw new Error('the executor socket path is known once listen() has run');
+    return socketPath;
+  }
+
+  /**
+   * A fresh secret for the executor about to be spawned (32 random bytes, hex). It replaces any earlier
+   * one and opens exactly one connection: the first Hello that presents it.
+   */
+  issueSecret(): string {
+    const secret = randomBytes(32).toString('hex');
+    this.expectedSecret = Buffer.from(secret, 'utf8');
+    return secret;
   }
 
   /** True between the executor's first heartbeat and its loss. */
@@ -217,6 +276,8 @@ export class ExecutorLink {
     if (this.closed) return;
     this.closed = true;
     this.unsubscribeRetire?.();
+    this.expectedSecret = undefined;
+    for (const pending of [...this.unauthenticated]) this.refuse(pending, undefined);
     if (this.conn) this.lose(this.conn, 'executor link closed');
     const pending = [...this.inflightCalls.values()];
     this.inflightCalls.clear();
@@ -226,6 +287,8 @@ export class ExecutorLink {
     this.server = undefined;
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
     if (this.socketFile) await unlinkOwnSocket(this.socketFile);
+    if (this.privateDir !== undefined) await removePrivateSocketDir(this.privateDir);
+    this.privateDir = undefined;
   }
 
   // ---- connection ------------------------------------------------------------------------------------
@@ -235,8 +298,7 @@ export class ExecutorLink {
       socket.destroy();
       return;
     }
-    // One executor at a time: a newer connection supersedes the old one (its process is being replaced).
-    if (this.conn) this.lose(this.conn, 'superseded by a new executor connection');
+    // Not the executor yet: it becomes one (superseding the old) only with an authenticated Hello.
     const conn: Connection = {
       socket,
       writer: new FrameWriter(socket, { maxFrameBytes: this.opts.maxFrameBytes }),
@@ -249,12 +311,28 @@ export class ExecutorLink {
       lastHeartbeatAtMs: Date.now(),
       sentEpochs: new Set(),
       closed: false,
+      authenticated: false,
+      helloTimer: undefined,
     };
-    this.conn = conn;
+    this.unauthenticated.add(conn);
+    const helloTimeoutMs = this.opts.helloTimeoutMs ?? DEFAULT_HELLO_TIMEOUT_MS;
+    conn.helloTimer = setTimeout(
+      () => this.refuse(conn, `no Hello within ${helloTimeoutMs} ms`),
+      helloTimeoutMs,
+    );
+    conn.helloTimer.unref();
     socket.setNoDelay?.(true);
     socket.on('data', (chunk: Buffer) => this.onData(conn, chunk));
-    socket.on('close', () => this.lose(conn, 'executor connection closed'));
-    socket.on('error', (err) => this.lose(conn, `executor connection error: ${err.message}`));
+    socket.on('close', () =>
+      conn.authenticated
+        ? this.lose(conn, 'executor connection closed')
+        : this.refuse(conn, 'closed before sending a Hello'),
+    );
+    socket.on('error', (err) =>
+      conn.authenticated
+        ? this.lose(conn, `executor connection error: ${err.message}`)
+        : this.refuse(conn, `connection error before a Hello: ${err.message}`),
+    );
   }
 
   private onData(conn: Connection, chunk: Buffer): void {
@@ -263,8 +341,17 @@ export class ExecutorLink {
     try {
       frames = conn.decoder.pushRaw(chunk);
     } catch (err) {
-      this.lose(conn, `protocol error: ${(err as Error).message}`);
+      if (conn.authenticated) this.lose(conn, `protocol error: ${(err as Error).message}`);
+      else this.refuse(conn, `protocol error before a Hello: ${(err as Error).message}`);
       return;
+    }
+    if (!conn.authenticated) {
+      const first = frames[0];
+      if (first === undefined) {
+        if (conn.decoder.pendingBytes > MAX_HELLO_BYTES) this.refuse(conn, 'its first frame is too large');
+        return;
+      }
+      if (!this.authenticate(conn, first)) return;
     }
     for (const raw of frames) {
       let m: ExecutorToWorker;
@@ -283,6 +370,7 @@ export class ExecutorLink {
   private onMessage(conn: Connection, m: ExecutorToWorker, raw: string): void {
     switch (m.type) {
       case 'Hello':
+        if (conn.hello) return; // said already, on the frame that authenticated this connection
         if (m.protocolVersion !== PROTOCOL_VERSION) {
           this.opts.log?.(
             'error',
@@ -467,6 +555,74 @@ export class ExecutorLink {
     for (const entry of queued) {
       if (this.inflightCalls.get(attemptKey(entry.callId, entry.attempt)) === entry) this.send(conn, entry);
     }
+  }
+
+  /**
+   * The first frame of a connection decides whether it may speak for the executor: a Hello carrying the
+   * current spawn secret. Anything else closes it (`refuse`) and leaves the live executor alone.
+   */
+  private authenticate(conn: Connection, raw: string): boolean {
+    if (Buffer.byteLength(raw) > MAX_HELLO_BYTES) {
+      this.refuse(conn, 'its first frame is too large');
+      return false;
+    }
+    let m: { type: string; secret?: unknown };
+    try {
+      m = parseMessage<{ type: string; secret?: unknown }>(raw);
+    } catch (err) {
+      this.refuse(conn, `its first frame is not a message (${(err as Error).message})`);
+      return false;
+    }
+    if (m.type !== 'Hello') {
+      this.refuse(conn, `its first frame is ${JSON.stringify(m.type.slice(0, 40))}, not Hello`);
+      return false;
+    }
+    if (typeof m.secret !== 'string' || m.secret === '') {
+      this.refuse(conn, 'its Hello carries no secret');
+      return false;
+    }
+    if (!this.secretMatches(m.secret)) {
+      this.refuse(conn, 'its Hello carries a wrong or already used secret');
+      return false;
+    }
+    this.expectedSecret = undefined; // one spawn, one connection
+    clearTimeout(conn.helloTimer);
+    conn.helloTimer = undefined;
+    this.unauthenticated.delete(conn);
+    conn.authenticated = true;
+    // One executor at a time: an authenticated newcomer is the replacement process of a lost one.
+    if (this.conn) this.lose(this.conn, 'superseded by a new executor connection');
+    this.conn = conn;
+    return true;
+  }
+
+  /** Constant-time comparison with the current spawn secret (there is none once it has been used). */
+  private secretMatches(presented: string): boolean {
+    const expected = this.expectedSecret;
+    if (expected === undefined) return false;
+    const got = Buffer.from(presented, 'utf8');
+    return got.length === expected.length && timingSafeEqual(got, expected);
+  }
+
+  /**
+   * Close a connection that never authenticated: it was never the executor, so nothing is lost and no
+   * event is emitted. One warn line (`why` undefined: the link is closing, say nothing). The secret is
+   * never logged, neither the expected one nor what the connection sent.
+   */
+  private refuse(conn: Connection, why: string | undefined): void {
+    if (conn.closed) return;
+    conn.closed = true;
+    clearTimeout(conn.helloTimer);
+    conn.helloTimer = undefined;
+    this.unauthenticated.delete(conn);
+    conn.writer.close();
+    conn.socket.destroy();
+    if (why !== undefined)
+      this.opts.log?.(
+        'warn',
+        `refused a connection to the executor socket: ${why}; only the executor this worker spawned, ` +
+          'presenting its secret, is served (docs/security.md)',
+      );
   }
 
   private lose(conn: Connection, reason: string): void {

@@ -7,16 +7,14 @@
 //     start(), whenReady(), close()
 //   }
 //
-// One ExecutorSupervisor per Worker: it listens on a Unix socket (in `executor.socketDir`, or the OS
-// temp dir), spawns `blockx executor --socket PATH` and restarts it with backoff. The code view feeds
+// One ExecutorSupervisor per Worker: it listens on a Unix socket in a private 0700 directory made under
+// `executor.socketDir` (or the OS temp dir) and removed on close, spawns `blockx executor --socket PATH`
+// with a per-spawn secret and restarts it with backoff (docs/security.md, "The executor socket"). The code view feeds
 // the link's DefineEpoch / RetireEpoch, so the executor runs exactly the epoch each task pinned.
 
-import { randomBytes } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FunctionCodeView } from '../../../executor/code-epochs.js';
-import { checkSocketPath } from '../../../executor/socket-path.js';
 import type { BlockxConfig } from '../../../kernel/config-types.js';
 import { codeEpochsFromView, ManualExecutorReadiness } from './default-ports.js';
 import { DeploymentUnknownError } from './errors.js';
@@ -57,6 +55,7 @@ export interface ExecutorPorts {
   readonly executorReadiness: ExecutorReadiness;
   readonly supervisor: ExecutorSupervisor;
   readonly codeView: FunctionCodeView;
+  /** `<socketDir>/bx-XXXXXX/executor.sock`; known once `start()` has resolved. */
   readonly socketPath: string;
   /** Listen on the socket and spawn the executor. Resolves once listening (not once ready). */
   start(): Promise<void>;
@@ -64,13 +63,6 @@ export interface ExecutorPorts {
   whenReady(): Promise<void>;
   /** Cancel running Calls phases, stop the executor, remove the socket. Idempotent. */
   close(): Promise<void>;
-}
-
-/** A short socket path: `<dir>/bx-<pid>-<random>.sock` (Linux allows 107 bytes). */
-export function executorSocketPath(dir: string): string {
-  const socketPath = path.join(dir, `bx-${process.pid}-${randomBytes(4).toString('hex')}.sock`);
-  checkSocketPath(socketPath);
-  return socketPath;
 }
 
 const LOG_LEVELS = new Set(['debug', 'info', 'warn', 'error']);
@@ -104,7 +96,6 @@ export function createExecutorPorts(options: ExecutorPortsOptions): ExecutorPort
   const functionsDir = options.functionsDir ?? config.functions.dir;
   const socketDir =
     options.socketDir ?? (ex.socketDir === '' ? tmpdir() : path.resolve(config.baseDir, ex.socketDir));
-  const socketPath = executorSocketPath(socketDir);
 
   const codeView = new FunctionCodeView({ dir: functionsDir });
   const readiness = new ManualExecutorReadiness(false);
@@ -120,7 +111,7 @@ export function createExecutorPorts(options: ExecutorPortsOptions): ExecutorPort
     }
   };
   const supervisor: ExecutorSupervisor = new ExecutorSupervisor({
-    socketPath,
+    socketDir,
     functionsDir,
     epochs: codeView,
     onEvent,
@@ -152,12 +143,13 @@ export function createExecutorPorts(options: ExecutorPortsOptions): ExecutorPort
     executorReadiness: readiness,
     supervisor,
     codeView,
-    socketPath,
+    get socketPath() {
+      return supervisor.link.socketPath;
+    },
     async start() {
-      await mkdir(socketDir, { recursive: true });
       await supervisor.start();
       logger.info(
-        { socket: socketPath, functions_dir: functionsDir, pid: supervisor.pid },
+        { socket: supervisor.link.socketPath, functions_dir: functionsDir, pid: supervisor.pid },
         'executor starting',
       );
     },

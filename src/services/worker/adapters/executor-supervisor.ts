@@ -11,12 +11,17 @@
 //   heartbeats queued on its socket have been read. Before this, a Worker resumed after a 15 s SIGSTOP
 //   killed its healthy Executor and re-ran every in-flight call (issue 14).
 // - stop(): SIGTERM (SIGKILL after a grace), close the link, remove the socket file.
+// - Each spawn gets a fresh secret from the link (`issueSecret`), written to the child's fd 3 (a pipe,
+//   `--secret-fd 3`) and the pipe closed: never in argv or the environment, which user functions can
+//   read. The executor reads it before it loads any code and presents it in its Hello; the link serves
+//   no connection without it (docs/security.md, "The executor socket").
 //
 // No orphans: the child is SIGKILLed when this process exits, and the executor itself exits when its
 // socket closes or its parent pid changes (executor-main.ts), which covers a SIGKILLed Worker too.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import type { Writable } from 'node:stream';
 import { packagePath } from '../../../kernel/package-root.js';
 import {
   INITIAL_LIVENESS,
@@ -32,8 +37,9 @@ export interface ExecutorSupervisorOptions extends Omit<ExecutorLinkOptions, 'on
   readonly functionsDir: string;
   readonly onEvent?: (event: ExecutorLinkEvent) => void;
   /**
-   * The executor command without its flags; the supervisor appends `--socket ... --functions-dir ...`.
-   * Default: `[node, <package>/bin/blockx.js, 'executor']`. See `tsxExecutorCommand()` for src/.
+   * The executor command without its flags; the supervisor appends `--socket ... --functions-dir ...
+   * --secret-fd 3`. Default: `[node, <package>/bin/blockx.js, 'executor']`. See `tsxExecutorCommand()`
+   * for src/. A wrapper command must leave fd 3 open for the executor.
    */
   readonly command?: readonly string[];
   readonly threads?: number;
@@ -62,6 +68,8 @@ export function defaultExecutorCommand(): string[] {
 }
 
 const KILL_GRACE_MS = 3_000;
+/** The child's file descriptor that carries the spawn secret (stdio[3], a pipe). */
+const SECRET_FD = 3;
 
 export class ExecutorSupervisor {
   readonly link: ExecutorLink;
@@ -151,10 +159,13 @@ export class ExecutorSupervisor {
     if (this.stopping) return;
     const o = this.opts;
     const [cmd, ...prefix] = o.command ?? defaultExecutorCommand();
+    const secret = this.link.issueSecret();
     const args = [
       ...prefix,
       '--socket',
       this.link.socketPath,
+      '--secret-fd',
+      String(SECRET_FD),
       '--functions-dir',
       o.functionsDir,
       ...(o.threads !== undefined ? ['--threads', String(o.threads)] : []),
@@ -171,10 +182,16 @@ export class ExecutorSupervisor {
     // (no "executor lost" mid-shutdown). It still cannot outlive the Worker: it exits when the socket
     // closes or its parent pid changes.
     const child = spawn(cmd!, args, {
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
       env: o.env ?? process.env,
       detached: true,
     });
+    const secretPipe = child.stdio[SECRET_FD] as Writable | null | undefined;
+    if (secretPipe) {
+      // EPIPE if the child died before reading: its exit is handled below.
+      secretPipe.on('error', () => undefined);
+      secretPipe.end(`${secret}\n`);
+    }
     this.child = child;
     this.spawnedAtMs = Date.now();
     this.starts++;

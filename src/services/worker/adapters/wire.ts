@@ -6,7 +6,9 @@
 //   - the builder's and the writer's `config` against the schema of the plugin their `type` names
 //     (DESIGN §4.5: "A task's config is validated against the plugin's schema before the task is
 //     admitted"). An unknown `type` is NOT an admission error: the seeds make it a task failure
-//     (BUILDER_NOT_FOUND / PLUGIN_NOT_FOUND), so the task is admitted and fails in its phase.
+//     (BUILDER_NOT_FOUND / PLUGIN_NOT_FOUND), so the task is admitted and fails in its phase;
+//   - with `tables` given, the tables the writer's config names (`table`, `tables`) are declared and
+//     `writable: true` (docs/storage.md, "Which tables tasks may write"; the IO scope enforces it again).
 
 import {
   taskInputFromWire,
@@ -25,7 +27,10 @@ import type {
   TaskUpdateWire,
 } from '../../../grpc/wire-types.js';
 import { MAX_ID_BYTES, cutText } from '../../../kernel/input-bounds.js';
+import type { TableConfig } from '../../../kernel/config-types.js';
+import type { SchemaIssue } from '../../../kernel/errors.js';
 import type { PluginKind, PluginRegistry } from '../../../kernel/plugin-registry.js';
+import { writerTableIssues } from '../../storage/table-write-rule.js';
 import {
   TaskState,
   WorkerAdmissionError,
@@ -36,7 +41,10 @@ import {
 } from '../core/index.js';
 import type { WatchUpdate } from './subscription-manager.js';
 
-export type TaskConfigValidator = Pick<PluginRegistry, 'builders' | 'writers' | 'validateTaskConfig'>;
+export type TaskConfigValidator = Pick<PluginRegistry, 'builders' | 'writers' | 'validateTaskConfig'> & {
+  /** The declared tables: a writer config naming one that tasks may not write is refused. */
+  readonly tables?: Readonly<Record<string, TableConfig>>;
+};
 
 export interface SubmitTaskRequest {
   readonly input: TaskInput;
@@ -55,14 +63,24 @@ function checkPluginConfig(
   const table = kind === 'builder' ? plugins.builders : plugins.writers;
   if (!table.has(plugin.type)) return;
   const issues = plugins.validateTaskConfig(kind, plugin.type, plugin.config);
-  if (issues.length === 0) return;
-  const detail = issues.map((i) => `${i.path || '/'} ${i.message} (rule: ${i.rule})`).join('; ');
-  throw WorkerAdmissionError.invalidArgument(
-    taskId,
-    field,
-    plugin.type,
-    `does not match the ${plugin.type} schema: ${detail}`,
-  );
+  const detail = (list: readonly SchemaIssue[]): string =>
+    list.map((i) => `${i.path || '/'} ${i.message} (rule: ${i.rule})`).join('; ');
+  if (issues.length > 0)
+    throw WorkerAdmissionError.invalidArgument(
+      taskId,
+      field,
+      plugin.type,
+      `does not match the ${plugin.type} schema: ${detail(issues)}`,
+    );
+  if (kind !== 'writer' || plugins.tables === undefined) return;
+  const tableIssues = writerTableIssues(plugin.config, plugins.tables);
+  if (tableIssues.length > 0)
+    throw WorkerAdmissionError.invalidArgument(
+      taskId,
+      field,
+      plugin.type,
+      `names a table tasks may not write: ${detail(tableIssues)}`,
+    );
 }
 
 /** SubmitTaskRequest → the core's input. Throws WorkerAdmissionError / WireFormatError (InvalidArgument). */

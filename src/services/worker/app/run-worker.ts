@@ -208,16 +208,18 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
   });
   // docs/batched-protocol.md § Worker: credits per stream default to the slot count, so one stream
   // can keep the whole worker busy and no more.
+  // SubmitTask admission also refuses writers of tables tasks may not write (docs/storage.md).
+  const admission = { ...plugins, tables: config.tables };
   const runTasks = new RunTasksStreams({
     orchestrator,
     subscriptions,
-    plugins,
+    plugins: admission,
     logger,
     options: { maxInFlight: w.runTasks.maxInFlight ?? w.taskSlots, flushMs: w.runTasks.flushMs },
   });
   server.addService(
     workerServiceDefinition,
-    workerServiceHandlers({ orchestrator, subscriptions, plugins, logger, runTasks }),
+    workerServiceHandlers({ orchestrator, subscriptions, plugins: admission, logger, runTasks }),
   );
   health.addToServer(server);
   const listen = opts.listen ?? w.listen;

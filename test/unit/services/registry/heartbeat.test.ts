@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   encodeWorkerHeartbeat,
+  MAX_HEARTBEAT_SLOTS,
   parseWorkerHeartbeat,
   parseWorkerRegistration,
 } from '../../../../src/services/registry/heartbeat.js';
@@ -40,6 +41,9 @@ describe('parseWorkerHeartbeat', () => {
 
   it.each([
     { name: 'fractions at their bounds', over: { cpuPercent: 0, memoryPercent: 1, errorRate: 1 } },
+    { name: 'taskSlots at the bound', over: { taskSlots: 100_000 } },
+    // Plausibility of the timestamp needs a clock: the core's freshness rule decides (freshness.ts).
+    { name: 'a far-future timestamp', over: { lastHeartbeatMs: Number.MAX_SAFE_INTEGER } },
     {
       name: 'an over-committed pool (the core filters it, the parser does not)',
       over: { reservedSlots: 20 },
@@ -67,6 +71,10 @@ describe('parseWorkerHeartbeat', () => {
     { name: 'null reservedSlots', value: json({ reservedSlots: null }), field: 'reservedSlots' },
     { name: 'negative runningTasks', value: json({ runningTasks: -1 }), field: 'runningTasks' },
     { name: 'fractional taskSlots', value: json({ taskSlots: 1.5 }), field: 'taskSlots' },
+    { name: 'taskSlots above the bound', value: json({ taskSlots: 100_001 }), field: 'taskSlots' },
+    { name: 'reservedSlots above the bound', value: json({ reservedSlots: 1e6 }), field: 'reservedSlots' },
+    { name: 'runningTasks above the bound', value: json({ runningTasks: 2 ** 40 }), field: 'runningTasks' },
+    { name: 'errorRate above 1', value: json({ errorRate: 1.01 }), field: 'errorRate' },
     { name: 'cpu as a percentage', value: json({ cpuPercent: 42 }), field: 'cpuPercent' },
     { name: 'negative memory fraction', value: json({ memoryPercent: -0.1 }), field: 'memoryPercent' },
     { name: 'error rate above 1', value: json({ errorRate: 1.0001 }), field: 'errorRate' },
@@ -105,12 +113,13 @@ describe('parseWorkerHeartbeat', () => {
 
   it('(property) any valid heartbeat survives encode → parse unchanged', () => {
     const nat = fc.nat({ max: 2 ** 40 });
+    const slots = fc.nat({ max: MAX_HEARTBEAT_SLOTS });
     const frac = fc.double({ min: 0, max: 1, noNaN: true });
     const hbArb = fc.record({
       workerAddr: fc.stringMatching(/^[a-z0-9.:-]{1,30}$/),
-      taskSlots: nat,
-      reservedSlots: nat,
-      runningTasks: nat,
+      taskSlots: slots,
+      reservedSlots: slots,
+      runningTasks: slots,
       cpuPercent: frac,
       memoryPercent: frac,
       memoryAvailableBytes: nat,

@@ -14,6 +14,10 @@
 // a storage write throws is remembered as a storage error (the retry scope may re-run the whole
 // transaction for it, while a writer's own errors pass through), and once the scope is closed every
 // write rejects with CANCELLED.
+//
+// Tasks write only tables declared `writable: true`: every write to another declared table rejects with
+// NOT_WRITABLE (not retryable) before any SQL runs, so nothing of it is written — this is the one
+// boundary every writer's writes pass (docs/storage.md, "Which tables tasks may write").
 
 import type { TableConfig } from '../../../../kernel/config-types.js';
 import type {
@@ -25,6 +29,7 @@ import type {
   TaskIoTransaction,
 } from '../../../../kernel/plugin-types.js';
 import { StorageError, StorageErrorCode } from '../../../storage/errors.js';
+import { refuseTaskWrite } from '../../../storage/table-write-rule.js';
 import type { StorageTransaction } from '../../../storage/types.js';
 import { tableConfig } from './scan-query.js';
 
@@ -43,6 +48,7 @@ export function taskIoTransaction(tx: StorageTransaction, ctx: TransactionContex
   const write = async <T>(operation: string, table: string, run: () => Promise<T>): Promise<T> => {
     try {
       if (ctx.signal.aborted) throw ctx.cancelled(operation, table);
+      refuseTaskWrite(ctx.tables, table, operation);
       ctx.written.add(table);
       return await run();
     } catch (err) {

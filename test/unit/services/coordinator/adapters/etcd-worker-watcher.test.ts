@@ -107,6 +107,57 @@ describe('EtcdWorkerWatcher', () => {
     await watcher.stop();
   });
 
+  it('ignores keys without a lease: never in the view, one warning per key, counted', async () => {
+    const { core, watcher, warnings } = setup([{ prefix: LEGACY, format: 'legacy' }]);
+    const value = (addr: string, slots: number): string => JSON.stringify(hb(addr, slots));
+    const list = (): void =>
+      watcher.onEvent({
+        type: 'list',
+        prefix: LEGACY,
+        entries: [
+          { key: `${LEGACY}forged:1`, value: value('forged:1', 100_000), lease: '0' },
+          { key: `${LEGACY}real:1`, value: value('real:1', 4), lease: '7587' },
+          { key: `${LEGACY}inproc:1`, value: value('inproc:1', 2) }, // no lease info: accepted
+        ],
+      });
+    list();
+    await flush();
+    expect(core.workersSnapshot(10_000).map((s) => s.workerAddr)).toEqual(['inproc:1', 'real:1']);
+    expect(warnings).toEqual([{ key: `${LEGACY}forged:1`, reason: 'no lease' }]);
+    expect(watcher.stats).toMatchObject({ unleasedValues: 1, skippedValues: 0 });
+
+    // A re-list counts it again but does not warn again.
+    list();
+    await flush();
+    expect(warnings).toHaveLength(1);
+    expect(watcher.stats.unleasedValues).toBe(2);
+
+    // A real worker's key overwritten without a lease leaves the view.
+    watcher.onEvent({
+      type: 'put',
+      prefix: LEGACY,
+      key: `${LEGACY}real:1`,
+      value: value('real:1', 9),
+      lease: '0',
+    });
+    await flush();
+    expect(core.workersSnapshot(10_000).map((s) => s.workerAddr)).toEqual(['inproc:1']);
+    expect(warnings.map((w) => w['key'])).toEqual([`${LEGACY}forged:1`, `${LEGACY}real:1`]);
+
+    // Deleted and re-put without a lease: warned again (a new incident).
+    watcher.onEvent({ type: 'delete', prefix: LEGACY, key: `${LEGACY}forged:1` });
+    watcher.onEvent({
+      type: 'put',
+      prefix: LEGACY,
+      key: `${LEGACY}forged:1`,
+      value: value('forged:1', 5),
+      lease: '0',
+    });
+    await flush();
+    expect(warnings).toHaveLength(3);
+    expect(core.workerCount).toBe(1);
+  });
+
   it('marks the core disconnected on an outage, keeps it ready within the grace, and reconnects after a re-list', async () => {
     const { clock, core, registry, watcher } = setup();
     const w = registry.writer();

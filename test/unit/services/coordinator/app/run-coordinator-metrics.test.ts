@@ -34,7 +34,8 @@ describe('runCoordinator metrics', () => {
     const registry = new InProcessRegistry();
     await registry
       .writer()
-      .publish('/blockx/workers/', hb('10.9.0.1:9090', 4, { lastHeartbeatMs: Date.now() + 60_000 }));
+      .publish('/blockx/workers/', hb('10.9.0.1:9090', 4, { lastHeartbeatMs: Date.now() }));
+    registry.putRaw('/blockx/workers/garbage:1', '{not json'); // skipped, and counted
     running = await runCoordinator({
       config,
       deployment: 'block',
@@ -75,6 +76,12 @@ describe('runCoordinator metrics', () => {
       1,
     );
     expect(exposedSample(body, 'blockx_coordinator_registry_workers', { ...labels, format: 'v2' })).toBe(0);
+    expect(
+      exposedSample(body, 'blockx_coordinator_registry_skipped_total', { ...labels, reason: 'unparseable' }),
+    ).toBe(1);
+    expect(
+      exposedSample(body, 'blockx_coordinator_registry_skipped_total', { ...labels, reason: 'no_lease' }),
+    ).toBe(0);
     expect(exposedSample(body, 'blockx_coordinator_ready', labels)).toBe(1);
     expect(exposedSample(body, 'blockx_coordinator_breaker_open', labels)).toBe(0);
     await c.close();

@@ -10,6 +10,7 @@ describe('CoordinatorCoreConfig', () => {
   it('has the seeds defaults, and they are valid', () => {
     expect(DEFAULT_COORDINATOR_CORE_CONFIG).toEqual({
       heartbeatTimeoutMs: 10_000,
+      maxClockSkewMs: 5_000,
       watchGracePeriodMs: 10_000,
       slotTtlMs: 5_000,
       maxCandidates: 3,
@@ -27,6 +28,9 @@ describe('CoordinatorCoreConfig', () => {
   const cases: Array<{ name: string; over: Partial<CoordinatorCoreConfig>; fields: string[] }> = [
     { name: 'grace equal to the heartbeat timeout', over: { watchGracePeriodMs: 10_000 }, fields: [] },
     { name: 'zero grace', over: { watchGracePeriodMs: 0 }, fields: [] },
+    { name: 'zero clock skew', over: { maxClockSkewMs: 0 }, fields: [] },
+    { name: 'negative clock skew', over: { maxClockSkewMs: -1 }, fields: ['maxClockSkewMs'] },
+    { name: 'fractional clock skew', over: { maxClockSkewMs: 1.5 }, fields: ['maxClockSkewMs'] },
     {
       name: 'red lines at exactly 1',
       over: { cpuRedLine: 1, memoryRedLine: 1, errorRateRedLine: 1 },

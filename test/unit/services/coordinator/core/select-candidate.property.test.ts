@@ -11,6 +11,8 @@ import type { WorkerHeartbeat } from '../../../../../src/services/registry/heart
 
 const CFG: CoordinatorCoreConfig = {
   heartbeatTimeoutMs: 100,
+  // Ages go down to -10 (a heartbeat 10 ms in the future), so the skew rule is exercised too.
+  maxClockSkewMs: 5,
   watchGracePeriodMs: 50,
   slotTtlMs: 10,
   maxCandidates: 3,
@@ -152,7 +154,8 @@ function modelApply(m: Model, input: CoordinatorInput, cfg: CoordinatorCoreConfi
   }
 }
 
-const fresh = (w: ModelWorker, now: number) => now - w.hb.lastHeartbeatMs <= CFG.heartbeatTimeoutMs;
+const fresh = (w: ModelWorker, now: number) =>
+  now - w.hb.lastHeartbeatMs <= CFG.heartbeatTimeoutMs && w.hb.lastHeartbeatMs - now <= CFG.maxClockSkewMs;
 const free = (w: ModelWorker) => w.hb.taskSlots - w.hb.reservedSlots - w.hb.runningTasks;
 function passes(w: ModelWorker, exclude: readonly string[], now: number): boolean {
   return (

@@ -20,7 +20,22 @@ describe('selectCandidate hard filters', () => {
     { name: 'excluded', a: {}, exclude: ['a'], want: 'b' },
     { name: 'heartbeat older than the timeout', a: { lastHeartbeatMs: NOW - 10_001 }, want: 'b' },
     { name: 'heartbeat exactly at the timeout is fresh', a: { lastHeartbeatMs: NOW - 10_000 }, want: 'a' },
-    { name: 'heartbeat from the future (clock skew) is fresh', a: { lastHeartbeatMs: NOW + 500 }, want: 'a' },
+    {
+      name: 'heartbeat from the future within the skew is fresh',
+      a: { lastHeartbeatMs: NOW + 500 },
+      want: 'a',
+    },
+    {
+      name: 'heartbeat exactly maxClockSkewMs ahead is fresh',
+      a: { lastHeartbeatMs: NOW + 5_000 },
+      want: 'a',
+    },
+    { name: 'heartbeat beyond maxClockSkewMs ahead', a: { lastHeartbeatMs: NOW + 5_001 }, want: 'b' },
+    {
+      name: 'a forged key: huge pool, far-future heartbeat',
+      a: { taskSlots: 100_000, lastHeartbeatMs: Number.MAX_SAFE_INTEGER },
+      want: 'b',
+    },
     { name: 'cpu above the red line', a: { cpuPercent: 0.9001 }, want: 'b' },
     { name: 'cpu exactly at the red line passes', a: { cpuPercent: 0.9 }, want: 'a' },
     { name: 'memory above the red line', a: { memoryPercent: 0.95 }, want: 'b' },

@@ -16,6 +16,7 @@ export const TABLES: Record<string, TableConfig> = {
     blockColumn: 'number',
     blockHashColumn: 'hash',
     chainColumn: 'chain_id',
+    writable: true, // the transaction tests write every table
   },
   transactions: {
     columns: { chain_id: int, block_number: big, block_hash: text, idx: int, value: text },
@@ -23,11 +24,17 @@ export const TABLES: Record<string, TableConfig> = {
     blockColumn: 'block_number',
     blockHashColumn: 'block_hash',
     chainColumn: 'chain_id',
+    writable: true, // the transaction tests write every table
   },
   /** Block column only: no hash, no chain. */
-  heights: { columns: { number: big, note: text }, primaryKey: ['number'], blockColumn: 'number' },
+  heights: {
+    columns: { number: big, note: text },
+    primaryKey: ['number'],
+    blockColumn: 'number',
+    writable: true,
+  },
   /** No block column at all. */
-  balances: { columns: { address: text, amount: text }, primaryKey: ['address'] },
+  balances: { columns: { address: text, amount: text }, primaryKey: ['address'], writable: true },
 };
 
 export function storageConfig(overrides: Partial<BlockxConfig['storage']> = {}): BlockxConfig['storage'] {
