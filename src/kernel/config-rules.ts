@@ -2,6 +2,7 @@
 // the pipeline attaches where the offending value came from (file line:column, env var or flag).
 import { parseRegistryPrefix } from '../services/registry/prefix.js';
 import type { BlockxConfig, DeploymentConfig } from './config-types.js';
+import { MAX_HEARTBEAT_SLOTS } from '../services/registry/heartbeat.js';
 
 export interface RuleViolation {
   /** Config path segments of the value to blame. */
@@ -65,6 +66,14 @@ function checkDeployment(name: string, dep: DeploymentConfig): RuleViolation[] {
     out.push({
       path: at('worker', 'taskDeadlineMs'),
       message: `must be <= maxTaskTimeoutMs (${w.maxTaskTimeoutMs}), got ${w.taskDeadlineMs}`,
+    });
+  }
+  // docs/security.md § The registry: a Coordinator ignores a heartbeat claiming more slots, so such a worker
+  // would never be routed to. (The schema says so for the file; this catches WORKER_TASK_SLOTS too.)
+  if (w.taskSlots > MAX_HEARTBEAT_SLOTS) {
+    out.push({
+      path: at('worker', 'taskSlots'),
+      message: `must be <= ${MAX_HEARTBEAT_SLOTS}, got ${w.taskSlots}`,
     });
   }
   // docs/security.md § Input bounds: a worker refuses ttl_ms above maxSlotTtlMs, so an inline TTL or a

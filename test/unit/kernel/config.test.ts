@@ -366,6 +366,19 @@ describe('resolveConfig: malformed configs name the path and line:column', () =>
     });
   });
 
+  it('taskSlots above what a Coordinator accepts in a heartbeat is refused, from the file or the env', () => {
+    const fromFile = issuesOf(`${MINIMAL}    worker:\n      taskSlots: 100001\n`);
+    expect(fromFile.map((i) => i.path)).toContain('deployments.bundle.worker.taskSlots');
+    const fromEnv = issuesOf(MINIMAL, { WORKER_TASK_SLOTS: '100001' });
+    expect(fromEnv.map((i) => [i.path, i.message])).toContainEqual([
+      'deployments.bundle.worker.taskSlots',
+      'must be <= 100000, got 100001',
+    ]);
+    expect(() =>
+      resolveConfig(parseConfigText(MINIMAL, '/x/c.yaml'), { env: { WORKER_TASK_SLOTS: '100000' } }),
+    ).not.toThrow();
+  });
+
   it('reports every problem at once: schema errors and env errors together', () => {
     const issues = issuesOf(
       `version: 1\nbogus: 1\ndeployments:\n  block:\n    kind: block\n    worker:\n      taskSlots: -1\n`,
