@@ -35,6 +35,7 @@ export const TABLES: Readonly<Record<string, TableConfig>> = {
     primaryKey: ['chain_id', 'block_number', 'log_idx'],
     blockColumn: 'block_number',
     chainColumn: 'chain_id',
+    writable: true, // an output table (docs/storage.md § Which tables tasks may write)
   },
 };
 
