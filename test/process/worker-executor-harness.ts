@@ -28,6 +28,12 @@ export const REPO = path.resolve(import.meta.dirname, '../..');
 const CONFIG = path.join(REPO, 'blockx.config.yaml');
 
 /** A temp functions folder with the repo's hello_world.ts plus the given `name → source` files. */
+/** A function that sleeps `ms` and rejects with the task's abort reason when cancelled. */
+export const SLEEPY = `export default (ctx, ms) => new Promise((resolve, reject) => {
+  const t = setTimeout(() => resolve('slept ' + ms), ms);
+  ctx.signal.addEventListener('abort', () => { clearTimeout(t); reject(ctx.signal.reason); });
+});\n`;
+
 export function makeFunctionsDir(files: Record<string, string>): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'bx-wexec-fn-'));
   writeFileSync(path.join(dir, 'package.json'), '{"type":"module"}');

@@ -13,17 +13,13 @@ import {
   makeFunctionsDir,
   outputsOf,
   removeDir,
+  SLEEPY,
   startWorkerWithExecutor,
   submit,
   terminalOf,
   until,
   type WorkerWithExecutor,
 } from './worker-executor-harness.js';
-
-const SLEEPY = `export default (ctx, ms) => new Promise((resolve, reject) => {
-  const t = setTimeout(() => resolve('slept ' + ms), ms);
-  ctx.signal.addEventListener('abort', () => { clearTimeout(t); reject(ctx.signal.reason); });
-});\n`;
 
 let functionsDir = '';
 let w: WorkerWithExecutor | undefined;

@@ -13,6 +13,7 @@ import {
   makeFunctionsDir,
   outputsOf,
   removeDir,
+  SLEEPY,
   startWorkerWithExecutor,
   submit,
   terminalOf,
@@ -20,10 +21,6 @@ import {
   type WorkerWithExecutor,
 } from './worker-executor-harness.js';
 
-const SLEEPY = `export default (ctx, ms) => new Promise((resolve, reject) => {
-  const t = setTimeout(() => resolve('slept ' + ms), ms);
-  ctx.signal.addEventListener('abort', () => { clearTimeout(t); reject(ctx.signal.reason); });
-});\n`;
 const SPIN = `export default function spin() { for (;;) { /* ignores ctx.signal */ } }\n`;
 const version = (v: string) =>
   `export default (ctx, ms) => new Promise((resolve) => setTimeout(() => resolve('${v}'), ms));\n`;

@@ -234,6 +234,7 @@ export class BatchedTaskRunner {
       admitted: false,
       cancelled: false,
       resends: 0,
+      queued: false,
     };
     job.entry = entry;
     job.stream = stream;

@@ -60,6 +60,8 @@ export interface StreamEntry {
   cancelled: boolean;
   /** Set by the stream: times it was sent again after a break. */
   resends: number;
+  /** Set by the stream: waiting in its queue for a credit (not sent, or to be sent again). */
+  queued: boolean;
 }
 
 export interface WorkerStreamOptions {
@@ -115,6 +117,7 @@ export class WorkerTaskStream {
       entry.listener.refused(entry, this.closedError(entry.taskId));
       return;
     }
+    entry.queued = true;
     this.queue.push(entry);
     this.ensureOpen();
     this.scheduleFlush();
@@ -123,6 +126,9 @@ export class WorkerTaskStream {
   /** Stop reporting `entry`; an unsent one is dropped. */
   cancel(entry: StreamEntry): void {
     entry.cancelled = true;
+    // Every finished task is cancelled by the runner: only a queued one costs a search.
+    if (!entry.queued) return;
+    entry.queued = false;
     const i = this.queue.indexOf(entry);
     if (i >= 0) this.queue.splice(i, 1);
   }
@@ -179,7 +185,10 @@ export class WorkerTaskStream {
       const n = Math.min(this.credits, this.queue.length, MAX_TASKS_PER_MESSAGE);
       const batch = this.queue.splice(0, n);
       this.credits -= n;
-      for (const e of batch) this.awaitingAdmission.push(e);
+      for (const e of batch) {
+        e.queued = false;
+        this.awaitingAdmission.push(e);
+      }
       call.write({ tasks: batch.map((e) => ({ task: e.task, slotId: e.slotId })) });
     }
   }
@@ -278,6 +287,7 @@ export class WorkerTaskStream {
       );
       this.report(e, (l) => (e.admitted ? l.lost(e, error) : l.refused(e, error)));
     }
+    for (const e of again) e.queued = true;
     this.queue.unshift(...again);
     if (this.failuresInRow >= STREAM_FAILURE_LIMIT) {
       this.failuresInRow = 0;
