@@ -15,6 +15,7 @@ import { registerWorkerCommand } from './commands/worker.js';
 import { registerUpCommand } from './commands/up.js';
 import { registerDataCommand } from './commands/data.js';
 import { registerDbCommand } from './commands/db.js';
+import { registerCertsCommand } from './commands/certs.js';
 import { registerCoordinatorCommand } from '../services/coordinator/app/cli.js';
 import { EXIT, UsageError, type CliIo } from './io.js';
 import { readPackageVersion } from './version.js';
@@ -48,6 +49,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
   registerSubmitCommand(program, io, setExit);
   registerBackfillCommand(program, io, setExit);
   registerStatusCommand(program, io, setExit);
+  registerCertsCommand(program, io, setExit);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

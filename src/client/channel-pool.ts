@@ -9,6 +9,8 @@ import {
   CoordinatorServiceClient,
   WorkerServiceClient,
 } from '../grpc/proto.js';
+import { channelCredentials } from '../grpc/tls.js';
+import type { TlsMaterial } from '../kernel/tls-files.js';
 
 type Kind = 'worker' | 'coordinator' | 'admin';
 type StubOf<K extends Kind> = K extends 'worker'
@@ -28,7 +30,15 @@ export class ChannelPool {
   private readonly stubs = new Map<string, grpc.Client>();
   private closed = false;
 
-  constructor(private readonly options: grpc.ChannelOptions = {}) {}
+  private readonly credentials: grpc.ChannelCredentials;
+
+  /** `tls`: mutual TLS to every address (docs/security.md § TLS and authentication); plaintext without. */
+  constructor(
+    private readonly options: grpc.ChannelOptions = {},
+    tls?: TlsMaterial,
+  ) {
+    this.credentials = channelCredentials(tls);
+  }
 
   worker(address: string): WorkerServiceClient {
     return this.stub('worker', address);
@@ -65,7 +75,7 @@ export class ChannelPool {
         credentials: grpc.ChannelCredentials,
         options: grpc.ClientOptions,
       ) => grpc.Client;
-      stub = new Ctor(address, grpc.credentials.createInsecure(), { channelOverride });
+      stub = new Ctor(address, this.credentials, { channelOverride });
       this.stubs.set(key, stub);
     }
     return stub as StubOf<K>;
@@ -74,7 +84,7 @@ export class ChannelPool {
   private channel(address: string): grpc.Channel {
     let channel = this.channels.get(address);
     if (channel === undefined) {
-      channel = new grpc.Channel(address, grpc.credentials.createInsecure(), {
+      channel = new grpc.Channel(address, this.credentials, {
         ...CLIENT_CHANNEL_OPTIONS,
         ...this.options,
       });

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { unaryCall } from '../grpc/clients.js';
+import { tlsMaterialOf } from '../kernel/tls-files.js';
 import { taskInputToWire, taskResultFromWire, taskStateFromWire, isTerminalState } from '../grpc/convert.js';
 import type { TaskUpdate } from '../grpc/domain-types.js';
 import type {
@@ -85,7 +86,10 @@ export class BlockxClient {
     this.sleep = resolved.sleep;
     this.random = resolved.random;
     this.clock = resolved.clock;
-    this.pool = new ChannelPool(opts.channelOptions);
+    this.pool = new ChannelPool(
+      opts.channelOptions,
+      opts.tls === undefined ? undefined : tlsMaterialOf(opts.tls),
+    );
     this.batching = opts.batching ?? 'auto';
     if (this.batching !== 'auto' && this.batching !== 'off') {
       throw new BlockxClientError(

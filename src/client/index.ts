@@ -97,3 +97,5 @@ export type {
   TaskState,
   TaskUpdate,
 } from '../grpc/domain-types.js';
+export { loadTlsMaterial as readTlsFiles } from '../kernel/tls-files.js';
+export type { TlsFiles, TlsMaterial, TlsPem } from '../kernel/tls-files.js';

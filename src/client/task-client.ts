@@ -2,6 +2,7 @@
 // BlockxClient (./client.ts), which has the full reserve → submit → watch path and its retry semantics.
 import { randomUUID } from 'node:crypto';
 import type { TaskInput, TaskUpdate } from '../grpc/domain-types.js';
+import type { TlsPem } from '../kernel/tls-files.js';
 import { BlockxClient } from './client.js';
 
 export interface RunTaskOptions {
@@ -13,6 +14,8 @@ export interface RunTaskOptions {
   /** Per-RPC deadline. Default 10000. */
   readonly rpcTimeoutMs?: number;
   readonly signal?: AbortSignal;
+  /** Mutual TLS (BlockxClientOptions.tls). */
+  readonly tls?: TlsPem;
 }
 
 export interface TaskOutcome {
@@ -32,6 +35,7 @@ export async function runTask(task: TaskInput, opts: RunTaskOptions): Promise<Ta
     ...(opts.slotTtlMs !== undefined ? { slotTtlMs: opts.slotTtlMs } : {}),
     ...(opts.maxReserveAttempts !== undefined ? { maxReserveAttempts: opts.maxReserveAttempts } : {}),
     ...(opts.rpcTimeoutMs !== undefined ? { rpcTimeoutMs: opts.rpcTimeoutMs } : {}),
+    ...(opts.tls !== undefined ? { tls: opts.tls } : {}),
   });
   try {
     const result = await client.run(task, opts.signal ? { signal: opts.signal } : {});

@@ -1,6 +1,7 @@
 // The shapes the TypeScript client takes and returns.
 import type { ChannelOptions } from '@grpc/grpc-js';
 import type { GetClusterStatusResponse__Output } from '../generated/proto/blockx/coordinator/v1/GetClusterStatusResponse.js';
+import type { TlsPem } from '../kernel/tls-files.js';
 import type { PluginConfig, PluginResult, TaskResult, TaskState, TaskUpdate } from '../grpc/domain-types.js';
 
 export interface BlockxClientOptions {
@@ -18,13 +19,19 @@ export interface BlockxClientOptions {
   readonly backoff?: { readonly initialMs?: number; readonly maxMs?: number };
   /** WatchTasks streams opened per task when the stream breaks (Unavailable). Default 5. */
   readonly maxWatchAttempts?: number;
-  /** Extra gRPC channel options. */
   /**
    * 'auto' (default): concurrent run() calls, runMany and backfill use the batched protocol
    * (docs/batched-protocol.md); 'off': every task takes the unary RPCs.
    */
   readonly batching?: 'auto' | 'off';
+  /** Extra gRPC channel options. */
   readonly channelOptions?: ChannelOptions;
+  /**
+   * Mutual TLS to the cluster (PEM contents): the cluster CA, and this client's certificate (signed by
+   * that CA) and key. Omitted: plaintext. `readTlsFiles({ ca, cert, key })` reads them from files. docs/security.md
+   * § TLS and authentication.
+   */
+  readonly tls?: TlsPem;
   /** Injected for tests: waits `ms` (resolving early when `signal` aborts). */
   readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Injected for tests: uniform in [0, 1), for backoff jitter. */

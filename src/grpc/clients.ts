@@ -1,11 +1,14 @@
 // Client construction and promise-returning unary calls, shared by the Coordinator (to Workers), the
-// TypeScript client and the CLI. Connections are plaintext: BlockX runs inside a trusted network.
+// TypeScript client and the CLI. Connections use mutual TLS when the caller passes TlsMaterial
+// (./tls.js, docs/security.md § TLS and authentication), plaintext otherwise.
 import * as grpc from '@grpc/grpc-js';
 import { DeadlineQueue, type CancelSignal, type DeadlineEntry } from '../kernel/cancel.js';
 import { CLIENT_CHANNEL_OPTIONS } from './channel-options.js';
 import { installLeanAsyncResourceBind } from './lean-bind.js';
 import { BundleCoordinatorServiceClient, CoordinatorServiceClient, WorkerServiceClient } from './proto.js';
 import { grpcStatusError } from './status.js';
+import { channelCredentials } from './tls.js';
+import type { TlsMaterial } from '../kernel/tls-files.js';
 
 type ClientConstructor<C> = new (
   addr: string,
@@ -13,28 +16,42 @@ type ClientConstructor<C> = new (
   options: grpc.ClientOptions,
 ) => C;
 
-/** A plaintext client with the shared channel options; installs the lean AsyncResource#bind first. */
-function insecureClient<C>(Client: ClientConstructor<C>, addr: string, options: grpc.ClientOptions): C {
+/**
+ * A client with the shared channel options, over TLS when `tls` is given; installs the lean
+ * AsyncResource#bind first.
+ */
+function newClient<C>(
+  Client: ClientConstructor<C>,
+  addr: string,
+  options: grpc.ClientOptions,
+  tls: TlsMaterial | undefined,
+): C {
   installLeanAsyncResourceBind();
-  return new Client(addr, grpc.credentials.createInsecure(), { ...CLIENT_CHANNEL_OPTIONS, ...options });
+  return new Client(addr, channelCredentials(tls), { ...CLIENT_CHANNEL_OPTIONS, ...options });
 }
 
-export function createWorkerClient(addr: string, options: grpc.ClientOptions = {}): WorkerServiceClient {
-  return insecureClient(WorkerServiceClient, addr, options);
+export function createWorkerClient(
+  addr: string,
+  options: grpc.ClientOptions = {},
+  tls?: TlsMaterial,
+): WorkerServiceClient {
+  return newClient(WorkerServiceClient, addr, options, tls);
 }
 
 export function createCoordinatorClient(
   addr: string,
   options: grpc.ClientOptions = {},
+  tls?: TlsMaterial,
 ): CoordinatorServiceClient {
-  return insecureClient(CoordinatorServiceClient, addr, options);
+  return newClient(CoordinatorServiceClient, addr, options, tls);
 }
 
 export function createBundleCoordinatorClient(
   addr: string,
   options: grpc.ClientOptions = {},
+  tls?: TlsMaterial,
 ): BundleCoordinatorServiceClient {
-  return insecureClient(BundleCoordinatorServiceClient, addr, options);
+  return newClient(BundleCoordinatorServiceClient, addr, options, tls);
 }
 
 export interface UnaryCallOptions {

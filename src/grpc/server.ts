@@ -15,13 +15,18 @@ export function listenAddress(addr: string): string {
 }
 
 /**
- * Binds `server` on `addr` (after listenAddress) with insecure credentials and resolves with the bound
- * port, which is the OS-chosen one when the address asks for port 0. grpc-js starts serving on bind.
+ * Binds `server` on `addr` (after listenAddress) with `credentials` (insecure when omitted: callers
+ * decide with serverCredentials in ./tls.js) and resolves with the bound port, which is the OS-chosen
+ * one when the address asks for port 0. grpc-js starts serving on bind.
  */
-export function bindServer(server: grpc.Server, addr: string): Promise<number> {
+export function bindServer(
+  server: grpc.Server,
+  addr: string,
+  credentials: grpc.ServerCredentials = grpc.ServerCredentials.createInsecure(),
+): Promise<number> {
   const target = listenAddress(addr);
   return new Promise((resolve, reject) => {
-    server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (err, port) => {
+    server.bindAsync(target, credentials, (err, port) => {
       if (err) reject(new Error(`cannot listen on ${target}: ${err.message}`, { cause: err }));
       else resolve(port);
     });

@@ -9,7 +9,8 @@ import type { CoordinatorConfig, DeploymentKind, ExecutorConfig, WorkerConfig } 
 
 export function defaultCoordinatorConfig(kind: DeploymentKind): CoordinatorConfig {
   return {
-    listen: ':8080',
+    // Loopback: reaching a Coordinator from other hosts is a choice, with TLS (docs/security.md).
+    listen: '127.0.0.1:8080',
     registryPrefixes: [...defaultRegistryPrefixes(kind)],
     workerRpcTimeoutMs: 3000,
     etcdDialTimeoutMs: 5000,
@@ -31,7 +32,7 @@ export function defaultCoordinatorConfig(kind: DeploymentKind): CoordinatorConfi
 
 export function defaultWorkerConfig(kind: DeploymentKind): WorkerConfig {
   return {
-    listen: ':9090',
+    listen: '127.0.0.1:9090',
     advertiseAddr: '',
     registryPrefix:
       kind === 'block' ? LEGACY_BLOCK_WORKER_REGISTRY_PREFIX : LEGACY_BUNDLE_WORKER_REGISTRY_PREFIX,
@@ -50,6 +51,8 @@ export function defaultWorkerConfig(kind: DeploymentKind): WorkerConfig {
     drainTimeoutMs: 30_000,
     admission: { builderSlots: 16, executorTaskSlots: 32, pluginSlots: 16, scanSlots: 8 },
     taskMaxInflightCalls: 1024,
+    taskMaxCallAttempts: 1_000_000,
+    taskMaxPendingSubcalls: 10_000,
     callDeadlineMs: 5000,
     maxCollectedOutputBytes: 64 * 1024 * 1024,
     callRetry: { maxAttempts: 3, initialBackoffMs: 50, maxBackoffMs: 1000 },
@@ -68,12 +71,28 @@ export function defaultExecutorConfig(): ExecutorConfig {
     restartBackoffMaxMs: 5000,
     cancelHardLimitMs: 1000,
     readCopyMaxEntries: 10_000,
+    isolation: 'task',
+    threadHeapMb: 1024,
+    threadMemoryMb: 1536,
+    maxRssMb: 4096,
   };
 }
 
 /** Top-level defaults (everything except deployments and tables, which have no meaningful default). */
 export const TOP_LEVEL_DEFAULTS = {
-  registry: { etcd: { endpoints: [] as string[], dialTimeoutMs: 5000, leaseTtlMs: 10_000 } },
+  tls: { ca: '', cert: '', key: '', allowPlaintext: false },
+  registry: {
+    etcd: {
+      endpoints: [] as string[],
+      dialTimeoutMs: 5000,
+      leaseTtlMs: 10_000,
+      ca: '',
+      cert: '',
+      key: '',
+      username: '',
+      password: '',
+    },
+  },
   storage: {
     url: 'sqlite:.blockx/blockx.db',
     maxConcurrentOps: 32,

@@ -58,6 +58,12 @@ const storageUrl: Parser = (raw) =>
         ok: false,
         message: `expected sqlite:PATH, sqlite::memory: or postgres://..., got ${JSON.stringify(redactText(raw))}`,
       };
+const boolean: Parser = (raw) => {
+  const v = raw.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(v)) return { ok: true, value: true };
+  if (['0', 'false', 'no', 'off'].includes(v)) return { ok: true, value: false };
+  return { ok: false, message: `expected true or false (1/0, yes/no, on/off), got ${JSON.stringify(raw)}` };
+};
 const pathString: Parser = (raw) =>
   raw.trim() !== '' ? { ok: true, value: raw } : { ok: false, message: 'expected a non-empty path' };
 
@@ -121,6 +127,16 @@ export const ENV_BINDINGS: readonly EnvBinding[] = Object.freeze([
       : { ok: false, message: `expected a path starting with /, got ${JSON.stringify(raw)}` },
   ),
   b('BLOCKX_LOG_LEVEL', 'top', 'observability.logLevel', logLevel),
+  // TLS (docs/security.md § TLS and authentication) and etcd's own TLS and auth.
+  b('BLOCKX_TLS_CA', 'top', 'tls.ca', pathString),
+  b('BLOCKX_TLS_CERT', 'top', 'tls.cert', pathString),
+  b('BLOCKX_TLS_KEY', 'top', 'tls.key', pathString),
+  b('BLOCKX_TLS_ALLOW_PLAINTEXT', 'top', 'tls.allowPlaintext', boolean),
+  b('ETCD_CA_FILE', 'top', 'registry.etcd.ca', pathString),
+  b('ETCD_CERT_FILE', 'top', 'registry.etcd.cert', pathString),
+  b('ETCD_KEY_FILE', 'top', 'registry.etcd.key', pathString),
+  b('ETCD_USERNAME', 'top', 'registry.etcd.username', text),
+  b('ETCD_PASSWORD', 'top', 'registry.etcd.password', text),
 ]);
 
 /** BLOCKX_CONFIG is read by locateConfig; it is listed here so `blockx config --env` can show it. */

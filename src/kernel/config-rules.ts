@@ -19,6 +19,7 @@ export function checkConfigRules(config: ConfigDraft): RuleViolation[] {
   const out: RuleViolation[] = [];
   for (const [name, dep] of Object.entries(config.deployments)) out.push(...checkDeployment(name, dep));
   out.push(...checkTables(config));
+  out.push(...checkTls(config));
   if (Object.keys(config.deployments).length > 0 && !(config.up.deployment in config.deployments)) {
     out.push({
       path: ['up', 'deployment'],
@@ -163,6 +164,46 @@ function checkTables(config: ConfigDraft): RuleViolation[] {
           message: `column "${hashCol}" must be text, is ${decl.type}`,
         });
     }
+  }
+  return out;
+}
+
+/**
+ * TLS files come as a set: the cluster's ca, cert and key all or none; etcd's client cert and key
+ * together and only with its ca; an etcd user with a password (docs/security.md § TLS and authentication).
+ */
+function checkTls(config: ConfigDraft): RuleViolation[] {
+  const out: RuleViolation[] = [];
+  const { tls } = config;
+  const set = (['ca', 'cert', 'key'] as const).filter((k) => tls[k] !== '');
+  if (set.length > 0 && set.length < 3) {
+    for (const k of (['ca', 'cert', 'key'] as const).filter((k) => tls[k] === '')) {
+      out.push({
+        path: ['tls', k],
+        message: `is required when tls.${set.join(' and tls.')} ${set.length === 1 ? 'is' : 'are'} set (TLS needs ca, cert and key together)`,
+      });
+    }
+  }
+  const etcd = config.registry.etcd;
+  if ((etcd.cert === '') !== (etcd.key === '')) {
+    const missing = etcd.cert === '' ? 'cert' : 'key';
+    out.push({
+      path: ['registry', 'etcd', missing],
+      message: `is required with registry.etcd.${missing === 'cert' ? 'key' : 'cert'} (a client certificate needs its key)`,
+    });
+  }
+  if (etcd.cert !== '' && etcd.ca === '') {
+    out.push({
+      path: ['registry', 'etcd', 'ca'],
+      message: 'is required with registry.etcd.cert (a client certificate is only sent over TLS)',
+    });
+  }
+  if ((etcd.username === '') !== (etcd.password === '')) {
+    const missing = etcd.username === '' ? 'username' : 'password';
+    out.push({
+      path: ['registry', 'etcd', missing],
+      message: `is required with registry.etcd.${missing === 'username' ? 'password' : 'username'}`,
+    });
   }
   return out;
 }

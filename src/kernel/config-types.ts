@@ -104,6 +104,9 @@ export interface WorkerConfig {
   readonly drainTimeoutMs: number;
   readonly admission: AdmissionConfig;
   readonly taskMaxInflightCalls: number;
+  /** Call budget (docs/security.md, Task isolation): attempts per task, and pending subcalls per task. */
+  readonly taskMaxCallAttempts: number;
+  readonly taskMaxPendingSubcalls: number;
   readonly callDeadlineMs: number;
   readonly maxCollectedOutputBytes: number;
   readonly callRetry: CallRetryConfig;
@@ -121,6 +124,14 @@ export interface ExecutorConfig {
   readonly cancelHardLimitMs: number;
   /** Rows of `ctx.io.get/getMany` answers each execution thread keeps for a task's other calls; 0 = off. */
   readonly readCopyMaxEntries: number;
+  /** task | none: isolation between tasks on an execution thread (docs/security.md, Task isolation). */
+  readonly isolation: 'task' | 'none';
+  /** Execution thread V8 heap limit (resourceLimits.maxOldGenerationSizeMb). */
+  readonly threadHeapMb: number;
+  /** Heap + off-heap memory one execution thread may hold; 0 = unchecked. */
+  readonly threadMemoryMb: number;
+  /** Executor process RSS bound; 0 = unchecked. */
+  readonly maxRssMb: number;
 }
 
 export interface DeploymentConfig {
@@ -131,17 +142,37 @@ export interface DeploymentConfig {
   readonly executor: ExecutorConfig;
 }
 
+export interface TlsConfig {
+  readonly ca: string;
+  readonly cert: string;
+  readonly key: string;
+  /** A non-loopback listen address without TLS is refused unless this is true. */
+  readonly allowPlaintext: boolean;
+}
+
 export interface BlockxConfig {
   readonly version: 1;
   /** Absolute path of the config file; empty when built from defaults alone. */
   readonly configFile: string;
   /** Folder relative paths are resolved against (the config file's folder). */
   readonly baseDir: string;
+  /**
+   * TLS and mutual authentication (docs/security.md § TLS and authentication): on when ca, cert and key
+   * are all set (absolute paths after resolution), off when all are empty.
+   */
+  readonly tls: TlsConfig;
   readonly registry: {
     readonly etcd: {
       readonly endpoints: readonly string[];
       readonly dialTimeoutMs: number;
       readonly leaseTtlMs: number;
+      /** TLS to etcd: CA file (empty = plaintext), and a client certificate and key (both or neither). */
+      readonly ca: string;
+      readonly cert: string;
+      readonly key: string;
+      /** etcd auth: user and password (both or neither; empty = no auth). */
+      readonly username: string;
+      readonly password: string;
     };
   };
   readonly storage: {

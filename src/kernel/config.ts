@@ -127,6 +127,13 @@ export function resolveConfig(
   // 6. Resolve paths against the config file's folder, then freeze.
   draft.functions = { dir: path.resolve(draft.baseDir, draft.functions.dir) };
   draft.plugins = { ...draft.plugins, dirs: draft.plugins.dirs.map((d) => path.resolve(draft.baseDir, d)) };
+  const file = (p: string): string => (p === '' ? '' : path.resolve(draft.baseDir, p));
+  draft.tls = { ...draft.tls, ca: file(draft.tls.ca), cert: file(draft.tls.cert), key: file(draft.tls.key) };
+  const etcd = draft.registry.etcd;
+  draft.registry = {
+    ...draft.registry,
+    etcd: { ...etcd, ca: file(etcd.ca), cert: file(etcd.cert), key: file(etcd.key) },
+  };
   return deepFreeze(draft) as BlockxConfig;
 }
 

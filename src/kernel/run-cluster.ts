@@ -6,6 +6,7 @@ import type { Logger as PinoLogger } from 'pino';
 import type { Kernel } from './kernel.js';
 import { planUp, type ServicePlan } from './service-plan.js';
 import type { BlockxConfig, DeploymentConfig } from './config-types.js';
+import { loadTlsMaterial } from './tls-files.js';
 import type {
   CallPhaseRunner,
   CodeEpochSource,
@@ -97,7 +98,12 @@ export async function runCluster(opts: RunClusterOptions): Promise<RunningCluste
     stops.push(() => storage.close());
     // One Prometheus endpoint for the whole cluster; each service's registry joins it as it starts.
     const registries: Registry[] = [];
-    const metrics = await startMetricsServer({ ...config.observability.prometheus, registry: registries });
+    const metrics = await startMetricsServer({
+      ...config.observability.prometheus,
+      registry: registries,
+      tls: loadTlsMaterial(config.tls),
+      allowPlaintext: config.tls.allowPlaintext,
+    });
     stops.push(() => metrics.close());
     const coordinator = await runCoordinator({
       config,
@@ -162,11 +168,13 @@ async function registryWriterFor(
 ): Promise<WorkerRegistryWriter> {
   if (inProcess) return inProcess.writer();
   const { EtcdRegistryWriter } = await import('../services/registry/etcd-registry-writer.js');
+  const { etcdSecurityOf } = await import('../services/registry/etcd-client.js');
   return new EtcdRegistryWriter({
     endpoints: config.registry.etcd.endpoints,
     unaryDeadlineMs: config.registry.etcd.dialTimeoutMs,
     leaseTtlMs: config.registry.etcd.leaseTtlMs,
     logger,
+    security: etcdSecurityOf(config.registry.etcd),
   });
 }
 

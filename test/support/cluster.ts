@@ -21,6 +21,7 @@ import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { BlockxClient } from '../../src/client/client.js';
 import type { ClusterStatusView } from '../../src/client/types.js';
+import type { TlsPem } from '../../src/kernel/tls-files.js';
 import { startEtcd } from './etcd.js';
 import type { EtcdServer } from './etcd.js';
 import { freePort } from './ports.js';
@@ -57,6 +58,8 @@ export interface ClusterOptions {
   readonly functionsDir?: string;
   /** Wait until the coordinator sees every worker routable before resolving (default true). */
   readonly waitRoutable?: boolean;
+  /** The TLS material the harness's own status client dials the coordinator with (when TLS is on). */
+  readonly clientTls?: TlsPem;
 }
 
 export interface ClusterWorker {
@@ -329,7 +332,11 @@ export async function startCluster(opts: ClusterOptions): Promise<TestCluster> {
     ]);
     const env: NodeJS.ProcessEnv = { ...baseEnv, COORDINATOR_LISTEN: coordinatorAddr };
 
-    const statusClient = new BlockxClient({ coordinator: coordinatorAddr, rpcTimeoutMs: 2_000 });
+    const statusClient = new BlockxClient({
+      coordinator: coordinatorAddr,
+      rpcTimeoutMs: 2_000,
+      ...(opts.clientTls === undefined ? {} : { tls: opts.clientTls }),
+    });
     client = statusClient;
     const cluster: TestCluster = {
       coordinatorAddr,

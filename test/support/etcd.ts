@@ -2,7 +2,9 @@
 // loopback client and peer ports and a temp data dir, and runs with test-only settings: no fsync and a
 // 10 ms heartbeat / 100 ms election timeout, so it is ready in about 0.1 s. `kill()` simulates a crash
 // (SIGKILL, data kept) and `restart()` brings it back on the same ports and data dir, for reconnect tests.
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, readFileSync } from 'node:fs';
+import { get as httpGet, type IncomingMessage } from 'node:http';
+import { get as httpsGet } from 'node:https';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -22,6 +24,12 @@ export interface StartEtcdOptions {
   readonly stopTimeoutMs?: number;
   /** Extra command-line flags. */
   readonly extraArgs?: readonly string[];
+  /**
+   * Serve clients over TLS (https URLs) with this certificate and key, and require a client certificate
+   * signed by `ca` (`--client-cert-auth`). Files (PEM). The health check presents `cert` as its client
+   * certificate, so it must allow client use.
+   */
+  readonly tls?: { readonly ca: string; readonly cert: string; readonly key: string };
 }
 
 export interface EtcdServer {
@@ -72,9 +80,15 @@ export async function startEtcd(opts: StartEtcdOptions = {}): Promise<EtcdServer
   const readyTimeoutMs = opts.readyTimeoutMs ?? 15_000;
   const stopTimeoutMs = opts.stopTimeoutMs ?? 5_000;
   const dataDir = await mkdtemp(join(tmpdir(), 'blockx-etcd-'));
+  const tls = opts.tls;
+  const scheme = tls === undefined ? 'http' : 'https';
+  const healthTls =
+    tls === undefined
+      ? undefined
+      : { ca: readFileSync(tls.ca), cert: readFileSync(tls.cert), key: readFileSync(tls.key) };
 
   const launch = async (clientPort: number, peerPort: number): Promise<Running> => {
-    const client = `http://127.0.0.1:${clientPort}`;
+    const client = `${scheme}://127.0.0.1:${clientPort}`;
     const peer = `http://127.0.0.1:${peerPort}`;
     const args = [
       '--name',
@@ -96,12 +110,23 @@ export async function startEtcd(opts: StartEtcdOptions = {}): Promise<EtcdServer
       '10',
       '--election-timeout',
       '100',
+      ...(tls === undefined
+        ? []
+        : [
+            '--cert-file',
+            tls.cert,
+            '--key-file',
+            tls.key,
+            '--trusted-ca-file',
+            tls.ca,
+            '--client-cert-auth',
+          ]),
       ...(opts.extraArgs ?? []),
     ];
     const child = spawnTracked(binary, args, { env: etcdFreeEnv() });
     const tail = captureOutput(child);
     try {
-      await waitHealthy(child, tail, client, readyTimeoutMs);
+      await waitHealthy(child, tail, client, readyTimeoutMs, healthTls);
     } catch (err) {
       await stopGroup(child, 'SIGKILL', 1_000);
       throw err;
@@ -136,7 +161,7 @@ export async function startEtcd(opts: StartEtcdOptions = {}): Promise<EtcdServer
   };
 
   return {
-    endpoint: `http://127.0.0.1:${clientPort}`,
+    endpoint: `${scheme}://127.0.0.1:${clientPort}`,
     clientPort,
     peerPort,
     dataDir,
@@ -190,6 +215,7 @@ async function waitHealthy(
   tail: OutputTail,
   client: string,
   timeoutMs: number,
+  tls?: { ca: Buffer; cert: Buffer; key: Buffer },
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let spawnError: Error | undefined;
@@ -210,10 +236,9 @@ async function waitHealthy(
       );
     }
     try {
-      const response = await fetch(`${client}/health`, { signal: AbortSignal.timeout(1_000) });
-      const body = await response.text();
-      if (response.ok && /"health"\s*:\s*"true"/.test(body)) return;
-      lastProblem = `HTTP ${response.status}: ${body}`;
+      const { status, body } = await getHealth(`${client}/health`, tls);
+      if (status === 200 && /"health"\s*:\s*"true"/.test(body)) return;
+      lastProblem = `HTTP ${status}: ${body}`;
     } catch (err) {
       lastProblem = err instanceof Error ? err.message : String(err);
     }
@@ -225,6 +250,25 @@ async function waitHealthy(
     }
     await sleep(HEALTH_POLL_MS);
   }
+}
+
+/** GET with a 1 s timeout; over TLS with the given CA and client certificate. */
+function getHealth(
+  url: string,
+  tls: { ca: Buffer; cert: Buffer; key: Buffer } | undefined,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const onResponse = (res: IncomingMessage): void => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('error', reject);
+    };
+    const req = tls === undefined ? httpGet(url, onResponse) : httpsGet(url, { ...tls }, onResponse);
+    req.setTimeout(1_000, () => req.destroy(new Error('timed out')));
+    req.on('error', reject);
+  });
 }
 
 // etcd reads every ETCD_* variable as a flag; the code under test uses some (ETCD_ENDPOINTS) with other

@@ -17,7 +17,7 @@ import type nodePath from 'node:path';
 import type { SchemaIssue } from '../../kernel/errors.js';
 import { CONFIG_FLAG, COORDINATOR_FLAG, EXIT, WORKER_FLAG, UsageError, type CliIo } from '../io.js';
 import { ProgressLine, formatDuration, formatRate } from '../progress.js';
-import { coordinatorAddressFromConfig } from './status.js';
+import { clientTlsOf, coordinatorAddressFromConfig } from './status.js';
 import { oneLine, parseRetries } from './submit.js';
 
 type PathModule = typeof nodePath;
@@ -174,7 +174,7 @@ async function backfill(templatePath: string, opts: BackfillOptions, io: CliIo):
     { jobId: plan.jobId, per, template },
     { fresh: opts.fresh === true },
   );
-  const client = new BlockxClient({ ...target, slotTtlMs });
+  const client = new BlockxClient({ ...target, slotTtlMs, ...clientTlsOf(config) });
   try {
     await client.waitForReady(CONNECT_TIMEOUT_MS);
   } catch (err) {

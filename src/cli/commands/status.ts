@@ -7,6 +7,7 @@
 // coordinator.listen), made dialable (`:8080` → `127.0.0.1:8080`).
 import type { Command } from 'commander';
 import type { ClusterStatusView } from '../../client/types.js';
+import { loadTlsMaterial, type TlsMaterial } from '../../kernel/tls-files.js';
 import type { BlockxConfig } from '../../kernel/config-types.js';
 import { CONFIG_FLAG, EXIT, UsageError, type CliIo } from '../io.js';
 import { renderTable } from '../table.js';
@@ -29,6 +30,12 @@ export function registerStatusCommand(program: Command, io: CliIo, setExit: (cod
     .action(async (opts: StatusOptions) => setExit(await status(opts, io)));
 }
 
+/** The client's `tls` option from the config's `tls` key: mutual TLS when it is on, nothing when off. */
+export function clientTlsOf(config: BlockxConfig): { tls?: TlsMaterial } {
+  const tls = loadTlsMaterial(config.tls);
+  return tls === undefined ? {} : { tls };
+}
+
 /** The Coordinator a client on this machine should dial, from the config. */
 export function coordinatorAddressFromConfig(config: BlockxConfig, env: NodeJS.ProcessEnv = {}): string {
   // COORDINATOR_LISTEN names where the coordinator listens (DESIGN §6: submit, status and backfill honour
@@ -46,16 +53,11 @@ async function status(opts: StatusOptions, io: CliIo): Promise<number> {
     import('../../client/client.js'),
     import('../../client/address.js'),
   ]);
-  let listen = opts.coordinator;
-  if (listen === undefined) {
-    const { loadConfig } = await import('../../kernel/config.js');
-    listen = coordinatorAddressFromConfig(
-      loadConfig({ configPath: opts.config, cwd: io.cwd(), env: io.env }),
-      io.env,
-    );
-  }
-  const address = dialAddress(listen);
-  const client = new BlockxClient({ coordinator: address, rpcTimeoutMs: timeoutMs });
+  // The config gives the default address and the TLS files (docs/security.md § TLS and authentication).
+  const { loadConfig } = await import('../../kernel/config.js');
+  const config = loadConfig({ configPath: opts.config, cwd: io.cwd(), env: io.env });
+  const address = dialAddress(opts.coordinator ?? coordinatorAddressFromConfig(config, io.env));
+  const client = new BlockxClient({ coordinator: address, rpcTimeoutMs: timeoutMs, ...clientTlsOf(config) });
   try {
     const view = await client.clusterStatus();
     if (opts.json) io.stdout(`${JSON.stringify(statusJson(address, view), null, 2)}\n`);

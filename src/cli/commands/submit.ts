@@ -25,7 +25,7 @@ import type { ClientTaskInput } from '../../client/types.js';
 import type { SchemaIssue } from '../../kernel/errors.js';
 import { CONFIG_FLAG, COORDINATOR_FLAG, EXIT, WORKER_FLAG, UsageError, type CliIo } from '../io.js';
 import { ProgressLine, formatDuration, formatRate } from '../progress.js';
-import { coordinatorAddressFromConfig } from './status.js';
+import { clientTlsOf, coordinatorAddressFromConfig } from './status.js';
 
 interface SubmitOptions {
   config?: string;
@@ -130,7 +130,7 @@ async function submit(args: string[], opts: SubmitOptions, io: CliIo): Promise<n
     opts.worker !== undefined
       ? { worker: dialAddress(opts.worker) }
       : { coordinator: dialAddress(opts.coordinator ?? coordinatorAddressFromConfig(config, io.env)) };
-  const client = new BlockxClient({ ...target, slotTtlMs });
+  const client = new BlockxClient({ ...target, slotTtlMs, ...clientTlsOf(config) });
   // The batched protocol (bulk reservation, one RunTasks stream per Worker; docs/batched-protocol.md).
   const runner = retries === 0 ? client.batched : await retryingRunner(client.batched, retries, slotTtlMs);
 

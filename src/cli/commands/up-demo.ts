@@ -13,6 +13,7 @@ import type { BlockxConfig } from '../../kernel/config-types.js';
 import type { TaskInput } from '../../grpc/domain-types.js';
 import type { StorageBackend } from '../../services/storage/types.js';
 import type { CliIo } from '../io.js';
+import { clientTlsOf } from './status.js';
 
 export const DEMO_CHAIN = 1;
 export const DEMO_BLOCKS = 20;
@@ -140,6 +141,7 @@ export async function runDemo(
       coordinator,
       slotTtlMs,
       signal: AbortSignal.timeout(60_000),
+      ...clientTlsOf(config),
     });
     const er = update.result?.executeResult;
     if (update.state !== 'SUCCEEDED') {

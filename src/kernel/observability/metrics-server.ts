@@ -15,8 +15,10 @@
 // - `close()` stops listening, drops idle keep-alive connections and resolves once the port is free.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Registry, type Metric } from 'prom-client';
+import { plaintextListenProblem, type TlsMaterial } from '../tls-files.js';
 import { MetricsServerError, ObservabilityErrorCode } from './errors.js';
 
 export type MetricsSource = Registry | readonly Registry[];
@@ -27,6 +29,13 @@ export interface MetricsServerOptions {
   /** The scrape path, e.g. `/metrics`. */
   readonly path: string;
   readonly registry: MetricsSource;
+  /**
+   * HTTPS with a client certificate signed by the cluster CA required (the `tls` config key); omitted:
+   * plain HTTP, and then only on loopback unless `allowPlaintext` (docs/security.md § TLS and
+   * authentication).
+   */
+  readonly tls?: TlsMaterial | undefined;
+  readonly allowPlaintext?: boolean;
 }
 
 export interface RunningMetricsServer {
@@ -76,7 +85,22 @@ export function parseMetricsListenAddr(listenAddr: string): ListenTarget {
 export async function startMetricsServer(opts: MetricsServerOptions): Promise<RunningMetricsServer> {
   if (opts.listenAddr.trim() === '') return NOT_STARTED;
   const target = parseMetricsListenAddr(opts.listenAddr);
-  const server = createServer((req, res) => void serve(req, res, opts.path, opts.registry));
+  const plaintext = plaintextListenProblem(
+    'observability.prometheus.listenAddr',
+    `${target.host}:${target.port}`,
+    opts.tls !== undefined,
+    opts.allowPlaintext === true,
+  );
+  if (plaintext !== undefined) throw plaintext;
+  const handler = (req: IncomingMessage, res: ServerResponse): void =>
+    void serve(req, res, opts.path, opts.registry);
+  const server: Server =
+    opts.tls === undefined
+      ? createServer(handler)
+      : createHttpsServer(
+          { ...opts.tls, requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.2' },
+          handler,
+        );
   await new Promise<void>((resolve, reject) => {
     const onError = (err: Error): void => {
       reject(
@@ -175,10 +199,11 @@ export async function startOptionalMetricsServer(
   path: string,
   registry: Registry,
   undo: () => Promise<void>,
+  security: { tls?: TlsMaterial | undefined; allowPlaintext?: boolean } = {},
 ): Promise<RunningMetricsServer | undefined> {
   if (listenAddr === undefined) return undefined;
   try {
-    return await startMetricsServer({ listenAddr, path, registry });
+    return await startMetricsServer({ listenAddr, path, registry, ...security });
   } catch (err) {
     await undo();
     throw err;

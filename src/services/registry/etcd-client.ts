@@ -12,8 +12,10 @@
 
 import { ConsecutiveBreaker, ExponentialBackoff, circuitBreaker, handleWhen, retry } from 'cockatiel';
 import type { IBackoff } from 'cockatiel';
+import { readFileSync } from 'node:fs';
 import { Etcd3, isRecoverableError } from 'etcd3';
 import type { IOptions } from 'etcd3';
+import { BlockxError } from '../../kernel/errors.js';
 
 export const ETCD_HOST_BREAKER_HALF_OPEN_AFTER_MS = 250;
 export const ETCD_HOST_BREAKER_CONSECUTIVE_FAILURES = 3;
@@ -27,6 +29,48 @@ export interface EtcdClientOptions {
   readonly endpoints: readonly string[];
   /** Deadline of every unary call (range, put, lease grant, ...). Default 5 s. */
   readonly unaryDeadlineMs?: number;
+  /** TLS and auth to etcd (etcdSecurityOf); omitted: plaintext, no auth. */
+  readonly security?: EtcdSecurity;
+}
+
+/** How a client proves itself to etcd: TLS (CA, optional client certificate) and/or a user. */
+export interface EtcdSecurity {
+  readonly credentials?: { rootCertificate: Buffer; privateKey?: Buffer; certChain?: Buffer };
+  readonly auth?: { username: string; password: string };
+}
+
+/**
+ * The etcd security of `registry.etcd` (docs/security.md § etcd): its PEM files read, its user and
+ * password. A file that cannot be read is a CONFIG_INVALID error naming the key (never the contents).
+ */
+export function etcdSecurityOf(etcd: {
+  readonly ca: string;
+  readonly cert: string;
+  readonly key: string;
+  readonly username: string;
+  readonly password: string;
+}): EtcdSecurity {
+  const read = (name: 'ca' | 'cert' | 'key'): Buffer => {
+    try {
+      return readFileSync(etcd[name]);
+    } catch (err) {
+      throw new BlockxError(
+        'CONFIG_INVALID',
+        `registry.etcd.${name}: cannot read ${etcd[name]}: ${(err as Error).message}`,
+      );
+    }
+  };
+  return {
+    ...(etcd.ca === ''
+      ? {}
+      : {
+          credentials: {
+            rootCertificate: read('ca'),
+            ...(etcd.cert === '' ? {} : { certChain: read('cert'), privateKey: read('key') }),
+          },
+        }),
+    ...(etcd.username === '' ? {} : { auth: { username: etcd.username, password: etcd.password } }),
+  };
 }
 
 /** `localhost:2379` → `http://localhost:2379`; URLs with a scheme pass through (trailing `/` dropped). */
@@ -61,6 +105,8 @@ export function createEtcdClient(opts: EtcdClientOptions): Etcd3 {
   const deadlineMs = opts.unaryDeadlineMs ?? DEFAULT_ETCD_UNARY_DEADLINE_MS;
   return new Etcd3({
     hosts,
+    ...(opts.security?.credentials === undefined ? {} : { credentials: opts.security.credentials }),
+    ...(opts.security?.auth === undefined ? {} : { auth: opts.security.auth }),
     dialTimeout: deadlineMs,
     faultHandling: tunedFaultHandling(),
     defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + deadlineMs }),
@@ -81,10 +127,12 @@ export function useOrCreateEtcdClient(opts: {
   readonly client?: Etcd3;
   readonly endpoints?: readonly string[];
   readonly unaryDeadlineMs?: number;
+  readonly security?: EtcdSecurity;
 }): { client: Etcd3; ownsClient: boolean } {
   if (opts.client !== undefined) return { client: opts.client, ownsClient: false };
   const client = createEtcdClient({
     endpoints: opts.endpoints ?? [],
+    ...(opts.security === undefined ? {} : { security: opts.security }),
     ...(opts.unaryDeadlineMs === undefined ? {} : { unaryDeadlineMs: opts.unaryDeadlineMs }),
   });
   return { client, ownsClient: true };

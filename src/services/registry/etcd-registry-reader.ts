@@ -13,7 +13,7 @@
 // Every key carries its lease id ("0" = none) so the consumer can ignore keys no Worker session wrote.
 
 import type { Etcd3, IKeyValue, Watcher } from 'etcd3';
-import { useOrCreateEtcdClient } from './etcd-client.js';
+import { useOrCreateEtcdClient, type EtcdSecurity } from './etcd-client.js';
 import { describeError, silentLogger } from './registry-port.js';
 import type {
   Logger,
@@ -33,6 +33,8 @@ export interface EtcdRegistryReaderOptions {
   readonly endpoints?: readonly string[];
   /** Unary deadline for an owned client (COORDINATOR_ETCD_DIAL_TIMEOUT_MS). */
   readonly unaryDeadlineMs?: number;
+  /** TLS and auth of an owned client (registry.etcd ca/cert/key/username/password; etcdSecurityOf). */
+  readonly security?: EtcdSecurity;
   /** Pause between a failure and the next list+watch attempt (COORDINATOR_ETCD_WATCH_RETRY_DELAY_MS). */
   readonly retryDelayMs?: number;
   readonly logger?: Logger;

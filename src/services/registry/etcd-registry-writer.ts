@@ -11,7 +11,7 @@
 // interval, so an outage never turns into a tight retry loop.
 
 import type { Etcd3, Lease } from 'etcd3';
-import { useOrCreateEtcdClient } from './etcd-client.js';
+import { useOrCreateEtcdClient, type EtcdSecurity } from './etcd-client.js';
 import { encodeWorkerHeartbeat } from './heartbeat.js';
 import type { WorkerHeartbeat } from './heartbeat.js';
 import { workerKey } from './prefix.js';
@@ -26,6 +26,8 @@ export interface EtcdRegistryWriterOptions {
   readonly endpoints?: readonly string[];
   /** Unary deadline for an owned client (registry.etcd.dialTimeoutMs). */
   readonly unaryDeadlineMs?: number;
+  /** TLS and auth of an owned client (registry.etcd ca/cert/key/username/password; etcdSecurityOf). */
+  readonly security?: EtcdSecurity;
   /** Lease TTL (registry.etcd.leaseTtlMs); rounded up to whole seconds, at least 1 s. */
   readonly leaseTtlMs?: number;
   readonly logger?: Logger;

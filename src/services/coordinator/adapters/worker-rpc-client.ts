@@ -13,6 +13,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { CLIENT_CHANNEL_OPTIONS } from '../../../grpc/channel-options.js';
 import { createWorkerClient, unaryCall } from '../../../grpc/clients.js';
+import type { TlsMaterial } from '../../../kernel/tls-files.js';
 import type { WorkerServiceClient } from '../../../grpc/proto.js';
 import { businessCodeOf, isServiceError } from '../../../grpc/status.js';
 import type {
@@ -153,6 +154,11 @@ export interface WorkerRpcClientOptions {
   readonly idleCloseMs?: number;
   readonly channelOptions?: grpc.ChannelOptions;
   readonly logger?: Logger;
+  /**
+   * Mutual TLS to every Worker: the Worker's certificate must be signed by the cluster CA and name the
+   * address it advertised (docs/security.md § TLS and authentication). Omitted: plaintext.
+   */
+  readonly tls?: TlsMaterial;
 }
 
 export const DEFAULT_IDLE_CLOSE_MS = 5 * 60_000;
@@ -172,6 +178,7 @@ export class WorkerRpcClient implements SlotReserver {
   private readonly channels = new Map<string, Channel>();
   private readonly idleCloseMs: number;
   private readonly channelOptions: grpc.ChannelOptions;
+  private readonly tls: TlsMaterial | undefined;
   private readonly logger: Logger;
   private readonly sweeper: NodeJS.Timeout;
   private closed = false;
@@ -179,6 +186,7 @@ export class WorkerRpcClient implements SlotReserver {
   constructor(opts: WorkerRpcClientOptions = {}) {
     this.idleCloseMs = opts.idleCloseMs ?? DEFAULT_IDLE_CLOSE_MS;
     this.channelOptions = { ...WORKER_CHANNEL_OPTIONS, ...opts.channelOptions };
+    this.tls = opts.tls;
     this.logger = opts.logger ?? silentLogger;
     this.sweeper = setInterval(() => this.sweepIdle(), Math.max(1_000, Math.floor(this.idleCloseMs / 2)));
     this.sweeper.unref();
@@ -273,7 +281,7 @@ export class WorkerRpcClient implements SlotReserver {
     if (this.closed) throw new Error('WorkerRpcClient is closed');
     let channel = this.channels.get(workerAddr);
     if (channel === undefined) {
-      const client = createWorkerClient(workerAddr, this.channelOptions);
+      const client = createWorkerClient(workerAddr, this.channelOptions, this.tls);
       channel = { client, inFlight: 0, lastUsedMs: Date.now(), forgotten: false, batchUnsupportedUntilMs: 0 };
       this.channels.set(workerAddr, channel);
     }

@@ -28,6 +28,8 @@ import {
   SERVICE_NAMES,
 } from '../../../grpc/proto.js';
 import { bindServer, listenAddress, shutdownServer } from '../../../grpc/server.js';
+import { serverCredentials } from '../../../grpc/tls.js';
+import { serviceTls } from '../../../kernel/tls-files.js';
 import type { BlockxConfig, CoordinatorConfig } from '../../../kernel/config-types.js';
 import { ConfigError } from '../../../kernel/errors.js';
 import { createLogger } from '../../../kernel/observability/logger.js';
@@ -38,6 +40,7 @@ import {
 import { createServiceRegistry, setServiceLabels } from '../../../kernel/observability/service-registry.js';
 import type { ConfigIssue } from '../../../kernel/errors.js';
 import { EtcdRegistryReader } from '../../registry/etcd-registry-reader.js';
+import { etcdSecurityOf } from '../../registry/etcd-client.js';
 import { validateRegistryPrefixes } from '../../registry/prefix.js';
 import type { RegistryPrefix } from '../../registry/prefix.js';
 import type { Logger, WorkerRegistryReader } from '../../registry/registry-port.js';
@@ -168,7 +171,9 @@ export async function runCoordinator(opts: RunCoordinatorOptions): Promise<Runni
 
   const logger: Logger = opts.logger ?? createCoordinatorLogger(config, deployment);
   const clock = opts.clock ?? Date.now;
-  const rpc = opts.reserver === undefined ? new WorkerRpcClient({ logger }) : undefined;
+  // Refused before anything starts: a plaintext listener other hosts can reach (docs/security.md).
+  const tls = serviceTls(config.tls, `${at}.listen`, c.listen);
+  const rpc = opts.reserver === undefined ? new WorkerRpcClient({ logger, tls }) : undefined;
   const registry = opts.metrics?.registry ?? createServiceRegistry({ service: 'coordinator', deployment });
   // The watcher is created below; its stats are read only at scrape time, once everything is wired.
   const metrics = new CoordinatorMetrics(registry, {
@@ -188,6 +193,7 @@ export async function runCoordinator(opts: RunCoordinatorOptions): Promise<Runni
     endpoints.length > 0
       ? new EtcdRegistryReader({
           endpoints,
+          security: etcdSecurityOf(config.registry.etcd),
           unaryDeadlineMs: c.etcdDialTimeoutMs,
           retryDelayMs: c.etcdWatchRetryDelayMs,
           logger,
@@ -219,7 +225,7 @@ export async function runCoordinator(opts: RunCoordinatorOptions): Promise<Runni
 
   let port: number;
   try {
-    port = await bindServer(grpcServer, c.listen);
+    port = await bindServer(grpcServer, c.listen, serverCredentials(tls));
   } catch (err) {
     rpc?.close();
     await ownedReader?.close();
@@ -237,6 +243,7 @@ export async function runCoordinator(opts: RunCoordinatorOptions): Promise<Runni
       rpc?.close();
       await ownedReader?.close();
     },
+    { tls, allowPlaintext: config.tls.allowPlaintext },
   );
 
   watcher.start();

@@ -24,6 +24,8 @@ import { SERVER_OPTIONS } from '../../../grpc/channel-options.js';
 import { createHealth, type Health } from '../../../grpc/health.js';
 import { SERVICE_NAMES, workerServiceDefinition } from '../../../grpc/proto.js';
 import { bindServer, shutdownServer } from '../../../grpc/server.js';
+import { serverCredentials } from '../../../grpc/tls.js';
+import { serviceTls } from '../../../kernel/tls-files.js';
 import type { Registry } from 'prom-client';
 import type { BlockxConfig, WorkerConfig } from '../../../kernel/config-types.js';
 import {
@@ -118,6 +120,9 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
   if (dep === undefined) throw new DeploymentUnknownError(deployment, Object.keys(config.deployments));
   const w = dep.worker;
   const logger = withBoundedTaskIds(opts.logger ?? silentWorkerLogger);
+  const listen = opts.listen ?? w.listen;
+  // Refused before anything starts: a plaintext listener other hosts can reach (docs/security.md).
+  const tls = serviceTls(config.tls, `deployments.${deployment}.worker.listen`, listen);
 
   const core = new WorkerCore({
     config: {
@@ -222,8 +227,7 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
     workerServiceHandlers({ orchestrator, subscriptions, plugins: admission, logger, runTasks }),
   );
   health.addToServer(server);
-  const listen = opts.listen ?? w.listen;
-  const port = await bindServer(server, listen);
+  const port = await bindServer(server, listen, serverCredentials(tls));
   address = advertiseAddress({
     configured: w.advertiseAddr,
     listen,
@@ -237,6 +241,7 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
     config.observability.prometheus.path,
     registry,
     () => shutdownServer(server, 0),
+    { tls, allowPlaintext: config.tls.allowPlaintext },
   );
 
   if (opts.registryWriter !== undefined) {

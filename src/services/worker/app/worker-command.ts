@@ -23,6 +23,7 @@ import { pino } from 'pino';
 import { bootKernel } from '../../../kernel/kernel.js';
 import type { BlockxConfig } from '../../../kernel/config-types.js';
 import { EtcdRegistryWriter } from '../../registry/etcd-registry-writer.js';
+import { etcdSecurityOf } from '../../registry/etcd-client.js';
 import type { WorkerRegistryWriter } from '../../registry/registry-port.js';
 import type { WorkerLogger } from '../adapters/worker-logger.js';
 import type {
@@ -31,6 +32,7 @@ import type {
   ExecutorReadiness,
   TaskIoScopeFactory,
 } from '../adapters/ports.js';
+import { boundedPino } from '../../../kernel/observability/logger.js';
 import { startMetricsServer } from '../../../kernel/observability/metrics-server.js';
 import type { CallIoHandler } from '../adapters/executor-call-io.js';
 import { StorageIoScopeFactory } from '../adapters/io/index.js';
@@ -104,7 +106,8 @@ export async function workerCommand(
   const { config } = kernel;
   const logger =
     deps.logger ??
-    pino(
+    // Secrets masked, long strings cut (docs/security.md § Logs).
+    boundedPino(
       { level: config.observability.logLevel, base: { service: 'worker', deployment: opts.deployment } },
       pino.destination({ dest: 2, sync: true }),
     );
@@ -203,5 +206,11 @@ function defaultRegistryWriter(config: BlockxConfig, logger: WorkerLogger): Work
   const { endpoints, dialTimeoutMs, leaseTtlMs } = config.registry.etcd;
   if (endpoints.length === 0) return undefined;
   logger.info({ endpoints, lease_ttl_ms: leaseTtlMs }, 'publishing heartbeats to etcd');
-  return new EtcdRegistryWriter({ endpoints, unaryDeadlineMs: dialTimeoutMs, leaseTtlMs, logger });
+  return new EtcdRegistryWriter({
+    endpoints,
+    unaryDeadlineMs: dialTimeoutMs,
+    leaseTtlMs,
+    logger,
+    security: etcdSecurityOf(config.registry.etcd),
+  });
 }
