@@ -29,7 +29,7 @@
 // redis-server comes from Debian: when it is missing and this runs as root it is installed with apt-get;
 // otherwise the BullMQ rows are skipped with a note.
 import * as grpc from '@grpc/grpc-js';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -54,6 +54,7 @@ import {
 } from './lib/closed-loop.js';
 import { EchoClient, startEcho } from './lib/grpc-echo.js';
 import { installOnDemand, REPO } from './lib/on-demand.js';
+import { stopChild, waitForLine } from './lib/child.js';
 
 const BULLMQ_VERSION = '6.7.0';
 const IOREDIS_VERSION = '6.0.0';
@@ -107,38 +108,6 @@ async function runs(op: (client: number) => Promise<void>): Promise<RunSummary> 
   const ms: LoopMeasurement[] = [];
   for (let i = 0; i < RUNS; i++) ms.push(await closedLoop(CLIENTS, WARMUP, SECONDS, op));
   return summarize(ms);
-}
-
-/** Resolves with the first match of `re` on the child's stdout; rejects if it exits first. */
-function waitForLine(child: ChildProcess, re: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
-  return new Promise((resolve, reject) => {
-    let buf = '';
-    const timer = setTimeout(
-      () => reject(new Error(`no line matching ${re} within ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-    child.stdout?.on('data', (d: Buffer) => {
-      buf += d.toString();
-      const m = buf.match(re);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m);
-      }
-    });
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`child exited (${code ?? signal}) before printing ${re}`));
-    });
-  });
-}
-
-async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill(signal);
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
 }
 
 // ---- BlockX ------------------------------------------------------------------------------------------

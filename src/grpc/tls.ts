@@ -26,5 +26,26 @@ export function serverCredentials(tls: TlsMaterial | undefined): grpc.ServerCred
  */
 export function channelCredentials(tls: TlsMaterial | undefined): grpc.ChannelCredentials {
   if (tls === undefined) return grpc.credentials.createInsecure();
+  quietIpServerNameWarning();
   return grpc.credentials.createSsl(tls.ca, tls.key, tls.cert);
+}
+
+let quieted = false;
+
+/**
+ * grpc-js sets the TLS server name (SNI) to the dialled host, and BlockX dials IP addresses: Node then
+ * warns `DEP0123` (an IP address as SNI) once per process. The name is still checked against the
+ * certificate's IP SANs; only the warning is dropped, and every other warning passes through.
+ * docs/security.md § TLS and authentication.
+ */
+function quietIpServerNameWarning(): void {
+  if (quieted) return;
+  quieted = true;
+  const emit = process.emitWarning.bind(process) as (...args: unknown[]) => void;
+  process.emitWarning = ((...args: unknown[]): void => {
+    const [, type, code] = args;
+    const named = typeof type === 'object' && type !== null ? (type as { code?: unknown }).code : code;
+    if (named === 'DEP0123') return;
+    emit(...args);
+  }) as typeof process.emitWarning;
 }
