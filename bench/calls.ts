@@ -1,7 +1,8 @@
 // bench/calls: the Calls phase through Worker → Executor, side by side with its peers, in one run.
 //
 //   npx tsx bench/calls.ts [--calls 100000] [--tasks 100] [--task-calls 1000] [--task-slots 32]
-//                          [--threads 2] [--executor built|tsx] [--runs 3] [--only worker|uds|piscina]
+//                          [--threads 2] [--executor built|tsx] [--runs 3]
+//                          [--only worker|isolation|uds|piscina]
 //
 // Rows (no-op calls; the function is test/fixtures/functions/noop.ts, `async () => null`):
 //  - dispatcher→executor, 1 task × 100,000 calls: ExecutorCallRunner.run (the Worker's dispatcher core
@@ -15,6 +16,9 @@
 //    1,024 in flight, echoed by this process: the transport alone, the ceiling of any socket executor.
 //  - Piscina 5.3.2, 100,000 no-op tasks (default threads, and 2 threads). Not a dependency: installed
 //    on demand into bench/.work/ (gitignored) with `npm install --prefix bench/.work piscina@5.3.2`.
+//  - isolation: the two dispatcher→executor rows with `executor.isolation` none and task (SES lockdown,
+//    frozen global, a module instance per task; docs/security.md, "Task isolation"), measured in turn in
+//    the same run (none, task, none, task, …), and the per-call ratio task/none.
 // Each row is warmed up, then measured `--runs` times; the table shows the median and the range.
 //
 // The executor command: `built` (`node bin/blockx.js executor`, needs `npm run build`) when dist/ is
@@ -108,6 +112,7 @@ function median(xs: readonly number[]): number {
 
 async function withExecutor<T>(
   fn: (ports: ExecutorPorts, kernel: Kernel, config: BlockxConfig) => Promise<T>,
+  isolation?: 'task' | 'none',
 ): Promise<T> {
   const kernel = await bootKernel({
     configPath: path.join(REPO, 'blockx.config.yaml'),
@@ -118,7 +123,12 @@ async function withExecutor<T>(
   const dep = kernel.config.deployments.block!;
   const config: BlockxConfig = {
     ...kernel.config,
-    deployments: { block: { ...dep, executor: { ...dep.executor, threads: THREADS } } },
+    deployments: {
+      block: {
+        ...dep,
+        executor: { ...dep.executor, threads: THREADS, ...(isolation ? { isolation } : {}) },
+      },
+    },
   };
   const ports = createExecutorPorts({
     config,
@@ -251,6 +261,54 @@ async function workerRows(): Promise<Row[]> {
   });
 }
 
+/**
+ * The cost of task isolation: both dispatcher→executor rows under `none` and `task`, one executor each,
+ * alternating run by run so drift on a shared machine hits both alike.
+ */
+async function isolationRows(): Promise<Row[]> {
+  const modes = ['none', 'task'] as const;
+  const big = noopCalls(CALLS);
+  const small = noopCalls(TASK_CALLS);
+  const shapes = [
+    { label: `1 task × ${fmt(CALLS)} calls`, calls: CALLS, run: (p: ExecutorPorts) => runTask(p, big) },
+    {
+      label: `${TASKS} tasks × ${fmt(TASK_CALLS)} calls, ${TASK_SLOTS} at once`,
+      calls: TASKS * TASK_CALLS,
+      run: (p: ExecutorPorts) => lanes(TASKS, () => runTask(p, small)),
+    },
+  ];
+  const ms = new Map<string, number[]>();
+  const key = (mode: string, i: number) => `${mode}#${i}`;
+  // Two executors at once would share the 2 cores: run each mode's executor for one round at a time.
+  for (let round = 0; round < RUNS + 1; round++) {
+    for (const mode of modes) {
+      await withExecutor(async (ports) => {
+        await runTask(ports, noopCalls(Math.min(CALLS, 20_000))); // warm-up
+        for (const [i, shape] of shapes.entries()) {
+          const start = performance.now();
+          await shape.run(ports);
+          const took = performance.now() - start;
+          if (round === 0) continue; // the first round warms the machine up
+          ms.set(key(mode, i), [...(ms.get(key(mode, i)) ?? []), took]);
+        }
+      }, mode);
+    }
+  }
+  const rows: Row[] = [];
+  for (const [i, shape] of shapes.entries()) {
+    for (const mode of modes) {
+      const row = {
+        name: `dispatcher→executor, isolation ${mode}, ${shape.label}`,
+        calls: shape.calls,
+        ms: ms.get(key(mode, i))!,
+      };
+      console.error(`  ${row.name}: ${fmt((row.calls / median(row.ms)) * 1000)} calls/s`);
+      rows.push(row);
+    }
+  }
+  return rows;
+}
+
 // ---- raw UDS ping-pong -----------------------------------------------------------------------------
 
 async function udsPingPong(dir: string, n: number, inflight: number): Promise<Row> {
@@ -374,6 +432,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'bx-calls-'));
   const cases: [string, () => Promise<Row[]>][] = [
     ['worker', workerRows],
+    ['isolation', isolationRows],
     ['uds', async () => [await udsPingPong(dir, CALLS, 1024)]],
     ['piscina', async () => [await piscina(CALLS, undefined), await piscina(CALLS, 2)]],
   ];
@@ -403,6 +462,19 @@ async function main(): Promise<void> {
     console.log(
       `| ${r.name} | ${fmt(r.calls)} | ${fmt(rate)} | ${fmt(lo)}–${fmt(hi)} | ${fmt(1e6 / rate, 1)} | ${vs} |`,
     );
+  }
+  // The isolation rows come in pairs (none, task) of the same shape: the cost of isolation per call.
+  const iso = rows.filter((r) => r.name.includes(', isolation '));
+  if (iso.length > 0) {
+    console.log('\nIsolation cost (executor.isolation task vs none, same run; goal ≥ 0.8× of none)\n');
+    console.log('| shape | none calls/s | task calls/s | task / none |');
+    console.log('| --- | ---: | ---: | ---: |');
+    for (let i = 0; i + 1 < iso.length; i += 2) {
+      const none = rateOf(iso[i]!);
+      const task = rateOf(iso[i + 1]!);
+      const shape = iso[i]!.name.replace(/^.*isolation none, /, '');
+      console.log(`| ${shape} | ${fmt(none)} | ${fmt(task)} | ${fmt(task / none, 2)}× |`);
+    }
   }
 }
 

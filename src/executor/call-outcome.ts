@@ -6,8 +6,11 @@
 //  - anything else                        → kind `user`, retryable only if the error says `retryable: true`
 //    (RetryableError, or any error object carrying that flag)
 
+import { types } from 'node:util';
 import type { CallFailedMessage, CallFailureKind } from './protocol.js';
 import { CallWaitError } from './sdk.js';
+
+const isProxy = types.isProxy;
 
 export interface AttemptIdentity {
   readonly callId: string;
@@ -18,17 +21,112 @@ export function classifyError(
   err: unknown,
   cancelReason: string | undefined,
 ): { kind: CallFailureKind; retryable: boolean; message: string; stack?: string; code?: string } {
-  const e = err as { message?: unknown; stack?: unknown; retryable?: unknown; code?: unknown } | null;
-  const message = typeof e?.message === 'string' ? e.message : String(err);
-  const stack = typeof e?.stack === 'string' ? e.stack : undefined;
+  const t = readThrown(err);
   if (cancelReason !== undefined) {
-    return { kind: 'deadline', retryable: true, message: `cancelled (${cancelReason}): ${message}`, stack };
+    return {
+      kind: 'deadline',
+      retryable: true,
+      message: `cancelled (${cancelReason}): ${t.message}`,
+      ...(t.stack !== undefined ? { stack: t.stack } : {}),
+    };
   }
-  if (err instanceof CallWaitError) {
-    return { kind: err.kind, retryable: err.retryable, message, stack, code: err.code };
+  if (t.waitError !== undefined) {
+    const w = t.waitError;
+    return {
+      kind: w.kind,
+      retryable: w.retryable,
+      message: t.message,
+      ...(t.stack !== undefined ? { stack: t.stack } : {}),
+      ...(w.code !== undefined ? { code: w.code } : {}),
+    };
   }
-  const code = typeof e?.code === 'string' ? e.code : undefined;
-  return { kind: 'user', retryable: e?.retryable === true, message, stack, code };
+  return {
+    kind: 'user',
+    retryable: t.retryable,
+    message: t.message,
+    ...(t.stack !== undefined ? { stack: t.stack } : {}),
+    ...(t.code !== undefined ? { code: t.code } : {}),
+  };
+}
+
+/** What a thrown value says about itself, read without letting it run code that could throw. */
+export interface ThrownFields {
+  readonly message: string;
+  readonly stack: string | undefined;
+  readonly code: string | undefined;
+  readonly retryable: boolean;
+  readonly waitError: CallWaitError | undefined;
+}
+
+/**
+ * Reads `message`, `stack`, `code` and `retryable` of anything a function may throw. A function can
+ * throw any value, and reading one can run its code: a Proxy's traps, getters, a `toString` that throws,
+ * an object without a prototype (`String(Object.create(null))` throws). Before this, such a throw made
+ * the failure frame itself throw, the call never ended and hung to its budget (docs/security.md, "Task
+ * isolation"). So: a Proxy is never touched (its traps are the function's code), every other read is
+ * guarded, and whatever cannot be read is described by its type.
+ */
+export function readThrown(err: unknown): ThrownFields {
+  const none = { stack: undefined, code: undefined, retryable: false, waitError: undefined };
+  if (err === null || (typeof err !== 'object' && typeof err !== 'function')) {
+    return { ...none, message: primitiveText(err) };
+  }
+  if (isProxy(err)) {
+    return { ...none, message: 'the function threw a Proxy (not an Error); its contents are not read' };
+  }
+  let waitError: CallWaitError | undefined;
+  try {
+    if (err instanceof CallWaitError) waitError = err;
+  } catch {
+    // a hostile Symbol.hasInstance cannot be ours; fall through
+  }
+  const message = guardedString(err, 'message');
+  const stack = guardedString(err, 'stack');
+  return {
+    message: message ?? objectText(err),
+    stack,
+    code: guardedString(err, 'code'),
+    retryable: guarded(err, 'retryable') === true,
+    waitError,
+  };
+}
+
+function guarded(obj: object, key: string): unknown {
+  try {
+    return (obj as Record<string, unknown>)[key];
+  } catch {
+    return undefined;
+  }
+}
+
+function guardedString(obj: object, key: string): string | undefined {
+  const v = guarded(obj, key);
+  return typeof v === 'string' ? v : undefined;
+}
+
+function primitiveText(v: unknown): string {
+  try {
+    return String(v);
+  } catch {
+    return `a thrown ${typeof v}`;
+  }
+}
+
+/** `String(err)` when that works and says more than the tag, else the object's tag. */
+function objectText(err: object): string {
+  let tag = '[object Object]';
+  try {
+    tag = Object.prototype.toString.call(err);
+  } catch {
+    // keep the default
+  }
+  try {
+    const text = String(err);
+    if (typeof text === 'string' && text !== tag) return text;
+  } catch {
+    // no usable toString (e.g. Object.create(null)), or it threw
+  }
+  return `the function threw a non-Error value (${tag})`;
 }
 
 /** CallCompleted JSON, or a CallFailed JSON when the value cannot travel (not JSON, or too large). */
@@ -53,7 +151,7 @@ export function completedFrame(
     return failedFrame(id, {
       kind: 'user',
       retryable: false,
-      message: `the return value is not JSON-serialisable: ${(err as Error).message}`,
+      message: `the return value is not JSON-serialisable: ${readThrown(err).message}`,
       durationMs,
       ioHits,
     });

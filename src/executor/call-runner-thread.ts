@@ -8,6 +8,12 @@
 // What the main thread needs for that goes through shared memory (thread-messages.ts): the thread claims
 // each exec before starting it (skipping execs the main thread took back) and records when, and it
 // beats, so the main thread can tell a thread whose event loop is stuck.
+//
+// Isolation `task` (docs/security.md, "Task isolation"): before it reports ready the thread locks down
+// its intrinsics and freezes its global object (task-isolation.ts), and it imports a function's module
+// once per task that calls it here (a URL of its own per instance), so module-level state of a function
+// is never seen by another task. With `none`, one instance per thread serves every task.
+// Memory: on its idle beats the thread publishes its heap + off-heap figure (memory-watch.ts).
 
 import { register } from 'node:module';
 import { MessageChannel, parentPort, workerData } from 'node:worker_threads';
@@ -18,15 +24,18 @@ import {
   type LogLevel,
   type RunningCall,
 } from './call-context.js';
-import { classifyError, completedFrame, failedFrame } from './call-outcome.js';
+import { classifyError, completedFrame, failedFrame, readThrown } from './call-outcome.js';
 import { ExecutorErrorCode } from './errors.js';
 import { attemptKey, type ExecuteCallMessage, type WaitRequest } from './protocol.js';
 import { ReadCopies, deepFreeze, readCopyHits, readCopyKey, type IoRequest } from './read-copies.js';
 import { CallWaitError, type LogFields } from './sdk.js';
+import { isolateThread } from './task-isolation.js';
 import {
   beat,
   claimExec,
+  countInstance,
   monoMs,
+  publishMemory,
   signalViews,
   SEQ_MASK,
   ThreadEvent,
@@ -38,15 +47,24 @@ import {
 } from './thread-messages.js';
 
 type Fn = (...args: unknown[]) => unknown;
-interface ModuleEntry {
+/** One module instance: the function once imported (or being imported). */
+interface ModuleInstance {
   readonly url: string;
   readonly path: string;
-  code: string | undefined;
   fn: Fn | undefined;
   loading: Promise<Fn> | undefined;
 }
+interface ModuleEntry extends ModuleInstance {
+  /** The snapshot text; kept under isolation `task` (every task instance needs it), else dropped once sent. */
+  code: string | undefined;
+  /** Isolation `task`: the instance of each task, by task id. */
+  readonly tasks: Map<string, ModuleInstance> | undefined;
+}
 
 const data = workerData as ThreadData;
+const isolated = data.isolation === 'task';
+/** Numbers the task instances' URLs on this thread. */
+let instanceSeq = 0;
 const port = parentPort!;
 const hooks = new MessageChannel();
 register(data.hooksUrl, { data: { port: hooks.port2 }, transferList: [hooks.port2] });
@@ -204,15 +222,32 @@ function finish(run: RunningCall, frame: string): void {
 
 function complete(run: RunningCall, value: unknown): void {
   if (run.done) return;
-  finish(
-    run,
-    completedFrame(run.call, value, performance.now() - run.startedAt, data.maxFrameBytes, run.ioHits),
-  );
+  let frame: string;
+  try {
+    frame = completedFrame(
+      run.call,
+      value,
+      performance.now() - run.startedAt,
+      data.maxFrameBytes,
+      run.ioHits,
+    );
+  } catch (err) {
+    fail(run, err);
+    return;
+  }
+  finish(run, frame);
 }
 
 function fail(run: RunningCall, err: unknown): void {
   if (run.done) return;
-  const f = classifyError(err, run.cancelReason);
+  let f: ReturnType<typeof classifyError>;
+  try {
+    f = classifyError(err, run.cancelReason);
+  } catch {
+    // classifyError reads thrown values defensively (call-outcome.ts); this is the last line: a call
+    // must always end with a frame, never hang to its budget.
+    f = { kind: 'user', retryable: false, message: 'the function threw a value that cannot be described' };
+  }
   finish(
     run,
     failedFrame(run.call, { ...f, durationMs: performance.now() - run.startedAt, ioHits: run.ioHits }),
@@ -241,21 +276,51 @@ function invoke(run: RunningCall, fn: Fn): void {
     fail(run, err);
     return;
   }
-  if (result !== null && typeof (result as PromiseLike<unknown> | undefined)?.then === 'function') {
-    (result as PromiseLike<unknown>).then(
-      (v) => complete(run, v),
-      (e) => fail(run, e),
-    );
+  // Reading `then` and calling it can run the function's code (a Proxy, a getter): guard both.
+  let then: unknown;
+  try {
+    then = result !== null && result !== undefined ? (result as { then?: unknown }).then : undefined;
+  } catch (err) {
+    fail(run, err);
+    return;
+  }
+  if (typeof then === 'function') {
+    try {
+      (then as PromiseLike<unknown>['then']).call(
+        result,
+        (v) => complete(run, v),
+        (e) => fail(run, e),
+      );
+    } catch (err) {
+      fail(run, err);
+    }
   } else {
     complete(run, result);
   }
 }
 
-function loadModule(entry: ModuleEntry): Promise<Fn> {
-  if (entry.loading) return entry.loading;
-  hooks.port1.postMessage({ url: entry.url, code: entry.code });
-  entry.code = undefined;
-  entry.loading = import(entry.url).then(
+/** The instance `taskId` runs: the entry itself, or (isolation `task`) the task's own. */
+function instanceFor(entry: ModuleEntry, taskId: string): ModuleInstance {
+  if (entry.tasks === undefined) return entry;
+  let inst = entry.tasks.get(taskId);
+  if (inst === undefined) {
+    inst = {
+      url: `${entry.url}&blockx-instance=${++instanceSeq}`,
+      path: entry.path,
+      fn: undefined,
+      loading: undefined,
+    };
+    entry.tasks.set(taskId, inst);
+    countInstance(signals);
+  }
+  return inst;
+}
+
+function loadModule(entry: ModuleEntry, inst: ModuleInstance): Promise<Fn> {
+  if (inst.loading) return inst.loading;
+  hooks.port1.postMessage({ url: inst.url, code: entry.code });
+  if (entry.tasks === undefined) entry.code = undefined;
+  inst.loading = import(inst.url).then(
     (mod: Record<string, unknown>) => {
       const fn = mod.default;
       if (typeof fn !== 'function') {
@@ -266,14 +331,14 @@ function loadModule(entry: ModuleEntry): Promise<Fn> {
             (names.length ? `; its exports: ${names.join(', ')}` : ''),
         );
       }
-      entry.fn = fn as Fn;
-      return entry.fn;
+      inst.fn = fn as Fn;
+      return inst.fn;
     },
     (err: unknown) => {
-      throw new Error(`cannot load ${entry.path}: ${(err as Error)?.message ?? String(err)}`);
+      throw new Error(`cannot load ${entry.path}: ${readThrown(err).message}`);
     },
   );
-  return entry.loading;
+  return inst.loading;
 }
 
 function start(raw: string, moduleKey: string): void {
@@ -297,12 +362,13 @@ function start(raw: string, moduleKey: string): void {
   };
   running.set(key, run);
   const entry = modules.get(moduleKey);
-  if (!entry) {
+  const inst = entry === undefined ? undefined : instanceFor(entry, call.taskId);
+  if (!entry || !inst) {
     failLoad(run, `internal: module ${moduleKey} was not announced to this thread`);
-  } else if (entry.fn) {
-    invoke(run, entry.fn);
+  } else if (inst.fn) {
+    invoke(run, inst.fn);
   } else {
-    loadModule(entry).then(
+    loadModule(entry, inst).then(
       (fn) => invoke(run, fn),
       (err: Error) => failLoad(run, err.message),
     );
@@ -311,7 +377,14 @@ function start(raw: string, moduleKey: string): void {
 
 function addModule(m: ThreadModule): void {
   if (modules.has(m.moduleKey)) return;
-  modules.set(m.moduleKey, { url: m.url, path: m.path, code: m.code, fn: undefined, loading: undefined });
+  modules.set(m.moduleKey, {
+    url: m.url,
+    path: m.path,
+    code: m.code,
+    fn: undefined,
+    loading: undefined,
+    tasks: isolated ? new Map() : undefined,
+  });
 }
 
 function control(m: ThreadControl): void {
@@ -364,14 +437,34 @@ port.on('message', (batch: MainToThreadBatch) => {
 
 // A function's stray error (a throwing timer callback, an unobserved rejection) must not take down the
 // thread and every other call on it: log it and carry on.
+// The value can be anything a function threw: read it defensively (call-outcome.ts, readThrown).
+const describeStray = (v: unknown): string => {
+  const t = readThrown(v);
+  return t.stack ?? t.message;
+};
 process.on('uncaughtException', (err) => {
-  emitLog('error', 'uncaught exception in function code (ignored)', { error: String(err?.stack ?? err) });
+  emitLog('error', 'uncaught exception in function code (ignored)', { error: describeStray(err) });
 });
 process.on('unhandledRejection', (reason) => {
-  const r = reason as Error | undefined;
-  emitLog('warn', 'unhandled rejection in function code (ignored)', { error: String(r?.stack ?? r) });
+  emitLog('warn', 'unhandled rejection in function code (ignored)', { error: describeStray(reason) });
 });
 
+/** The idle beat publishes memory every this many beats (process.memoryUsage costs ~10-20 µs). */
+const MEMORY_EVERY_BEATS = 5;
+let beats = 0;
+// Taken now, before any function runs: `process` stays mutable (docs/security.md, "Task isolation"), and
+// a function replacing process.memoryUsage must not hide its thread from the memory bound.
+const memoryUsage = process.memoryUsage.bind(process);
+const publishMemoryNow = () => {
+  const m = memoryUsage();
+  publishMemory(signals, (m.heapUsed + m.external) / 2 ** 20);
+};
+
+if (isolated) await isolateThread();
 beat(signals, monoMs());
-setInterval(() => beat(signals, monoMs()), BEAT_INTERVAL_MS).unref();
+publishMemoryNow();
+setInterval(() => {
+  beat(signals, monoMs());
+  if (++beats % MEMORY_EVERY_BEATS === 0) publishMemoryNow();
+}, BEAT_INTERVAL_MS).unref();
 port.postMessage(newBatch(true));

@@ -2,7 +2,8 @@
 // (tests, development) or, through the CLI, `blockx executor --socket PATH` (which calls
 // `executorCommand`). Flags: --socket (required), --functions-dir (default $BLOCKX_FUNCTIONS_DIR or
 // ./functions), --threads, --heartbeat-interval-ms, --cancel-hard-limit-ms, --max-calls-per-thread,
-// --read-copy-max-entries (0 turns read copies off), --secret-fd N.
+// --read-copy-max-entries (0 turns read copies off), --isolation task|none, --thread-heap-mb,
+// --thread-memory-mb and --max-rss-mb (0 turns either check off), --secret-fd N.
 // Exit codes: 0 after a normal stop, 1 on a runtime failure, 2 on bad flags (or an unreadable secret).
 //
 // The secret (docs/security.md, "The executor socket"): the Worker serves only a connection whose Hello
@@ -82,6 +83,10 @@ export function parseExecutorArgs(argv: readonly string[], env: NodeJS.ProcessEn
       'cancel-hard-limit-ms': { type: 'string' },
       'max-calls-per-thread': { type: 'string' },
       'read-copy-max-entries': { type: 'string' },
+      isolation: { type: 'string' },
+      'thread-heap-mb': { type: 'string' },
+      'thread-memory-mb': { type: 'string' },
+      'max-rss-mb': { type: 'string' },
       'secret-fd': { type: 'string' },
     },
     strict: true,
@@ -102,6 +107,17 @@ export function parseExecutorArgs(argv: readonly string[], env: NodeJS.ProcessEn
   const secretFdFlag = values['secret-fd'];
   if (secretFdFlag !== undefined && !/^\d+$/.test(secretFdFlag))
     throw new Error(`--secret-fd must be a file descriptor number, got ${JSON.stringify(secretFdFlag)}`);
+  const isolation = values.isolation;
+  if (isolation !== undefined && isolation !== 'task' && isolation !== 'none')
+    throw new Error(`--isolation must be task or none, got ${JSON.stringify(isolation)}`);
+  const threadHeapMb = int('thread-heap-mb', values['thread-heap-mb']);
+  const whole = (flag: string, v: string | undefined): number | undefined => {
+    if (v === undefined) return undefined;
+    if (!/^\d+$/.test(v)) throw new Error(`--${flag} must be a whole number >= 0, got ${JSON.stringify(v)}`);
+    return Number(v);
+  };
+  const threadMemoryMb = whole('thread-memory-mb', values['thread-memory-mb']);
+  const maxRssMb = whole('max-rss-mb', values['max-rss-mb']);
   const copies = values['read-copy-max-entries'];
   if (copies !== undefined && !/^\d+$/.test(copies))
     throw new Error(`--read-copy-max-entries must be a whole number >= 0, got ${JSON.stringify(copies)}`);
@@ -113,6 +129,10 @@ export function parseExecutorArgs(argv: readonly string[], env: NodeJS.ProcessEn
     ...(cancelHardLimitMs !== undefined ? { cancelHardLimitMs } : {}),
     ...(maxCallsPerThread !== undefined ? { maxCallsPerThread } : {}),
     ...(copies !== undefined ? { readCopyMaxEntries: Number(copies) } : {}),
+    ...(isolation !== undefined ? { isolation } : {}),
+    ...(threadHeapMb !== undefined ? { threadHeapMb } : {}),
+    ...(threadMemoryMb !== undefined ? { threadMemoryMb } : {}),
+    ...(maxRssMb !== undefined ? { maxRssMb } : {}),
     ...(secretFdFlag !== undefined ? { secretFd: Number(secretFdFlag) } : {}),
   };
 }

@@ -15,6 +15,8 @@ export const ExecutorErrorCode = {
   FUNCTIONS_DIR_UNREADABLE: 'FUNCTIONS_DIR_UNREADABLE',
   CALL_ALREADY_IN_FLIGHT: 'CALL_ALREADY_IN_FLIGHT',
   EXECUTOR_NOT_RUNNING: 'EXECUTOR_NOT_RUNNING',
+  /** An execution thread went over a memory bound and was terminated (memory-watch.ts). */
+  EXECUTOR_MEMORY_LIMIT: 'EXECUTOR_MEMORY_LIMIT',
 } as const;
 export type ExecutorErrorCode = (typeof ExecutorErrorCode)[keyof typeof ExecutorErrorCode];
 

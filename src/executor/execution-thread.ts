@@ -35,6 +35,8 @@ export interface ExecutionThread<Call> {
   /** Module keys announced to the thread, and the epochs they belong to. */
   readonly modules: Set<string>;
   readonly epochs: Set<string>;
+  /** Why the thread is being terminated, when the pool decided it for memory (memory-watch.ts). */
+  memoryKill: string | undefined;
   /** What goes to the thread at the end of this turn. */
   outbox: MainToThreadBatch;
   outboxPending: boolean;
@@ -47,7 +49,12 @@ export function emptyOutbox(): MainToThreadBatch {
 /** Start a thread (not ready yet: wait for its `ready` batch). */
 export function startExecutionThread<Call>(
   index: number,
-  limits: { readonly maxFrameBytes: number; readonly readCopyMaxEntries: number },
+  limits: {
+    readonly maxFrameBytes: number;
+    readonly readCopyMaxEntries: number;
+    readonly isolation: 'task' | 'none';
+    readonly threadHeapMb: number;
+  },
   bootstrap: string,
 ): ExecutionThread<Call> {
   const sab = newSignalsBuffer();
@@ -57,11 +64,17 @@ export function startExecutionThread<Call>(
     maxFrameBytes: limits.maxFrameBytes,
     readCopyMaxEntries: limits.readCopyMaxEntries,
     threadIndex: index,
+    isolation: limits.isolation,
     signals: sab,
   };
   return {
     index,
-    worker: new Worker(bootstrap, { eval: true, workerData: data }),
+    worker: new Worker(bootstrap, {
+      eval: true,
+      workerData: data,
+      // The heap bound (memory-watch.ts); off-heap memory is watched by the pool.
+      resourceLimits: { maxOldGenerationSizeMb: limits.threadHeapMb },
+    }),
     ready: false,
     dead: false,
     draining: false,
@@ -72,6 +85,7 @@ export function startExecutionThread<Call>(
     calls: new Set(),
     modules: new Set(),
     epochs: new Set(),
+    memoryKill: undefined,
     outbox: emptyOutbox(),
     outboxPending: false,
   };

@@ -20,6 +20,7 @@ import {
   type HelloMessage,
   type WorkerToExecutor,
 } from './protocol.js';
+import { DEFAULT_MAX_RSS_MB, DEFAULT_THREAD_HEAP_MB, DEFAULT_THREAD_MEMORY_MB } from './memory-watch.js';
 import { DEFAULT_READ_COPY_MAX_ENTRIES } from './read-copies.js';
 import { checkSocketPath } from './socket-path.js';
 import { ThreadPool } from './thread-pool.js';
@@ -36,6 +37,14 @@ export interface ExecutorOptions {
   readonly maxCallsPerThread?: number;
   /** Rows of read copies each thread keeps (read-copies.ts). Default 10,000; 0 turns them off. */
   readonly readCopyMaxEntries?: number;
+  /** task (default) | none: isolation between tasks on a thread (docs/security.md, "Task isolation"). */
+  readonly isolation?: 'task' | 'none';
+  /** Execution thread V8 heap limit in MiB. Default 1024. */
+  readonly threadHeapMb?: number;
+  /** Heap + off-heap MiB one thread may hold before it is terminated; 0 = unchecked. Default 1536. */
+  readonly threadMemoryMb?: number;
+  /** Process RSS in MiB above which the thread holding the most is terminated; 0 = unchecked. Default 4096. */
+  readonly maxRssMb?: number;
   /** The spawn secret for the Hello (cli-entry.ts `--secret-fd`; docs/security.md). Absent: none sent. */
   readonly secret?: string;
   readonly maxFrameBytes?: number;
@@ -94,6 +103,12 @@ export async function runExecutor(options: ExecutorOptions): Promise<ExecutorExi
     cancelHardLimitMs: options.cancelHardLimitMs ?? DEFAULT_CANCEL_HARD_LIMIT_MS,
     maxFrameBytes,
     readCopyMaxEntries: options.readCopyMaxEntries ?? DEFAULT_READ_COPY_MAX_ENTRIES,
+    isolation: options.isolation ?? 'task',
+    memory: {
+      threadHeapMb: options.threadHeapMb ?? DEFAULT_THREAD_HEAP_MB,
+      threadMemoryMb: options.threadMemoryMb ?? DEFAULT_THREAD_MEMORY_MB,
+      maxRssMb: options.maxRssMb ?? DEFAULT_MAX_RSS_MB,
+    },
     resolveModule: (epoch, name) => resolveModule(epochs, compiler, epoch, name),
     send: (json) => {
       try {
@@ -110,7 +125,7 @@ export async function runExecutor(options: ExecutorOptions): Promise<ExecutorExi
   const stopped = new Promise<string>((resolve) => (stopping = resolve));
   const stop = (reason: string) => stopping?.(reason);
 
-  socket.on('data', (chunk: Buffer) => {
+  const onData = (chunk: Buffer): void => {
     let frames: string[];
     try {
       frames = decoder.pushRaw(chunk);
@@ -160,6 +175,18 @@ export async function runExecutor(options: ExecutorOptions): Promise<ExecutorExi
           log(logLine('warn', `ignoring unknown frame type ${(_exhaustive as { type: string }).type}`));
         }
       }
+    }
+  };
+  // A frame that parses but cannot be handled (a field of the wrong type or absurdly deep, e.g. a
+  // 100k-deep `callId` overflowed the stack in attemptKey) must not crash the executor and every call
+  // on it: it is a protocol error, and the connection is closed like for a frame that does not parse.
+  // The rest of that chunk's frames are dropped with it (test/process/fuzz-executor-frames.test.ts).
+  socket.on('data', (chunk: Buffer) => {
+    try {
+      onData(chunk);
+    } catch (err) {
+      log(logLine('error', `protocol error, closing: cannot handle a frame: ${(err as Error).message}`));
+      stop(`protocol error: ${(err as Error).message}`);
     }
   });
   socket.on('close', () => stop('connection closed'));

@@ -9,8 +9,13 @@
 
 import { FrameInvalidError, FrameTooLargeError } from './errors.js';
 
-/** Default cap on one frame's payload: big enough for any sane call value, small enough to fail fast. */
-export const DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024;
+/**
+ * Default cap on one frame's payload: the gRPC message limit (64 MiB, src/grpc/channel-options.ts) plus
+ * 1 MiB for the frame's own fields, so a call whose arguments arrived in an accepted SubmitTask, or an
+ * output the Worker may collect (`worker.maxCollectedOutputBytes`, 64 MiB), always fits one frame
+ * (docs/security.md § Input bounds).
+ */
+export const DEFAULT_MAX_FRAME_BYTES = 65 * 1024 * 1024;
 const HEADER_BYTES = 4;
 
 /** Encode one already-serialised JSON payload as a frame. Throws FrameTooLargeError above `maxBytes`. */

@@ -64,6 +64,8 @@ export interface ThreadData {
   /** Read copies the thread keeps (read-copies.ts); 0: none. */
   readonly readCopyMaxEntries: number;
   readonly threadIndex: number;
+  /** task: lock down and freeze before any function loads, one module instance per task (task-isolation.ts). */
+  readonly isolation: 'task' | 'none';
   /** Shared with the main thread: see `ThreadSignals`. */
   readonly signals: SharedArrayBuffer;
 }
@@ -79,11 +81,15 @@ export interface ThreadData {
 //    word, so an exec is either started by the thread or taken back by the main thread, never both.
 //  - BEAT, the thread's clock (`monoMs`) when its event loop last ran: a timer, every batch in and out.
 //  - a ring of pickup times, so the main thread's CallStarted says how long the call has really run.
+//  - MEM, the thread's heap used plus external memory in MiB, for the memory bound (memory-watch.ts).
+//  - INSTANCES, the task module instances the thread has made (isolation `task`; thread-pool.ts).
 
 export const SEQ_MASK = 0x7fffffff;
 const CLAIM = 0;
 const BEAT = 1;
-const CONTROL_SLOTS = 2;
+const MEM = 2;
+const INSTANCES = 3;
+const CONTROL_SLOTS = 4;
 /** Pickup times kept per thread (a power of two); older ones fall back to the dispatch time. */
 const RING = 4096;
 
@@ -136,6 +142,26 @@ export function claimExec(s: ThreadSignals, seq: number, now: number): boolean {
 /** Thread side: the event loop is running. */
 export function beat(s: ThreadSignals, now: number): void {
   Atomics.store(s.control, BEAT, now);
+}
+
+/** Thread side: the memory the thread holds now (heap used + external, MiB). */
+export function publishMemory(s: ThreadSignals, mb: number): void {
+  Atomics.store(s.control, MEM, Math.min(0x7fffffff, Math.max(0, Math.round(mb))));
+}
+
+/** Thread side: one more task module instance. */
+export function countInstance(s: ThreadSignals): void {
+  Atomics.add(s.control, INSTANCES, 1);
+}
+
+/** Main side: the task module instances the thread has made. */
+export function instanceCount(s: ThreadSignals): number {
+  return Atomics.load(s.control, INSTANCES);
+}
+
+/** Main side: the memory the thread last published (MiB). */
+export function lastMemoryMb(s: ThreadSignals): number {
+  return Atomics.load(s.control, MEM);
 }
 
 /** Main side: the thread's last beat. */

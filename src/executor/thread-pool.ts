@@ -21,8 +21,17 @@
 //
 // Epochs: a thread imports each (epoch, function) once; modules are never freed, so when an epoch is
 // retired every thread that imported it is drained (no new calls) and replaced, and terminated once idle.
+//
+// Isolation `task` (docs/security.md, "Task isolation"): a thread imports each function once per task
+// that calls it there, so a thread is drained and replaced the same way once it holds
+// MAX_TASK_INSTANCES_PER_THREAD task instances.
+//
+// Memory (memory-watch.ts): each thread runs under a V8 heap limit, and every MEMORY_CHECK_EVERY sweeps
+// the pool compares each thread's published heap + off-heap figure and the process RSS with their
+// bounds; a thread over one is terminated, its calls fail with EXECUTOR_MEMORY_LIMIT (retryable).
 
 import { failedFrame } from './call-outcome.js';
+import { ExecutorErrorCode } from './errors.js';
 import {
   bootstrapSource,
   emptyOutbox,
@@ -30,6 +39,7 @@ import {
   type ExecutionThread,
 } from './execution-thread.js';
 import type { CompiledFunction } from './function-compiler.js';
+import { judgeMemory, type MemoryLimits } from './memory-watch.js';
 import {
   attemptKey,
   type CallFailureKind,
@@ -39,7 +49,9 @@ import {
 import {
   ageMs,
   claimedUpTo,
+  instanceCount,
   lastBeat,
+  lastMemoryMb,
   monoMs,
   pickupTime,
   revokeUnclaimed,
@@ -57,6 +69,9 @@ export interface ThreadPoolOptions {
   readonly maxFrameBytes: number;
   /** Read copies each thread keeps (read-copies.ts); 0 turns them off. */
   readonly readCopyMaxEntries: number;
+  /** task: threads lock down, freeze their global and import functions per task; none: no isolation. */
+  readonly isolation: 'task' | 'none';
+  readonly memory: MemoryLimits;
   /** Extra running time past `budgetMs` before the local safety net cancels. Default max(1000, budget). */
   readonly safetyMarginMs?: number;
   /** Resolves a call's module (compiled, cached). */
@@ -102,6 +117,10 @@ const SWEEP_INTERVAL_MS = 25;
 const STARTED_REPORT_MS = 25;
 /** A thread whose event loop has not beaten for this long is stuck: no new calls, unstarted ones go back. */
 const STUCK_MS = 50;
+/** Memory is looked at every this many sweeps (100 ms). */
+const MEMORY_CHECK_EVERY = 4;
+/** Task module instances a thread may hold (isolation `task`) before it is drained and replaced. */
+export const MAX_TASK_INSTANCES_PER_THREAD = 1024;
 
 export class ThreadPool {
   private readonly opts: ThreadPoolOptions;
@@ -115,6 +134,8 @@ export class ThreadPool {
   private readonly sweep: NodeJS.Timeout;
   private readyWaiters: (() => void)[] = [];
   private readonly bootstrap: string;
+  private sweeps = 0;
+  private lastRssKillAt: number | undefined;
 
   constructor(options: ThreadPoolOptions) {
     this.opts = options;
@@ -440,14 +461,18 @@ export class ThreadPool {
   }
 
   private spawn(): ThreadUnit {
-    const { maxFrameBytes, readCopyMaxEntries } = this.opts;
+    const { maxFrameBytes, readCopyMaxEntries, isolation } = this.opts;
     const t = startExecutionThread<PoolCall>(
       this.nextThreadIndex++,
-      { maxFrameBytes, readCopyMaxEntries },
+      { maxFrameBytes, readCopyMaxEntries, isolation, threadHeapMb: this.opts.memory.threadHeapMb },
       this.bootstrap,
     );
     t.worker.on('message', (batch: ThreadToMainBatch) => this.onThreadMessages(t, batch));
-    t.worker.on('error', (err) => this.onThreadLost(t, `crashed: ${err?.message ?? String(err)}`));
+    t.worker.on('error', (err: Error & { code?: string }) => {
+      if (err?.code === 'ERR_WORKER_OUT_OF_MEMORY')
+        t.memoryKill ??= `it ran out of its heap (executor.threadHeapMb ${this.opts.memory.threadHeapMb})`;
+      this.onThreadLost(t, `crashed: ${err?.message ?? String(err)}`);
+    });
     t.worker.on('exit', (code) => this.onThreadLost(t, `exited with code ${code}`));
     this.threads.push(t);
     return t;
@@ -475,7 +500,15 @@ export class ThreadPool {
     if (requeued > 0) this.opts.log(logLine('info', `re-routing ${requeued} calls from thread ${t.index}`));
     for (const call of [...t.calls]) {
       this.finish(call);
-      if (call.overdue) {
+      if (t.memoryKill !== undefined) {
+        this.fail(
+          call,
+          'executor_crash',
+          true,
+          `${ExecutorErrorCode.EXECUTOR_MEMORY_LIMIT}: execution thread ${t.index} was terminated: ${t.memoryKill}`,
+          ExecutorErrorCode.EXECUTOR_MEMORY_LIMIT,
+        );
+      } else if (call.overdue) {
         this.fail(
           call,
           'deadline',
@@ -514,6 +547,15 @@ export class ThreadPool {
     for (const t of [...this.threads]) {
       if (t.dead || !t.ready) continue;
       if (t.cancelling > 0 || ageMs(mono, lastBeat(t.signals)) > STUCK_MS) requeued += this.reclaim(t);
+      if (!t.draining && instanceCount(t.signals) >= MAX_TASK_INSTANCES_PER_THREAD) {
+        // Module instances are never freed: a thread that made this many is replaced (like a retired
+        // epoch). The thread counts them in shared memory, so the routing path pays nothing per call.
+        t.draining = true;
+        this.spawn();
+        requeued += this.reclaim(t);
+        if (t.calls.size === 0 && !t.dead) this.retireThread(t);
+        if (t.dead) continue;
+      }
       const upTo = claimedUpTo(t.signals);
       for (const call of t.calls) {
         if (!call.pickedUp) {
@@ -545,7 +587,29 @@ export class ThreadPool {
         }
       }
     }
+    if (++this.sweeps % MEMORY_CHECK_EVERY === 0) this.checkMemory(mono);
     if (requeued > 0 || this.queueHead < this.queue.length) this.pump();
+  }
+
+  /** The memory bound (memory-watch.ts): terminate the threads it names. */
+  private checkMemory(mono: number): void {
+    const { threadMemoryMb, maxRssMb } = this.opts.memory;
+    if (threadMemoryMb <= 0 && maxRssMb <= 0) return;
+    const live = this.threads.filter((t) => t.ready && !t.dead);
+    const samples = live.map((t) => ({
+      index: t.index,
+      memoryMb: lastMemoryMb(t.signals),
+      stuck: ageMs(mono, lastBeat(t.signals)) > STUCK_MS,
+    }));
+    const rssMb = maxRssMb > 0 ? Math.round(process.memoryUsage.rss() / 2 ** 20) : 0;
+    const now = performance.now();
+    for (const kill of judgeMemory(samples, rssMb, this.opts.memory, now, this.lastRssKillAt)) {
+      const t = live.find((x) => x.index === kill.index);
+      if (!t || t.dead) continue;
+      if (kill.forRss) this.lastRssKillAt = now;
+      t.memoryKill = kill.reason;
+      this.terminate(t, `memory bound: ${kill.reason}`);
+    }
   }
 }
 

@@ -20,6 +20,13 @@ export const MAX_STATUS_MESSAGE_BYTES = 4096;
  */
 export const MAX_BATCH_TASKS = 10_000;
 
+/**
+ * Deepest nesting of arrays and objects accepted in a JSON text a client sends: a task's builder and
+ * writer configs (function arguments included). Checked before parsing, by `jsonDepthProblem`
+ * (src/kernel/json-depth.ts): later stages (schema validation, JSON.stringify, deep freeze) recurse.
+ */
+export const MAX_JSON_DEPTH = 128;
+
 /** How much of an over-long id a log line or error message shows, in UTF-8 bytes. */
 export const ID_PREVIEW_BYTES = 64;
 

@@ -45,19 +45,22 @@ async function up(opts: UpOptions, io: CliIo): Promise<number> {
     { describePlannedService, planUp },
     { runCluster },
     { pino },
+    { boundedPino },
   ] = await Promise.all([
     import('../../kernel/kernel.js'),
     import('../../kernel/config.js'),
     import('../../kernel/service-plan.js'),
     import('../../kernel/run-cluster.js'),
     import('pino'),
+    import('../../kernel/observability/logger.js'),
   ]);
   const config = loadConfig({ configPath: opts.config, cwd: io.cwd(), env: io.env, flags });
   const kernel = await bootKernelWithConfig(config);
   // The console shows the cluster's own lines; service logs (JSON) go to stderr at `warn` unless the
   // user asked for a level with BLOCKX_LOG_LEVEL.
   const level = io.env.BLOCKX_LOG_LEVEL ? config.observability.logLevel : 'warn';
-  const logger = pino({ level, base: { app: 'blockx-up' } }, pino.destination(2));
+  // Secrets masked, long strings cut (docs/security.md § Logs).
+  const logger = boundedPino({ level, base: { app: 'blockx-up' } }, pino.destination(2));
 
   const plan = planUp(config);
   io.stdout(`blockx up: deployment "${plan.deployment}" from ${config.configFile}\n`);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { classifyError, completedFrame, failedFrame } from '../../../src/executor/call-outcome.js';
 import { CallWaitError, RetryableError } from '../../../src/executor/sdk.js';
 
@@ -70,5 +71,88 @@ describe('outcome frames', () => {
     const f = JSON.parse(failedFrame(id, { kind: 'user', retryable: false, message: 'm'.repeat(40_000) }));
     expect(f.message.length).toBeLessThan(17_000);
     expect(f.message).toMatch(/more characters\)$/);
+  });
+});
+
+/** A Proxy whose every trap throws something that itself cannot be read. */
+function hostileProxy(): object {
+  const boom = (): never => {
+    throw Object.create(null);
+  };
+  return new Proxy({}, { get: boom, getPrototypeOf: boom, ownKeys: boom, has: boom });
+}
+
+describe('readThrown: thrown values that run code when read (issue 16: they made calls hang)', () => {
+  const revoked = (() => {
+    const r = Proxy.revocable({}, {});
+    r.revoke();
+    return r.proxy;
+  })();
+  const getters = {
+    get message(): string {
+      throw new Error('no');
+    },
+    get retryable(): boolean {
+      throw hostileProxy();
+    },
+    toString(): string {
+      throw hostileProxy();
+    },
+  };
+  it.each<[string, unknown, RegExp]>([
+    ['a Proxy with throwing traps', hostileProxy(), /threw a Proxy \(not an Error\)/],
+    ['a revoked Proxy', revoked, /threw a Proxy/],
+    ['an object without a prototype', Object.create(null), /non-Error value \(\[object Object\]\)/],
+    ['an object whose getters and toString throw', getters, /non-Error value \(\[object Object\]\)/],
+    ['a plain object', { a: 1 }, /non-Error value \(\[object Object\]\)/],
+    ['an object with a useful toString', { toString: () => 'custom text' }, /^custom text$/],
+    ['a symbol', Symbol('s'), /^Symbol\(s\)$/],
+    ['undefined', undefined, /^undefined$/],
+    ['null', null, /^null$/],
+    ['a function', () => 1, /=>/],
+  ])('%s', (_name, err, message) => {
+    const f = classifyError(err, undefined);
+    expect(f).toMatchObject({ kind: 'user', retryable: false });
+    expect(f.message).toMatch(message);
+    expect(() => JSON.parse(failedFrame(id, f))).not.toThrow();
+  });
+
+  it('a hostile value after a cancellation still classifies as deadline', () => {
+    expect(classifyError(hostileProxy(), 'deadline')).toMatchObject({ kind: 'deadline', retryable: true });
+  });
+
+  it('a return value whose serialisation throws a hostile value becomes a user failure', () => {
+    const value = new Proxy(
+      {},
+      {
+        get: () => {
+          throw hostileProxy();
+        },
+      },
+    );
+    const f = JSON.parse(completedFrame(id, value, 0, 1 << 20));
+    expect(f).toMatchObject({ type: 'CallFailed', kind: 'user' });
+    expect(f.message).toContain('not JSON-serialisable: the function threw a Proxy');
+  });
+
+  it('property: classifyError never throws and always gives a string message', () => {
+    fc.assert(
+      fc.property(
+        fc.anything({ withBigInt: true, withNullPrototype: true, withMap: true, withSet: true }),
+        fc.boolean(),
+        (v, wrap) => {
+          const err = wrap
+            ? new Proxy(v !== null && typeof v === 'object' ? v : {}, {
+                get: () => {
+                  throw v;
+                },
+              })
+            : v;
+          const f = classifyError(err, undefined);
+          expect(typeof f.message).toBe('string');
+          expect(() => failedFrame(id, f)).not.toThrow();
+        },
+      ),
+    );
   });
 });

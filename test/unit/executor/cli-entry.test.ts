@@ -23,10 +23,22 @@ describe('executor flags', () => {
           '8',
           '--read-copy-max-entries',
           '0',
+          '--isolation',
+          'none',
+          '--thread-heap-mb',
+          '64',
+          '--thread-memory-mb',
+          '0',
+          '--max-rss-mb',
+          '512',
         ],
         {},
       ),
     ).toEqual({
+      isolation: 'none',
+      threadHeapMb: 64,
+      threadMemoryMb: 0,
+      maxRssMb: 512,
       socketPath: '/tmp/x.sock',
       functionsDir: resolve('fns'),
       threads: 3,
@@ -54,6 +66,10 @@ describe('executor flags', () => {
       ['--socket', 's', '--read-copy-max-entries', '1.5'],
       /--read-copy-max-entries must be a whole number >= 0/,
     ],
+    [['--socket', 's', '--isolation', 'thread'], /--isolation must be task or none/],
+    [['--socket', 's', '--thread-heap-mb', '0'], /--thread-heap-mb must be a positive integer/],
+    [['--socket', 's', '--thread-memory-mb=-1'], /--thread-memory-mb must be a whole number >= 0/],
+    [['--socket', 's', '--max-rss-mb', '1e3'], /--max-rss-mb must be a whole number >= 0/],
   ])('rejects %j', (argv, message) => {
     expect(() => parseExecutorArgs(argv, {})).toThrow(message);
   });

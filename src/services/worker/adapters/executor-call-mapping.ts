@@ -15,6 +15,8 @@ import type { ExecutorLinkEvent } from './executor-link.js';
 export function dispatcherConfigFromWorker(w: WorkerConfig): DispatcherConfig {
   return resolveDispatcherConfig({
     taskMaxInflightCalls: w.taskMaxInflightCalls,
+    taskMaxCallAttempts: w.taskMaxCallAttempts,
+    taskMaxPendingSubcalls: w.taskMaxPendingSubcalls,
     callDeadlineMs: w.callDeadlineMs,
     maxCollectedOutputBytes: w.maxCollectedOutputBytes,
     callRetry: w.callRetry,

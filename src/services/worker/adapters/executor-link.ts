@@ -27,6 +27,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import { CallAlreadyInFlightError } from '../../../executor/errors.js';
 import { jsonOf } from './frozen-json.js';
+import { logRateLimit, suppressedSuffix } from '../../../kernel/observability/log-rate-limit.js';
 import { FrameDecoder, FrameWriter, parseMessage } from '../../../executor/frame-codec.js';
 import {
   PROTOCOL_VERSION,
@@ -96,6 +97,7 @@ export class ExecutorLink {
   private readonly unauthenticated = new Set<Connection>();
   private conn: Connection | undefined;
   private closed = false;
+  private readonly refusalLog = logRateLimit({ burst: 10, intervalMs: 10_000 });
   private readonly unsubscribeRetire: (() => void) | undefined;
 
   constructor(options: ExecutorLinkOptions) {
@@ -617,11 +619,14 @@ export class ExecutorLink {
     this.unauthenticated.delete(conn);
     conn.writer.close();
     conn.socket.destroy();
+    // Rate-limited: anyone with access to the socket can cause this line at will (docs/security.md § Logs).
     if (why !== undefined)
-      this.opts.log?.(
-        'warn',
-        `refused a connection to the executor socket: ${why}; only the executor this worker spawned, ` +
-          'presenting its secret, is served (docs/security.md)',
+      this.refusalLog(Date.now(), (suppressed) =>
+        this.opts.log?.(
+          'warn',
+          `refused a connection to the executor socket: ${why}; only the executor this worker spawned, ` +
+            `presenting its secret, is served (docs/security.md)${suppressedSuffix(suppressed)}`,
+        ),
       );
   }
 

@@ -52,6 +52,12 @@ export interface ExecutorSupervisorOptions extends Omit<ExecutorLinkOptions, 'on
   readonly maxCallsPerThread?: number;
   /** `--read-copy-max-entries` (executor default 10,000; 0 = off). */
   readonly readCopyMaxEntries?: number;
+  /** `--isolation` (executor default `task`; docs/security.md, "Task isolation"). */
+  readonly isolation?: 'task' | 'none';
+  /** `--thread-heap-mb`, `--thread-memory-mb`, `--max-rss-mb` (the executor's memory bounds). */
+  readonly threadHeapMb?: number;
+  readonly threadMemoryMb?: number;
+  readonly maxRssMb?: number;
   readonly backoff?: BackoffOptions;
   readonly env?: NodeJS.ProcessEnv;
   /** Each line the executor writes to stderr (JSON log lines). Default: copied to our stderr. */
@@ -177,6 +183,10 @@ export class ExecutorSupervisor {
       ...(o.readCopyMaxEntries !== undefined
         ? ['--read-copy-max-entries', String(o.readCopyMaxEntries)]
         : []),
+      ...(o.isolation !== undefined ? ['--isolation', o.isolation] : []),
+      ...(o.threadHeapMb !== undefined ? ['--thread-heap-mb', String(o.threadHeapMb)] : []),
+      ...(o.threadMemoryMb !== undefined ? ['--thread-memory-mb', String(o.threadMemoryMb)] : []),
+      ...(o.maxRssMb !== undefined ? ['--max-rss-mb', String(o.maxRssMb)] : []),
     ];
     // Its own process group: a terminal's Ctrl-C reaches the Worker, which stops the Executor in order
     // (no "executor lost" mid-shutdown). It still cannot outlive the Worker: it exits when the socket

@@ -1,7 +1,8 @@
 // WorkerService messages ↔ the core's values (seeds `internal/worker/adapters/wire.go`).
 //
 // Incoming SubmitTask is checked here before the core sees it, all as InvalidArgument:
-//   - `task` present, `config` bytes valid UTF-8 JSON (WireFormatError from src/grpc/convert.ts);
+//   - `task` present, `config` bytes valid UTF-8 JSON (WireFormatError from src/grpc/convert.ts),
+//     nested at most MAX_JSON_DEPTH deep (checked on the bytes, before parsing);
 //   - `task_timeout_ms >= 0` (the core also rejects values above maxTaskTimeoutMs);
 //   - the builder's and the writer's `config` against the schema of the plugin their `type` names
 //     (DESIGN §4.5: "A task's config is validated against the plugin's schema before the task is
@@ -26,7 +27,8 @@ import type {
   TaskErrorWire,
   TaskUpdateWire,
 } from '../../../grpc/wire-types.js';
-import { MAX_ID_BYTES, cutText } from '../../../kernel/input-bounds.js';
+import { MAX_ID_BYTES, MAX_JSON_DEPTH, cutText } from '../../../kernel/input-bounds.js';
+import { jsonDepthProblem } from '../../../kernel/json-depth.js';
 import type { TableConfig } from '../../../kernel/config-types.js';
 import type { SchemaIssue } from '../../../kernel/errors.js';
 import type { PluginKind, PluginRegistry } from '../../../kernel/plugin-registry.js';
@@ -83,6 +85,17 @@ function checkPluginConfig(
     );
 }
 
+/**
+ * Refuses a config nested deeper than MAX_JSON_DEPTH before it is parsed (docs/security.md § Input
+ * bounds): the schema check and everything after it recurse, and a 100k-deep config overflowed the
+ * stack (INTERNAL) instead of being refused.
+ */
+function checkJsonDepth(taskId: string, field: string, bytes: Uint8Array | null | undefined): void {
+  if (!bytes || bytes.length <= MAX_JSON_DEPTH) return;
+  const problem = jsonDepthProblem(bytes, MAX_JSON_DEPTH);
+  if (problem !== undefined) throw WorkerAdmissionError.invalidArgument(taskId, field, null, problem);
+}
+
 /** SubmitTaskRequest → the core's input. Throws WorkerAdmissionError / WireFormatError (InvalidArgument). */
 export function submitTaskFromWire(
   req: SubmitTaskRequestWireOut,
@@ -91,6 +104,8 @@ export function submitTaskFromWire(
   if (req.task === null || req.task === undefined) {
     throw WorkerAdmissionError.invalidArgument('', 'task', null, 'is required');
   }
+  checkJsonDepth(req.task.taskId, 'task.function_call_config.config', req.task.functionCallConfig?.config);
+  checkJsonDepth(req.task.taskId, 'task.result_handler.config', req.task.resultHandler?.config);
   const input = taskInputFromWire(req.task, 'task');
   if (input.taskTimeoutMs < 0) {
     throw WorkerAdmissionError.invalidArgument(

@@ -110,6 +110,7 @@ export const FailureCode = {
   BUILDER_FAILED: 'BUILDER_FAILED',
   CALL_FAILED: 'CALL_FAILED',
   OUTPUT_BYTES_EXCEEDED: 'OUTPUT_BYTES_EXCEEDED',
+  CALL_BUDGET_EXCEEDED: 'CALL_BUDGET_EXCEEDED',
   PLUGIN_NOT_FOUND: 'PLUGIN_NOT_FOUND',
   PLUGIN_FAILED: 'PLUGIN_FAILED',
   CANCELLED: 'CANCELLED',
@@ -150,6 +151,9 @@ export const FAILURE_RETRYABLE_RULES: Readonly<Record<FailureCode, RetryableRule
   CALL_FAILED: { kind: 'fixed', retryable: false },
   // The same input produces the same outputs, so the limit would be exceeded again.
   OUTPUT_BYTES_EXCEEDED: { kind: 'fixed', retryable: false },
+  // The task's calls asked for more attempts or pending subcalls than worker.taskMaxCallAttempts /
+  // taskMaxPendingSubcalls allow; the same input does the same again.
+  CALL_BUDGET_EXCEEDED: { kind: 'fixed', retryable: false },
   PLUGIN_NOT_FOUND: { kind: 'fixed', retryable: false },
   // PluginError.retryable; unclassified errors default to retryable (seeds).
   PLUGIN_FAILED: { kind: 'reported', default: true },

@@ -168,6 +168,16 @@ export function callWaiting(s: DispatcherState, node: CallNode, wait: WaitReques
     emitResume(s, node, { ok: false, error, waitId: wait.waitId, childCallId }, budgetLeftAt(s, node, now));
     return;
   }
+  const maxPending = s.config.taskMaxPendingSubcalls;
+  if (task.pendingSubcalls >= maxPending) {
+    convergeTask(s, task, {
+      code: 'CALL_BUDGET_EXCEEDED',
+      retryable: false,
+      message: `task ${task.taskId} used its call budget: call ${node.callId} (${node.fn}) asked for subcall ${wait.function} with ${task.pendingSubcalls} subcalls already in flight, the limit is worker.taskMaxPendingSubcalls (${maxPending})`,
+      cancelReason: 'call_budget_exceeded',
+    });
+    return;
+  }
   parkForSubcall(s, node, now);
   const child = new CallNode(
     task,
@@ -184,6 +194,7 @@ export function callWaiting(s: DispatcherState, node: CallNode, wait: WaitReques
   task.live.add(child);
   s.calls.set(childCallId, child);
   task.subcalls += 1;
+  task.pendingSubcalls += 1;
   s.counters.subcalls += 1;
   task.urgent.push(child);
   pump(s, task, now);

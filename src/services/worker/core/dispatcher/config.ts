@@ -28,6 +28,12 @@ export interface DispatcherConfig {
   readonly minWindow: number;
   /** Deepest allowed subcall (a root is depth 0); deeper requests are answered with an error. */
   readonly maxSubcallDepth: number;
+  /**
+   * The call budget of one task (README.md, "Call budget"): attempts dispatched over the whole phase
+   * (roots, subcalls and retries) and subcalls not yet ended. Past either → CALL_BUDGET_EXCEEDED.
+   */
+  readonly taskMaxCallAttempts: number;
+  readonly taskMaxPendingSubcalls: number;
 }
 
 export const DEFAULT_CALL_RETRY_POLICY: CallRetryPolicy = Object.freeze({
@@ -44,6 +50,8 @@ export const DEFAULT_DISPATCHER_CONFIG: DispatcherConfig = Object.freeze({
   initialWindow: 16,
   minWindow: 1,
   maxSubcallDepth: 32,
+  taskMaxCallAttempts: 1_000_000,
+  taskMaxPendingSubcalls: 10_000,
 });
 
 function check(issues: DispatcherConfigIssue[], path: string, value: unknown, min: number): void {
@@ -66,6 +74,8 @@ export function validateDispatcherConfig(config: DispatcherConfig): DispatcherCo
   check(issues, 'initialWindow', config.initialWindow, 1);
   check(issues, 'minWindow', config.minWindow, 1);
   check(issues, 'maxSubcallDepth', config.maxSubcallDepth, 0);
+  check(issues, 'taskMaxCallAttempts', config.taskMaxCallAttempts, 1);
+  check(issues, 'taskMaxPendingSubcalls', config.taskMaxPendingSubcalls, 1);
   if (issues.length === 0) {
     if (config.callRetry.maxBackoffMs < config.callRetry.initialBackoffMs) {
       issues.push({ path: 'callRetry.maxBackoffMs', message: 'must be >= callRetry.initialBackoffMs' });

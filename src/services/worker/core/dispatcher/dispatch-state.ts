@@ -105,6 +105,8 @@ export function dropNode(s: DispatcherState, node: CallNode): void {
 
 /** Removes a node that holds nothing any more (already off the executor, queue and timers). */
 export function forgetNode(s: DispatcherState, node: CallNode): void {
+  if (node.state === 'done') return;
+  if (node.index < 0) node.task.pendingSubcalls -= 1;
   node.state = 'done';
   node.task.live.delete(node);
   s.calls.delete(node.callId);

@@ -6,6 +6,7 @@
 // Nothing is dispatched while the executor is not ready. O(1) per command emitted.
 
 import { CallNode } from './call-node.js';
+import { convergeTask } from './convergence.js';
 import { remainingBudget, type DispatcherState } from './dispatch-state.js';
 import type { TaskDispatch } from './task-dispatch.js';
 import type { CallSpec } from './types.js';
@@ -21,10 +22,12 @@ export function pump(s: DispatcherState, task: TaskDispatch, now: number): void 
     const node = task.urgent.shift();
     if (node !== undefined) {
       if (node.state === 'resumeQueued') resumeNode(s, node, now);
+      else if (overAttemptBudget(s, task)) return;
       else dispatchNode(s, node, now);
       continue;
     }
     if (task.nextRoot >= task.calls.length || task.parked >= cap) return;
+    if (overAttemptBudget(s, task)) return;
     const index = task.nextRoot++;
     const spec = task.calls[index]!;
     // A streaming task owns its list: the node now carries the spec (retries reuse it), so the slot is
@@ -45,6 +48,22 @@ export function pump(s: DispatcherState, task: TaskDispatch, now: number): void 
     s.calls.set(root.callId, root);
     dispatchNode(s, root, now);
   }
+}
+
+/**
+ * The call budget (README.md, "Call budget"): one more attempt would exceed `taskMaxCallAttempts`, so
+ * the task converges with CALL_BUDGET_EXCEEDED instead (and the caller stops pumping).
+ */
+function overAttemptBudget(s: DispatcherState, task: TaskDispatch): boolean {
+  const max = s.config.taskMaxCallAttempts;
+  if (task.attempts < max) return false;
+  convergeTask(s, task, {
+    code: 'CALL_BUDGET_EXCEEDED',
+    retryable: false,
+    message: `task ${task.taskId} used its call budget: ${task.attempts} call attempts (roots, subcalls and retries), the limit is worker.taskMaxCallAttempts (${max})`,
+    cancelReason: 'call_budget_exceeded',
+  });
+  return true;
 }
 
 /** Sends the next attempt of a queued node. */

@@ -50,6 +50,8 @@ export class TaskDispatch implements TimerEntry, WindowState {
   attempts = 0;
   retries = 0;
   subcalls = 0;
+  /** Subcalls created and not ended yet (the call budget's second bound). */
+  pendingSubcalls = 0;
 
   constructor(
     readonly taskId: string,

@@ -54,13 +54,15 @@ export interface CallPhaseOptions {
 export type TaskCancelReason = 'TIMED_OUT' | 'CANCELLED' | 'WATCH_DISCONNECTED';
 
 /** Failure codes a Calls phase can converge with (a subset of the Worker's `FailureCode`). */
-export type CallPhaseFailureCode = 'CALL_FAILED' | 'OUTPUT_BYTES_EXCEEDED' | TaskCancelReason;
+export type CallPhaseFailureCode =
+  'CALL_FAILED' | 'OUTPUT_BYTES_EXCEEDED' | 'CALL_BUDGET_EXCEEDED' | TaskCancelReason;
 
 /** Why an attempt at the executor is cancelled. */
 export type CancelReason =
   | 'deadline'
   | 'fast_fail'
   | 'output_bytes_exceeded'
+  | 'call_budget_exceeded'
   | 'task_timed_out'
   | 'task_cancelled'
   | 'watch_disconnected'

@@ -43,6 +43,8 @@ export const FAILURE_RESPONSIBILITY_RULES: Readonly<Record<FailureCode, Responsi
   CALL_FAILED: Object.freeze({ kind: 'by-failed-call' }),
   // The same outputs would exceed the limit anywhere.
   OUTPUT_BYTES_EXCEEDED: NOT_WORKER,
+  // The task's own functions spent the call budget.
+  CALL_BUDGET_EXCEEDED: NOT_WORKER,
   // The client or a shutdown ended the task; nothing failed.
   CANCELLED: NOT_WORKER,
   // The task's own timeout, spent by the user's code (a stalled worker shows up as SLOT_LOST or

@@ -20,7 +20,7 @@ describe('WorkerErrorCode', () => {
 });
 
 describe('FailureCode', () => {
-  it('has exactly the twelve failure codes of the seeds, each key equal to its value', () => {
+  it('has exactly the failure codes of the seeds plus CALL_BUDGET_EXCEEDED, each key equal to its value', () => {
     expect(Object.keys(FailureCode).sort()).toEqual(
       [
         'ACTIVATION_FAILED',
@@ -30,6 +30,7 @@ describe('FailureCode', () => {
         'BUILDER_FAILED',
         'CALL_FAILED',
         'OUTPUT_BYTES_EXCEEDED',
+        'CALL_BUDGET_EXCEEDED',
         'PLUGIN_NOT_FOUND',
         'PLUGIN_FAILED',
         'CANCELLED',
@@ -71,6 +72,7 @@ describe('FailureCode', () => {
     ['PLUGIN_NOT_FOUND', true, false],
     ['CANCELLED', false, true],
     ['OUTPUT_BYTES_EXCEEDED', true, false],
+    ['CALL_BUDGET_EXCEEDED', true, false],
   ];
   it.each(cases)('%s reported %s → retryable %s', (code, reported, expected) => {
     expect(resolveRetryable(code, reported)).toBe(expected);

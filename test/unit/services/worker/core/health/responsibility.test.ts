@@ -48,6 +48,7 @@ describe('FAILURE_RESPONSIBILITY_RULES', () => {
     ['PLUGIN_FAILED', true, true], // storage connection error while writing
     ['PLUGIN_FAILED', false, false], // BAD_OUTPUT and other non-retryable writer errors
     ['OUTPUT_BYTES_EXCEEDED', false, false],
+    ['CALL_BUDGET_EXCEEDED', false, false],
     ['CANCELLED', true, false],
     ['TIMED_OUT', true, false],
     ['WATCH_DISCONNECTED', false, false],
