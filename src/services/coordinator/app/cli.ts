@@ -43,7 +43,14 @@ export async function coordinatorCommand(
     deployments: [opts.deployment],
   });
   const logger = createCoordinatorLogger(config, opts.deployment);
-  const running = await runCoordinator({ config, deployment: opts.deployment, logger });
+  // Its own Prometheus endpoint, as every service has (observability.prometheus.listenAddr; empty: none).
+  const prometheusListen = config.observability.prometheus.listenAddr.trim();
+  const running = await runCoordinator({
+    config,
+    deployment: opts.deployment,
+    logger,
+    ...(prometheusListen === '' ? {} : { prometheusListen }),
+  });
   // Signal handlers only once the Coordinator runs: a config error must not leave them installed.
   const reason = await (until ?? terminationSignal());
   logger.info({ signal: String(reason) }, 'shutting down');

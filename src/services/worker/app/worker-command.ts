@@ -34,6 +34,7 @@ import type {
 } from '../adapters/ports.js';
 import { boundedPino } from '../../../kernel/observability/logger.js';
 import { startMetricsServer } from '../../../kernel/observability/metrics-server.js';
+import { loadTlsMaterial } from '../../../kernel/tls-files.js';
 import type { CallIoHandler } from '../adapters/executor-call-io.js';
 import { StorageIoScopeFactory } from '../adapters/io/index.js';
 import { startExecutorRuntime } from './executor-runtime.js';
@@ -156,6 +157,9 @@ export async function workerCommand(
   const metricsServer = await startMetricsServer({
     ...config.observability.prometheus,
     registry: worker.metrics.registry,
+    // HTTPS with client certificates when `tls` is on (docs/security.md § TLS and authentication).
+    tls: loadTlsMaterial(config.tls),
+    allowPlaintext: config.tls.allowPlaintext,
   }).catch(async (err: unknown) => {
     await worker.close();
     await executor?.close?.();
