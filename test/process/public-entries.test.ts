@@ -1,0 +1,74 @@
+// The package's subpath entries as a user's code reaches them (`import ... from 'blockx/function'`), from
+// the built package (dist/): they resolve through package.json#exports, export what their authors need,
+// and `blockx/function` and `blockx/plugin` pull no heavy dependency into the module graph. The graph is
+// read by esbuild (a dependency already) bundling the entry with every package left external.
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { build } from 'esbuild';
+import { describe, expect, it } from 'vitest';
+
+const REPO = path.resolve(import.meta.dirname, '../..');
+
+/** Packages (not node: builtins) that the module graph of `entry` imports. */
+async function packagesImportedBy(entry: string): Promise<string[]> {
+  const result = await build({
+    entryPoints: [path.join(REPO, entry)],
+    bundle: true,
+    write: false,
+    platform: 'node',
+    format: 'esm',
+    packages: 'external',
+    metafile: true,
+    logLevel: 'silent',
+  });
+  const external = new Set<string>();
+  for (const input of Object.values(result.metafile.inputs)) {
+    for (const imp of input.imports) {
+      if (imp.external && !imp.path.startsWith('node:')) external.add(imp.path);
+    }
+  }
+  return [...external].sort();
+}
+
+/** Runs an ES module snippet with the repository as cwd (so `blockx/...` resolves to this package). */
+function evalModule(code: string): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], {
+    cwd: REPO,
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('package subpaths', () => {
+  it.each(['dist/function.js', 'dist/plugin.js'])('%s imports no package at all', async (entry) => {
+    expect(await packagesImportedBy(entry)).toEqual([]);
+  });
+
+  it('the root entry still pulls in the heavy ones (so the check above can fail)', async () => {
+    const imported = await packagesImportedBy('dist/index.js');
+    expect(imported).toEqual(expect.arrayContaining(['@grpc/grpc-js', 'ajv', 'yaml']));
+  });
+
+  it('blockx/function, blockx/plugin and blockx/client resolve and export what their users need', () => {
+    const r = evalModule(`
+      const fn = await import('blockx/function');
+      const plugin = await import('blockx/plugin');
+      const client = await import('blockx/client');
+      const err = new fn.RetryableError('try again');
+      console.log(JSON.stringify({
+        retryable: err instanceof Error,
+        writerFailure: plugin.isRetryableWriterFailure({ retryable: false }),
+        client: typeof client.BlockxClient,
+        readTlsFiles: typeof client.readTlsFiles,
+      }));
+    `);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({
+      retryable: true,
+      writerFailure: false,
+      client: 'function',
+      readTlsFiles: 'function',
+    });
+  });
+});
