@@ -99,7 +99,34 @@ export const CoordinatorAdminServiceClient = coordinatorAdminCtor;
 export type CoordinatorAdminServiceClient = CoordinatorAdminServiceClientType;
 
 /** Service definitions for `server.addService(definition, handlers)`. */
-export const workerServiceDefinition: WorkerServiceDefinition = workerCtor.service;
+/**
+ * What a streaming handler receives in place of a message protobuf cannot decode. grpc-js would answer
+ * such a message with INTERNAL from inside the call, after the handler had already written (a RunTasks
+ * stream with one good request then an undecodable one hung to its deadline, found by
+ * test/process/fuzz-worker-rpc.test.ts); the handler instead ends the stream itself with
+ * INVALID_ARGUMENT (docs/security.md § Input bounds).
+ */
+export const UNDECODABLE_MESSAGE: { readonly undecodable: true } = Object.freeze({ undecodable: true });
+
+/** `method` with a request decoder that returns UNDECODABLE_MESSAGE instead of throwing. */
+function tolerantRequests<M extends { requestDeserialize: (bytes: Buffer) => unknown }>(method: M): M {
+  const decode = method.requestDeserialize;
+  return {
+    ...method,
+    requestDeserialize: (bytes: Buffer): unknown => {
+      try {
+        return decode(bytes);
+      } catch {
+        return UNDECODABLE_MESSAGE;
+      }
+    },
+  };
+}
+
+export const workerServiceDefinition: WorkerServiceDefinition = {
+  ...workerCtor.service,
+  RunTasks: tolerantRequests(workerCtor.service.RunTasks),
+};
 export const coordinatorServiceDefinition: CoordinatorServiceDefinition = coordinatorCtor.service;
 export const bundleCoordinatorServiceDefinition: BundleCoordinatorServiceDefinition =
   bundleCoordinatorCtor.service;

@@ -23,6 +23,7 @@
 
 import * as grpc from '@grpc/grpc-js';
 import { grpcStatusError } from '../../../grpc/status.js';
+import { UNDECODABLE_MESSAGE } from '../../../grpc/proto.js';
 import type {
   RunTasksRequestWireOut,
   RunTasksResponseWire,
@@ -185,6 +186,12 @@ class RunTasksStream {
 
   private onRequest(req: RunTasksRequestWireOut): void {
     if (this.done) return;
+    if ((req as unknown) === UNDECODABLE_MESSAGE) {
+      this.failWith(
+        grpcStatusError(grpc.status.INVALID_ARGUMENT, 'a RunTasksRequest that protobuf cannot decode'),
+      );
+      return;
+    }
     this.requests++;
     const tasks = req.tasks ?? [];
     const verdict = this.core.requestReceived(tasks.length);
