@@ -9,7 +9,7 @@
 // max(64, 2 × clients)). A task is an empty CallListCallConfig (no calls). Rows:
 //  - 64 producers of BlockxClient.run() in one client, closed loop: coalesced onto the batched path
 //    (bulk ReserveWorkerSlots + one RunTasks stream per worker); and the same with `batching: 'off'`
-//    (ReserveWorkerSlot → SubmitTask → WatchTasks per task, the seeds' unary path);
+//    (ReserveWorkerSlot → SubmitTask → WatchTasks per task, the unary path of docs/task-lifecycle.md);
 //  - runMany of `--bulk` tasks through the Coordinator, and straight to the workers (one client per
 //    worker, the tasks split evenly), timed until every result is in; and straight to the workers with
 //    one hello_world call per task (what the Executor link adds);

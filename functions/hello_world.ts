@@ -1,5 +1,5 @@
-// The seeds' sample function: a CallListCallConfig task with `callList: [["ct2"], ["blockx"]]` calls it
-// once per inner array, so it returns "hello, ct2" and "hello, blockx".
+// The README's sample function (README.md § Tasks): a CallListCallConfig task with `callList: [["ct2"],
+// ["blockx"]]` calls it once per inner array, so it returns "hello, ct2" and "hello, blockx".
 import type { CallContext } from '../src/executor/sdk.js';
 
 export default async function helloWorld(ctx: CallContext, name: string): Promise<string> {

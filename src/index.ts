@@ -25,7 +25,7 @@ export type { BlockxConfig, DeploymentConfig } from './kernel/config-types.js';
 export { loadConfig, resolveConfig, type LoadConfigOptions } from './kernel/config.js';
 export { bootKernel, type Kernel } from './kernel/kernel.js';
 export * from './executor/sdk.js';
-// The TypeScript client: reserve → submit → watch with the seeds' retry semantics (src/client/).
+// The TypeScript client: reserve → submit → watch with the retry semantics of docs/retries.md (src/client/).
 export { BlockxClient, BlockxClientError, ClientErrorCode, newTaskId, runTask } from './client/index.js';
 // Backfills and task-level retries (docs/backfill.md, docs/retries.md).
 export {

@@ -14,7 +14,7 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-/** `--config FILE` is accepted by every command (DESIGN.md §4.2). */
+/** `--config FILE` is accepted by every command (docs/architecture.md § CLI). */
 export const CONFIG_FLAG = [
   '-c, --config <file>',
   'config file (default: BLOCKX_CONFIG, or blockx.config.yaml found from the cwd)',

@@ -1,8 +1,9 @@
-// BlockxClient: the TypeScript client (DESIGN §2). `run(task)` is the whole path — reserve a slot through
-// the Coordinator (or go straight to one Worker), SubmitTask, follow WatchTasks to the terminal update —
-// with the seeds' retry semantics (reserve.ts). The lower-level steps are public too: submit, watch,
-// getResult, and clusterStatus (CoordinatorAdminService). Channels are pooled per address and shared by
-// every concurrent call; close() closes them and cancels whatever is still in flight.
+// BlockxClient: the TypeScript client (docs/architecture.md § Processes and who calls whom). `run(task)` is
+// the whole path — reserve a slot through the Coordinator (or go straight to one Worker), SubmitTask, follow
+// WatchTasks to the terminal update — with the retry semantics of docs/retries.md (reserve.ts). The
+// lower-level steps are public too: submit, watch, getResult, and clusterStatus (CoordinatorAdminService).
+// Channels are pooled per address and shared by every concurrent call; close() closes them and cancels
+// whatever is still in flight.
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { unaryCall } from '../grpc/clients.js';

@@ -1,5 +1,5 @@
 // Placing a task: reserve a slot through the Coordinator and submit to the Worker it names (or submit
-// straight to one Worker), retrying the way the seeds say a client must:
+// straight to one Worker), retrying the way docs/coordinator.md § Errors says a client must:
 //
 //   Unavailable        → safe to retry at once. The first retry goes out immediately; while the answer
 //                        stays Unavailable, retries follow the backoff so a starting cluster is not hammered.

@@ -79,7 +79,7 @@ export interface TaskRunResult {
   /** '' when it succeeded. */
   readonly failureCode: string;
   readonly failureMessage: string;
-  /** Whether resubmitting the task may help (the seeds: the client decides on task-level retries). */
+  /** Whether resubmitting the task may help (the client decides on task-level retries; docs/retries.md). */
   readonly retryable: boolean;
   readonly pluginResults: readonly PluginResult[];
   /** The terminal update as the Worker sent it. */

@@ -1,7 +1,7 @@
 // Channel and server options shared by every BlockX gRPC endpoint.
 //
-// Keepalive (DESIGN §5: 30 s / 10 s): each side pings after 30 s without activity and drops the
-// connection if the ack takes longer than 10 s. On the Worker this bounds how long a silently dead
+// Keepalive (30 s / 10 s, docs/architecture.md § Protos): each side pings after 30 s without activity and
+// drops the connection if the ack takes longer than 10 s. On the Worker this bounds how long a silently dead
 // WatchTasks client keeps its stream (the watch-disconnect grace starts only once gRPC sees it closed).
 // grpc-js servers do not enforce a minimum client ping interval, so 30 s pings from clients are accepted.
 import type { ChannelOptions } from '@grpc/grpc-js';

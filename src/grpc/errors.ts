@@ -14,8 +14,8 @@ export const GrpcErrorCode = {
 export type GrpcErrorCode = (typeof GrpcErrorCode)[keyof typeof GrpcErrorCode];
 
 /**
- * A field of an incoming wire message is unusable. Servers map it to gRPC InvalidArgument (the seeds:
- * "`config` is not valid JSON" is InvalidArgument); `field` is the proto path, e.g.
+ * A field of an incoming wire message is unusable. Servers map it to gRPC InvalidArgument
+ * (docs/task-lifecycle.md: "`config` is not valid JSON" is InvalidArgument); `field` is the proto path, e.g.
  * `task.function_call_config.config`.
  */
 export class WireFormatError extends BlockxError {

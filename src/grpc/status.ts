@@ -1,8 +1,8 @@
 // gRPC status errors that carry a BlockX business code.
 //
-// DESIGN §4.1: the status code is the coarse class (the seeds' tables: NoSlot → ResourceExhausted,
-// InvalidSlot → FailedPrecondition, SlotUncertain → Aborted, ...); the business code travels in the
-// trailing metadata key `blockx-error-code`, so a caller can tell NoSlot from NoExecutableSlot without
+// The status code is the coarse class (the error tables of docs/task-lifecycle.md and docs/coordinator.md:
+// NoSlot → ResourceExhausted, InvalidSlot → FailedPrecondition, SlotUncertain → Aborted, ...); the business
+// code travels in the trailing metadata key `blockx-error-code`, so a caller can tell NoSlot from NoExecutableSlot without
 // parsing the human message. Each service keeps its own single domain-error → status mapping and uses
 // grpcStatusError() to build what it returns.
 import * as grpc from '@grpc/grpc-js';

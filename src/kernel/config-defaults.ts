@@ -1,5 +1,5 @@
-// Defaults of every config field: DESIGN.md §5 and seeds/coordinator.md § Configuration. A field the user
-// omits takes the value here; the README and the schema descriptions name the same numbers.
+// Defaults of every config field (docs/task-lifecycle.md § Defaults, docs/coordinator.md § Configuration). A
+// field the user omits takes the value here; the README and the schema descriptions name the same numbers.
 import {
   defaultRegistryPrefixes,
   LEGACY_BLOCK_WORKER_REGISTRY_PREFIX,

@@ -1,6 +1,7 @@
-// Environment variables of DESIGN.md §4.3, typed and validated. Each binding names the variable, where
-// its value lands in the config, and how it is parsed; a bad value is an issue naming the variable.
-// Coordinator and worker variables apply to the deployment(s) a process runs; shared ones to the top level.
+// Environment variables (docs/architecture.md § Environment variables), typed and validated. Each binding
+// names the variable, where its value lands in the config, and how it is parsed; a bad value is an issue
+// naming the variable. Coordinator and worker variables apply to the deployment(s) a process runs; shared
+// ones to the top level.
 import type { ConfigIssue } from './errors.js';
 import { redactText } from './redact.js';
 
@@ -83,7 +84,7 @@ const b = (variable: string, scope: EnvScope, path: string, parse: Parser): EnvB
 });
 
 export const ENV_BINDINGS: readonly EnvBinding[] = Object.freeze([
-  // Coordinator (seeds/coordinator.md § Configuration).
+  // Coordinator (docs/coordinator.md § Configuration).
   b('COORDINATOR_LISTEN', 'coordinator', 'listen', listenAddr),
   b('ETCD_ENDPOINTS', 'top', 'registry.etcd.endpoints', list),
   b('COORDINATOR_REGISTRY_PREFIXES', 'coordinator', 'registryPrefixes', list),
@@ -102,7 +103,7 @@ export const ENV_BINDINGS: readonly EnvBinding[] = Object.freeze([
   b('COORDINATOR_MEMORY_RED_LINE', 'coordinator', 'memoryRedLine', fraction),
   b('COORDINATOR_ERROR_RATE_RED_LINE', 'coordinator', 'errorRateRedLine', fraction),
   b('COORDINATOR_PLACEMENT', 'coordinator', 'placement', placement),
-  // Worker (seeds/task-lifecycle.md) and ours.
+  // Worker (docs/task-lifecycle.md § Defaults) and ours.
   b('TASK_DEADLINE_MS', 'worker', 'taskDeadlineMs', positiveInt),
   b('MAX_TASK_TIMEOUT_MS', 'worker', 'maxTaskTimeoutMs', positiveInt),
   b('MAX_SLOT_TTL_MS', 'worker', 'maxSlotTtlMs', positiveInt),

@@ -28,7 +28,7 @@ export interface TableConfig {
   readonly writable?: boolean;
 }
 
-/** One retry scope of the task IO scope (seeds: Builder, Calls and Result retry scopes). */
+/** One retry scope of the task IO scope (docs/task-lifecycle.md § Retry scopes: Builder, Calls, Result). */
 export interface IoRetryConfig {
   /** Attempts including the first; 1 = no retry. */
   readonly maxAttempts: number;

@@ -1,4 +1,4 @@
-// The config pipeline, as one visible function (STYLE.md):
+// The config pipeline, as one visible function, so every step is in view in one place:
 //   locate (cosmiconfig) → parse YAML keeping positions → validate with ajv (additionalProperties: false)
 //   → defaults → env overrides → flag overrides → cross-field rules → resolve paths → freeze.
 // Every problem is collected and reported at once with its YAML path and line:column, or the env var /

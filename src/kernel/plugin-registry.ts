@@ -17,7 +17,7 @@ import { compileForeignSchema, toSchemaIssues } from './schema-validator.js';
 
 export type PluginKind = 'builder' | 'writer';
 
-/** Plugin type names: PascalCase, as in the seeds (`CallListCallConfig`, `ReturnValueResultHandler`). */
+/** Plugin type names: PascalCase, like the built-ins (`CallListCallConfig`, `ReturnValueResultHandler`). */
 export const PLUGIN_TYPE_PATTERN = /^[A-Z][A-Za-z0-9]*$/;
 
 interface RegisteredCommon {

@@ -143,7 +143,7 @@ export interface WriterPlugin<C = unknown> extends PluginCommon {
 /**
  * The error shape a writer throws. Duck-typed (plugins do not import kernel classes): any Error with a
  * boolean `retryable`, optionally a `code`. An error without `retryable` is unclassified and treated as
- * retryable, as the seeds specify.
+ * retryable (docs/task-lifecycle.md § Failure codes).
  */
 export interface WriterFailure extends Error {
   readonly retryable: boolean;

@@ -26,7 +26,7 @@ const AJV_OPTIONS: Options = {
   strictRequired: false,
 };
 
-// ajv-formats is CommonJS; under NodeNext its plugin function sits on `.default` (NODE20-NOTES).
+// ajv-formats is CommonJS; under NodeNext its plugin function sits on `.default`, not on the module itself.
 const addFormats = (addFormatsModule as unknown as { default: (ajv: Ajv | Ajv2020) => unknown }).default;
 
 /** Which JSON Schema dialect a schema declares: draft-07 (the default) or 2020-12. */

@@ -2,8 +2,9 @@
 // builder's and the writer's `config` against the schema of the plugin each `type` names. Every problem is
 // reported, each with its JSON path from the task's root (e.g. `/functionCallConfig/config/callList`).
 //
-// The JSON form is the seeds' example: `task_id`, `functionCallConfig`, `resultHandler`, `taskTimeoutMs`.
-// `taskId` is accepted as an alias of `task_id` (camelCase like the other fields); giving both is an error.
+// The JSON form is the README's example (README.md § Tasks): `task_id`, `functionCallConfig`,
+// `resultHandler`, `taskTimeoutMs`. `taskId` is accepted as an alias of `task_id` (camelCase like the other
+// fields); giving both is an error.
 import type { ErrorObject } from 'ajv';
 import { TaskConfigError, type SchemaIssue } from './errors.js';
 import { unknownTypeIssue, type PluginKind, type PluginRegistry } from './plugin-registry.js';

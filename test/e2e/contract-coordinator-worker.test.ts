@@ -1,4 +1,4 @@
-// Contract E2E, coordinator ↔ worker (seeds/coordinator.md § Testing, e2e/contract/coordinator-worker)
+// Contract E2E, coordinator ↔ worker (docs/coordinator.md § Tests)
 // with REAL processes only: a real etcd, `blockx coordinator` and `blockx worker` from the built CLI
 // (`node bin/blockx.js`), talking over real gRPC and registering through etcd (leased heartbeats).
 // Workers run functions with their default call runner; the task is examples/tasks/hello-world.json.
@@ -239,8 +239,8 @@ describe('contract: coordinator ↔ worker (real etcd, real blockx processes)', 
     const second = await reserve(co, 'full-2');
     expect(second.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
     // Either the worker said NoSlot (all candidates rejected) or the coordinator already saw the full
-    // pool in the worker's heartbeat (reservedSlots = taskSlots) and contacted nobody: both are the seeds'
-    // ResourceExhausted, and which one wins is a race with the 100 ms heartbeat.
+    // pool in the worker's heartbeat (reservedSlots = taskSlots) and contacted nobody: both are the
+    // documented ResourceExhausted, and which one wins is a race with the 100 ms heartbeat.
     expect(['AllCandidatesRejected', 'NoExecutableSlot']).toContain(second.business);
     // The reservation expires with its TTL and the slot comes back.
     const later = await reserveOk(co, 'full-3');

@@ -1,7 +1,7 @@
-// Contract E2E of the Coordinator (seeds § Testing: coordinator-etcd and coordinator-worker) with a REAL
-// etcd, the real runCoordinator app over gRPC, and fake Workers: real grpc-js servers on 127.0.0.1:0
-// whose RequestTaskSlot we script, each registered by a real HeartbeatPublisher (leased puts).
-// Timings are shortened through the COORDINATOR_* variables, as the seeds' e2e do.
+// Contract E2E of the Coordinator (docs/coordinator.md § Tests: coordinator ↔ etcd and coordinator ↔ worker)
+// with a REAL etcd, the real runCoordinator app over gRPC, and fake Workers: real grpc-js servers on
+// 127.0.0.1:0 whose RequestTaskSlot we script, each registered by a real HeartbeatPublisher (leased puts).
+// Timings are shortened through the COORDINATOR_* variables, as docs/coordinator.md § Tests describes.
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';

@@ -90,7 +90,7 @@ describe('HeartbeatPublisher on a real etcd', () => {
     return r.ok ? r.value : undefined;
   };
 
-  it('puts the heartbeat JSON with exactly the DESIGN §4.4 fields under a 10 s lease', async () => {
+  it('puts the heartbeat JSON with exactly the documented heartbeat fields under a 10 s lease', async () => {
     publish('10.1.0.1:9090');
     const value = await waitFor('key', () =>
       raw

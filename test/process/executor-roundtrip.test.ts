@@ -75,7 +75,7 @@ afterAll(async () => {
 });
 
 describe('executor round trips', () => {
-  it('runs functions/hello_world.ts for the seeds example call list', async () => {
+  it('runs functions/hello_world.ts for the README example call list', async () => {
     const results = await Promise.all(
       [['ct2'], ['blockx']].map((args) => h.run({ function: 'hello_world', args, codeEpoch: repoEpoch })),
     );

@@ -1,7 +1,7 @@
 // The Worker's real Calls path, over real gRPC: runWorker in this process with createExecutorPorts
-// (dispatcher + ExecutorLink + a supervised executor child from src/ under tsx). Covers the seeds'
-// hello_world example end to end, a hot loop cut off at its call deadline without stalling another
-// task, and a function edited while a task runs (that task keeps its pinned code epoch).
+// (dispatcher + ExecutorLink + a supervised executor child from src/ under tsx). Covers
+// docs/task-lifecycle.md's hello_world example end to end, a hot loop cut off at its call deadline without
+// stalling another task, and a function edited while a task runs (that task keeps its pinned code epoch).
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,8 +1,8 @@
 // Process-level tests of the Worker: spawn the worker entry (src/services/worker/app/worker-main.ts under
 // tsx; `blockx worker` runs the same workerCommand once the CLI wires it) and talk to it over real gRPC.
-// Covers each status code of the seeds' table, a task timeout, result retention expiry, draining on
-// SIGTERM, and hello_world end to end (functions run in-process with LocalCallRunner until the executor
-// path is wired).
+// Covers each status code of docs/task-lifecycle.md's table, a task timeout, result retention expiry,
+// draining on SIGTERM, and hello_world end to end (functions run in-process with LocalCallRunner until the
+// executor path is wired).
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

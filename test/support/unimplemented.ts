@@ -1,5 +1,6 @@
 // Handlers answering UNIMPLEMENTED for the batched RPCs (docs/batched-protocol.md), for fakes that serve
-// only the seeds' unary RPCs: a client talking to them sees what an older server would answer.
+// only the unary RPCs (docs/task-lifecycle.md): a client talking to them sees what an older server would
+// answer.
 import * as grpc from '@grpc/grpc-js';
 import type {
   BundleCoordinatorServiceHandlers,

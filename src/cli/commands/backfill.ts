@@ -1,5 +1,5 @@
 // `blockx backfill TEMPLATE.json --from N --to M [--per block|bundle] [--coordinator ADDR | --worker ADDR]
-//  [--concurrency K] [--retries R] [--json] [--state-dir DIR] [--fresh]` (DESIGN §6, docs/backfill.md)
+//  [--concurrency K] [--retries R] [--json] [--state-dir DIR] [--fresh]` (docs/backfill.md)
 //
 // 1. Read the template (a task whose builder — and writer, if it has one — carry a block selector:
 //    `block: {number}` per block, `bundle: <id>` per bundle), plan the units of [N, M], and validate the

@@ -38,8 +38,8 @@ export function clientTlsOf(config: BlockxConfig): { tls?: TlsMaterial } {
 
 /** The Coordinator a client on this machine should dial, from the config. */
 export function coordinatorAddressFromConfig(config: BlockxConfig, env: NodeJS.ProcessEnv = {}): string {
-  // COORDINATOR_LISTEN names where the coordinator listens (DESIGN §6: submit, status and backfill honour
-  // it); without it, `blockx up`'s coordinator, then the block deployment's.
+  // COORDINATOR_LISTEN names where the coordinator listens (docs/architecture.md § CLI: submit, status and
+  // backfill honour it); without it, `blockx up`'s coordinator, then the block deployment's.
   const fromEnv = env.COORDINATOR_LISTEN?.trim();
   if (fromEnv) return fromEnv;
   return config.up.coordinatorListen || config.deployments.block?.coordinator.listen || ':8080';

@@ -7,8 +7,8 @@
 //    plugin's schema (as `blockx validate` does) — and reject duplicate task ids. Any problem: print every
 //    one as FILE[:LINE]: /path: message, submit nothing, exit 1.
 // 3. Run them through BlockxClient on the batched protocol (bulk ReserveWorkerSlots, one RunTasks stream
-//    per Worker, with the seeds' retries per task; docs/batched-protocol.md), at most `--concurrency` (64)
-//    at a time, to the Coordinator (default: COORDINATOR_LISTEN, else from the
+//    per Worker, with the retries of docs/retries.md per task; docs/batched-protocol.md), at most
+//    `--concurrency` (64) at a time, to the Coordinator (default: COORDINATOR_LISTEN, else from the
 //    config) or straight to one Worker (`--worker`). With `--retries R` a task that FAILED retryably or
 //    whose Worker was lost runs again, up to R more times (docs/retries.md).
 // 4. One line per task as it ends: `<task_id> SUCCEEDED <short result JSON>` or `<task_id> FAILED <code>
@@ -16,7 +16,7 @@
 //    with --json one JSON object per line; on a terminal, a live progress bar below them. A summary line
 //    ends the run (on stderr with --json, so stdout stays JSON Lines).
 // Exit 0 when every task SUCCEEDED, 1 when any failed or was invalid, 2 on usage errors. Waiting for the
-// results is what submit always does; `--wait` is accepted for DESIGN §4.2 and changes nothing.
+// results is what submit always does; `--wait` is accepted (docs/architecture.md § CLI) and changes nothing.
 import type { Command } from 'commander';
 import type { ClientErrorCode } from '../../client/errors.js';
 import type { RunManyOutcome } from '../../client/run-many.js';

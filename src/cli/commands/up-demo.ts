@@ -1,7 +1,7 @@
 // The demo of `blockx up`: two tasks through the Coordinator (reserve → submit → watch), each printed
 // with its result.
 //
-//   1. hello_world over CallListCallConfig → ReturnValueResultHandler (the seeds' example);
+//   1. hello_world over CallListCallConfig → ReturnValueResultHandler (the README's example task);
 //   2. erc20_transfers over BlockTableCallConfig (the ERC-20 Transfer events of one block of the demo
 //      chain) → BlockWriteResultHandler into token_transfers, then checked against the rows a direct
 //      decode of the same events gives.

@@ -65,7 +65,7 @@ export class BackfillPlanError extends Error {
   }
 }
 
-/** Blocks per bundle unless the template's builder says otherwise (DESIGN §4.7). */
+/** Blocks per bundle unless the template's builder says otherwise (docs/architecture.md § Block data). */
 export const DEFAULT_BUNDLE_SIZE = 1000;
 /** Units one job may cover (a bigger range is several jobs: the plan is held in memory). */
 export const MAX_UNITS = 10_000_000;

@@ -1,4 +1,4 @@
-// One place that builds an etcd3 client the way BlockX needs it (NODE20-NOTES.md § Library pitfalls).
+// One place that builds an etcd3 client the way BlockX needs it (tuned fault handling, below).
 //
 // The library's defaults recover slowly from an etcd restart: the per-host breaker stays open ~5 s and a
 // watch comes back after 2.5–5.7 s. Tuned as below, the first call after etcd returns succeeds within

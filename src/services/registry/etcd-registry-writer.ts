@@ -1,14 +1,14 @@
-// EtcdRegistryWriter: a Worker's registry session in etcd (DESIGN.md §4.4). Every publish is a leased put
-// of `<prefix><workerAddr>` = heartbeat JSON; the lease (TTL from config, 10 s by default) is kept alive
-// by etcd3 in the background, so a Worker that dies without cleanup vanishes from the registry one TTL
-// later.
+// EtcdRegistryWriter: a Worker's registry session in etcd (docs/architecture.md § etcd keys). Every publish
+// is a leased put of `<prefix><workerAddr>` = heartbeat JSON; the lease (TTL from config, 10 s by default) is
+// kept alive by etcd3 in the background, so a Worker that dies without cleanup vanishes from the registry one
+// TTL later.
 //
 // Lease loss. etcd3 declares a lease `lost` when etcd says it is gone (e.g. etcd came back with an empty
-// data dir) or after 2×TTL without a successful keepalive (NODE20-NOTES: choose TTL > 2× the outage to
-// ride one out). On `lost` of a lease that had been granted, the writer grants a new lease and re-puts
-// every key it holds at once, so the Worker reappears without waiting for its next heartbeat. A lease
-// whose grant failed (etcd down) is simply dropped: the next publish grants again, paced by the caller's
-// interval, so an outage never turns into a tight retry loop.
+// data dir) or after 2×TTL without a successful keepalive (so a TTL
+// above twice the outage rides one out). On `lost` of a lease that had been granted, the writer grants a
+// new lease and re-puts every key it holds at once, so the Worker reappears without waiting for its next
+// heartbeat. A lease whose grant failed (etcd down) is simply dropped: the next publish grants again, paced
+// by the caller's interval, so an outage never turns into a tight retry loop.
 
 import type { Etcd3, Lease } from 'etcd3';
 import { useOrCreateEtcdClient, type EtcdSecurity } from './etcd-client.js';

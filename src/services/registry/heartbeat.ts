@@ -1,7 +1,7 @@
-// The heartbeat value a Worker writes to etcd under `<prefix><workerAddr>` (DESIGN.md §4.4), and its
-// strict parser. The Coordinator trusts nothing it reads from etcd: a value that is not JSON, or whose
-// fields have the wrong type or range, is rejected here and the watcher skips it with a warning, so a
-// single garbage key can never poison candidate selection. Counts must be non-negative integers at most
+// The heartbeat value a Worker writes to etcd under `<prefix><workerAddr>` (docs/architecture.md § etcd
+// keys), and its strict parser. The Coordinator trusts nothing it reads from etcd: a value that is not JSON,
+// or whose fields have the wrong type or range, is rejected here and the watcher skips it with a warning, so
+// a single garbage key can never poison candidate selection. Counts must be non-negative integers at most
 // MAX_HEARTBEAT_SLOTS, fractions in [0, 1]. Whether lastHeartbeatMs is plausible depends on the clock and
 // is decided by the Coordinator core (coordinator/core/freshness.ts). Pure: no IO, no clock.
 

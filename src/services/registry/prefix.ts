@@ -1,4 +1,5 @@
-// Worker registry prefixes (DESIGN.md §4.4). A Worker's etcd key is `<prefix><workerAddr>`. Two forms:
+// Worker registry prefixes (docs/architecture.md § etcd keys). A Worker's etcd key is `<prefix><workerAddr>`.
+// Two forms:
 //
 //   legacy  /blockx/workers/                              (block)
 //           /blockx/bundle-workers/                       (bundle)
@@ -142,7 +143,7 @@ export function validateRegistryPrefixes(
 }
 
 /**
- * The profile defaults (seeds/coordinator.md § Configuration): block watches the legacy block registry;
+ * The profile defaults (docs/coordinator.md § Configuration): block watches the legacy block registry;
  * bundle watches the legacy and the prod v2 bundle registries during the migration. Test clusters
  * replace the list as a whole via COORDINATOR_REGISTRY_PREFIXES.
  */

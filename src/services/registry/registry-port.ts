@@ -1,7 +1,7 @@
 // The registry port: what a Worker's heartbeat publisher and a Coordinator's watcher need from the
 // Worker registry, independent of where it lives. Two implementations:
-//   - etcd (etcd-registry-writer.ts / etcd-registry-reader.ts): distributed mode, DESIGN.md §4.4; a key
-//     `<prefix><workerAddr>` holds the heartbeat JSON under a lease.
+//   - etcd (etcd-registry-writer.ts / etcd-registry-reader.ts): distributed mode, docs/architecture.md § etcd
+//     keys; a key `<prefix><workerAddr>` holds the heartbeat JSON under a lease.
 //   - in-process (in-process-registry.ts): `blockx up`, every service in one process.
 //
 // Values travel raw (string or bytes) from reader to consumer: the Coordinator trusts nothing it reads and

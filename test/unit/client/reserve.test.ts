@@ -1,5 +1,6 @@
-// The client's placement retry policy (seeds: Unavailable → retry now; Aborted → wait one slot TTL and
-// retry with the SAME task id; ResourceExhausted → back off), as a decision table and through the loop.
+// The client's placement retry policy (docs/coordinator.md § Errors: Unavailable → retry now; Aborted → wait
+// one slot TTL and retry with the SAME task id; ResourceExhausted → back off), as a decision table and
+// through the loop.
 import * as grpc from '@grpc/grpc-js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// The proto contract (DESIGN §4.1) and the loader options the rest of the code relies on.
+// The proto contract (docs/architecture.md § Protos) and the loader options the rest of the code relies on.
 import { describe, it, expect } from 'vitest';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,7 +24,7 @@ interface FieldDescriptor {
 // Load with snake_case names to compare against the contract as written.
 const contractView = loadSync([...PROTO_FILES], { keepCase: true, includeDirs: [PROTO_DIR] });
 
-/** Renders a message's fields in the DESIGN notation: `string task_id = 1; int64 ttl_ms = 2`. */
+/** Renders a message's fields in proto notation: `string task_id = 1; int64 ttl_ms = 2`. */
 function render(fullName: string): string {
   const def = contractView[fullName] as { type: { field: FieldDescriptor[] } } | undefined;
   if (!def) throw new Error(`no message ${fullName}`);
@@ -78,7 +78,7 @@ const contract: [string, string][] = [
   ],
 ];
 
-describe('proto contract (DESIGN §4.1)', () => {
+describe('proto contract (docs/architecture.md)', () => {
   it.each(contract)('%s has exactly: %s', (message, fields) => {
     expect(render(message)).toBe(fields);
   });
@@ -102,7 +102,7 @@ describe('proto contract (DESIGN §4.1)', () => {
     expect(paths(workerServiceDefinition)).toEqual([
       `/${SERVICE_NAMES.worker}/GetTaskResult`,
       `/${SERVICE_NAMES.worker}/RequestTaskSlot`,
-      // Batched additions (docs/batched-protocol.md), beside the seeds' four.
+      // Batched additions (docs/batched-protocol.md), beside the four unary RPCs.
       `/${SERVICE_NAMES.worker}/RequestTaskSlots`,
       `/${SERVICE_NAMES.worker}/RunTasks <-stream stream->`,
       `/${SERVICE_NAMES.worker}/SubmitTask`,

@@ -30,7 +30,7 @@ describe('listenAddress', () => {
 });
 
 describe('channel options', () => {
-  it('use the DESIGN §5 keepalive (30 s / 10 s) on both sides', () => {
+  it('use the documented keepalive (30 s / 10 s) on both sides', () => {
     expect([KEEPALIVE_TIME_MS, KEEPALIVE_TIMEOUT_MS]).toEqual([30_000, 10_000]);
     for (const o of [SERVER_OPTIONS, CLIENT_CHANNEL_OPTIONS]) {
       expect(o['grpc.keepalive_time_ms']).toBe(30_000);

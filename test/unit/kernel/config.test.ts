@@ -403,7 +403,7 @@ describe('resolveConfig: malformed configs name the path and line:column', () =>
 });
 
 describe('environment overrides', () => {
-  it('every DESIGN.md §4.3 variable is bound', () => {
+  it('every documented environment variable is bound', () => {
     const names = new Set(ENV_BINDINGS.map((b) => b.variable));
     for (const v of [
       'COORDINATOR_LISTEN',

@@ -31,7 +31,7 @@ function task(overrides: Record<string, unknown>): Record<string, unknown> {
 }
 
 describe('validateTaskInput', () => {
-  it("accepts the seeds' example task (hello_world over CallListCallConfig + ReturnValueResultHandler)", () => {
+  it("accepts the README's example task (hello_world over CallListCallConfig + ReturnValueResultHandler)", () => {
     expect(example).toMatchObject({
       task_id: '3f2b1c9e-8a4d-4c1e-9b0a-6f7e5d4c3b2a',
       functionCallConfig: { type: 'CallListCallConfig', config: { function: 'hello_world' } },

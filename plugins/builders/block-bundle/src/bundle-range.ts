@@ -1,5 +1,5 @@
-// Bundle arithmetic (DESIGN §4.7): bundle 0 holds the genesis block only; bundle b ≥ 1 holds the
-// `size` consecutive blocks (b − 1)·size + 1 … b·size, so with size 1000 block n is in
+// Bundle arithmetic (docs/architecture.md § Block data): bundle 0 holds the genesis block only; bundle b ≥ 1
+// holds the `size` consecutive blocks (b − 1)·size + 1 … b·size, so with size 1000 block n is in
 // bundle floor((n − 1) / 1000) + 1.
 
 export const DEFAULT_BUNDLE_SIZE = 1000;

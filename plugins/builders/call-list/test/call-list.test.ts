@@ -26,7 +26,7 @@ describe('CallListCallConfig builder', () => {
     expect((await callListBuilder.build(taskCtx(), { function: 'f', callList: [] }, io)).calls).toEqual([]);
   });
 
-  it('accepts the seeds example config', () => {
+  it('accepts the README example config', () => {
     expect(validate({ function: 'hello_world', callList: [['ct2'], ['blockx']] })).toBe(true);
   });
 

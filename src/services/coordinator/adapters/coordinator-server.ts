@@ -1,7 +1,7 @@
 // CoordinatorServer: the public ReserveWorkerSlot and ReserveWorkerSlots handlers. The protocol itself
 // — validate, readiness, the candidate loop with exclusions, same-Worker retries of uncertain outcomes,
 // breaker feedback, claims settled exactly once — is the Sans-IO ReservationMachine
-// (core/reservation.ts, seeds/coordinator.md § Data flow); reservation-driver.ts performs the
+// (core/reservation.ts, docs/coordinator.md § ReserveWorkerSlot); reservation-driver.ts performs the
 // requests it asks for. This file chooses how a request goes out and reports what happened:
 //
 //   - ReserveWorkerSlot drives a machine for one id and sends each request as one RequestTaskSlot

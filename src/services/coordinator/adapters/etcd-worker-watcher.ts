@@ -1,6 +1,7 @@
-// EtcdWorkerWatcher (seeds § adapters): keeps the CoordinatorCore's Worker view in step with the registry.
-// It consumes a WorkerRegistryReader — etcd's list+watch per prefix in production, the in-process registry
-// under `blockx up` — so the name follows the seeds while the code does not care which registry it is.
+// EtcdWorkerWatcher (docs/coordinator.md § The registry watch): keeps the CoordinatorCore's Worker view in
+// step with the registry. It consumes a WorkerRegistryReader — etcd's list+watch per prefix in production,
+// the in-process registry under `blockx up` — so the name is historical: the code does not care which
+// registry it is.
 //
 //   - A key with no lease (etcd lease "0") is ignored: every real Worker writes under its session's lease
 //     (registry/etcd-registry-writer.ts), so a lease-less key was put by hand or by an attacker, and it

@@ -1,5 +1,5 @@
-// The ONE mapping from the Coordinator's business codes to gRPC status codes (seeds/coordinator.md
-// § Public error codes; STYLE.md: one domain-error → status function per service). The codes a Worker
+// The ONE mapping from the Coordinator's business codes to gRPC status codes (docs/coordinator.md
+// § Errors; each service has exactly one domain-error → status function). The codes a Worker
 // answers RequestTaskSlot with (NoSlot, InvalidSlot, NotFound, ...) map exactly as the Worker maps them,
 // so `grpcErrToSlotError` (worker-rpc-client.ts) is this function's inverse on that subset; a table test
 // pins both directions.

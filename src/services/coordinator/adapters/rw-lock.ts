@@ -1,4 +1,4 @@
-// RwLock: the Coordinator's single synchronisation point (seeds: `CoordinatorServer.mu`). The
+// RwLock: the Coordinator's single synchronisation point (docs/coordinator.md § ReserveWorkerSlot). The
 // CoordinatorCore has no lock of its own; the handler selects candidates under the read lock and records
 // feedback under the write lock, and the watcher applies registry changes under the write lock.
 //

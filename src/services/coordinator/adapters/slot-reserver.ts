@@ -88,7 +88,7 @@ export type SlotErrorCode = Extract<
  */
 export type SlotFailureKind = 'rejected' | 'transport' | 'uncertain';
 
-/** A classified RequestTaskSlot failure (seeds: `SlotError{Code, Message, MayHaveAllocated}`). */
+/** A classified RequestTaskSlot failure: a code, a message, and whether a slot may have been allocated. */
 export class SlotError extends BlockxError {
   declare readonly code: SlotErrorCode;
   readonly kind: SlotFailureKind;

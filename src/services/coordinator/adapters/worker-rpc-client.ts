@@ -1,8 +1,8 @@
 // WorkerRpcClient: the gRPC SlotReserver. It sends RequestTaskSlot (or RequestTaskSlots for many ids,
 // docs/batched-protocol.md) to a Worker and classifies every failure with `grpcErrToSlotError`, which
 // decides whether a slot MAY have been allocated — the one question the orchestration needs answered
-// (seeds § Reserving on the Worker). A per-id refusal inside RequestTaskSlots carries the status and
-// business code the unary call would have returned, and is classified by the same function
+// (docs/coordinator.md § ReserveWorkerSlot, step 3). A per-id refusal inside RequestTaskSlots carries the
+// status and business code the unary call would have returned, and is classified by the same function
 // (`slotErrorOfStatus`). A Worker that answers RequestTaskSlots with UNIMPLEMENTED predates it: its ids
 // go out as unary calls, and the batched RPC is not tried on it again for BATCH_RETRY_AFTER_MS.
 //

@@ -1,6 +1,6 @@
-// `blockx coordinator --deployment <name>` (DESIGN.md §4.2): load the config with the COORDINATOR_* env
-// overrides applied to that deployment, run the Coordinator, stop gracefully on SIGINT/SIGTERM, exit 0.
-// A config problem throws ConfigError, which the CLI reports with exit code 2.
+// `blockx coordinator --deployment <name>` (docs/architecture.md § CLI): load the config with the
+// COORDINATOR_* env overrides applied to that deployment, run the Coordinator, stop gracefully on
+// SIGINT/SIGTERM, exit 0. A config problem throws ConfigError, which the CLI reports with exit code 2.
 
 import type { Command } from 'commander';
 

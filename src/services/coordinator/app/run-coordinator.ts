@@ -1,4 +1,5 @@
-// runCoordinator: wires one Coordinator process (seeds § app: `app.Run`) from the resolved config.
+// runCoordinator: wires one Coordinator process (docs/coordinator.md § Deployments and services) from the
+// resolved config.
 //
 //   config.deployments[deployment] ─▶ CoordinatorCore (selection, breaker, grace)
 //   registry (etcd when registry.etcd.endpoints is set, else the injected in-process one)

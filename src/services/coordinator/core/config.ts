@@ -1,5 +1,5 @@
-// Selection and protection parameters of the CoordinatorCore, with the seeds' defaults
-// (seeds/coordinator.md § Configuration). The app layer fills these from COORDINATOR_* variables
+// Selection and protection parameters of the CoordinatorCore, with their defaults
+// (docs/coordinator.md § Configuration). The app layer fills these from COORDINATOR_* variables
 // (`COORDINATOR_CORE_CONFIG_ENV` says which field each variable sets) and turns the problems reported by
 // `validateCoordinatorCoreConfig` into one ConfigError naming every bad variable at once.
 
@@ -7,7 +7,7 @@ import type { CoordinatorConfigProblem } from './errors.js';
 
 /**
  * How selection ranks the Workers that pass every hard filter (docs/placement.md):
- *   - `capacity` (default): the seeds' ranking — most free capacity, newest heartbeat, smallest penalty,
+ *   - `capacity` (default): the original ranking — most free capacity, newest heartbeat, smallest penalty,
  *     smallest address — by free capacity net of this Coordinator's own recent reservations;
  *   - `affinity`: rendezvous hashing of (task id, Worker address), so the same task id goes to the same
  *     Worker while the routable set is stable.
@@ -55,7 +55,7 @@ export const DEFAULT_COORDINATOR_CORE_CONFIG: CoordinatorCoreConfig = Object.fre
   placement: 'capacity',
 });
 
-/** The environment variable (DESIGN.md §4.3) that overrides each field. */
+/** The environment variable (docs/coordinator.md § Configuration) that overrides each field. */
 export const COORDINATOR_CORE_CONFIG_ENV: Readonly<Record<keyof CoordinatorCoreConfig, string>> =
   Object.freeze({
     heartbeatTimeoutMs: 'COORDINATOR_HEARTBEAT_TIMEOUT_MS',

@@ -1,4 +1,4 @@
-// CoordinatorCore: the Sans-IO decision engine of the Task Resource Coordinator (seeds/coordinator.md).
+// CoordinatorCore: the Sans-IO decision engine of the Task Resource Coordinator (docs/coordinator.md).
 //
 // Theory of operation. The core holds a disposable view of the Worker fleet rebuilt from etcd heartbeats
 // and answers one question: which Worker should the next ReserveWorkerSlot try? It never reads a clock
@@ -30,8 +30,8 @@
 //     but received after it leaves the adjustment in place) or when `now - t > slotTtlMs` (the slot has
 //     expired on the Worker or runs, and any later heartbeat shows it).
 // Free capacity = taskSlots - (reservedSlots + runningTasks) - pendingClaims - live local reservations;
-// every filter and ranking rule of the seeds applies to that number. The placement policy decides how
-// the survivors are ranked: `capacity` (the seeds' ranking) or `affinity` (rendezvous hashing of task id
+// every filter and ranking rule of docs/coordinator.md applies to that number. The placement policy decides
+// how the survivors are ranked: `capacity` (the default ranking) or `affinity` (rendezvous hashing of task id
 // and Worker address, rendezvous.ts).
 //
 // Time-based decisions (heartbeat age, breaker expiry, grace expiry, adjustment expiry) are evaluated

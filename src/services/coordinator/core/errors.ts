@@ -1,7 +1,8 @@
-// Business error codes of the Coordinator (seeds/coordinator.md § Public error codes). Each key equals its
+// Business error codes of the Coordinator (docs/coordinator.md § Errors). Each key equals its
 // value; test/unit/services/coordinator/core/errors.test.ts pins that, so a code never drifts. The gRPC
 // status mapping (InvalidArgument, Unavailable, ResourceExhausted, Aborted) lives in exactly one function
-// in adapters/; these codes also travel in the `blockx-error-code` metadata key (DESIGN.md §4.1).
+// in adapters/; these codes also travel in the `blockx-error-code` metadata key
+// (docs/architecture.md § Protos).
 
 import { BlockxError } from '../../../kernel/errors.js';
 
@@ -31,7 +32,8 @@ export type CoordinatorErrorCode = (typeof CoordinatorErrorCode)[keyof typeof Co
 
 /**
  * How many Workers each hard filter removed during one `selectCandidate`, counted under the *first*
- * filter a Worker failed (the seeds' order). Carried by NoExecutableSlot / Unavailable for logs.
+ * filter a Worker failed (the order of docs/coordinator.md § Candidate selection). Carried by
+ * NoExecutableSlot / Unavailable for logs.
  */
 export interface FilterCounts {
   excluded: number;

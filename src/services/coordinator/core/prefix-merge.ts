@@ -1,4 +1,4 @@
-// Merging the Worker views of several registry prefixes into one (seeds/coordinator.md § Configuration;
+// Merging the Worker views of several registry prefixes into one (docs/coordinator.md § The registry watch;
 // the legacy → v2 prefix migration). During a migration one Worker may be registered under a legacy and a
 // v2 prefix at once; the Coordinator must see it once. Per workerAddr the winning entry is:
 //   1. the one with the newer heartbeat.lastHeartbeatMs;

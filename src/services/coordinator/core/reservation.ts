@@ -1,12 +1,12 @@
 // ReservationMachine: the reservation protocol of ReserveWorkerSlot and ReserveWorkerSlots as a Sans-IO
-// state machine (seeds/coordinator.md § Data flow; docs/batched-protocol.md § Coordinator:
+// state machine (docs/coordinator.md § ReserveWorkerSlot; docs/batched-protocol.md § Coordinator:
 // ReserveWorkerSlots). It never awaits, never reads a clock and never sends anything: each input
 // (reservation-types.ts) carries `now`, and the machine answers with commands — `requestSlots(worker,
 // ids)` — and events. It mutates the CoordinatorCore it is given (claimCandidate, settleClaim, the
 // breaker feedback), so the adapter feeds every input under the core's write lock.
 //
 // Theory of operation. One machine reserves a set of distinct task ids (a repeated id is reserved once
-// and every copy gets its answer). Each task goes through the seeds' four steps on its own:
+// and every copy gets its answer). Each task goes through the four steps of docs/coordinator.md on its own:
 //   1. `start`: an invalid id is InvalidArgument; a core that is not ready makes every valid id
 //      Unavailable; no Worker is contacted for either.
 //   2. A pending task claims a candidate (core.claimCandidate, excluding the Workers it already tried).
@@ -318,7 +318,8 @@ export class ReservationMachine {
         case 'granted':
           // A slot, or a retained terminal result of this task id on that Worker: the task ran there,
           // and SubmitTask (with the empty slot id) returns its result there. Routing it anywhere else
-          // would run it a second time. Any other empty slot id is an uncertain outcome (seeds).
+          // would run it a second time. Any other empty slot id is an uncertain outcome
+          // (docs/coordinator.md).
           if (a.slotId !== '' || isTerminalGrant(a.state)) {
             fb.granted = true;
             this.settle(workerAddr, claimResultOfGrant(a.state), now, task, {

@@ -1,4 +1,4 @@
-// Candidate selection over the Worker views (seeds/coordinator.md § Candidate selection).
+// Candidate selection over the Worker views (docs/coordinator.md § Candidate selection).
 //
 // Hard filters, in order; a Worker is counted under the first one it fails:
 //   1. excluded by the request (already tried);

@@ -1,5 +1,5 @@
-// Request validation done before anything else (seeds: an empty taskId is InvalidArgument and never
-// reaches a Worker). The Coordinator does not interpret taskId beyond that: it neither generates nor
+// Request validation done before anything else (docs/coordinator.md: an empty taskId is InvalidArgument and
+// never reaches a Worker). The Coordinator does not interpret taskId beyond that: it neither generates nor
 // deduplicates task ids. Both coordinator services (block and bundle) reserve through this check.
 //
 // The id is also bounded (docs/security.md § Input bounds): the Coordinator forwards it to Workers and

@@ -1,6 +1,7 @@
 // What the Coordinator knows about one Worker: the last heartbeat it read from etcd plus fields that exist
-// only in this process and are never written back (seeds/coordinator.md § Core types). Losing them on
-// restart only loses routing bias, never correctness: the Worker's slot table is the source of truth.
+// only in this process and are never written back (docs/coordinator.md § Penalties and the circuit breaker).
+// Losing them on restart only loses routing bias, never correctness: the Worker's slot table is the source of
+// truth.
 //
 // Local reservation adjustment (issue 14; docs/placement.md). A heartbeat is a snapshot: between two of
 // them the Coordinator would otherwise see the same free capacity however many slots it has just

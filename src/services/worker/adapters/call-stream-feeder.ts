@@ -1,5 +1,6 @@
-// Feeds a streaming builder's calls into a task's Calls phase (seeds: BlockBundleCallConfig with
-// `stream.enabled`: the scan moves into the Calls phase and calls are dispatched while it continues).
+// Feeds a streaming builder's calls into a task's Calls phase (docs/task-lifecycle.md § The three phases:
+// BlockBundleCallConfig with `stream.enabled`: the scan moves into the Calls phase and calls are dispatched
+// while it continues).
 //
 // The feeder pulls calls from the builder's async iterator and appends them to the dispatcher in small
 // batches. Memory stays bounded whatever the scan size: it stops pulling while the task has

@@ -1,7 +1,7 @@
 // The orchestrator's clock: one OS timer armed for the core's next deadline (re-armed after every
-// step, replaced only when that deadline changes), plus the seeds' fixed `timerScanMs` scan as a safety
-// net. Both call the same `onFire` (tickTimers). Timers are unref'd: the gRPC server keeps the process
-// alive, not its timers.
+// step, replaced only when that deadline changes), plus the fixed `timerScanMs` scan (docs/task-lifecycle.md
+// § Deadlines) as a safety net. Both call the same `onFire` (tickTimers). Timers are unref'd: the gRPC server
+// keeps the process alive, not its timers.
 
 const MAX_TIMER_DELAY_MS = 2_147_483_647;
 

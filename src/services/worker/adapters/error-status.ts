@@ -1,7 +1,8 @@
-// The one mapping of Worker errors to gRPC status (seeds: "Slots and admission"), in two shapes: a
-// ServiceError for a unary call or a stream (`workerCodeToGRPC`), and the per-task TaskError of the
-// batched RPCs (docs/batched-protocol.md), which carries the same status number, business code and
-// message the unary RPC would have returned. Both come from `workerErrorStatus`, so they never drift.
+// The one mapping of Worker errors to gRPC status (docs/task-lifecycle.md § Admission errors and terminal
+// states), in two shapes: a ServiceError for a unary call or a stream (`workerCodeToGRPC`), and the per-task
+// TaskError of the batched RPCs (docs/batched-protocol.md), which carries the same status number, business
+// code and message the unary RPC would have returned. Both come from `workerErrorStatus`, so they never
+// drift.
 
 import * as grpc from '@grpc/grpc-js';
 import { WireFormatError } from '../../../grpc/errors.js';

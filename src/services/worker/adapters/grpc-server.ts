@@ -1,10 +1,12 @@
-// WorkerService over gRPC (DESIGN §4.1): RequestTaskSlot, SubmitTask, GetTaskResult, WatchTasks, and
-// the batched RequestTaskSlots and RunTasks (docs/batched-protocol.md § Worker).
+// WorkerService over gRPC (docs/task-lifecycle.md § The unary RPCs): RequestTaskSlot, SubmitTask,
+// GetTaskResult, WatchTasks, and the batched RequestTaskSlots and RunTasks (docs/batched-protocol.md
+// § Worker).
 //
 // Handlers are thin: decode (wire.ts), synchronous calls into the orchestrator, encode. Every error
 // leaves through `workerErrorStatus` (error-status.ts), the single mapping of domain errors to status
-// codes (the seeds' table): as a status (`workerCodeToGRPC`, the business code in the trailing metadata
-// key `blockx-error-code`) or, for one id of a batch, as a TaskError with the same status and code.
+// codes (the table of docs/task-lifecycle.md § Admission errors and terminal states): as a status
+// (`workerCodeToGRPC`, the business code in the trailing metadata key `blockx-error-code`) or, for one id of
+// a batch, as a TaskError with the same status and code.
 
 import * as grpc from '@grpc/grpc-js';
 import type { WorkerServiceHandlers } from '../../../grpc/proto.js';

@@ -1,7 +1,7 @@
-// HeartbeatPublisher: the Worker's side of discovery (DESIGN.md §4.4, seeds/coordinator.md § Data flow).
-// Every `intervalMs` (WORKER_HEARTBEAT_INTERVAL, 200 ms by default), and early after tasks ended on a
-// busy worker (`capacityFreed`, WORKER_CAPACITY_HEARTBEAT_MS), it puts the heartbeat JSON under
-// `<prefix><workerAddr>` through a WorkerRegistryWriter: etcd (a leased put; the writer keeps the lease
+// HeartbeatPublisher: the Worker's side of discovery (docs/architecture.md § etcd keys,
+// docs/coordinator.md § The registry watch). Every `intervalMs` (WORKER_HEARTBEAT_INTERVAL, 200 ms by default), and early after
+// tasks ended on a busy worker (`capacityFreed`, WORKER_CAPACITY_HEARTBEAT_MS), it puts the heartbeat JSON
+// under `<prefix><workerAddr>` through a WorkerRegistryWriter: etcd (a leased put; the writer keeps the lease
 // alive, re-grants it after a loss and re-puts) or the in-process registry under `blockx up`.
 //
 // The slot figures come from the Worker core through `deriveHeartbeat()`; the error rate from an injected

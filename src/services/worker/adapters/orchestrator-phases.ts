@@ -1,10 +1,10 @@
-// The work behind the core's commands: activation, then Builder → Calls → Plugin (seeds: "The three
-// phases"). Each function runs one command to its end and feeds exactly one result back to the core.
-// They never decide what comes next; the core does.
+// The work behind the core's commands: activation, then Builder → Calls → Plugin (docs/task-lifecycle.md
+// § The three phases). Each function runs one command to its end and feeds exactly one result back to the
+// core. They never decide what comes next; the core does.
 //
-// Admission per phase (seeds `core.AdmissionConfig`): builderSem, executorSem (an empty call list takes
-// none; an expired deadline is checked before it), pluginSem. A phase waiting for admission when its
-// task's signal aborts (the task converged, or the worker shuts down) fails with CANCELLED; if the task
+// Admission per phase (docs/task-lifecycle.md § The three phases): builderSem, executorSem (an empty call
+// list takes none; an expired deadline is checked before it), pluginSem. A phase waiting for admission when
+// its task's signal aborts (the task converged, or the worker shuts down) fails with CANCELLED; if the task
 // already converged the core ignores that result, which is the point: the waiter leaves the queue and
 // never runs.
 //
@@ -189,7 +189,8 @@ async function callsOutcome(
   rt: TaskRuntime,
   cmd: StartCallPhase,
 ): Promise<PhaseOutcome<'Calls'>> {
-  // Seeds: the deadline is checked before entering Calls; expired → TIMED_OUT, no executor slot taken.
+  // The deadline is checked before entering Calls; expired → TIMED_OUT, no executor slot taken
+  // (docs/task-lifecycle.md § The three phases).
   if (ctx.now() >= cmd.deadlineMs) {
     return failure(FailureCode.TIMED_OUT, 'task deadline passed before the Calls phase');
   }
@@ -272,7 +273,8 @@ async function writerOutcome(
   const release = await admit(sem, rt);
   if (release === undefined) return cancelled(sem);
   try {
-    // Seeds: without a result handler the phase still takes pluginSem, runs nothing, and succeeds.
+    // Without a result handler the phase still takes pluginSem, runs nothing, and succeeds
+    // (docs/task-lifecycle.md § The three phases).
     if (cmd.resultHandler === null) return { ok: true, pluginResults: [] };
     const { type, config } = cmd.resultHandler;
     const writer = ctx.plugins.writers.get(type);
@@ -306,7 +308,7 @@ async function writerOutcome(
         failureCode: FailureCode.PLUGIN_FAILED,
         failureMessage: message,
       };
-      // Seeds: PluginError.retryable decides; an unclassified error is retryable.
+      // PluginError.retryable decides; an unclassified error is retryable (docs/task-lifecycle.md).
       return failure(FailureCode.PLUGIN_FAILED, message, {
         retryable: isRetryableWriterFailure(err),
         pluginResults: [failed],

@@ -1,4 +1,4 @@
-// The orchestrator: the driver of one WorkerCore (seeds `internal/worker/adapters/orchestrator.go`).
+// The orchestrator: the driver of one WorkerCore (docs/task-lifecycle.md).
 //
 // Theory of operation. Every input reaches the core through `feed`, which reads the clock once, calls
 // the core synchronously, and queues the returned commands. Commands run in order from one queue (a
@@ -8,7 +8,7 @@
 // starts from its command as a promise and comes back later through `feed`; because JS is single-
 // threaded and nothing awaits between reading the core and feeding it, the core is never re-entered.
 //
-// Timers: after every step one OS timer is (re-)armed for `core.nextDeadline()`, plus the seeds' fixed
+// Timers: after every step one OS timer is (re-)armed for `core.nextDeadline()`, plus the fixed
 // `timerScanMs` (500 ms) scan as a safety net; both call `tickTimers`. Timers are unref'd: a worker is
 // kept alive by its gRPC server, not by its timers.
 //
@@ -80,7 +80,7 @@ export interface OrchestratorOptions {
   readonly callRunner: CallPhaseRunner;
   readonly codeEpochs: CodeEpochSource;
   readonly ioScopes: TaskIoScopeFactory;
-  /** Phase admission limits (default: the seeds' 16 / 32 / 16 / 8). */
+  /** Phase admission limits (default: 16 / 32 / 16 / 8, docs/task-lifecycle.md § Defaults). */
   readonly admission?: AdmissionSlots;
   /** Wall-clock milliseconds; made non-decreasing here (the core requires it). Default Date.now. */
   readonly clock?: () => number;

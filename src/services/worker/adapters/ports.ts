@@ -23,7 +23,7 @@ export interface CallPhaseTask {
   readonly signal: AbortSignal;
 }
 
-/** How a Calls phase ended (the seeds' `ConvergeTaskCalls{Success, FailureCode, Outputs}`). */
+/** How a Calls phase ended (success, failure code, outputs; docs/task-lifecycle.md § The three phases). */
 export interface CallPhaseOutcome {
   readonly success: boolean;
   /** On failure: CALL_FAILED (fastFail), OUTPUT_BYTES_EXCEEDED, ...; CALL_FAILED when omitted. */
@@ -56,13 +56,13 @@ export interface CodeEpochSource {
   pin(): Promise<CodeEpochPin>;
 }
 
-/** The seeds' retry scopes: which phase an IO operation belongs to decides its retry budget. */
+/** Retry scopes (docs/task-lifecycle.md): which phase an IO operation belongs to decides its retry budget. */
 export type IoPhase = 'builder' | 'calls' | 'result';
 
 /**
- * A task's IO scope (seeds: TaskIOScope): created at activation, closed when the task converges (pending
- * operations are cancelled). `io(phase)` is the TaskIo of one retry scope: the Builder gets
- * `io('builder')`, the Writer Plugin `io('result')`, calls' `ctx.io` reads go through `io('calls')`.
+ * A task's IO scope (docs/task-lifecycle.md § Retry scopes): created at activation, closed when the task
+ * converges (pending operations are cancelled). `io(phase)` is the TaskIo of one retry scope: the Builder
+ * gets `io('builder')`, the Writer Plugin `io('result')`, calls' `ctx.io` reads go through `io('calls')`.
  * All views share one task-scoped read cache.
  */
 export interface TaskIoScope {
@@ -75,7 +75,7 @@ export interface TaskIoScopeFactory {
   open(taskId: string): Promise<TaskIoScope>;
 }
 
-/** What the executor side reports about its readiness (seeds: "no Executor heartbeat yet"). */
+/** What the executor side reports about its readiness (Unavailable until its first heartbeat). */
 export type ExecutorReadinessEvent =
   { readonly type: 'ready' } | { readonly type: 'lost'; readonly reason: string };
 

@@ -1,5 +1,5 @@
-// A counting semaphore for the phase-level admission of the seeds (`builderSem`, `executorSem`,
-// `pluginSem`, `scanSem`).
+// A counting semaphore for the phase-level admission of docs/task-lifecycle.md § The three phases
+// (`builderSem`, `executorSem`, `pluginSem`, `scanSem`).
 //
 // - FIFO and fair: a released permit goes straight to the oldest waiter, so a steady stream of new
 //   acquirers can never starve one that waits (no barging: a new acquirer queues behind waiters even
@@ -131,7 +131,7 @@ export class Semaphore {
   }
 }
 
-/** The phase-level admission semaphores of one worker (seeds: `core.AdmissionConfig`). */
+/** The phase-level admission semaphores of one worker (docs/task-lifecycle.md § The three phases). */
 export interface AdmissionSemaphores {
   readonly builderSem: Semaphore;
   readonly executorSem: Semaphore;
@@ -147,7 +147,7 @@ export interface AdmissionSlots {
   readonly scanSlots: number;
 }
 
-/** Defaults of the seeds (DESIGN §5). */
+/** The defaults of docs/task-lifecycle.md § Defaults. */
 export const DEFAULT_ADMISSION_SLOTS: AdmissionSlots = Object.freeze({
   builderSlots: 16,
   executorTaskSlots: 32,

@@ -1,4 +1,4 @@
-// WatchTasks subscriptions (seeds `SubscriptionManager.WatchTasks` / `NotifyTerminal`).
+// WatchTasks subscriptions (docs/task-lifecycle.md § WatchTasks).
 //
 // A stream first gets one snapshot per requested id, in request order (duplicates collapse to the first):
 //   - unknown id  → `is_terminal=true, error="not_found"`, so one bad id does not fail the batch;

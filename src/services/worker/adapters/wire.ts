@@ -1,12 +1,12 @@
-// WorkerService messages ↔ the core's values (seeds `internal/worker/adapters/wire.go`).
+// WorkerService messages ↔ the core's values (docs/task-lifecycle.md § The unary RPCs).
 //
 // Incoming SubmitTask is checked here before the core sees it, all as InvalidArgument:
 //   - `task` present, `config` bytes valid UTF-8 JSON (WireFormatError from src/grpc/convert.ts),
 //     nested at most MAX_JSON_DEPTH deep (checked on the bytes, before parsing);
 //   - `task_timeout_ms >= 0` (the core also rejects values above maxTaskTimeoutMs);
 //   - the builder's and the writer's `config` against the schema of the plugin their `type` names
-//     (DESIGN §4.5: "A task's config is validated against the plugin's schema before the task is
-//     admitted"). An unknown `type` is NOT an admission error: the seeds make it a task failure
+//     (docs/task-lifecycle.md § SubmitTask: a task's config is validated against the plugin's schema
+//     before the task is admitted). An unknown `type` is NOT an admission error but a task failure
 //     (BUILDER_NOT_FOUND / PLUGIN_NOT_FOUND), so the task is admitted and fails in its phase;
 //   - with `tables` given, the tables the writer's config names (`table`, `tables`) are declared and
 //     `writable: true` (docs/storage.md, "Which tables tasks may write"; the IO scope enforces it again).

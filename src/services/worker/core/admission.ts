@@ -1,5 +1,5 @@
-// Admission: RequestTaskSlot and SubmitTask, the two steps of the worker protocol (seeds: "Slots and
-// admission"). Both validate everything before touching state, so a thrown WorkerAdmissionError always
+// Admission: RequestTaskSlot and SubmitTask, the two steps of the worker protocol (docs/task-lifecycle.md
+// § The unary RPCs). Both validate everything before touching state, so a thrown WorkerAdmissionError always
 // leaves the core exactly as it was.
 //
 // Order of checks, for both: arguments (InvalidArgument) → serving (Unavailable) → idempotent answers

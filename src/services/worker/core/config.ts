@@ -1,12 +1,12 @@
 // Configuration of the Worker core and the one place task timeouts are resolved
-// (`effectiveTaskDeadlineMs`, the seeds' `WorkerCore.EffectiveTaskDeadlineMs`).
+// (`effectiveTaskDeadlineMs`, docs/task-lifecycle.md § Deadlines).
 
 import { WorkerAdmissionError, WorkerCoreConfigError, type WorkerConfigIssue } from './errors.js';
 
 export interface WorkerCoreConfig {
   /** How many tasks may hold a slot (ALLOCATED or RUNNING) at once. Env `WORKER_TASK_SLOTS`. */
   readonly taskSlots: number;
-  /** Lease of the slot `SubmitTask` requests inline when no slot id is given (seeds `DefaultTTLMs`). */
+  /** Lease of the slot `SubmitTask` reserves inline without a slot id (docs/task-lifecycle.md § SubmitTask). */
   readonly defaultTtlMs: number;
   /**
    * Largest `ttl_ms` RequestTaskSlot accepts; above it the request is InvalidArgument, so no client can
@@ -26,7 +26,7 @@ export interface WorkerCoreConfig {
 }
 
 export const DEFAULT_WORKER_CORE_CONFIG: WorkerCoreConfig = Object.freeze({
-  // The seeds give no default for the task slot count; 64 covers ExecutorTaskSlots (32) plus tasks in
+  // The reference gives no default for the task slot count; 64 covers ExecutorTaskSlots (32) plus tasks in
   // their Builder / Plugin phases and reserved-but-not-yet-submitted slots.
   taskSlots: 64,
   defaultTtlMs: 5_000,

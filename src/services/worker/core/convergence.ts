@@ -1,6 +1,6 @@
-// Convergence: the single way a task leaves the active table (seeds `convergeTask` + `releaseSlot`).
-// In one step it writes the terminal result, retains it for `resultRetentionMs`, returns the slot to
-// FREE, drops the task's timers, and emits `[CancelTaskCalls?] ConvergeTask NotifyTerminal [Drained?]`.
+// Convergence: the single way a task leaves the active table (docs/task-lifecycle.md § Results and
+// retention). In one step it writes the terminal result, retains it for `resultRetentionMs`, returns the slot
+// to FREE, drops the task's timers, and emits `[CancelTaskCalls?] ConvergeTask NotifyTerminal [Drained?]`.
 
 import type { WorkerCommand } from './commands.js';
 import { maybeDrained, type CoreState } from './core-state.js';

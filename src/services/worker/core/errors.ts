@@ -1,5 +1,5 @@
-// Stable codes of the Worker core. Two families, kept apart on purpose (seeds: "the boundary between
-// admission errors and execution terminal states"):
+// Stable codes of the Worker core. Two families, kept apart on purpose (docs/task-lifecycle.md
+// § Admission errors and terminal states):
 //
 //  - `WorkerErrorCode`: admission errors. Everything that fails before a submitted task exists is
 //    thrown as a `WorkerAdmissionError` and becomes a gRPC status; it never enters a `TaskResult`.
@@ -145,7 +145,7 @@ export const FAILURE_RETRYABLE_RULES: Readonly<Record<FailureCode, RetryableRule
   // An unknown builder/plugin type will be just as unknown next time.
   BUILDER_NOT_FOUND: { kind: 'fixed', retryable: false },
   // Taken from the IO error that failed the Builder; unclassified errors count as transient, the same
-  // rule the seeds give PluginError.
+  // rule as PluginError (docs/task-lifecycle.md § Failure codes).
   BUILDER_FAILED: { kind: 'reported', default: true },
   // fastFail: a root call failed terminally after its bounded attempt retries.
   CALL_FAILED: { kind: 'fixed', retryable: false },
@@ -155,7 +155,7 @@ export const FAILURE_RETRYABLE_RULES: Readonly<Record<FailureCode, RetryableRule
   // taskMaxPendingSubcalls allow; the same input does the same again.
   CALL_BUDGET_EXCEEDED: { kind: 'fixed', retryable: false },
   PLUGIN_NOT_FOUND: { kind: 'fixed', retryable: false },
-  // PluginError.retryable; unclassified errors default to retryable (seeds).
+  // PluginError.retryable; unclassified errors default to retryable (docs/task-lifecycle.md).
   PLUGIN_FAILED: { kind: 'reported', default: true },
   // A phase was cancelled while waiting for admission (e.g. the task already converged elsewhere).
   CANCELLED: { kind: 'fixed', retryable: true },

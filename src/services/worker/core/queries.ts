@@ -28,7 +28,7 @@ export function taskSnapshot(s: CoreState, taskId: string, now: number): TaskSna
   };
 }
 
-/** reservedSlots = ALLOCATED slots, runningTasks = RUNNING slots (seeds `DeriveHeartbeat`). */
+/** reservedSlots = ALLOCATED slots, runningTasks = RUNNING slots (docs/task-lifecycle.md § Slots). */
 export function heartbeatCounts(s: CoreState): HeartbeatCounts {
   return {
     taskSlots: s.slots.capacity,

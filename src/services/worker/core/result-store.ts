@@ -1,4 +1,4 @@
-// Retained terminal results (the terminal side of the seeds' taskIndex). A converged task's result is
+// Retained terminal results (docs/task-lifecycle.md § Results and retention). A converged task's result is
 // kept until `retainedUntilMs`; while it is, the task id answers GetTaskResult / WatchTasks and any
 // RequestTaskSlot / SubmitTask with the same id gets the terminal state instead of a new execution.
 // An entry counts as gone from `retainedUntilMs` on, whether or not the timer scan purged it yet.

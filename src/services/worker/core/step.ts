@@ -100,7 +100,7 @@ export type TaskSnapshot =
   | ({ readonly found: true; readonly terminal: boolean } & TaskStatus)
   | { readonly found: false; readonly taskId: string };
 
-/** The slot-derived part of the worker heartbeat (DESIGN §4.4). */
+/** The slot-derived part of the worker heartbeat (docs/architecture.md § etcd keys). */
 export interface HeartbeatCounts {
   readonly taskSlots: number;
   /** ALLOCATED slots (reserved, or submitted and still Preparing). */

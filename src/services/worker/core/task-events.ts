@@ -117,7 +117,7 @@ export function phaseFinished<P extends ExecutionPhase>(
   switch (executed) {
     case TaskPhase.Builder: {
       const { calls } = outcome as PhaseOutcome<'Builder'> & { ok: true };
-      // Seeds: the deadline is checked before entering Calls; if it passed, converge as TIMED_OUT
+      // docs/task-lifecycle.md: the deadline is checked before entering Calls; if it passed, converge as TIMED_OUT
       // without starting the call phase (and so without taking an executor slot).
       if (task.deadlineMs <= now) {
         const message = `task deadline passed before the Calls phase (timeout ${task.timeoutMs} ms)`;

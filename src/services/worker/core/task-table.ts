@@ -1,5 +1,5 @@
-// Active (submitted, not yet terminal) tasks: the seeds' `w.tasks`. A record exists from the moment
-// `handleSubmitTask` accepts the task (phase Preparing) until it converges; each record owns one slot
+// Active (submitted, not yet terminal) tasks (docs/task-lifecycle.md § Slots). A record exists from the
+// moment `handleSubmitTask` accepts the task (phase Preparing) until it converges; each record owns one slot
 // and one deadline timer (acceptance time + effective timeout).
 
 import { TimerTable } from './timer-table.js';

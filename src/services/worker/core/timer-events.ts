@@ -17,7 +17,7 @@ import type { TaskRecord } from './task-table.js';
 
 /**
  * Reclaims an ALLOCATED slot whose lease expired. A task still Preparing on it loses its slot: it
- * converges FAILED / SLOT_LOST (the seeds' "also clears task records still in Preparing"), so its
+ * converges FAILED / SLOT_LOST (docs/task-lifecycle.md § The three phases, Preparing), so its
  * watchers get a terminal update and a late activation result is ignored as TaskTerminal.
  */
 function reclaimSlot(

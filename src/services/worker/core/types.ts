@@ -79,7 +79,7 @@ export interface PluginResult {
   readonly failureCode: string;
   /** A JSON value (ReturnValueResultHandler puts the array of call outputs here). */
   readonly result?: unknown;
-  /** Empty when `success`. Not sent on the wire by the seeds' Go worker; we keep it (proto field 5). */
+  /** Empty when `success`. Not sent on the wire by the original Go worker; we keep it (proto field 5). */
   readonly failureMessage: string;
 }
 

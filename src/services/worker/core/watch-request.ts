@@ -4,7 +4,8 @@
 // synchronous turn of the event loop. Unbounded, a few large watches stalled the loop long enough for
 // the worker to declare its healthy Executor lost. So the number of distinct ids is capped, duplicates
 // collapse to their first occurrence, and every id is bounded like a task id. Empty ids are kept: they
-// answer `not_found` like any unknown id (the seeds: one bad id does not fail the batch).
+// answer `not_found` like any unknown id (docs/task-lifecycle.md § WatchTasks: one bad id does not fail the
+// batch).
 
 import { MAX_ID_BYTES, idPreview, utf8ByteLength } from '../../../kernel/input-bounds.js';
 import { WorkerAdmissionError } from './errors.js';

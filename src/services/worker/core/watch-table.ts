@@ -1,4 +1,5 @@
-// Watch bookkeeping for the optional "run credential" (seeds: Watch-disconnect grace).
+// Watch bookkeeping for the optional "run credential" (docs/task-lifecycle.md § WatchTasks, "Watch as a run
+// credential").
 //
 // `counts` is a plain per-task-id counter of attached WatchTasks streams, kept whatever the task's state
 // (a stream may attach before SubmitTask, or stay attached after convergence until it closes itself);

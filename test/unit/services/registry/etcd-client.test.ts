@@ -21,7 +21,7 @@ describe('normalizeEtcdEndpoint', () => {
   });
 });
 
-describe('tuned fault handling (NODE20-NOTES)', () => {
+describe('tuned fault handling', () => {
   it('uses a 250 ms half-open breaker, 50–500 ms retry backoff, 100–1000 ms watch backoff, 5 s deadline', () => {
     expect(ETCD_HOST_BREAKER_HALF_OPEN_AFTER_MS).toBe(250);
     expect(ETCD_RETRY_BACKOFF).toEqual({ initialDelay: 50, maxDelay: 500 });

@@ -13,7 +13,7 @@ import {
 } from '../../../../src/services/registry/prefix.js';
 
 describe('registry prefix constants', () => {
-  it('are the DESIGN.md §4.4 values', () => {
+  it('are the documented values (docs/architecture.md § etcd keys)', () => {
     expect([
       LEGACY_BLOCK_WORKER_REGISTRY_PREFIX,
       LEGACY_BUNDLE_WORKER_REGISTRY_PREFIX,
@@ -143,7 +143,7 @@ describe('validateRegistryPrefixes', () => {
 });
 
 describe('defaults and keys', () => {
-  it('uses the seeds profile defaults, which validate for their deployment', () => {
+  it('uses the documented profile defaults, which validate for their deployment', () => {
     expect(defaultRegistryPrefixes('block')).toEqual(['/blockx/workers/']);
     expect(defaultRegistryPrefixes('bundle')).toEqual([
       '/blockx/bundle-workers/',

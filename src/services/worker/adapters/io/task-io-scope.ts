@@ -1,4 +1,5 @@
-// One task's IO scope (seeds: TaskIOScope): created at activation, closed when the task converges.
+// One task's IO scope (docs/task-lifecycle.md § Retry scopes): created at activation, closed when the task
+// converges.
 //
 // - One AbortController per scope. `close()` aborts it: every pending operation (backoff, admission
 //   wait, query, scan page) rejects with CANCELLED at once, and every later operation rejects with

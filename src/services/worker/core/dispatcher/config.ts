@@ -4,7 +4,7 @@
 
 import { DispatcherConfigError, type DispatcherConfigIssue } from './errors.js';
 
-/** Bounded per-call attempt retries (seeds `CallRetryPolicy`). */
+/** Bounded per-call attempt retries (docs/task-lifecycle.md § Retry scopes). */
 export interface CallRetryPolicy {
   /** Attempts per call including the first; 1 = never retry. */
   readonly maxAttempts: number;
@@ -15,9 +15,12 @@ export interface CallRetryPolicy {
 }
 
 export interface DispatcherConfig {
-  /** Hard cap on a task's executing calls (seeds `TaskMaxInflightCalls`). */
+  /** Hard cap on a task's executing calls (docs/task-lifecycle.md § The three phases). */
   readonly taskMaxInflightCalls: number;
-  /** Execution budget of one attempt: CPU + IO time from `callStarted`, not queueing (seeds `CallDeadlineMs`). */
+  /**
+   * Execution budget of one attempt: CPU + IO time from `callStarted`, not queueing
+   * (docs/task-lifecycle.md § Retry scopes).
+   */
   readonly callDeadlineMs: number;
   /** Summed output bytes of a task's root calls above this → OUTPUT_BYTES_EXCEEDED. */
   readonly maxCollectedOutputBytes: number;

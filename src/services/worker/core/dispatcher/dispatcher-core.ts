@@ -1,10 +1,10 @@
-// DispatcherCore: the Sans-IO dispatcher of the Calls phase (seeds: task-lifecycle.md, Calls phase;
-// DESIGN.md §4.6). It holds the dispatch state of many tasks at once and decides, for each, which call
-// attempt goes to the executor next, when an attempt is written off, retried, or answered, and when the
-// task's phase converges. No IO, no clock: every input carries `now`, timers are data (`nextDeadline`,
-// `tick`), randomness (retry jitter) is injected. Every input returns the commands it produced, in
-// order; illegal input from the driver throws a `DispatcherError` and leaves the state unchanged.
-// README.md in this folder is the theory of operation.
+// DispatcherCore: the Sans-IO dispatcher of the Calls phase (docs/task-lifecycle.md § The three phases;
+// functions and subcalls: docs/architecture.md § Plugins and functions). It holds the dispatch state of
+// many tasks at once and decides, for each, which call attempt goes to the executor next, when an attempt is
+// written off, retried, or answered, and when the task's phase converges. No IO, no clock: every input
+// carries `now`, timers are data (`nextDeadline`, `tick`), randomness (retry jitter) is injected. Every input
+// returns the commands it produced, in order; illegal input from the driver throws a `DispatcherError` and
+// leaves the state unchanged. README.md in this folder is the theory of operation.
 
 import { atExecutor, type CallNode } from './call-node.js';
 import * as calls from './call-events.js';

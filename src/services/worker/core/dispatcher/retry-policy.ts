@@ -1,5 +1,6 @@
-// Retry classification and backoff (seeds `CallRetryPolicy`). An attempt that failed is retried when
-// the failure is retryable and the call has attempts left; otherwise the call fails terminally.
+// Retry classification and backoff (docs/task-lifecycle.md § Retry scopes, call attempts). An attempt that
+// failed is retried when the failure is retryable and the call has attempts left; otherwise the call fails
+// terminally.
 //
 // Retryable: an executor crash and a blown deadline always (the call itself may be fine: the executor
 // died under it, or it ran on a busy executor); an IO error or a thrown user error only when marked

@@ -44,7 +44,7 @@ export type WaitRequest =
 export interface CallPhaseOptions {
   /** Absolute task deadline (ms, same clock as `now`); the phase converges TIMED_OUT when it passes. */
   readonly deadlineMs: number;
-  /** `CallFailurePolicy`: the seeds have only fastFail, so it is the only accepted value. */
+  /** `CallFailurePolicy`: fastFail is the only policy (docs/task-lifecycle.md), so the only accepted value. */
   readonly fastFail?: true;
   /** Calls arrive over time through `appendCalls`; the phase cannot end before `finishAppending`. */
   readonly streaming?: boolean;

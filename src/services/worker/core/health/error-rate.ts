@@ -1,5 +1,5 @@
-// The heartbeat's `errorRate` (DESIGN §4.4 / §6, docs/health.md): a time-decayed share of recent
-// terminal tasks that failed through the worker's fault.
+// The heartbeat's `errorRate` (docs/architecture.md § etcd keys, docs/health.md): a time-decayed share of
+// recent terminal tasks that failed through the worker's fault.
 //
 // Theory of operation. Two exponentially decayed counters, both halving every `halfLifeMs`:
 //   failures F — terminal tasks the worker is responsible for (responsibility.ts),

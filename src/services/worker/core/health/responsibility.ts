@@ -1,5 +1,5 @@
 // Which terminal task outcomes the worker is responsible for (the numerator of the heartbeat's
-// `errorRate`, DESIGN §6 and docs/health.md). The Coordinator stops routing to a worker whose rate is
+// `errorRate`, docs/health.md). The Coordinator stops routing to a worker whose rate is
 // above its red line, so only a failure that another worker would likely NOT have had may count:
 // infrastructure of this process (activation, IO scope, storage connection, the Executor it
 // supervises, a slot it let expire). A user function's error, a bad task config, a task timing out on

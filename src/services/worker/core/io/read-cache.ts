@@ -1,5 +1,6 @@
-// The task-scoped read cache (seeds: "shared state, read cache, and timeouts are all anchored to the
-// task"). One per task IO scope, shared by every phase and every call of the task, dropped with it.
+// The task-scoped read cache (docs/task-lifecycle.md § Principles: the read cache, like the
+// timeout, belongs to the task). One per task IO scope, shared by every phase and every call of the task,
+// dropped with it.
 //
 // Theory of operation:
 //   - An entry is keyed by table + the canonical JSON of the row key (object keys sorted, so {a,b} and

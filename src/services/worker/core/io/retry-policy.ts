@@ -1,5 +1,5 @@
-// The retry scopes of the task IO scope (seeds: "IO carries a Builder retry scope, and the IO core does
-// bounded retries on retryable errors"; the Calls and Result phases have their own). One decision per
+// The retry scopes of the task IO scope (docs/task-lifecycle.md § Retry scopes: the Builder, Calls and
+// Result phases each have a bounded budget for retryable errors). One decision per
 // failed attempt: retry after a delay, or give up.
 //
 // Rules, in order:

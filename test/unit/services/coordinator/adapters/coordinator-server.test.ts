@@ -1,5 +1,5 @@
-// The ReserveWorkerSlot orchestration (seeds § Data flow) against a scripted fake SlotReserver, on a
-// fixed clock. Workers w1 > w2 > w3 by free capacity, so candidates come in that order.
+// The ReserveWorkerSlot orchestration (docs/coordinator.md § ReserveWorkerSlot) against a scripted fake
+// SlotReserver, on a fixed clock. Workers w1 > w2 > w3 by free capacity, so candidates come in that order.
 import { describe, expect, it } from 'vitest';
 import {
   ALL_CANDIDATES_REJECTED,

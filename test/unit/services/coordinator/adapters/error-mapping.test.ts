@@ -1,5 +1,5 @@
 // The two directions of the Coordinator's error mapping, pinned by tables:
-//   coordCodeToGRPC   business code → gRPC status (the ONE mapping; seeds § Public error codes)
+//   coordCodeToGRPC   business code → gRPC status (the ONE mapping; docs/coordinator.md § Errors)
 //   grpcErrToSlotError gRPC status (+ business code, details) → SlotError code and MayHaveAllocated
 // and the property that the second inverts the first on every code a Worker answers with.
 import * as grpc from '@grpc/grpc-js';

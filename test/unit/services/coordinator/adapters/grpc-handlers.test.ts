@@ -1,4 +1,4 @@
-// The public error table of seeds/coordinator.md, observed through a real grpc-js server serving
+// The public error table of docs/coordinator.md, observed through a real grpc-js server serving
 // CoordinatorService and BundleCoordinatorService with the same CoordinatorServer (fake Workers).
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -7,7 +7,7 @@ import {
 import type { CoordinatorCoreConfig } from '../../../../../src/services/coordinator/core/config.js';
 
 describe('CoordinatorCoreConfig', () => {
-  it('has the seeds defaults, and they are valid', () => {
+  it('has the documented defaults, and they are valid', () => {
     expect(DEFAULT_COORDINATOR_CORE_CONFIG).toEqual({
       heartbeatTimeoutMs: 10_000,
       maxClockSkewMs: 5_000,
@@ -78,7 +78,7 @@ describe('CoordinatorCoreConfig', () => {
     for (const p of problems) expect(p.message).toMatch(/must/);
   });
 
-  it('names the seeds environment variable of every field', () => {
+  it('names the documented environment variable of every field', () => {
     expect(Object.keys(COORDINATOR_CORE_CONFIG_ENV).sort()).toEqual(
       Object.keys(DEFAULT_COORDINATOR_CORE_CONFIG).sort(),
     );

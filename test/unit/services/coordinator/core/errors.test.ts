@@ -11,7 +11,7 @@ describe('CoordinatorErrorCode', () => {
     for (const [k, v] of Object.entries(CoordinatorErrorCode)) expect(v).toBe(k);
   });
 
-  it('includes the seeds business codes', () => {
+  it('includes the documented business codes', () => {
     for (const code of ['InvalidArgument', 'Unavailable', 'NoExecutableSlot', 'SlotUncertain', 'NoSlot']) {
       expect(CoordinatorErrorCode).toHaveProperty(code, code);
     }

@@ -78,7 +78,7 @@ describe('selectCandidate hard filters', () => {
 });
 
 describe('selectCandidate filter order', () => {
-  // A Worker that fails several filters is counted under the first one in the seeds' order. Every
+  // A Worker that fails several filters is counted under the first one in the documented order. Every
   // non-empty combination of the five filters is checked; `z` is a fresh, full anchor so that the answer
   // is always NoExecutableSlot.
   const FILTERS = ['excluded', 'heartbeatTimedOut', 'overloaded', 'circuitOpen', 'noFreeCapacity'] as const;

@@ -1,6 +1,6 @@
 // A WorkerService on a real gRPC server (127.0.0.1:0) with a real client, for the adapter tests that
-// need one: grpc-server.test.ts (the seeds' status table, watches) and grpc-input-bounds.test.ts.
-// Not a test file itself.
+// need one: grpc-server.test.ts (the status table of docs/task-lifecycle.md, watches) and
+// grpc-input-bounds.test.ts. Not a test file itself.
 import path from 'node:path';
 import type * as grpc from '@grpc/grpc-js';
 import { createWorkerClient, unaryCall } from '../../../../../src/grpc/clients.js';

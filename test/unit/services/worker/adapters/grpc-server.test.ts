@@ -1,6 +1,7 @@
-// WorkerService on a real gRPC server (127.0.0.1:0) with real clients: every status code of the seeds'
-// table, GetTaskResult, WatchTasks, health, idempotency under concurrency. The Calls phase is a fake
-// runner whose runs the test finishes by hand, so tasks stay RUNNING exactly as long as a test needs.
+// WorkerService on a real gRPC server (127.0.0.1:0) with real clients: every status code of
+// docs/task-lifecycle.md's table, GetTaskResult, WatchTasks, health, idempotency under concurrency. The Calls
+// phase is a fake runner whose runs the test finishes by hand, so tasks stay RUNNING exactly as long as a
+// test needs.
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,7 +34,7 @@ async function runOf(f: Fixture, taskId: string) {
   throw new Error(`no call run for ${taskId}`);
 }
 
-describe('WorkerService status codes (seeds table)', () => {
+describe('WorkerService status codes (documented table)', () => {
   let f: Fixture | undefined;
   beforeAll(async () => {
     f = await startFixture({ WORKER_TASK_SLOTS: '3' });

@@ -1,6 +1,6 @@
-// The orchestrator with a streaming builder (seeds: BlockBundleCallConfig with stream.enabled): the scan
-// moves from the Builder phase into the Calls phase, under scanSem and executorSem, and its calls go to
-// the runner's `runStream` (or are collected for a runner without it).
+// The orchestrator with a streaming builder (BlockBundleCallConfig with stream.enabled,
+// docs/task-lifecycle.md): the scan moves from the Builder phase into the Calls phase, under scanSem and
+// executorSem, and its calls go to the runner's `runStream` (or are collected for a runner without it).
 import { describe, expect, it, vi } from 'vitest';
 import type { BuilderPlugin, CallSpec } from '../../../../../src/kernel/plugin-types.js';
 import type { CallPhaseOutcome, CallPhaseTask } from '../../../../../src/services/worker/adapters/ports.js';

@@ -1,5 +1,5 @@
-// The orchestrator against fakes of its ports: every phase rule of the seeds ("The three phases") and
-// the runtime's lifecycle (epoch pin, IO scope, the task's abort signal). Virtual time, no sleeps.
+// The orchestrator against fakes of its ports: every phase rule of docs/task-lifecycle.md § The three phases
+// and the runtime's lifecycle (epoch pin, IO scope, the task's abort signal). Virtual time, no sleeps.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { BuilderPlugin, TaskIo, WriterPlugin } from '../../../../../src/kernel/plugin-types.js';
 import type { CodeEpochPin, TaskIoScope } from '../../../../../src/services/worker/adapters/ports.js';

@@ -172,7 +172,7 @@ describe('Semaphore', () => {
 });
 
 describe('createAdmissionSemaphores', () => {
-  it('uses the seeds defaults: builder 16, executor 32, plugin 16, scan 8', () => {
+  it('uses the documented defaults: builder 16, executor 32, plugin 16, scan 8', () => {
     const sems = createAdmissionSemaphores();
     expect(DEFAULT_ADMISSION_SLOTS).toEqual({
       builderSlots: 16,

@@ -186,7 +186,7 @@ describe('responses', () => {
   });
 });
 
-describe('workerCodeToGRPC (the seeds table)', () => {
+describe('workerCodeToGRPC (the documented table)', () => {
   it.each([
     [
       WorkerAdmissionError.invalidArgument('t', 'ttlMs', 0, 'must be positive'),

@@ -166,7 +166,7 @@ describe('SubmitTask', () => {
     admissionError(() => core.handleSubmitTask(taskInput('t1'), 'no-such-slot', 0), 'Unavailable');
   });
 
-  it('is Unavailable while draining, even for a task that is already running (seeds order)', () => {
+  it('is Unavailable while draining, even for a task that is already running (documented order)', () => {
     const core = makeCore();
     toBuilder(core, 't1', 0);
     core.handleStartDraining(10);

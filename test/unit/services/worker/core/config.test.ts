@@ -12,7 +12,7 @@ import {
 import { sequentialIds } from './harness.js';
 
 describe('DEFAULT_WORKER_CORE_CONFIG', () => {
-  it('carries the seeds defaults', () => {
+  it('carries the documented defaults', () => {
     expect(DEFAULT_WORKER_CORE_CONFIG).toMatchObject({
       defaultTtlMs: 5_000,
       maxSlotTtlMs: 60_000,

@@ -11,7 +11,7 @@ import {
 } from '../../../../../src/services/worker/core/index.js';
 
 describe('WorkerErrorCode', () => {
-  it('has exactly the admission codes of the seeds, each key equal to its value', () => {
+  it('has exactly the documented admission codes, each key equal to its value', () => {
     expect(Object.keys(WorkerErrorCode).sort()).toEqual(
       ['InvalidArgument', 'InvalidSlot', 'NoSlot', 'NotFound', 'Unavailable'].sort(),
     );
@@ -20,7 +20,7 @@ describe('WorkerErrorCode', () => {
 });
 
 describe('FailureCode', () => {
-  it('has exactly the failure codes of the seeds plus CALL_BUDGET_EXCEEDED, each key equal to its value', () => {
+  it('has exactly the documented failure codes, CALL_BUDGET_EXCEEDED included, each key equal to its value', () => {
     expect(Object.keys(FailureCode).sort()).toEqual(
       [
         'ACTIVATION_FAILED',

@@ -1,6 +1,6 @@
 // A model driver for property tests: it plays the orchestrator (feeds inputs, reads commands) and checks
-// after every step the promises of the seeds. It sees the core only through its public API and the
-// commands it emits. Checks use a plain `check` (not `expect`) because they run ~10^5 times per test.
+// after every step the promises of docs/task-lifecycle.md. It sees the core only through its public API and
+// the commands it emits. Checks use a plain `check` (not `expect`) because they run ~10^5 times per test.
 
 import {
   TaskState,

@@ -25,7 +25,7 @@ describe('DispatcherErrorCode', () => {
 });
 
 describe('dispatcher config', () => {
-  it('defaults are the seeds values', () => {
+  it('defaults are the documented values', () => {
     expect(DEFAULT_DISPATCHER_CONFIG).toMatchObject({
       taskMaxInflightCalls: 1_024,
       callDeadlineMs: 5_000,
