@@ -3,4 +3,14 @@
 // (test/unit/public-entries.test.ts checks it), so importing it into a function costs nothing.
 //
 //   import { RetryableError, type CallContext } from 'blockx/function';
-export * from './executor/sdk.js';
+export { CallWaitError, RetryableError } from './executor/sdk.js';
+export type {
+  BlockxFunction,
+  CallBlock,
+  CallContext,
+  CallFailureKind,
+  CallIo,
+  CallLogger,
+  IoScanOptions,
+  LogFields,
+} from './executor/sdk.js';

@@ -1,5 +1,18 @@
 // Public API of the `blockx` package: types for function and plugin authors, the kernel, and errors.
-export * from './kernel/errors.js';
+// Every name is listed (no wildcard re-exports), so nothing internal becomes public by accident. Narrower entry
+// points: `blockx/function`, `blockx/plugin`, `blockx/client` (README, "Package entry points").
+export {
+  BlockxError,
+  ConfigError,
+  ConfigNotFoundError,
+  KernelErrorCode,
+  PluginError,
+  PluginLoadError,
+  TaskConfigError,
+  formatConfigIssue,
+  outcomeError,
+} from './kernel/errors.js';
+export type { ConfigIssue, SchemaIssue } from './kernel/errors.js';
 export type {
   BlockRange,
   BlockSelector,
@@ -24,7 +37,18 @@ export type { PluginHooks, KernelHooks } from './kernel/hooks.js';
 export type { BlockxConfig, DeploymentConfig } from './kernel/config-types.js';
 export { loadConfig, resolveConfig, type LoadConfigOptions } from './kernel/config.js';
 export { bootKernel, type Kernel } from './kernel/kernel.js';
-export * from './executor/sdk.js';
+// The function SDK (also `blockx/function`, src/function.ts).
+export { CallWaitError, RetryableError } from './executor/sdk.js';
+export type {
+  BlockxFunction,
+  CallBlock,
+  CallContext,
+  CallFailureKind,
+  CallIo,
+  CallLogger,
+  IoScanOptions,
+  LogFields,
+} from './executor/sdk.js';
 // The TypeScript client: reserve → submit → watch with the retry semantics of docs/retries.md (src/client/).
 export { BlockxClient, BlockxClientError, ClientErrorCode, newTaskId, runTask } from './client/index.js';
 // Backfills and task-level retries (docs/backfill.md, docs/retries.md).

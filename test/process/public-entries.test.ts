@@ -3,6 +3,7 @@
 // and `blockx/function` and `blockx/plugin` pull no heavy dependency into the module graph. The graph is
 // read by esbuild (a dependency already) bundling the entry with every package left external.
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
@@ -43,6 +44,18 @@ function evalModule(code: string): { code: number | null; stdout: string; stderr
 describe('package subpaths', () => {
   it.each(['dist/function.js', 'dist/plugin.js'])('%s imports no package at all', async (entry) => {
     expect(await packagesImportedBy(entry)).toEqual([]);
+  });
+
+  it('the root entry names every export (no `export *`) and still offers the SDK and error classes', () => {
+    const source = readFileSync(path.join(REPO, 'src/index.ts'), 'utf8');
+    expect(source).not.toMatch(/export \*/);
+    const r = evalModule(`
+      const m = await import('blockx');
+      console.log(JSON.stringify(['RetryableError', 'CallWaitError', 'BlockxError', 'ConfigError', 'PluginError',
+        'BlockxClient', 'loadConfig', 'bootKernel'].filter((n) => typeof m[n] !== 'function')));
+    `);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual([]);
   });
 
   it('the root entry still pulls in the heavy ones (so the check above can fail)', async () => {
