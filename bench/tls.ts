@@ -15,11 +15,10 @@
 // Runs alternate between the clusters (plain, TLS, TLS, plain, ...) so drift of this shared box falls on
 // both alike; medians over `--runs` are shown.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { createCa, issueCertificate } from '../src/cli/certs/dev-ca.js';
 import { BlockxClient, type BlockxClientOptions, type ClientTaskInput } from '../src/client/index.js';
 import { createCoordinatorClient, unaryCall } from '../src/grpc/clients.js';
 import type { ReserveWorkerSlotResponseWireOut } from '../src/grpc/wire-types.js';
@@ -35,6 +34,7 @@ import {
   type LoopMeasurement,
   type RunSummary,
 } from './lib/closed-loop.js';
+import { loopbackTls } from '../test/support/certs.js';
 import { stopChild, waitForLine } from './lib/child.js';
 import { REPO } from './lib/on-demand.js';
 
@@ -178,21 +178,7 @@ async function firstCallMs(c: Cluster): Promise<number> {
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'blockx-bench-tls-'));
-  const ca = createCa({ commonName: 'bench CA', days: 1 });
-  const node = issueCertificate(ca, {
-    commonName: 'bench',
-    hosts: ['127.0.0.1', 'localhost'],
-    usage: 'service',
-    days: 1,
-  });
-  const files = {
-    ca: path.join(dir, 'ca.pem'),
-    cert: path.join(dir, 'node.pem'),
-    key: path.join(dir, 'node-key.pem'),
-  };
-  writeFileSync(files.ca, ca.cert);
-  writeFileSync(files.cert, node.cert);
-  writeFileSync(files.key, node.key, { mode: 0o600 });
+  const { ca, node, files } = loopbackTls(dir, 'bench CA');
   const material: TlsMaterial = {
     ca: Buffer.from(ca.cert),
     cert: Buffer.from(node.cert),

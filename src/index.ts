@@ -1,6 +1,7 @@
 // Public API of the `blockx` package: types for function and plugin authors, the kernel, and errors.
-// Every name is listed (no wildcard re-exports), so nothing internal becomes public by accident. Narrower entry
-// points: `blockx/function`, `blockx/plugin`, `blockx/client` (README, "Package entry points").
+// Every runtime name is listed (the wildcards re-export types only), so nothing internal becomes public
+// by accident. Narrower entry points: `blockx/function`, `blockx/plugin`, `blockx/client` (README,
+// "Package entry points").
 export {
   BlockxError,
   ConfigError,
@@ -13,32 +14,16 @@ export {
   outcomeError,
 } from './kernel/errors.js';
 export type { ConfigIssue, SchemaIssue } from './kernel/errors.js';
-export type {
-  BlockRange,
-  BlockSelector,
-  BuilderPlugin,
-  CallList,
-  CallSpec,
-  PluginCommon,
-  PluginResult,
-  Row,
-  RowFilter,
-  RowKey,
-  ScanQuery,
-  TaskCtx,
-  TaskIo,
-  TaskIoTransaction,
-  TaskStage,
-  WriterFailure,
-  WriterPlugin,
-} from './kernel/plugin-types.js';
-export { isRetryableWriterFailure } from './kernel/plugin-types.js';
-export type { PluginHooks, KernelHooks } from './kernel/hooks.js';
+// The plugin contract (also `blockx/plugin`): its names are listed once, in src/plugin.ts.
+export type * from './plugin.js';
+export { isRetryableWriterFailure } from './plugin.js';
+export type { KernelHooks } from './kernel/hooks.js';
 export type { BlockxConfig, DeploymentConfig } from './kernel/config-types.js';
 export { loadConfig, resolveConfig, type LoadConfigOptions } from './kernel/config.js';
 export { bootKernel, type Kernel } from './kernel/kernel.js';
-// The function SDK (also `blockx/function`, src/function.ts).
-export { CallWaitError, RetryableError } from './executor/sdk.js';
+// The function SDK (also `blockx/function`): its names are listed once, in src/function.ts.
+export type * from './function.js';
+export { CallWaitError, RetryableError } from './function.js';
 export type {
   BlockxFunction,
   CallBlock,

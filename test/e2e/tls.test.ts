@@ -3,43 +3,31 @@
 // from the cluster CA that does not name its advertised address. Certificates come from the same code
 // as `blockx certs` (src/cli/certs/dev-ca.ts).
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { Etcd3, Range } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCa, issueCertificate, type KeyAndCert } from '../../src/cli/certs/dev-ca.js';
+import type { KeyAndCert } from '../../src/cli/certs/dev-ca.js';
 import { BlockxClient } from '../../src/client/client.js';
 import { CoordinatorAdminServiceClient, WorkerServiceClient } from '../../src/grpc/proto.js';
 import type { TlsPem } from '../../src/kernel/tls-files.js';
 import { CLI, startCluster, type TestCluster } from '../support/cluster.js';
+import { loopbackTls } from '../support/certs.js';
 import { startEtcd, type EtcdServer } from '../support/etcd.js';
 
 const execFileAsync = promisify(execFile);
 const dir = mkdtempSync(path.join(tmpdir(), 'blockx-tls-'));
-const ca = createCa({ commonName: 'BlockX test CA', days: 1 });
-const service = (hosts: string[], of: KeyAndCert = ca): KeyAndCert =>
-  issueCertificate(of, { commonName: 'svc', hosts, usage: 'service', days: 1 });
-const node = service(['127.0.0.1', 'localhost']);
+const tls = loopbackTls(dir);
+const { ca, node } = tls;
+const caFile = tls.files.ca;
+const nodeFiles = tls.files;
 // Signed by the cluster CA, but for another name: a Worker advertising 127.0.0.1 with it is an impostor.
-const elsewhere = service(['wrong.invalid']);
-const submitter = issueCertificate(ca, { commonName: 'submitter', hosts: [], usage: 'client', days: 1 });
-const foreignCa = createCa({ commonName: 'someone else', days: 1 });
-const foreign = service(['127.0.0.1'], foreignCa);
-
-function files(name: string, kc: KeyAndCert): { cert: string; key: string } {
-  const cert = path.join(dir, `${name}.pem`);
-  const key = path.join(dir, `${name}-key.pem`);
-  writeFileSync(cert, kc.cert);
-  writeFileSync(key, kc.key, { mode: 0o600 });
-  return { cert, key };
-}
-const caFile = path.join(dir, 'ca.pem');
-writeFileSync(caFile, ca.cert);
-const nodeFiles = files('node', node);
-const elsewhereFiles = files('elsewhere', elsewhere);
+const elsewhereFiles = tls.issue('elsewhere', ['wrong.invalid']).files;
+const submitter = tls.issue('submitter');
+const foreign = loopbackTls(mkdtempSync(path.join(dir, 'foreign-')), 'someone else').node;
 
 const ETCD_USER = 'blockx';
 const ETCD_PASSWORD = 'correct horse battery staple';
@@ -60,7 +48,7 @@ describe('mutual TLS on every endpoint, etcd with TLS and auth', () => {
   let cluster: TestCluster;
 
   beforeAll(async () => {
-    etcd = await startEtcd({ tls: { ca: caFile, ...nodeFiles } });
+    etcd = await startEtcd({ tls: tls.files });
     // Auth on: a root user, and a `blockx` user that may only touch /blockx/ (least privilege).
     const admin = new Etcd3({ hosts: etcd.endpoint, credentials: etcdTls });
     try {

@@ -2,13 +2,13 @@
 // as every service does: plain HTTP on loopback with TLS off, HTTPS asking for a client certificate from
 // the cluster CA with `tls` on (docs/security.md § TLS and authentication). etcd is not needed for this:
 // the coordinator serves (not ready) while its registry is unreachable.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { get as httpGet, type IncomingMessage } from 'node:http';
 import { get as httpsGet } from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createCa, issueCertificate } from '../../src/cli/certs/dev-ca.js';
+import { loopbackTls } from '../support/certs.js';
 import { freePort } from '../support/ports.js';
 import { spawnTracked, stopGroup, waitForLine } from '../support/processes.js';
 
@@ -72,17 +72,8 @@ describe('blockx coordinator serves /metrics', () => {
   });
 
   it('over HTTPS with a client certificate when tls is on, and to nobody without one', async () => {
-    const ca = createCa({ commonName: 'metrics CA', days: 1 });
-    const node = issueCertificate(ca, { commonName: 'c', hosts: ['127.0.0.1'], usage: 'service', days: 1 });
-    const scraper = issueCertificate(ca, { commonName: 'prom', hosts: [], usage: 'client', days: 1 });
-    const files = {
-      ca: path.join(dir, 'ca.pem'),
-      cert: path.join(dir, 'n.pem'),
-      key: path.join(dir, 'n-key.pem'),
-    };
-    writeFileSync(files.ca, ca.cert);
-    writeFileSync(files.cert, node.cert);
-    writeFileSync(files.key, node.key, { mode: 0o600 });
+    const { ca, files, issue } = loopbackTls(dir);
+    const scraper = issue('prom');
     const port = await freePort();
     await withCoordinator(
       {

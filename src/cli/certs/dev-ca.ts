@@ -4,6 +4,8 @@
 // structures (Node has no API to create certificates). This is for development and small clusters; a
 // production cluster issues its certificates from its own PKI and only points `tls.*` at the files.
 import { generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
+import { chmodSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import forge from 'node-forge';
 
 export interface KeyAndCert {
@@ -101,4 +103,17 @@ export function certificateCovers(cert: string, caCert: string, host: string): b
   return IPV4.test(host) || host.includes(':')
     ? leaf.checkIP(host) !== undefined
     : leaf.checkHost(host) !== undefined;
+}
+
+/**
+ * Writes `kc` as DIR/NAME.pem (0644) and DIR/NAME-key.pem (0600, also when the file already existed with
+ * a looser mode); returns the two paths.
+ */
+export function writeKeyAndCert(dir: string, name: string, kc: KeyAndCert): { cert: string; key: string } {
+  const cert = path.join(dir, `${name}.pem`);
+  const key = path.join(dir, `${name}-key.pem`);
+  writeFileSync(key, kc.key, { mode: 0o600 });
+  chmodSync(key, 0o600);
+  writeFileSync(cert, kc.cert, { mode: 0o644 });
+  return { cert, key };
 }

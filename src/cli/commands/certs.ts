@@ -5,7 +5,7 @@
 // signed by that CA: for a service (server and client use) valid for localhost, 127.0.0.1, ::1, this
 // host's name and every --host, or with --client a submitter's certificate (client use only). Keys are
 // written 0600, in a 0700 directory. It prints the `tls:` block to put in blockx.config.yaml.
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
@@ -52,7 +52,7 @@ async function certs(opts: CertsOptions, io: CliIo): Promise<number> {
       throw new UsageError(`--host must be a DNS name or an IP address, got ${JSON.stringify(h)}`);
   }
   if (opts.client && opts.host.length > 0) throw new UsageError('--client certificates name no hosts');
-  const { createCa, issueCertificate } = await import('../certs/dev-ca.js');
+  const { createCa, issueCertificate, writeKeyAndCert } = await import('../certs/dev-ca.js');
   const dir = path.resolve(io.cwd(), opts.dir);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   chmodSync(dir, 0o700);
@@ -64,8 +64,7 @@ async function certs(opts: CertsOptions, io: CliIo): Promise<number> {
     io.stdout(`using the CA in ${caFile}\n`);
   } else {
     ca = createCa({ commonName: 'BlockX development CA', days: days * 10 });
-    writeFileSync(caKeyFile, ca.key, { mode: 0o600 });
-    writeFileSync(caFile, ca.cert, { mode: 0o644 });
+    writeKeyAndCert(dir, 'ca', ca);
     io.stdout(`created a CA: ${caFile} (its key ${caKeyFile} signs every certificate: keep it private)\n`);
   }
   const hosts = opts.client
@@ -85,11 +84,7 @@ async function certs(opts: CertsOptions, io: CliIo): Promise<number> {
     usage: opts.client ? 'client' : 'service',
     days,
   });
-  const certFile = path.join(dir, `${opts.name}.pem`);
-  const keyFile = path.join(dir, `${opts.name}-key.pem`);
-  writeFileSync(keyFile, issued.key, { mode: 0o600 });
-  chmodSync(keyFile, 0o600);
-  writeFileSync(certFile, issued.cert, { mode: 0o644 });
+  const { cert: certFile, key: keyFile } = writeKeyAndCert(dir, opts.name, issued);
   io.stdout(
     `issued ${certFile} and ${keyFile}` +
       (opts.client ? ' (client use)\n' : ` for ${hosts.join(', ')} (server and client use)\n`),
