@@ -15,12 +15,10 @@
 // The core has no lock of its own: `lock` is the only synchronisation point, shared with the watcher;
 // every machine input is fed under `lock.write`.
 //
-// Observability: every reservation of a task ends in one `observer.onReservation` call
-// (coordinator-metrics.ts); explicit rejections and breaker trips are reported as they happen. A unary
-// reservation also ends in one debug line with its task_id, outcome, duration and candidates tried; a
-// batch ends in one debug line with its counts (per-task lines would be 10,000 of them).
+// Observability (metrics and log lines) is reservation-reporter.ts.
 
 import type * as grpc from '@grpc/grpc-js';
+import { callerIdentity } from '../../../grpc/peer-identity.js';
 import { performance } from 'node:perf_hooks';
 import type { CoordinatorServiceHandlers } from '../../../grpc/proto.js';
 import { cancelSignalOf } from '../../../grpc/server.js';
@@ -30,16 +28,18 @@ import type { CoordinatorCore } from '../core/coordinator-core.js';
 import { CoordinatorError, CoordinatorErrorCode } from '../core/errors.js';
 import type { SlotOutcome } from '../core/inputs.js';
 import { ReservationMachine, rejectionOutcome } from '../core/reservation.js';
-import type { RequestSlotsCommand, ReservationEvent, ReserveResult } from '../core/reservation-types.js';
+import type { RequestSlotsCommand, ReserveResult } from '../core/reservation-types.js';
 import { silentLogger } from '../../registry/registry-port.js';
 import type { Logger } from '../../registry/registry-port.js';
 import { statusPartsOf, toServiceError } from './grpc-status.js';
 import { driveReservation } from './reservation-driver.js';
+import { ReservationReporter, type BatchStats, type ReservationObserver } from './reservation-reporter.js';
 import { RwLock } from './rw-lock.js';
 import { SlotError, requestSlotsOneByOne } from './slot-reserver.js';
 import type { SlotReply, SlotReserver } from './slot-reserver.js';
 
 export type { ReserveResult } from '../core/reservation-types.js';
+export type { ReservationObserver, ReservationRecord } from './reservation-reporter.js';
 export {
   ALL_CANDIDATES_REJECTED,
   UNABLE_TO_CONFIRM,
@@ -62,26 +62,6 @@ export const DEFAULT_HANDLER_CONFIG: HandlerConfig = Object.freeze({
 /** How the core should count an explicit rejection: a full pool is backpressure, the rest failures. */
 export function slotOutcomeOf(err: SlotError): SlotOutcome {
   return rejectionOutcome(err.code);
-}
-
-/** One task's reservation as a whole, for metrics. */
-export interface ReservationRecord {
-  readonly taskId: string;
-  /** undefined when the orchestration itself threw (an Internal error reaches the Client). */
-  readonly result: ReserveResult | undefined;
-  /** Wall time of the reservation (monotonic clock); in a batch, from the call's start to this task's end. */
-  readonly durationMs: number;
-  /** Distinct Workers sent a RequestTaskSlot(s) for this task. */
-  readonly candidatesTried: number;
-}
-
-/** What the reservation loop reports as it goes (CoordinatorMetrics implements it). All optional. */
-export interface ReservationObserver {
-  onReservation?(record: ReservationRecord): void;
-  /** A Worker explicitly refused (a full pool is `backpressure`, anything else `rejection`). */
-  onRejection?(workerAddr: string, outcome: SlotOutcome): void;
-  /** This feedback opened the Worker's circuit breaker. */
-  onBreakerTripped?(workerAddr: string, cause: 'rejection' | 'timeout'): void;
 }
 
 export interface CoordinatorServerOptions {
@@ -131,9 +111,6 @@ export function reservationOf(taskId: string, r: ReserveResult): ReservationLike
   return { taskId: cutText(taskId, MAX_ID_BYTES), workerAddr: '', slotId: '', error: statusPartsOf(r.error) };
 }
 
-/** At most this many ids of one request in a log line. */
-const LOGGED_IDS = 5;
-
 export class CoordinatorServer {
   readonly core: CoordinatorCore;
   readonly lock = new RwLock();
@@ -141,7 +118,7 @@ export class CoordinatorServer {
   private readonly reserver: SlotReserver;
   private readonly clock: () => number;
   private readonly logger: Logger;
-  private readonly observer: ReservationObserver;
+  private readonly reporter: ReservationReporter;
 
   constructor(opts: CoordinatorServerOptions) {
     this.core = opts.core;
@@ -159,7 +136,7 @@ export class CoordinatorServer {
     }
     this.clock = opts.clock ?? Date.now;
     this.logger = opts.logger ?? silentLogger;
-    this.observer = opts.observer ?? {};
+    this.reporter = new ReservationReporter(this.logger, opts.observer ?? {});
   }
 
   /** Runs `fn` on the core under the write lock (the watcher's entry point). */
@@ -172,8 +149,11 @@ export class CoordinatorServer {
     return this.lock.read(() => fn(this.core));
   }
 
-  /** `signal`: the Client's call; once it aborts, no further Worker is tried. */
-  async reserveWorkerSlot(taskId: string, signal?: CancelSignal): Promise<ReserveResult> {
+  /**
+   * `signal`: the Client's call; once it aborts, no further Worker is tried. `client`: its identity,
+   * forwarded to the Workers (docs/security.md § Reservations per client).
+   */
+  async reserveWorkerSlot(taskId: string, signal?: CancelSignal, client?: string): Promise<ReserveResult> {
     const startedAt = performance.now();
     const machine = new ReservationMachine(this.core, [taskId], this.config);
     let result: ReserveResult | undefined;
@@ -182,15 +162,15 @@ export class CoordinatorServer {
         machine,
         lock: this.lock,
         clock: this.clock,
-        send: this.sendOne,
+        send: (cmd, sig) => this.sendOne(cmd, sig, client),
         signal,
-        onEvents: (events) => this.report(events, undefined),
+        onEvents: (events) => this.reporter.report(events, undefined),
       });
       if (thrown !== undefined) throw thrown;
       result = machine.results()[0]!;
       return result;
     } finally {
-      this.finished({
+      this.reporter.finished({
         taskId,
         result,
         durationMs: performance.now() - startedAt,
@@ -203,7 +183,11 @@ export class CoordinatorServer {
    * ReserveWorkerSlot for every id of `taskIds` (1..MAX_BATCH_TASKS, else a CoordinatorError
    * InvalidArgument is thrown): one result per id, in order; a repeated id is reserved once.
    */
-  async reserveWorkerSlots(taskIds: readonly string[], signal?: CancelSignal): Promise<ReserveResult[]> {
+  async reserveWorkerSlots(
+    taskIds: readonly string[],
+    signal?: CancelSignal,
+    client?: string,
+  ): Promise<ReserveResult[]> {
     const problem = batchProblem(taskIds);
     if (problem !== undefined) throw new CoordinatorError(CoordinatorErrorCode.InvalidArgument, problem);
     const batch: BatchStats = {
@@ -223,10 +207,10 @@ export class CoordinatorServer {
         send: (cmd, sig) => {
           batch.requests += 1;
           batch.workers.add(cmd.workerAddr);
-          return this.sendMany(cmd, sig);
+          return this.sendMany(cmd, sig, client);
         },
         signal,
-        onEvents: (events) => this.report(events, batch),
+        onEvents: (events) => this.reporter.report(events, batch),
       });
       if (thrown !== undefined) {
         this.logger.error({ err: String(thrown) }, 'slot reserver failed; its tasks answered Internal');
@@ -257,7 +241,7 @@ export class CoordinatorServer {
   /** ReserveWorkerSlot as a grpc-js unary handler; BundleCoordinatorServer serves the same one. */
   unaryHandler(): grpc.handleUnaryCall<ReserveRequestLike, ReserveResponseLike> {
     return (call, callback) => {
-      this.reserveWorkerSlot(call.request.taskId, cancelSignalOf(call)).then(
+      this.reserveWorkerSlot(call.request.taskId, cancelSignalOf(call), callerIdentity(call)).then(
         (r) => {
           if (r.ok) callback(null, { taskId: r.taskId, workerAddr: r.workerAddr, slotId: r.slotId });
           else callback(toServiceError(r.error));
@@ -279,7 +263,7 @@ export class CoordinatorServer {
         callback(toServiceError(new CoordinatorError(CoordinatorErrorCode.InvalidArgument, problem)));
         return;
       }
-      this.reserveWorkerSlots(taskIds, cancelSignalOf(call)).then(
+      this.reserveWorkerSlots(taskIds, cancelSignalOf(call), callerIdentity(call)).then(
         (results) => callback(null, { reservations: results.map((r, i) => reservationOf(taskIds[i]!, r)) }),
         (err: unknown) => {
           this.logger.error({ err: String(err) }, 'ReserveWorkerSlots failed unexpectedly');
@@ -290,21 +274,29 @@ export class CoordinatorServer {
   }
 
   /** A unary reservation's request: one RequestTaskSlot. */
-  private readonly sendOne = async (
+  private async sendOne(
     cmd: RequestSlotsCommand,
     signal: CancelSignal | undefined,
-  ): Promise<readonly SlotReply[]> => [
-    await this.reserver.requestTaskSlot(
-      cmd.workerAddr,
-      { taskId: cmd.taskIds[0]!, ttlMs: cmd.ttlMs },
-      { timeoutMs: this.config.workerRpcTimeoutMs, signal },
-    ),
-  ];
+    client: string | undefined,
+  ): Promise<readonly SlotReply[]> {
+    const opts = { timeoutMs: this.config.workerRpcTimeoutMs, signal, client };
+    return [
+      await this.reserver.requestTaskSlot(
+        cmd.workerAddr,
+        { taskId: cmd.taskIds[0]!, ttlMs: cmd.ttlMs },
+        opts,
+      ),
+    ];
+  }
 
   /** A batch's request: one RequestTaskSlots (or RequestTaskSlot per id without it). */
-  private async sendMany(cmd: RequestSlotsCommand, signal: CancelSignal | undefined): Promise<SlotReply[]> {
+  private async sendMany(
+    cmd: RequestSlotsCommand,
+    signal: CancelSignal | undefined,
+    client: string | undefined,
+  ): Promise<SlotReply[]> {
     const req = { taskIds: cmd.taskIds, ttlMs: cmd.ttlMs };
-    const opts = { timeoutMs: this.config.workerRpcTimeoutMs, signal };
+    const opts = { timeoutMs: this.config.workerRpcTimeoutMs, signal, client };
     const replies =
       this.reserver.requestTaskSlots === undefined
         ? await requestSlotsOneByOne(this.reserver, cmd.workerAddr, req, opts)
@@ -314,118 +306,4 @@ export class CoordinatorServer {
     const error = new SlotError('SlotUncertain', 'uncertain', 'no reply for this task id');
     return cmd.taskIds.map((_, i) => replies[i] ?? { ok: false, error });
   }
-
-  /** Reports one step's events; `batch` is undefined for a unary reservation. */
-  private report(events: readonly ReservationEvent[], batch: BatchStats | undefined): void {
-    for (const e of events) {
-      switch (e.type) {
-        case 'rejected':
-          this.notify(() => this.observer.onRejection?.(e.workerAddr, e.outcome));
-          if (batch === undefined) {
-            this.logger.debug(
-              {
-                workerAddr: e.workerAddr,
-                task_id: e.taskId,
-                code: e.code,
-                kind: e.kind,
-                outcome: e.outcome,
-                reason: e.reason,
-              },
-              'worker rejected the reservation',
-            );
-          }
-          break;
-        case 'uncertain':
-          this.logger.debug(
-            { workerAddr: e.workerAddr, ...idsField(e.taskIds, batch), attempt: e.attempt, reason: e.reason },
-            'reservation outcome uncertain',
-          );
-          break;
-        case 'breakerOpened':
-          this.notify(() => this.observer.onBreakerTripped?.(e.workerAddr, e.cause));
-          if (e.cause === 'rejection') {
-            this.logger.warn({ workerAddr: e.workerAddr, cause: e.cause }, 'worker circuit breaker opened');
-          }
-          break;
-        case 'gaveUp':
-          this.logger.warn(
-            {
-              workerAddr: e.workerAddr,
-              ...idsField(e.taskIds, batch),
-              retries: e.retries,
-              reason: e.reason,
-              breakerOpened: e.breakerOpened,
-            },
-            'slot reservation still uncertain after retries; the worker may hold a slot until its TTL',
-          );
-          break;
-        case 'finished':
-          // A unary reservation reports itself once it returns (`finished`), also when it throws.
-          if (batch !== undefined) {
-            batch.distinct += 1;
-            const outcome = e.result.ok ? 'ok' : e.result.error.code;
-            batch.outcomes[outcome] = (batch.outcomes[outcome] ?? 0) + 1;
-            const record = {
-              taskId: e.taskId,
-              result: e.result,
-              durationMs: performance.now() - batch.startedAt,
-              candidatesTried: e.candidatesTried,
-            };
-            this.notify(() => this.observer.onReservation?.(record));
-          }
-          break;
-        default: {
-          const _exhaustive: never = e;
-          throw new Error(`unknown reservation event ${JSON.stringify(_exhaustive)}`);
-        }
-      }
-    }
-  }
-
-  private finished(record: ReservationRecord): void {
-    const { result, durationMs, candidatesTried } = record;
-    // A refused request may carry an id of any length: log a cut one (docs/security.md § Input bounds).
-    const taskId = cutText(record.taskId, MAX_ID_BYTES);
-    // One object of a fixed shape (no spread): this runs on every reservation.
-    this.logger.debug(
-      {
-        task_id: taskId,
-        outcome: result === undefined ? 'error' : result.ok ? 'ok' : result.error.code,
-        worker_addr: result?.ok === true ? result.workerAddr : undefined,
-        slot_id: result?.ok === true ? result.slotId : undefined,
-        reason: result?.ok === false ? result.error.message : undefined,
-        duration_ms: Math.round(durationMs * 1000) / 1000,
-        candidates_tried: candidatesTried,
-      },
-      'reservation finished',
-    );
-    this.notify(() => this.observer.onReservation?.(record), taskId);
-  }
-
-  /** An observer that throws must not fail a reservation. */
-  private notify(fn: () => void, taskId?: string): void {
-    try {
-      fn();
-    } catch (err) {
-      this.logger.error({ task_id: taskId, err: String(err) }, 'reservation observer failed');
-    }
-  }
-}
-
-/** What a batch's debug line reports. */
-interface BatchStats {
-  readonly startedAt: number;
-  readonly outcomes: Record<string, number>;
-  requests: number;
-  readonly workers: Set<string>;
-  distinct: number;
-}
-
-/** `task_id` for a unary reservation; a count and the first few ids (cut) for a batch. */
-function idsField(taskIds: readonly string[], batch: BatchStats | undefined): Record<string, unknown> {
-  if (batch === undefined) return { task_id: cutText(taskIds[0] ?? '', MAX_ID_BYTES) };
-  return {
-    task_ids: taskIds.length,
-    first_task_ids: taskIds.slice(0, LOGGED_IDS).map((id) => cutText(id, MAX_ID_BYTES)),
-  };
 }

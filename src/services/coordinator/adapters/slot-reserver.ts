@@ -18,6 +18,11 @@ export interface SlotRequestOptions {
   readonly timeoutMs: number;
   /** Aborted when the Client that asked for the reservation went away. */
   readonly signal?: CancelSignal;
+  /**
+   * The identity of the Client the reservation is for (src/grpc/peer-identity.ts), forwarded to the
+   * Worker for its per-client reservation rules (docs/security.md § Reservations per client).
+   */
+  readonly client?: string;
 }
 
 /** What the Worker said. An empty `slotId` is possible on the wire and counts as uncertain. */

@@ -12,7 +12,8 @@
 
 import * as grpc from '@grpc/grpc-js';
 import { CLIENT_CHANNEL_OPTIONS } from '../../../grpc/channel-options.js';
-import { createWorkerClient, unaryCall } from '../../../grpc/clients.js';
+import { createWorkerClient, unaryCall, type UnaryCallOptions } from '../../../grpc/clients.js';
+import { CLIENT_IDENTITY_METADATA_KEY } from '../../../kernel/client-identity.js';
 import type { TlsMaterial } from '../../../kernel/tls-files.js';
 import type { WorkerServiceClient } from '../../../grpc/proto.js';
 import { businessCodeOf, isServiceError } from '../../../grpc/status.js';
@@ -166,6 +167,17 @@ export const DEFAULT_IDLE_CLOSE_MS = 5 * 60_000;
 /** After an UNIMPLEMENTED RequestTaskSlots, how long a Worker is sent unary calls before a new probe. */
 export const BATCH_RETRY_AFTER_MS = 60_000;
 
+/**
+ * The unary-call options of one slot request: its deadline, its cancellation, and the identity of the
+ * client it is made for, forwarded in `blockx-client` (docs/security.md § Reservations per client).
+ */
+function callOptionsOf(opts: SlotRequestOptions): UnaryCallOptions {
+  if (opts.client === undefined) return { timeoutMs: opts.timeoutMs, signal: opts.signal };
+  const metadata = new grpc.Metadata();
+  metadata.set(CLIENT_IDENTITY_METADATA_KEY, opts.client);
+  return { timeoutMs: opts.timeoutMs, signal: opts.signal, metadata };
+}
+
 /** Worker channels reconnect fast: a restarted Worker is routable again within about a second. */
 const WORKER_CHANNEL_OPTIONS: grpc.ChannelOptions = {
   ...CLIENT_CHANNEL_OPTIONS,
@@ -203,7 +215,7 @@ export class WorkerRpcClient implements SlotReserver {
     try {
       const res = await unaryCall<RequestTaskSlotResponseWireOut>(
         (md, o, cb) => channel.client.requestTaskSlot({ taskId: req.taskId, ttlMs: req.ttlMs }, md, o, cb),
-        { timeoutMs: opts.timeoutMs, signal: opts.signal },
+        callOptionsOf(opts),
       );
       return { ok: true, grant: { taskId: res.taskId, slotId: res.slotId, state: String(res.state) } };
     } catch (err) {
@@ -234,7 +246,7 @@ export class WorkerRpcClient implements SlotReserver {
       const res = await unaryCall<RequestTaskSlotsResponseWireOut>(
         (md, o, cb) =>
           channel.client.requestTaskSlots({ taskIds: [...req.taskIds], ttlMs: req.ttlMs }, md, o, cb),
-        { timeoutMs: opts.timeoutMs, signal: opts.signal },
+        callOptionsOf(opts),
       );
       return repliesOfGrants(req.taskIds, res.grants);
     } catch (err) {

@@ -5,38 +5,8 @@
 // ids)` — and events. It mutates the CoordinatorCore it is given (claimCandidate, settleClaim, the
 // breaker feedback), so the adapter feeds every input under the core's write lock.
 //
-// Theory of operation. One machine reserves a set of distinct task ids (a repeated id is reserved once
-// and every copy gets its answer). Each task goes through the four steps of docs/coordinator.md on its own:
-//   1. `start`: an invalid id is InvalidArgument; a core that is not ready makes every valid id
-//      Unavailable; no Worker is contacted for either.
-//   2. A pending task claims a candidate (core.claimCandidate, excluding the Workers it already tried).
-//      claimCandidate counts pending claims against free capacity, so the successive claims of one batch
-//      spread it over the fleet by free capacity exactly as concurrent unary reservations do
-//      (docs/placement.md). The tasks claimed in one step are grouped by Worker: one `requestSlots`
-//      per Worker. At most `maxCandidates` claims per task.
-//   3. Each task's answer decides its own fate:
-//        granted (a slot id, or a retained terminal result) → settle the claim (claimResultOfGrant), done;
-//        rejected → settle 'noSlot', exclude that Worker, pending again (next candidate);
-//        uncertain (or a grant without slot id and non-terminal state) → the SAME ids go back to the SAME
-//        Worker, up to maxTimeoutRetries times; then settle 'maybeSlot' and SlotUncertain "unable to
-//        confirm slot reservation". A task never moves to another Worker once one may hold its slot.
-//   4. Out of candidates after rejections → AllCandidatesRejected; no candidate at all at its first
-//      claim → the core's error (NoExecutableSlot or Unavailable).
-// There is no round barrier: every answer is handled as it arrives and the tasks it freed claim their
-// next candidates in the same step, so a hanging Worker delays only its own ids.
-//
-// Breaker feedback is applied once per request (one RPC), not once per id, so one bad batch counts as
-// one failure, as one unary RequestTaskSlot would: any grant → recordSlotSuccess; otherwise any id given
-// up as uncertain → one recordSlotTimeout; otherwise any explicit rejection other than a full pool → one
-// recordSlotRejection; a full pool alone is backpressure and counts for nothing. For a single id this is
-// exactly the unary rule.
-//
-// Cancellation (`cancelled`): the Client went away. Requests not yet sent settle as they stand, no new
-// request goes out, and tasks end in SlotUncertain "request cancelled"; an uncertain answer after the
-// cancel is the Client's doing and is not counted against the Worker.
-//
-// Every claim is settled exactly once: when its answer decides it, when its request is dropped or lost,
-// or on `abandoned`.
+// Theory of operation (the four steps, breaker feedback once per request, cancellation, every claim
+// settled exactly once): docs/coordinator.md § The reservation machine.
 
 import type { CoordinatorCore } from './coordinator-core.js';
 import { CoordinatorError, CoordinatorErrorCode, ReservationInputError } from './errors.js';
@@ -50,32 +20,26 @@ import type {
   ReserveResult,
   SlotAnswer,
 } from './reservation-types.js';
+import {
+  INTERNAL_RESERVATION_ERROR,
+  UNABLE_TO_CONFIRM,
+  allRejected,
+  cancelledResult,
+  claimResultOfGrant,
+  isTerminalGrant,
+  rejectionOutcome,
+} from './reservation-outcomes.js';
 import { validateReserveRequest } from './validate.js';
 
-export const ALL_CANDIDATES_REJECTED = 'all candidates rejected';
-export const UNABLE_TO_CONFIRM = 'unable to confirm slot reservation';
-export const REQUEST_CANCELLED = `${UNABLE_TO_CONFIRM}: request cancelled`;
-/** The message of a task whose request the adapter lost (a SlotReserver that threw). */
-export const INTERNAL_RESERVATION_ERROR = 'internal coordinator error';
-
-/** A RequestTaskSlot answer for a task id the Worker holds a retained terminal result of. */
-export function isTerminalGrant(state: string): boolean {
-  return state === 'TASK_STATE_SUCCEEDED' || state === 'TASK_STATE_FAILED';
-}
-
-/**
- * What a granted RequestTaskSlot means for the local capacity adjustment: a new slot, unless the Worker
- * answered for a task it already runs (the same slot, already in its heartbeat's runningTasks) or holds
- * a retained result of (no slot at all).
- */
-export function claimResultOfGrant(state: string): ClaimResult {
-  return isTerminalGrant(state) || state === 'TASK_STATE_RUNNING' ? 'noSlot' : 'slot';
-}
-
-/** How the core counts an explicit rejection: a full pool is backpressure, anything else a failure. */
-export function rejectionOutcome(code: CoordinatorErrorCode): 'rejection' | 'backpressure' {
-  return code === CoordinatorErrorCode.NoSlot ? 'backpressure' : 'rejection';
-}
+export {
+  ALL_CANDIDATES_REJECTED,
+  INTERNAL_RESERVATION_ERROR,
+  REQUEST_CANCELLED,
+  UNABLE_TO_CONFIRM,
+  claimResultOfGrant,
+  isTerminalGrant,
+  rejectionOutcome,
+} from './reservation-outcomes.js';
 
 interface Task {
   readonly taskId: string;
@@ -438,15 +402,4 @@ export class ReservationMachine {
     this.unfinished -= 1;
     this.events.push({ type: 'finished', taskId: task.taskId, result, candidatesTried: task.claims });
   }
-}
-
-function allRejected(): ReserveResult {
-  return {
-    ok: false,
-    error: new CoordinatorError(CoordinatorErrorCode.AllCandidatesRejected, ALL_CANDIDATES_REJECTED),
-  };
-}
-
-function cancelledResult(): ReserveResult {
-  return { ok: false, error: new CoordinatorError(CoordinatorErrorCode.SlotUncertain, REQUEST_CANCELLED) };
 }

@@ -6,8 +6,9 @@
 //      timeout: fresh), or lastHeartbeatMs - now > maxClockSkewMs (a heartbeat from the future);
 //   3. cpu, memory or error rate strictly above its red line (exactly at it: passes);
 //   4. circuit breaker open: now < circuitBreakerDeadlineMs (exactly at the deadline: closed);
-//   5. no free capacity: free <= 0, where free = taskSlots - (reservedSlots + runningTasks) minus this
-//      Coordinator's own claims and reservations not yet shown by a heartbeat (worker-view.ts).
+//   5. no free capacity: free <= 0, where free = taskSlots - (reservedSlots + runningTasks) +
+//      reclaimableSlots (docs/security.md § Reservations per client) minus this Coordinator's own claims
+//      and reservations not yet shown by a heartbeat (worker-view.ts).
 // Ranking of the survivors depends on the placement policy (config.ts, docs/placement.md):
 //   capacity: 1. larger free capacity, 2. more recent lastHeartbeatMs, 3. smaller penalty,
 //             4. lexicographically smaller workerAddr (UTF-16 code-unit order, which equals byte order for
@@ -119,7 +120,7 @@ export function scanCandidates(
       if (left > details.longestBreakerMs) details.longestBreakerMs = left;
       continue;
     }
-    let free = v.taskSlots - (v.reservedSlots + v.runningTasks);
+    let free = v.taskSlots - (v.reservedSlots + v.runningTasks) + (v.reclaimableSlots ?? 0);
     if (v.localHeld !== 0) free -= v.pendingClaims + localReservationsAt(v, now, slotTtlMs);
     if (free <= 0) {
       filtered.noFreeCapacity++;

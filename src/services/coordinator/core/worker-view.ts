@@ -17,7 +17,7 @@
 // the error of a Worker whose clock lags ours). Effective free capacity =
 //   taskSlots - (reservedSlots + runningTasks) - pendingClaims - (live entries of localReservedAtMs).
 
-import type { WorkerHeartbeat } from '../../registry/heartbeat.js';
+import type { WorkerHeartbeat } from '../../../contracts/heartbeat.js';
 import { hashString32 } from './rendezvous.js';
 
 export interface WorkerLocalState {
@@ -65,6 +65,7 @@ export function createWorkerView(
     processRssBytes: hb.processRssBytes,
     errorRate: hb.errorRate,
     lastHeartbeatMs: hb.lastHeartbeatMs,
+    reclaimableSlots: hb.reclaimableSlots ?? 0,
     circuitBreakerDeadlineMs: previous?.circuitBreakerDeadlineMs ?? 0,
     recentFailureCount: previous?.recentFailureCount ?? 0,
     penalty: previous?.penalty ?? 0,
@@ -92,6 +93,7 @@ export function assignHeartbeat(view: WorkerView, hb: WorkerHeartbeat, slotTtlMs
   view.processRssBytes = hb.processRssBytes;
   view.errorRate = hb.errorRate;
   view.lastHeartbeatMs = hb.lastHeartbeatMs;
+  view.reclaimableSlots = hb.reclaimableSlots ?? 0;
   forgetReflectedReservations(view, now, slotTtlMs);
 }
 
@@ -154,7 +156,13 @@ export function freeCapacity(v: WorkerHeartbeat): number {
   return v.taskSlots - (v.reservedSlots + v.runningTasks);
 }
 
-/** What selection ranks and filters by: the heartbeat's free capacity minus this Coordinator's own claims. */
+/**
+ * What selection ranks and filters by: the heartbeat's free capacity plus the reservations a newcomer
+ * could reclaim there (`reclaimableSlots`, docs/security.md § Reservations per client), minus this
+ * Coordinator's own claims.
+ */
 export function freeCapacityAt(v: WorkerView, now: number, slotTtlMs: number): number {
-  return freeCapacity(v) - v.pendingClaims - localReservationsAt(v, now, slotTtlMs);
+  return (
+    freeCapacity(v) + (v.reclaimableSlots ?? 0) - v.pendingClaims - localReservationsAt(v, now, slotTtlMs)
+  );
 }

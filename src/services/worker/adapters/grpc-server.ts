@@ -10,6 +10,7 @@
 
 import * as grpc from '@grpc/grpc-js';
 import type { WorkerServiceHandlers } from '../../../grpc/proto.js';
+import { callerIdentity } from '../../../grpc/peer-identity.js';
 import { failServerStream } from '../../../grpc/status.js';
 import type { SlotGrantWire } from '../../../grpc/wire-types.js';
 import { acceptWatchTaskIds, requireBatchSize } from '../core/index.js';
@@ -57,9 +58,14 @@ export function workerServiceHandlers(deps: WorkerServiceDeps): WorkerServiceHan
   };
 
   /** One id's grant; an admission error becomes its TaskError, anything else (a bug) is thrown. */
-  const slotGrant = (taskId: string, ttlMs: number, refused: Map<string, number>): SlotGrantWire => {
+  const slotGrant = (
+    taskId: string,
+    ttlMs: number,
+    client: string,
+    refused: Map<string, number>,
+  ): SlotGrantWire => {
     try {
-      return slotGrantToWire(orchestrator.requestTaskSlot(taskId, ttlMs));
+      return slotGrantToWire(orchestrator.requestTaskSlot(taskId, ttlMs, client));
     } catch (err) {
       const status = workerErrorStatus(err);
       if (status.code === undefined) throw err;
@@ -73,7 +79,7 @@ export function workerServiceHandlers(deps: WorkerServiceDeps): WorkerServiceHan
       const { taskId, ttlMs } = call.request;
       let response;
       try {
-        response = requestTaskSlotToWire(orchestrator.requestTaskSlot(taskId, ttlMs));
+        response = requestTaskSlotToWire(orchestrator.requestTaskSlot(taskId, ttlMs, callerIdentity(call)));
       } catch (err) {
         callback(fail('RequestTaskSlot', taskId, err));
         return;
@@ -88,13 +94,14 @@ export function workerServiceHandlers(deps: WorkerServiceDeps): WorkerServiceHan
         // Call-level arguments fail the whole call; everything about one id stays in its grant.
         requireBatchSize('taskIds', taskIds.length);
         orchestrator.checkSlotTtl(ttlMs);
+        const client = callerIdentity(call);
         const answers = new Map<string, SlotGrantWire>();
         const refused = new Map<string, number>();
         grants = taskIds.map((taskId) => {
           // A repeated id gets the same answer (RequestTaskSlot is idempotent per id anyway).
           let grant = answers.get(taskId);
           if (grant === undefined) {
-            grant = slotGrant(taskId, ttlMs, refused);
+            grant = slotGrant(taskId, ttlMs, client, refused);
             answers.set(taskId, grant);
           }
           return grant;
@@ -121,7 +128,7 @@ export function workerServiceHandlers(deps: WorkerServiceDeps): WorkerServiceHan
       let response;
       try {
         const { input, slotId } = submitTaskFromWire(call.request, plugins);
-        response = submitTaskToWire(orchestrator.submitTask(input, slotId));
+        response = submitTaskToWire(orchestrator.submitTask(input, slotId, callerIdentity(call)));
       } catch (err) {
         callback(fail('SubmitTask', taskId, err));
         return;

@@ -12,7 +12,7 @@
 // the key and closes the writer (etcd: revokes the lease), so a clean shutdown leaves no trace, while a
 // crash leaves the key to expire with the lease TTL.
 
-import type { WorkerHeartbeat } from '../../registry/heartbeat.js';
+import type { WorkerHeartbeat } from '../../../contracts/heartbeat.js';
 import { CapacitySampler, clampFraction } from './capacity-sampler.js';
 import { describeError, silentLogger } from '../../registry/registry-port.js';
 import type { Logger, WorkerRegistryWriter } from '../../registry/registry-port.js';
@@ -22,6 +22,7 @@ export interface SlotFigures {
   readonly taskSlots: number;
   readonly reservedSlots: number;
   readonly runningTasks: number;
+  readonly reclaimableSlots?: number;
 }
 
 /** The capacity share of a heartbeat (cgroup or host, see docs/health.md); percent fields are 0..1. */
@@ -174,6 +175,9 @@ export class HeartbeatPublisher {
       memoryTotalBytes: count(host.memoryTotalBytes),
       processRssBytes: count(host.processRssBytes),
       errorRate: clampFraction(this.opts.errorRate?.() ?? 0),
+      ...(slots.reclaimableSlots !== undefined && slots.reclaimableSlots > 0
+        ? { reclaimableSlots: Math.min(count(slots.reclaimableSlots), count(slots.reservedSlots)) }
+        : {}),
       lastHeartbeatMs: Math.floor(now),
     };
   }

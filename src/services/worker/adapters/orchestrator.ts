@@ -152,8 +152,9 @@ export class Orchestrator {
     return result;
   }
 
-  requestTaskSlot(taskId: string, ttlMs: number): RequestTaskSlotResult {
-    return this.feed((now) => this.core.handleRequestTaskSlot(taskId, ttlMs, now));
+  /** `client`: who asked (src/grpc/peer-identity.ts), for the per-client reservation rules. */
+  requestTaskSlot(taskId: string, ttlMs: number, client?: string): RequestTaskSlotResult {
+    return this.feed((now) => this.core.handleRequestTaskSlot(taskId, ttlMs, now, client));
   }
 
   /** Throws InvalidArgument when `ttlMs` is not a TTL RequestTaskSlot accepts (RequestTaskSlots). */
@@ -161,8 +162,8 @@ export class Orchestrator {
     this.core.checkSlotTtl(ttlMs);
   }
 
-  submitTask(input: TaskInput, slotId: string | undefined): SubmitTaskResult {
-    return this.feed((now) => this.core.handleSubmitTask(input, slotId, now));
+  submitTask(input: TaskInput, slotId: string | undefined, client?: string): SubmitTaskResult {
+    return this.feed((now) => this.core.handleSubmitTask(input, slotId, now, client));
   }
 
   getTaskResult(taskId: string): TaskStatus {

@@ -22,6 +22,7 @@
 //     fails it with INTERNAL. Nothing throws out of a handler.
 
 import * as grpc from '@grpc/grpc-js';
+import { callerIdentity } from '../../../grpc/peer-identity.js';
 import { grpcStatusError } from '../../../grpc/status.js';
 import { UNDECODABLE_MESSAGE } from '../../../grpc/proto.js';
 import type {
@@ -144,6 +145,8 @@ class RunTasksStream {
   private unackedUpdates = 0;
   private requests = 0;
   private submissions = 0;
+  /** Who opened the stream: every inline reservation on it is that client's. */
+  private readonly client: string;
 
   constructor(
     private readonly call: RunTasksCall,
@@ -151,6 +154,7 @@ class RunTasksStream {
     private readonly onClosed: () => void,
   ) {
     this.core = new RunStream({ window: deps.options.maxInFlight });
+    this.client = callerIdentity(call);
     this.maxUpdateBytes = deps.options.maxUpdateBytesPerMessage ?? RUN_TASKS_UPDATE_BYTES_PER_MESSAGE;
     this.watch = deps.subscriptions.attach([], {
       send: (u) => this.guard('update', () => this.onTerminal(u)),
@@ -232,7 +236,7 @@ class RunTasksStream {
     try {
       const { input, slotId } = submitTaskFromWire(submission, this.deps.plugins);
       taskId = echoTaskId(input.taskId);
-      result = this.deps.orchestrator.submitTask(input, slotId);
+      result = this.deps.orchestrator.submitTask(input, slotId, this.client);
     } catch (err) {
       const status = workerErrorStatus(err);
       // Not an admission outcome but a bug: the guard logs it and fails the stream with INTERNAL.

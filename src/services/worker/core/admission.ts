@@ -6,6 +6,7 @@
 // for a known task id → capacity (NoSlot) / slot validity (InvalidSlot) → state change.
 
 import type { WorkerCommand } from './commands.js';
+import { ANONYMOUS_CLIENT } from '../../../kernel/client-identity.js';
 import { idPreview, idProblem } from '../../../kernel/input-bounds.js';
 import { effectiveTaskDeadlineMs } from './config.js';
 import type { CoreState } from './core-state.js';
@@ -69,10 +70,36 @@ function isPluginConfig(value: unknown): value is PluginConfig {
 }
 
 /**
- * The slot of `taskId`: the one it already holds (lease renewed to at least `now + ttlMs`), none when
- * the id answers with a retained result, or a newly allocated one. Throws NoSlot before any change.
+ * Frees one unsubmitted reservation for `client` on a full worker, when another client holds at least
+ * two more unsubmitted reservations than `client` does (max-min fairness over reservations,
+ * docs/security.md § Reservations per client): the oldest reservation of the largest holder is
+ * reclaimed as if its lease had expired (its later SubmitTask gets InvalidSlot, which a client
+ * already answers by reserving again). Running and submitted tasks are never touched, and a client
+ * alone on the worker is never reclaimed from. Returns whether a slot was freed.
  */
-function reserve(s: CoreState, taskId: string, ttlMs: number, now: number): RequestTaskSlotResult {
+function reclaimForFairness(s: CoreState, client: string, commands: WorkerCommand[]): boolean {
+  const holder = s.slots.largestReservationHolder();
+  if (holder === undefined || holder.client === client) return false;
+  if (holder.count < s.slots.unsubmittedBy(client) + 2) return false;
+  const victim = s.slots.release(holder.oldestSlotId);
+  commands.push({ type: 'SlotReclaimed', slotId: victim.slotId, taskId: victim.taskId });
+  return true;
+}
+
+/**
+ * The slot of `taskId`: the one it already holds (lease renewed to at least `now + ttlMs`), none when
+ * the id answers with a retained result, or a newly allocated one for `client`. Throws NoSlot (the
+ * worker is full and nothing can be reclaimed, or `client` is at `maxReservedSlotsPerClient`) before
+ * any change; a fair-share reclaim adds its SlotReclaimed to `commands`.
+ */
+function reserve(
+  s: CoreState,
+  taskId: string,
+  ttlMs: number,
+  now: number,
+  client: string,
+  commands: WorkerCommand[],
+): RequestTaskSlotResult {
   const held = s.slots.byTask(taskId);
   if (held !== undefined) {
     // A repeated request (e.g. the Coordinator retrying after an RPC timeout) keeps the reservation
@@ -85,8 +112,13 @@ function reserve(s: CoreState, taskId: string, ttlMs: number, now: number): Requ
   if (retained !== undefined) {
     return { taskId, slotId: undefined, state: retained.state, leaseDeadlineMs: undefined };
   }
-  if (s.slots.free <= 0) throw WorkerAdmissionError.noSlot(taskId, s.slots.capacity, s.slots.inUse);
-  const slot = s.slots.allocate(taskId, ttlMs, now);
+  const limit = s.config.maxReservedSlotsPerClient;
+  const reserved = s.slots.unsubmittedBy(client);
+  if (limit > 0 && reserved >= limit) throw WorkerAdmissionError.clientQuota(taskId, client, reserved, limit);
+  if (s.slots.free <= 0 && !reclaimForFairness(s, client, commands)) {
+    throw WorkerAdmissionError.noSlot(taskId, s.slots.capacity, s.slots.inUse);
+  }
+  const slot = s.slots.allocate(taskId, ttlMs, now, client);
   return { taskId, slotId: slot.slotId, state: TaskState.ALLOCATED, leaseDeadlineMs: slot.leaseDeadlineMs };
 }
 
@@ -95,11 +127,13 @@ export function requestTaskSlot(
   taskId: string,
   ttlMs: number,
   now: number,
+  client: string = ANONYMOUS_CLIENT,
 ): Step<RequestTaskSlotResult> {
   requireTaskId(taskId);
   requireTtlMs(s.config, taskId, ttlMs);
   requireServing(s, taskId);
-  return { result: reserve(s, taskId, ttlMs, now), commands: [] };
+  const commands: WorkerCommand[] = [];
+  return { result: reserve(s, taskId, ttlMs, now, client, commands), commands };
 }
 
 /** Validates the shape of a submitted task; returns it with the result handler normalised. */
@@ -152,6 +186,7 @@ export function submitTask(
   input: TaskInput,
   slotId: string | undefined,
   now: number,
+  client: string = ANONYMOUS_CLIENT,
 ): Step<SubmitTaskResult> {
   const accepted = acceptInput(input);
   const { taskId } = accepted;
@@ -172,9 +207,10 @@ export function submitTask(
   }
 
   let slot: SlotRecord;
+  const commands: WorkerCommand[] = [];
   if (slotId === undefined || slotId === '') {
     // Inline request with the default TTL (or the task's own existing reservation).
-    reserve(s, taskId, s.config.defaultTtlMs, now);
+    reserve(s, taskId, s.config.defaultTtlMs, now, client, commands);
     const own = s.slots.byTask(taskId);
     if (own === undefined) throw new Error(`submitTask: inline reservation of ${taskId} left no slot`);
     slot = own;
@@ -185,6 +221,7 @@ export function submitTask(
   // From here nothing can fail. Activation gets a full lease counted from acceptance: a client that
   // submits late in its reservation must not lose the task to SLOT_LOST a moment later.
   s.slots.renewLease(slot, now + slot.ttlMs);
+  s.slots.markSubmitted(slot);
   const task: TaskRecord = {
     taskId,
     slotId: slot.slotId,
@@ -196,16 +233,14 @@ export function submitTask(
     codeEpoch: undefined,
   };
   s.tasks.add(task);
-  const commands: WorkerCommand[] = [
-    {
-      type: 'PrepareTaskActivation',
-      taskId,
-      slotId: slot.slotId,
-      input: accepted,
-      acceptedAtMs: now,
-      timeoutMs,
-      deadlineMs: task.deadlineMs,
-    },
-  ];
+  commands.push({
+    type: 'PrepareTaskActivation',
+    taskId,
+    slotId: slot.slotId,
+    input: accepted,
+    acceptedAtMs: now,
+    timeoutMs,
+    deadlineMs: task.deadlineMs,
+  });
   return { result: { taskId, state: TaskState.RUNNING, result: undefined, accepted: true }, commands };
 }

@@ -9,6 +9,7 @@
 // Each key equals its value; test/unit/services/worker/core/errors.test.ts pins that.
 
 import { BlockxError, KernelErrorCode } from '../../../kernel/errors.js';
+import { idPreview } from '../../../kernel/input-bounds.js';
 
 /** Admission error codes; the gRPC adapter maps them (NoSlot → RESOURCE_EXHAUSTED, ...). */
 export const WorkerErrorCode = {
@@ -29,6 +30,13 @@ export type UnavailableReason = 'NotReady' | 'Draining';
 export type AdmissionErrorDetail =
   | { readonly code: typeof WorkerErrorCode.InvalidArgument; readonly field: string; readonly value: unknown }
   | { readonly code: typeof WorkerErrorCode.NoSlot; readonly taskSlots: number; readonly slotsInUse: number }
+  // A client at its reservation limit (docs/security.md § Reservations per client).
+  | {
+      readonly code: typeof WorkerErrorCode.NoSlot;
+      readonly client: string;
+      readonly reserved: number;
+      readonly limit: number;
+    }
   // A RunTasks submission beyond the credits the stream granted (docs/batched-protocol.md).
   | { readonly code: typeof WorkerErrorCode.NoSlot; readonly creditWindow: number }
   | {
@@ -65,6 +73,18 @@ export class WorkerAdmissionError extends BlockxError {
       taskId,
       { code: WorkerErrorCode.NoSlot, taskSlots, slotsInUse },
       `no free task slot (${slotsInUse}/${taskSlots} in use)`,
+    );
+  }
+
+  /**
+   * `client` already holds `limit` unsubmitted reservations (`maxReservedSlotsPerClient`). NoSlot, so a
+   * Coordinator tries the next Worker, as for a full one.
+   */
+  static clientQuota(taskId: string, client: string, reserved: number, limit: number): WorkerAdmissionError {
+    return new WorkerAdmissionError(
+      taskId,
+      { code: WorkerErrorCode.NoSlot, client, reserved, limit },
+      `client ${idPreview(client)} holds ${reserved} unsubmitted reservations (maxReservedSlotsPerClient ${limit})`,
     );
   }
 

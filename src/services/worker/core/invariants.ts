@@ -11,6 +11,7 @@ export function checkInvariants(s: CoreState): string[] {
   let allocated = 0;
   let running = 0;
   let graceArmed = 0;
+  let unsubmitted = 0;
 
   for (const slot of s.slots.slots()) {
     if (seenTasks.has(slot.taskId)) problems.push(`task ${slot.taskId} holds more than one slot`);
@@ -37,7 +38,17 @@ export function checkInvariants(s: CoreState): string[] {
     if (s.results.has(slot.taskId)) {
       problems.push(`task ${slot.taskId} holds a slot and a retained result`);
     }
+    // Unsubmitted = ALLOCATED with no task on it: what the per-client reservation rules count.
+    const isUnsubmitted = slot.state === SlotState.ALLOCATED && task?.slotId !== slot.slotId;
+    if (isUnsubmitted) unsubmitted++;
+    if (s.slots.isUnsubmitted(slot) !== isUnsubmitted) {
+      problems.push(`slot ${slot.slotId} is ${isUnsubmitted ? '' : 'not '}unsubmitted but indexed otherwise`);
+    }
   }
+  let indexed = 0;
+  for (const count of s.slots.unsubmittedCounts().values()) indexed += count;
+  if (indexed !== unsubmitted)
+    problems.push(`per-client reservations ${indexed} != ${unsubmitted} unsubmitted`);
   if (allocated !== s.slots.reservedCount || running !== s.slots.runningCount) {
     problems.push(
       `slot counters drifted: ${s.slots.reservedCount}/${s.slots.runningCount} vs ${allocated}/${running}`,

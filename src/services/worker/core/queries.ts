@@ -28,11 +28,20 @@ export function taskSnapshot(s: CoreState, taskId: string, now: number): TaskSna
   };
 }
 
-/** reservedSlots = ALLOCATED slots, runningTasks = RUNNING slots (docs/task-lifecycle.md § Slots). */
+/**
+ * reservedSlots = ALLOCATED slots, runningTasks = RUNNING slots (docs/task-lifecycle.md § Slots), and,
+ * when some client holds two or more unsubmitted reservations, reclaimableSlots: how many a client
+ * holding none could take from the largest holder by the fair-share rule (it reclaims while the holder
+ * has at least two more than it: half the holder's count). Without it a Coordinator would see a worker
+ * filled by one client's reservations as full and never send anyone else there
+ * (docs/security.md § Reservations per client).
+ */
 export function heartbeatCounts(s: CoreState): HeartbeatCounts {
-  return {
+  const counts = {
     taskSlots: s.slots.capacity,
     reservedSlots: s.slots.reservedCount,
     runningTasks: s.slots.runningCount,
   };
+  const reclaimableSlots = Math.floor((s.slots.largestReservationHolder()?.count ?? 0) / 2);
+  return reclaimableSlots > 0 ? { ...counts, reclaimableSlots } : counts;
 }

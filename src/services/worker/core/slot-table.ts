@@ -6,7 +6,13 @@
 // one task id for its whole life, and a task id holds at most one slot (`byTask`).
 // ALLOCATED slots carry a lease deadline (armed in `leases`); RUNNING slots have none — a running task
 // leaves only by converging.
+//
+// Each slot also records the client it was reserved for (docs/security.md § Reservations per client).
+// A slot is *unsubmitted* while it is ALLOCATED and no task has been submitted on it; `unsubmitted`
+// keeps those per client, in allocation order, so the admission rules can count a client's held
+// reservations and reclaim its oldest one in O(1).
 
+import { ANONYMOUS_CLIENT } from '../../../kernel/client-identity.js';
 import { TimerTable } from './timer-table.js';
 
 export const SlotState = { ALLOCATED: 'ALLOCATED', RUNNING: 'RUNNING' } as const;
@@ -15,6 +21,8 @@ export type SlotState = (typeof SlotState)[keyof typeof SlotState];
 export interface SlotRecord {
   readonly slotId: string;
   readonly taskId: string;
+  /** The client the slot was reserved for (`ANONYMOUS_CLIENT` when unknown). */
+  readonly client: string;
   state: SlotState;
   /** The TTL the slot was requested with; submission renews the lease by it. */
   readonly ttlMs: number;
@@ -27,6 +35,8 @@ export class SlotTable {
   private readonly bySlot = new Map<string, SlotRecord>();
   private readonly byTaskId = new Map<string, SlotRecord>();
   private readonly leases = new TimerTable<string>();
+  /** Unsubmitted ALLOCATED slot ids per client, oldest first (a Set keeps insertion order). */
+  private readonly unsubmitted = new Map<string, Set<string>>();
   private running = 0;
 
   constructor(
@@ -61,7 +71,7 @@ export class SlotTable {
   }
 
   /** FREE → ALLOCATED for `taskId`. The caller checked `free > 0` and that the task holds no slot. */
-  allocate(taskId: string, ttlMs: number, now: number): SlotRecord {
+  allocate(taskId: string, ttlMs: number, now: number, client: string = ANONYMOUS_CLIENT): SlotRecord {
     if (this.free <= 0) throw new Error('SlotTable.allocate: no free slot');
     if (this.byTaskId.has(taskId)) throw new Error(`SlotTable.allocate: task ${taskId} already holds a slot`);
     const slotId = this.newSlotId();
@@ -73,6 +83,7 @@ export class SlotTable {
     const slot: SlotRecord = {
       slotId,
       taskId,
+      client,
       state: SlotState.ALLOCATED,
       ttlMs,
       allocatedAtMs: now,
@@ -81,7 +92,50 @@ export class SlotTable {
     this.bySlot.set(slotId, slot);
     this.byTaskId.set(taskId, slot);
     this.leases.set(slotId, now + ttlMs);
+    let held = this.unsubmitted.get(client);
+    if (held === undefined) this.unsubmitted.set(client, (held = new Set()));
+    held.add(slotId);
     return slot;
+  }
+
+  /** A task was submitted on this ALLOCATED slot: it no longer counts as its client's reservation. */
+  markSubmitted(slot: SlotRecord): void {
+    this.forgetUnsubmitted(slot);
+  }
+
+  /** Whether the slot is ALLOCATED with no task submitted on it yet. */
+  isUnsubmitted(slot: SlotRecord): boolean {
+    return this.unsubmitted.get(slot.client)?.has(slot.slotId) === true;
+  }
+
+  /** How many unsubmitted reservations `client` holds. */
+  unsubmittedBy(client: string): number {
+    return this.unsubmitted.get(client)?.size ?? 0;
+  }
+
+  /**
+   * The client holding the most unsubmitted reservations (ties: the one whose oldest reservation is
+   * oldest, i.e. the first in map order), with its count and oldest slot id; undefined when none.
+   */
+  largestReservationHolder(): { client: string; count: number; oldestSlotId: string } | undefined {
+    let best: { client: string; count: number; oldestSlotId: string } | undefined;
+    for (const [client, held] of this.unsubmitted) {
+      if (best !== undefined && held.size <= best.count) continue;
+      const oldestSlotId = held.values().next().value;
+      if (oldestSlotId !== undefined) best = { client, count: held.size, oldestSlotId };
+    }
+    return best;
+  }
+
+  /** Clients with unsubmitted reservations and their counts (for invariant checks). */
+  unsubmittedCounts(): Map<string, number> {
+    return new Map([...this.unsubmitted].map(([client, held]) => [client, held.size]));
+  }
+
+  private forgetUnsubmitted(slot: SlotRecord): void {
+    const held = this.unsubmitted.get(slot.client);
+    if (held === undefined || !held.delete(slot.slotId)) return;
+    if (held.size === 0) this.unsubmitted.delete(slot.client);
   }
 
   /** Moves an ALLOCATED slot's lease to `max(current, until)`; a lease never shrinks. */
@@ -99,6 +153,7 @@ export class SlotTable {
     slot.state = SlotState.RUNNING;
     slot.leaseDeadlineMs = undefined;
     this.leases.delete(slot.slotId);
+    this.forgetUnsubmitted(slot);
     this.running++;
   }
 
@@ -109,6 +164,7 @@ export class SlotTable {
     this.bySlot.delete(slotId);
     this.byTaskId.delete(slot.taskId);
     this.leases.delete(slotId);
+    this.forgetUnsubmitted(slot);
     if (slot.state === SlotState.RUNNING) this.running--;
     return slot;
   }

@@ -107,6 +107,8 @@ export interface HeartbeatCounts {
   readonly reservedSlots: number;
   /** RUNNING slots. */
   readonly runningTasks: number;
+  /** Present when > 0: unsubmitted reservations a newcomer could reclaim (`reclaimableSlots` of the heartbeat). */
+  readonly reclaimableSlots?: number;
 }
 
 /** What one `tickTimers` did, for metrics and logs. */

@@ -90,8 +90,13 @@ export class WorkerCore {
   /** RequestTaskSlot: reserve a slot for `taskId` for `ttlMs` (> 0). The same id while ALLOCATED or
    *  RUNNING gets the same slot (lease renewed); an id with a retained result gets its terminal state
    *  and no slot. Errors: InvalidArgument, Unavailable, NoSlot. */
-  handleRequestTaskSlot(taskId: string, ttlMs: number, now: number): Step<RequestTaskSlotResult> {
-    return requestTaskSlot(this.s, taskId, ttlMs, now);
+  handleRequestTaskSlot(
+    taskId: string,
+    ttlMs: number,
+    now: number,
+    client?: string,
+  ): Step<RequestTaskSlotResult> {
+    return requestTaskSlot(this.s, taskId, ttlMs, now, client);
   }
 
   /** The RequestTaskSlot check of `ttlMs` alone (RequestTaskSlots checks its one TTL once per call);
@@ -104,8 +109,13 @@ export class WorkerCore {
    *  `defaultTtlMs` when `slotId` is undefined or empty; emits `PrepareTaskActivation` and answers
    *  RUNNING. A running task answers RUNNING, a retained one its terminal state, neither runs again.
    *  Errors: InvalidArgument, Unavailable, NoSlot (inline only), InvalidSlot. */
-  handleSubmitTask(input: TaskInput, slotId: string | undefined, now: number): Step<SubmitTaskResult> {
-    return submitTask(this.s, input, slotId, now);
+  handleSubmitTask(
+    input: TaskInput,
+    slotId: string | undefined,
+    now: number,
+    client?: string,
+  ): Step<SubmitTaskResult> {
+    return submitTask(this.s, input, slotId, now, client);
   }
 
   /** The effective timeout (ms) of `taskTimeoutMs` (0 → `taskDeadlineMs`); throws InvalidArgument. */

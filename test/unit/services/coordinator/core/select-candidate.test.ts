@@ -47,6 +47,19 @@ describe('selectCandidate hard filters', () => {
     { name: 'over-committed heartbeat', a: { reservedSlots: 6, runningTasks: 6 }, want: 'b' },
     { name: 'one free slot passes', a: { taskSlots: 5, runningTasks: 4 }, b: { runningTasks: 4 }, want: 'a' },
     { name: 'nothing passes', a: { reservedSlots: 8 }, b: { runningTasks: 4 }, want: '!NoExecutableSlot' },
+    // docs/security.md § Reservations per client: reservations a newcomer could reclaim count as free.
+    {
+      name: 'full of one client reservations, some reclaimable, passes',
+      a: { reservedSlots: 8, reclaimableSlots: 4 },
+      b: { runningTasks: 4 },
+      want: 'a',
+    },
+    {
+      name: 'reclaimable slots rank like free ones',
+      a: { reservedSlots: 8, reclaimableSlots: 2 },
+      b: { runningTasks: 1 },
+      want: 'b',
+    },
   ];
   it.each(cases)('$name → $want', ({ a, b, exclude, want }) => {
     const core = coreWith([

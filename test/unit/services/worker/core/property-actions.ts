@@ -14,6 +14,8 @@ export const MAX_TIMEOUT = 2_000;
 // and watches often hit running tasks while stale ids stay in the mix.
 const task = fc.integer({ min: 0, max: 4 });
 const live = fc.boolean();
+// Who asks: the per-client reservation rules (quota, fair-share reclaim) see a few clients.
+const client = fc.constantFrom('alice', 'bob', 'carol');
 
 export const actionArb = fc.oneof(
   {
@@ -21,6 +23,7 @@ export const actionArb = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant('request' as const),
       task,
+      client,
       ttl: fc.oneof(fc.integer({ min: 1, max: 400 }), fc.constant(0)),
     }),
   },
@@ -29,6 +32,7 @@ export const actionArb = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant('submit' as const),
       task,
+      client,
       slot: fc.constantFrom('none', 'own', 'other', 'bogus', 'empty'),
       timeout: fc.oneof(
         fc.constant(0),
@@ -104,4 +108,5 @@ export const configArb: fc.Arbitrary<Partial<WorkerCoreConfig>> = fc.record({
   maxTaskTimeoutMs: fc.constant(MAX_TIMEOUT),
   resultRetentionMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 800 })),
   watchDisconnectGraceMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 300 })),
+  maxReservedSlotsPerClient: fc.integer({ min: 0, max: 2 }),
 });

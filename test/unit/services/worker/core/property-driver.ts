@@ -45,7 +45,7 @@ export class Driver {
     switch (action.kind) {
       case 'request':
         this.admit(() => {
-          const step = c.handleRequestTaskSlot(id, action.ttl, this.now);
+          const step = c.handleRequestTaskSlot(id, action.ttl, this.now, action.client);
           const { slotId, state } = step.result;
           if (slotId !== undefined) this.bind(slotId, id);
           check(
@@ -60,7 +60,7 @@ export class Driver {
         const slots = { none: undefined, empty: '', own: this.lastSlot.get(id), other, bogus: 'slot-bogus' };
         this.admit(() => {
           const input = taskInput(id, { taskTimeoutMs: action.timeout });
-          const step = c.handleSubmitTask(input, slots[action.slot], this.now);
+          const step = c.handleSubmitTask(input, slots[action.slot], this.now, action.client);
           const prepared = step.commands.filter((cmd) => cmd.type === 'PrepareTaskActivation').length;
           check(prepared === (step.result.accepted ? 1 : 0), () => `submit ${id}: ${prepared} prepares`);
           const { state } = step.result;

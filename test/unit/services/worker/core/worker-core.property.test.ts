@@ -70,7 +70,8 @@ describe('WorkerCore under random interleavings', () => {
           defaultTtlMs: 100,
         });
         for (const o of ops) {
-          if (o === 'submit') driver.run({ kind: 'submit', task: 0, slot: 'none', timeout: 0 });
+          if (o === 'submit')
+            driver.run({ kind: 'submit', task: 0, client: 'alice', slot: 'none', timeout: 0 });
           else if (o === 'follow') driver.follow('t0', true, 'CANCELLED', undefined);
           else driver.run({ kind: 'advance', dt: o });
           driver.checkInvariants();
