@@ -1,12 +1,16 @@
 #!/usr/bin/env node
-// Fails (exit 1) when src/generated/proto/ is not what scripts/gen-proto.mjs would produce from proto/.
-// Usage: `node scripts/check-generated.mjs [GENERATED_DIR]` (the argument exists for tests).
-// It regenerates into a temp dir and compares file sets and contents; nothing in the repo is written.
+// Fails (exit 1) when a generated file is stale:
+//   - src/generated/proto/ is not what scripts/gen-proto.mjs would produce from proto/;
+//   - the files generated from the config field table (the config JSON Schema, the config section types,
+//     docs/configuration.md) are not what scripts/gen-config.mjs would write.
+// Usage: `node scripts/check-generated.mjs [GENERATED_DIR]` (the argument, for tests, moves the proto
+// check only). It regenerates in a temp dir or in memory and compares; nothing in the repo is written.
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GENERATED_DIR, ROOT, generate } from './gen-proto.mjs';
+import { diffConfigArtefacts } from './gen-config.mjs';
 
 function listFiles(dir) {
   if (!existsSync(dir)) return [];
@@ -41,7 +45,8 @@ export function diffGenerated(committedDir = GENERATED_DIR) {
   }
 }
 
-function main() {
+async function main() {
+  let failed = false;
   const dir = process.argv[2] ?? GENERATED_DIR;
   const problems = diffGenerated(dir);
   if (problems.length > 0) {
@@ -50,16 +55,24 @@ function main() {
         problems.map((p) => `  - ${p}`).join('\n') +
         '\nRun `node scripts/gen-proto.mjs` and commit the result.',
     );
-    process.exit(1);
-  }
-  console.log(`check-generated: ${dir} is up to date`);
+    failed = true;
+  } else console.log(`check-generated: ${dir} is up to date`);
+
+  const configProblems = await diffConfigArtefacts();
+  if (configProblems.length > 0) {
+    console.error(
+      `check-generated: files generated from the config field table are stale (${configProblems.length}):\n` +
+        configProblems.map((p) => `  - ${p}`).join('\n') +
+        '\nRun `node scripts/gen-config.mjs` and commit the result.',
+    );
+    failed = true;
+  } else console.log('check-generated: the config schema, types and docs/configuration.md are up to date');
+  if (failed) process.exit(1);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  try {
-    main();
-  } catch (err) {
+  main().catch((err) => {
     console.error(`check-generated: ${err instanceof Error ? err.message : String(err)}`);
     process.exit(1);
-  }
+  });
 }

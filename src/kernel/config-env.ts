@@ -1,14 +1,15 @@
-// Environment variables (docs/architecture.md § Environment variables), typed and validated. Each binding
-// names the variable, where its value lands in the config, and how it is parsed; a bad value is an issue
-// naming the variable. Coordinator and worker variables apply to the deployment(s) a process runs; shared
-// ones to the top level.
+// Environment variables (docs/configuration.md § Environment variables), typed and validated. The
+// bindings come from the config field table (kernel/config-fields/): each row with an `env` name is one
+// binding, parsed by its type; a bad value is an issue naming the variable. Coordinator and worker
+// variables apply to the deployment(s) a process runs; shared ones to the top level.
+import { CONFIG_FIELDS, type ConfigField, type EnvParserName } from './config-fields/index.js';
 import type { ConfigIssue } from './errors.js';
 import { redactText } from './redact.js';
 
 export type EnvScope = 'top' | 'coordinator' | 'worker';
 
 type Parsed = { ok: true; value: unknown } | { ok: false; message: string };
-type Parser = (raw: string) => Parsed;
+export type Parser = (raw: string) => Parsed;
 
 const INT = /^[+]?\d+$/;
 
@@ -27,10 +28,6 @@ const fraction: Parser = (raw) => {
     : { ok: false, message: `expected a number in (0, 1], got ${JSON.stringify(raw)}` };
 };
 const text: Parser = (raw) => ({ ok: true, value: raw });
-const placement: Parser = (raw) =>
-  raw === 'capacity' || raw === 'affinity'
-    ? { ok: true, value: raw }
-    : { ok: false, message: `expected capacity or affinity, got ${JSON.stringify(raw)}` };
 const list: Parser = (raw) => {
   const items = raw
     .split(',')
@@ -45,13 +42,6 @@ const listenAddr: Parser = (raw) =>
   Number(raw.slice(raw.lastIndexOf(':') + 1)) <= 65535
     ? { ok: true, value: raw }
     : { ok: false, message: `expected host:port or :port, got ${JSON.stringify(raw)}` };
-const logLevel: Parser = (raw) =>
-  ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(raw)
-    ? { ok: true, value: raw }
-    : {
-        ok: false,
-        message: `expected one of fatal, error, warn, info, debug, trace, silent; got ${JSON.stringify(raw)}`,
-      };
 const storageUrl: Parser = (raw) =>
   /^(sqlite:.+|postgres(ql)?:\/\/.+)$/.test(raw)
     ? { ok: true, value: raw }
@@ -68,6 +58,59 @@ const boolean: Parser = (raw) => {
 const pathString: Parser = (raw) =>
   raw.trim() !== '' ? { ok: true, value: raw } : { ok: false, message: 'expected a non-empty path' };
 
+const urlPath: Parser = (raw) =>
+  raw.startsWith('/')
+    ? { ok: true, value: raw }
+    : { ok: false, message: `expected a path starting with /, got ${JSON.stringify(raw)}` };
+const oneOf =
+  (values: readonly string[]): Parser =>
+  (raw) =>
+    values.includes(raw)
+      ? { ok: true, value: raw }
+      : {
+          ok: false,
+          message:
+            values.length === 2
+              ? `expected ${values[0]} or ${values[1]}, got ${JSON.stringify(raw)}`
+              : `expected one of ${values.join(', ')}; got ${JSON.stringify(raw)}`,
+        };
+
+const NAMED: Readonly<Record<EnvParserName, Parser>> = {
+  text,
+  path: pathString,
+  listenAddr,
+  storageUrl,
+  urlPath,
+};
+
+/** The parser of a field's variable: the row's `envParser`, else the one its type implies. */
+export function envParserOf(field: ConfigField): Parser {
+  if (field.envParser) return NAMED[field.envParser];
+  const type = field.type;
+  switch (type.t) {
+    case 'int':
+      return type.min >= 1 ? positiveInt : nonNegativeInt;
+    case 'fraction':
+      return fraction;
+    case 'boolean':
+      return boolean;
+    case 'enum':
+      return oneOf(type.values);
+    case 'listenAddr':
+      return listenAddr;
+    case 'list':
+      return list;
+    case 'registryPrefix':
+    case 'identifier':
+    case 'string':
+      return text;
+    default: {
+      const never: never = type;
+      throw new Error(`unknown field type ${JSON.stringify(never)}`);
+    }
+  }
+}
+
 export interface EnvBinding {
   readonly variable: string;
   readonly scope: EnvScope;
@@ -76,69 +119,13 @@ export interface EnvBinding {
   readonly parse: Parser;
 }
 
-const b = (variable: string, scope: EnvScope, path: string, parse: Parser): EnvBinding => ({
-  variable,
-  scope,
-  path: path.split('.'),
-  parse,
-});
-
-export const ENV_BINDINGS: readonly EnvBinding[] = Object.freeze([
-  // Coordinator (docs/coordinator.md § Configuration).
-  b('COORDINATOR_LISTEN', 'coordinator', 'listen', listenAddr),
-  b('ETCD_ENDPOINTS', 'top', 'registry.etcd.endpoints', list),
-  b('COORDINATOR_REGISTRY_PREFIXES', 'coordinator', 'registryPrefixes', list),
-  b('COORDINATOR_WORKER_RPC_TIMEOUT_MS', 'coordinator', 'workerRpcTimeoutMs', positiveInt),
-  b('COORDINATOR_ETCD_DIAL_TIMEOUT_MS', 'coordinator', 'etcdDialTimeoutMs', positiveInt),
-  b('COORDINATOR_ETCD_WATCH_RETRY_DELAY_MS', 'coordinator', 'etcdWatchRetryDelayMs', positiveInt),
-  b('COORDINATOR_HEARTBEAT_TIMEOUT_MS', 'coordinator', 'heartbeatTimeoutMs', positiveInt),
-  b('COORDINATOR_MAX_CLOCK_SKEW_MS', 'coordinator', 'maxClockSkewMs', nonNegativeInt),
-  b('COORDINATOR_WATCH_GRACE_PERIOD_MS', 'coordinator', 'watchGracePeriodMs', nonNegativeInt),
-  b('COORDINATOR_SLOT_TTL_MS', 'coordinator', 'slotTtlMs', positiveInt),
-  b('COORDINATOR_MAX_CANDIDATES', 'coordinator', 'maxCandidates', positiveInt),
-  b('COORDINATOR_MAX_TIMEOUT_RETRIES', 'coordinator', 'maxTimeoutRetries', nonNegativeInt),
-  b('COORDINATOR_CIRCUIT_BREAKER_THRESHOLD', 'coordinator', 'circuitBreakerThreshold', positiveInt),
-  b('COORDINATOR_CIRCUIT_BREAKER_COOLDOWN_MS', 'coordinator', 'circuitBreakerCooldownMs', positiveInt),
-  b('COORDINATOR_CPU_RED_LINE', 'coordinator', 'cpuRedLine', fraction),
-  b('COORDINATOR_MEMORY_RED_LINE', 'coordinator', 'memoryRedLine', fraction),
-  b('COORDINATOR_ERROR_RATE_RED_LINE', 'coordinator', 'errorRateRedLine', fraction),
-  b('COORDINATOR_PLACEMENT', 'coordinator', 'placement', placement),
-  // Worker (docs/task-lifecycle.md § Defaults) and ours.
-  b('TASK_DEADLINE_MS', 'worker', 'taskDeadlineMs', positiveInt),
-  b('MAX_TASK_TIMEOUT_MS', 'worker', 'maxTaskTimeoutMs', positiveInt),
-  b('MAX_SLOT_TTL_MS', 'worker', 'maxSlotTtlMs', positiveInt),
-  b('RESULT_RETENTION_MS', 'worker', 'resultRetentionMs', positiveInt),
-  b('WORKER_HEARTBEAT_INTERVAL', 'worker', 'heartbeatIntervalMs', positiveInt),
-  b('WORKER_CAPACITY_HEARTBEAT_MS', 'worker', 'capacityHeartbeatMs', nonNegativeInt),
-  b('WATCH_DISCONNECT_GRACE_MS', 'worker', 'watchDisconnectGraceMs', nonNegativeInt),
-  b('WORKER_LISTEN', 'worker', 'listen', listenAddr),
-  b('WORKER_ADVERTISE_ADDR', 'worker', 'advertiseAddr', listenAddr),
-  b('WORKER_TASK_SLOTS', 'worker', 'taskSlots', positiveInt),
-  b('WORKER_REGISTRY_PREFIX', 'worker', 'registryPrefix', text),
-  b('CALL_DEADLINE_MS', 'worker', 'callDeadlineMs', positiveInt),
-  b('WORKER_RUN_TASKS_MAX_IN_FLIGHT', 'worker', 'runTasks.maxInFlight', positiveInt),
-  b('WORKER_RUN_TASKS_FLUSH_MS', 'worker', 'runTasks.flushMs', nonNegativeInt),
-  // Shared.
-  b('BLOCKX_FUNCTIONS_DIR', 'top', 'functions.dir', pathString),
-  b('BLOCKX_STORAGE_URL', 'top', 'storage.url', storageUrl),
-  b('BLOCKX_PROMETHEUS_LISTEN_ADDR', 'top', 'observability.prometheus.listenAddr', text),
-  b('BLOCKX_PROMETHEUS_PATH', 'top', 'observability.prometheus.path', (raw) =>
-    raw.startsWith('/')
-      ? { ok: true, value: raw }
-      : { ok: false, message: `expected a path starting with /, got ${JSON.stringify(raw)}` },
-  ),
-  b('BLOCKX_LOG_LEVEL', 'top', 'observability.logLevel', logLevel),
-  // TLS (docs/security.md § TLS and authentication) and etcd's own TLS and auth.
-  b('BLOCKX_TLS_CA', 'top', 'tls.ca', pathString),
-  b('BLOCKX_TLS_CERT', 'top', 'tls.cert', pathString),
-  b('BLOCKX_TLS_KEY', 'top', 'tls.key', pathString),
-  b('BLOCKX_TLS_ALLOW_PLAINTEXT', 'top', 'tls.allowPlaintext', boolean),
-  b('ETCD_CA_FILE', 'top', 'registry.etcd.ca', pathString),
-  b('ETCD_CERT_FILE', 'top', 'registry.etcd.cert', pathString),
-  b('ETCD_KEY_FILE', 'top', 'registry.etcd.key', pathString),
-  b('ETCD_USERNAME', 'top', 'registry.etcd.username', text),
-  b('ETCD_PASSWORD', 'top', 'registry.etcd.password', text),
-]);
+/** One binding per table row with an `env` name, in table order. */
+export const ENV_BINDINGS: readonly EnvBinding[] = Object.freeze(
+  CONFIG_FIELDS.filter((f) => f.env !== undefined).map((f) => {
+    if (f.section === 'executor') throw new Error(`${f.env}: executor fields have no env scope`);
+    return { variable: f.env as string, scope: f.section, path: f.path.split('.'), parse: envParserOf(f) };
+  }),
+);
 
 /** BLOCKX_CONFIG is read by locateConfig; it is listed here so `blockx config --env` can show it. */
 export const LOCATOR_VARIABLES = ['BLOCKX_CONFIG'] as const;

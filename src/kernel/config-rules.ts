@@ -1,8 +1,8 @@
 // Cross-field rules: what the JSON Schema cannot say. Each rule returns problems as {path, message};
 // the pipeline attaches where the offending value came from (file line:column, env var or flag).
-import { parseRegistryPrefix } from '../services/registry/prefix.js';
+import { parseRegistryPrefix } from '../contracts/registry-prefix.js';
 import type { BlockxConfig, DeploymentConfig } from './config-types.js';
-import { MAX_HEARTBEAT_SLOTS } from '../services/registry/heartbeat.js';
+import { MAX_HEARTBEAT_SLOTS } from '../contracts/heartbeat.js';
 
 export interface RuleViolation {
   /** Config path segments of the value to blame. */

@@ -1,8 +1,9 @@
-// Selection and protection parameters of the CoordinatorCore, with their defaults
-// (docs/coordinator.md § Configuration). The app layer fills these from COORDINATOR_* variables
-// (`COORDINATOR_CORE_CONFIG_ENV` says which field each variable sets) and turns the problems reported by
-// `validateCoordinatorCoreConfig` into one ConfigError naming every bad variable at once.
+// Selection and protection parameters of the CoordinatorCore (docs/coordinator.md § Configuration). Their
+// defaults and COORDINATOR_* variables are rows of the kernel's config field table (docs/configuration.md);
+// the app passes the resolved `deployments.<name>.coordinator` section and turns the problems reported by
+// `validateCoordinatorCoreConfig` into one ConfigError naming every bad value at once.
 
+import { sectionDefaults } from '../../../kernel/config-fields/index.js';
 import type { CoordinatorConfigProblem } from './errors.js';
 
 /**
@@ -41,35 +42,33 @@ export interface CoordinatorCoreConfig {
   readonly placement: PlacementPolicy;
 }
 
-export const DEFAULT_COORDINATOR_CORE_CONFIG: CoordinatorCoreConfig = Object.freeze({
-  heartbeatTimeoutMs: 10_000,
-  maxClockSkewMs: 5_000,
-  watchGracePeriodMs: 10_000,
-  slotTtlMs: 5_000,
-  maxCandidates: 3,
-  circuitBreakerThreshold: 3,
-  circuitBreakerCooldownMs: 10_000,
-  cpuRedLine: 0.9,
-  memoryRedLine: 0.9,
-  errorRateRedLine: 0.5,
-  placement: 'capacity',
-});
+/** The fields the core reads, in the order of the config table. */
+const CORE_FIELDS = [
+  'heartbeatTimeoutMs',
+  'maxClockSkewMs',
+  'watchGracePeriodMs',
+  'slotTtlMs',
+  'maxCandidates',
+  'circuitBreakerThreshold',
+  'circuitBreakerCooldownMs',
+  'cpuRedLine',
+  'memoryRedLine',
+  'errorRateRedLine',
+  'placement',
+] as const satisfies readonly (keyof CoordinatorCoreConfig)[];
 
-/** The environment variable (docs/coordinator.md § Configuration) that overrides each field. */
-export const COORDINATOR_CORE_CONFIG_ENV: Readonly<Record<keyof CoordinatorCoreConfig, string>> =
-  Object.freeze({
-    heartbeatTimeoutMs: 'COORDINATOR_HEARTBEAT_TIMEOUT_MS',
-    maxClockSkewMs: 'COORDINATOR_MAX_CLOCK_SKEW_MS',
-    watchGracePeriodMs: 'COORDINATOR_WATCH_GRACE_PERIOD_MS',
-    slotTtlMs: 'COORDINATOR_SLOT_TTL_MS',
-    maxCandidates: 'COORDINATOR_MAX_CANDIDATES',
-    circuitBreakerThreshold: 'COORDINATOR_CIRCUIT_BREAKER_THRESHOLD',
-    circuitBreakerCooldownMs: 'COORDINATOR_CIRCUIT_BREAKER_COOLDOWN_MS',
-    cpuRedLine: 'COORDINATOR_CPU_RED_LINE',
-    memoryRedLine: 'COORDINATOR_MEMORY_RED_LINE',
-    errorRateRedLine: 'COORDINATOR_ERROR_RATE_RED_LINE',
-    placement: 'COORDINATOR_PLACEMENT',
-  });
+/**
+ * The core's share of the kernel's coordinator defaults (kernel/config-fields/, docs/configuration.md):
+ * the core keeps no numbers of its own. Tests and benches start from it; the app passes the resolved config.
+ */
+export const DEFAULT_COORDINATOR_CORE_CONFIG: CoordinatorCoreConfig = Object.freeze(
+  coordinatorCoreConfigFrom(sectionDefaults('coordinator') as unknown as CoordinatorCoreConfig),
+);
+
+/** Picks the core's fields out of a wider object (e.g. the resolved `deployments.<name>.coordinator`). */
+export function coordinatorCoreConfigFrom(section: CoordinatorCoreConfig): CoordinatorCoreConfig {
+  return Object.fromEntries(CORE_FIELDS.map((k) => [k, section[k]])) as unknown as CoordinatorCoreConfig;
+}
 
 const POSITIVE_INTEGERS = [
   'heartbeatTimeoutMs',

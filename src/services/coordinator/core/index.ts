@@ -3,7 +3,6 @@ export { CoordinatorCore } from './coordinator-core.js';
 export type { CandidateResult } from './coordinator-core.js';
 export type { WorkerStatus } from './worker-status.js';
 export {
-  COORDINATOR_CORE_CONFIG_ENV,
   DEFAULT_COORDINATOR_CORE_CONFIG,
   PLACEMENT_POLICIES,
   validateCoordinatorCoreConfig,

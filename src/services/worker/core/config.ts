@@ -1,6 +1,8 @@
 // Configuration of the Worker core and the one place task timeouts are resolved
-// (`effectiveTaskDeadlineMs`, docs/task-lifecycle.md § Deadlines).
+// (`effectiveTaskDeadlineMs`, docs/task-lifecycle.md § Deadlines). Defaults and env variables are rows
+// of the kernel's config field table (docs/configuration.md); the core derives its defaults from it.
 
+import { sectionDefaults } from '../../../kernel/config-fields/index.js';
 import { WorkerAdmissionError, WorkerCoreConfigError, type WorkerConfigIssue } from './errors.js';
 
 export interface WorkerCoreConfig {
@@ -13,6 +15,11 @@ export interface WorkerCoreConfig {
    * hold a slot for longer (docs/security.md § Input bounds). Env `MAX_SLOT_TTL_MS`.
    */
   readonly maxSlotTtlMs: number;
+  /**
+   * Most unsubmitted reservations one client may hold at once; 0 = no fixed limit (the fair-share
+   * reclaim still applies). Env `MAX_RESERVED_SLOTS_PER_CLIENT` (docs/security.md § Reservations per client).
+   */
+  readonly maxReservedSlotsPerClient: number;
   /** Timeout of a task submitted with `taskTimeoutMs = 0`, from acceptance. Env `TASK_DEADLINE_MS`. */
   readonly taskDeadlineMs: number;
   /** Largest accepted `taskTimeoutMs`; above it SubmitTask is InvalidArgument. Env `MAX_TASK_TIMEOUT_MS`. */
@@ -25,19 +32,28 @@ export interface WorkerCoreConfig {
   readonly timerScanMs: number;
 }
 
-export const DEFAULT_WORKER_CORE_CONFIG: WorkerCoreConfig = Object.freeze({
-  // The reference gives no default for the task slot count; 64 covers ExecutorTaskSlots (32) plus tasks in
-  // their Builder / Plugin phases and reserved-but-not-yet-submitted slots.
-  taskSlots: 64,
-  defaultTtlMs: 5_000,
-  // 12× the default TTL: room for a slow client between reserve and submit, never "forever".
-  maxSlotTtlMs: 60_000,
-  taskDeadlineMs: 300_000,
-  maxTaskTimeoutMs: 8 * 60 * 60 * 1_000,
-  resultRetentionMs: 300_000,
-  watchDisconnectGraceMs: 0,
-  timerScanMs: 500,
-});
+/** The fields the core reads, in the order of the config table. */
+const CORE_FIELDS = [
+  'taskSlots',
+  'defaultTtlMs',
+  'maxSlotTtlMs',
+  'maxReservedSlotsPerClient',
+  'taskDeadlineMs',
+  'maxTaskTimeoutMs',
+  'resultRetentionMs',
+  'watchDisconnectGraceMs',
+  'timerScanMs',
+] as const satisfies readonly (keyof WorkerCoreConfig)[];
+
+/**
+ * The core's share of the kernel's worker defaults (kernel/config-fields/, docs/configuration.md): the
+ * core keeps no numbers of its own. `resolveWorkerCoreConfig` fills what a caller leaves out from it.
+ */
+export const DEFAULT_WORKER_CORE_CONFIG: WorkerCoreConfig = Object.freeze(
+  Object.fromEntries(
+    CORE_FIELDS.map((k) => [k, (sectionDefaults('worker') as Record<string, unknown>)[k]]),
+  ) as unknown as WorkerCoreConfig,
+);
 
 type Bound = 'positive' | 'nonNegative';
 
@@ -62,6 +78,7 @@ export function validateWorkerCoreConfig(config: WorkerCoreConfig): WorkerConfig
   checkInteger(issues, 'taskSlots', config.taskSlots, 'positive');
   checkInteger(issues, 'defaultTtlMs', config.defaultTtlMs, 'positive');
   checkInteger(issues, 'maxSlotTtlMs', config.maxSlotTtlMs, 'positive');
+  checkInteger(issues, 'maxReservedSlotsPerClient', config.maxReservedSlotsPerClient, 'nonNegative');
   checkInteger(issues, 'taskDeadlineMs', config.taskDeadlineMs, 'positive');
   checkInteger(issues, 'maxTaskTimeoutMs', config.maxTaskTimeoutMs, 'positive');
   checkInteger(issues, 'resultRetentionMs', config.resultRetentionMs, 'nonNegative');
@@ -86,7 +103,7 @@ export function validateWorkerCoreConfig(config: WorkerCoreConfig): WorkerConfig
 export function resolveWorkerCoreConfig(overrides: Partial<WorkerCoreConfig> = {}): WorkerCoreConfig {
   const config = { ...DEFAULT_WORKER_CORE_CONFIG } as { -readonly [K in keyof WorkerCoreConfig]: number };
   // Only known keys, and only defined values: a caller may pass a wider object (e.g. the app config).
-  for (const key of Object.keys(DEFAULT_WORKER_CORE_CONFIG) as (keyof WorkerCoreConfig)[]) {
+  for (const key of CORE_FIELDS) {
     const value = overrides[key];
     if (value !== undefined) config[key] = value;
   }

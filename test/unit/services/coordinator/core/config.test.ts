@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
-  COORDINATOR_CORE_CONFIG_ENV,
   DEFAULT_COORDINATOR_CORE_CONFIG,
+  coordinatorCoreConfigFrom,
   validateCoordinatorCoreConfig,
 } from '../../../../../src/services/coordinator/core/config.js';
+import { configField, sectionDefaults } from '../../../../../src/kernel/config-fields/index.js';
 import type { CoordinatorCoreConfig } from '../../../../../src/services/coordinator/core/config.js';
 
 describe('CoordinatorCoreConfig', () => {
@@ -78,12 +79,21 @@ describe('CoordinatorCoreConfig', () => {
     for (const p of problems) expect(p.message).toMatch(/must/);
   });
 
-  it('names the documented environment variable of every field', () => {
-    expect(Object.keys(COORDINATOR_CORE_CONFIG_ENV).sort()).toEqual(
-      Object.keys(DEFAULT_COORDINATOR_CORE_CONFIG).sort(),
-    );
-    for (const v of Object.values(COORDINATOR_CORE_CONFIG_ENV)) expect(v).toMatch(/^COORDINATOR_[A-Z_]+$/);
-    expect(COORDINATOR_CORE_CONFIG_ENV.watchGracePeriodMs).toBe('COORDINATOR_WATCH_GRACE_PERIOD_MS');
-    expect(COORDINATOR_CORE_CONFIG_ENV.cpuRedLine).toBe('COORDINATOR_CPU_RED_LINE');
+  it('takes its defaults from the kernel table, and every field has its documented variable there', () => {
+    const kernel = sectionDefaults('coordinator') as Record<string, unknown>;
+    for (const [key, value] of Object.entries(DEFAULT_COORDINATOR_CORE_CONFIG)) {
+      expect(kernel[key], key).toEqual(value);
+      expect(configField('coordinator', key).env, key).toMatch(/^COORDINATOR_[A-Z_]+$/);
+    }
+    expect(configField('coordinator', 'watchGracePeriodMs').env).toBe('COORDINATOR_WATCH_GRACE_PERIOD_MS');
+    expect(configField('coordinator', 'cpuRedLine').env).toBe('COORDINATOR_CPU_RED_LINE');
+  });
+
+  it('coordinatorCoreConfigFrom picks the core fields out of the whole coordinator section', () => {
+    const section = { ...sectionDefaults('coordinator'), maxCandidates: 9 } as never;
+    expect(coordinatorCoreConfigFrom(section)).toEqual({
+      ...DEFAULT_COORDINATOR_CORE_CONFIG,
+      maxCandidates: 9,
+    });
   });
 });

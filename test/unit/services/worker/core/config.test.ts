@@ -9,6 +9,7 @@ import {
   validateWorkerCoreConfig,
   type WorkerCoreConfig,
 } from '../../../../../src/services/worker/core/index.js';
+import { sectionDefaults } from '../../../../../src/kernel/config-fields/index.js';
 import { sequentialIds } from './harness.js';
 
 describe('DEFAULT_WORKER_CORE_CONFIG', () => {
@@ -25,6 +26,11 @@ describe('DEFAULT_WORKER_CORE_CONFIG', () => {
     expect(DEFAULT_WORKER_CORE_CONFIG.taskSlots).toBeGreaterThan(0);
     expect(Object.isFrozen(DEFAULT_WORKER_CORE_CONFIG)).toBe(true);
     expect(validateWorkerCoreConfig(DEFAULT_WORKER_CORE_CONFIG)).toEqual([]);
+  });
+
+  it('is the core share of the kernel defaults (the core keeps no numbers of its own)', () => {
+    expect(sectionDefaults('worker')).toMatchObject(DEFAULT_WORKER_CORE_CONFIG);
+    expect(DEFAULT_WORKER_CORE_CONFIG.maxReservedSlotsPerClient).toBe(0);
   });
 });
 

@@ -1,0 +1,98 @@
+// The rows of `deployments.<name>.executor` (docs/security.md, "Task isolation"). Row order is the order
+// of the keys in the resolved config, the schema and docs/configuration.md.
+import type { ConfigField, ConfigGroup } from './field.js';
+
+const POSITIVE = { t: 'int', min: 1 } as const;
+const NON_NEGATIVE = { t: 'int', min: 0 } as const;
+const e = (row: Omit<ConfigField, 'section'>): ConfigField => ({ section: 'executor', ...row });
+
+export const EXECUTOR_GROUPS: readonly ConfigGroup[] = [
+  {
+    section: 'executor',
+    path: '',
+    description: 'The Executor a Worker spawns and supervises.',
+    typeName: 'ExecutorConfig',
+  },
+];
+
+export const EXECUTOR_FIELDS: readonly ConfigField[] = [
+  e({
+    path: 'socketDir',
+    type: { t: 'string' },
+    default: '',
+    defaultText: 'empty (the OS temp dir)',
+    description: 'Folder for the Worker↔Executor Unix sockets.',
+  }),
+  e({
+    path: 'threads',
+    type: { t: 'int', min: 1, max: 256 },
+    default: 2,
+    description: 'Execution units (worker threads) inside the Executor.',
+  }),
+  e({
+    path: 'heartbeatIntervalMs',
+    type: POSITIVE,
+    default: 500,
+    description: 'Executor → Worker heartbeat period.',
+  }),
+  e({
+    path: 'heartbeatTimeoutMs',
+    type: POSITIVE,
+    default: 3000,
+    description:
+      'Missed heartbeats for this long → Executor declared lost and restarted; must be > heartbeatIntervalMs.',
+  }),
+  e({
+    path: 'restartBackoffInitialMs',
+    type: POSITIVE,
+    default: 100,
+    description: 'First Executor restart backoff.',
+  }),
+  e({
+    path: 'restartBackoffMaxMs',
+    type: POSITIVE,
+    default: 5000,
+    description: 'Largest Executor restart backoff; must be >= restartBackoffInitialMs.',
+  }),
+  e({
+    path: 'cancelHardLimitMs',
+    type: POSITIVE,
+    default: 1000,
+    description: 'A call that ignores CancelCall past this is terminated with its execution unit.',
+  }),
+  e({
+    path: 'readCopyMaxEntries',
+    type: NON_NEGATIVE,
+    default: 10_000,
+    description:
+      'Rows (one per key read) of ctx.io.get / getMany answers each execution thread keeps for the other calls of the same task (read copies; src/executor/PROTOCOL.md). 0 turns them off: every read goes to the Worker.',
+  }),
+  e({
+    path: 'isolation',
+    type: { t: 'enum', values: ['task', 'none'], typed: true },
+    default: 'task',
+    description:
+      'task: execution threads lock down the JavaScript intrinsics (SES lockdown), freeze the global object and give each task its own instance of a function module; none: no isolation between tasks on a thread (docs/security.md, Task isolation).',
+  }),
+  e({
+    path: 'threadHeapMb',
+    type: POSITIVE,
+    default: 1024,
+    description:
+      'V8 old-generation heap limit of each execution thread (worker_threads resourceLimits); a thread over it dies and its calls fail with EXECUTOR_MEMORY_LIMIT.',
+  }),
+  e({
+    path: 'threadMemoryMb',
+    type: NON_NEGATIVE,
+    default: 1536,
+    description:
+      'Heap plus off-heap memory (Buffers, ArrayBuffers) one execution thread may hold; a thread over it is terminated and its calls fail with EXECUTOR_MEMORY_LIMIT. 0 turns the check off.',
+  }),
+  e({
+    path: 'maxRssMb',
+    type: NON_NEGATIVE,
+    default: 4096,
+    description:
+      'Resident memory of the whole Executor process; above it the thread holding the most memory is terminated (its calls fail with EXECUTOR_MEMORY_LIMIT). 0 turns the check off.',
+  }),
+];

@@ -1,0 +1,269 @@
+// GENERATED FILE, DO NOT EDIT. Produced by scripts/gen-config.mjs from the config field table
+// (src/kernel/config-fields/); `node scripts/check-generated.mjs` checks it is fresh. The resolved
+// deployment sections (defaults filled in); kernel/config-types.ts assembles them into BlockxConfig.
+
+/** The Coordinator of the deployment. */
+export interface CoordinatorConfig {
+  /**
+   * host:port the Coordinator serves on. Loopback by default: another interface needs `tls` or
+   * `tls.allowPlaintext` (docs/security.md). Default 127.0.0.1:8080. Env COORDINATOR_LISTEN.
+   */
+  readonly listen: string;
+  /**
+   * Registry prefixes the Coordinator watches for worker heartbeats (comma-separated in the variable,
+   * which replaces the list). Default by kind: block [/blockx/workers/]; bundle
+   * [/blockx/bundle-workers/, /blockx/prod/lanes/default/bundle-workers/]. Env
+   * COORDINATOR_REGISTRY_PREFIXES.
+   */
+  readonly registryPrefixes: readonly string[];
+  /**
+   * Deadline of one RequestTaskSlot call to a Worker. Default 3000. Env
+   * COORDINATOR_WORKER_RPC_TIMEOUT_MS.
+   */
+  readonly workerRpcTimeoutMs: number;
+  /**
+   * How long the Coordinator waits for etcd when it connects. Default 5000. Env
+   * COORDINATOR_ETCD_DIAL_TIMEOUT_MS.
+   */
+  readonly etcdDialTimeoutMs: number;
+  /**
+   * Pause after a failed registry list+watch before the next try. Default 1000. Env
+   * COORDINATOR_ETCD_WATCH_RETRY_DELAY_MS.
+   */
+  readonly etcdWatchRetryDelayMs: number;
+  /**
+   * A Worker whose heartbeat is older than this (by the Coordinator clock) is not routable. Default
+   * 10000. Env COORDINATOR_HEARTBEAT_TIMEOUT_MS.
+   */
+  readonly heartbeatTimeoutMs: number;
+  /**
+   * A heartbeat more than this ahead of the Coordinator's clock is not routable (docs/security.md).
+   * Default 5000. Env COORDINATOR_MAX_CLOCK_SKEW_MS.
+   */
+  readonly maxClockSkewMs: number;
+  /**
+   * How long a registry watch outage is tolerated before reservations fail Unavailable; must be <=
+   * heartbeatTimeoutMs. Default 10000. Env COORDINATOR_WATCH_GRACE_PERIOD_MS.
+   */
+  readonly watchGracePeriodMs: number;
+  /**
+   * The reservation window passed to the Worker as ttl_ms; must be <= the worker's maxSlotTtlMs.
+   * Default 5000. Env COORDINATOR_SLOT_TTL_MS.
+   */
+  readonly slotTtlMs: number;
+  /** Workers tried per reservation request. Default 3. Env COORDINATOR_MAX_CANDIDATES. */
+  readonly maxCandidates: number;
+  /**
+   * Times the same task id goes back to the same Worker after a timed-out (uncertain) reservation; 0
+   * allowed. Default 1. Env COORDINATOR_MAX_TIMEOUT_RETRIES.
+   */
+  readonly maxTimeoutRetries: number;
+  /**
+   * Consecutive rejections or timeouts that open a Worker's circuit breaker. Default 3. Env
+   * COORDINATOR_CIRCUIT_BREAKER_THRESHOLD.
+   */
+  readonly circuitBreakerThreshold: number;
+  /**
+   * How long an open breaker keeps the Worker out of selection. Default 10000. Env
+   * COORDINATOR_CIRCUIT_BREAKER_COOLDOWN_MS.
+   */
+  readonly circuitBreakerCooldownMs: number;
+  /**
+   * In (0, 1]: a Worker whose heartbeat cpu is above it is not routable (docs/health.md). Default 0.9.
+   * Env COORDINATOR_CPU_RED_LINE.
+   */
+  readonly cpuRedLine: number;
+  /**
+   * In (0, 1]: a Worker whose heartbeat memory is above it is not routable (docs/health.md). Default
+   * 0.9. Env COORDINATOR_MEMORY_RED_LINE.
+   */
+  readonly memoryRedLine: number;
+  /**
+   * In (0, 1]: a Worker whose heartbeat error rate is above it is not routable (docs/health.md).
+   * Default 0.5. Env COORDINATOR_ERROR_RATE_RED_LINE.
+   */
+  readonly errorRateRedLine: number;
+  /**
+   * capacity: most free slots first, counting the Coordinator's own reservations since the last
+   * heartbeat; affinity: the same task id goes to the same worker while the routable set is stable
+   * (docs/placement.md). Default capacity. Env COORDINATOR_PLACEMENT.
+   */
+  readonly placement: 'capacity' | 'affinity';
+}
+
+/** Phase-level admission semaphores. */
+export interface AdmissionConfig {
+  /** builderSem: tasks in their Builder phase. Default 16. */
+  readonly builderSlots: number;
+  /** executorSem: tasks in their Calls phase. Default 32. */
+  readonly executorTaskSlots: number;
+  /** pluginSem: tasks in their Writer phase. Default 16. */
+  readonly pluginSlots: number;
+  /** scanSem: table scans at once. Default 8. */
+  readonly scanSlots: number;
+}
+
+/** CallRetryPolicy: bounded per-call attempt retries. */
+export interface CallRetryConfig {
+  /** Attempts of one call, including the first. Default 3. */
+  readonly maxAttempts: number;
+  /** Backoff before the first retry. Default 50. */
+  readonly initialBackoffMs: number;
+  /** Largest backoff between retries; must be >= initialBackoffMs. Default 1000. */
+  readonly maxBackoffMs: number;
+}
+
+/** The batched RunTasks stream (docs/batched-protocol.md). */
+export interface RunTasksConfig {
+  /**
+   * Credits each RunTasks stream grants (tasks in flight per stream). Default the worker's taskSlots.
+   * Env WORKER_RUN_TASKS_MAX_IN_FLIGHT.
+   */
+  readonly maxInFlight?: number;
+  /**
+   * How long terminal updates wait to share one message; 0 = the next event-loop turn. Default 2. Env
+   * WORKER_RUN_TASKS_FLUSH_MS.
+   */
+  readonly flushMs: number;
+}
+
+/** A Worker of the deployment. */
+export interface WorkerConfig {
+  /**
+   * host:port the Worker serves on. Loopback by default: another interface needs `tls` or
+   * `tls.allowPlaintext`. Default 127.0.0.1:9090. Env WORKER_LISTEN.
+   */
+  readonly listen: string;
+  /**
+   * host:port clients and the Coordinator dial; published in the heartbeat. Default empty (the listen
+   * address with the host resolved). Env WORKER_ADVERTISE_ADDR.
+   */
+  readonly advertiseAddr: string;
+  /**
+   * Registry prefix the Worker publishes its heartbeat under. Default by kind: block /blockx/workers/;
+   * bundle /blockx/bundle-workers/. Env WORKER_REGISTRY_PREFIX.
+   */
+  readonly registryPrefix: string;
+  /**
+   * The unified slot pool. At most 100000: a Coordinator refuses a heartbeat claiming more
+   * (docs/security.md § The registry). Default 64. Env WORKER_TASK_SLOTS.
+   */
+  readonly taskSlots: number;
+  /** Slot TTL of an inline SubmitTask reservation; must be <= maxSlotTtlMs. Default 5000. */
+  readonly defaultTtlMs: number;
+  /**
+   * Largest ttl_ms RequestTaskSlot accepts; above it INVALID_ARGUMENT (docs/security.md). Must be >=
+   * defaultTtlMs and >= the coordinator's slotTtlMs. Default 60000. Env MAX_SLOT_TTL_MS.
+   */
+  readonly maxSlotTtlMs: number;
+  /**
+   * Most reserved-but-not-submitted slots one client (certificate identity) may hold on this worker;
+   * beyond it RESOURCE_EXHAUSTED NoSlot. 0 = no fixed limit; a fair-share reclaim applies either way
+   * (docs/security.md § Reservations per client). Default 0. Env MAX_RESERVED_SLOTS_PER_CLIENT.
+   */
+  readonly maxReservedSlotsPerClient: number;
+  /**
+   * Timeout of a task submitted with task_timeout_ms = 0; must be <= maxTaskTimeoutMs. Default 300000.
+   * Env TASK_DEADLINE_MS.
+   */
+  readonly taskDeadlineMs: number;
+  /** Largest task_timeout_ms SubmitTask accepts. Default 28800000 (8 h). Env MAX_TASK_TIMEOUT_MS. */
+  readonly maxTaskTimeoutMs: number;
+  /** How long a terminal result stays queryable and idempotent. Default 300000. Env RESULT_RETENTION_MS. */
+  readonly resultRetentionMs: number;
+  /**
+   * Registry heartbeat period. Default 200 (2000 recommended in production). Env
+   * WORKER_HEARTBEAT_INTERVAL.
+   */
+  readonly heartbeatIntervalMs: number;
+  /**
+   * The soonest an extra heartbeat follows the previous one when tasks ended on a worker whose last
+   * heartbeat showed it at least half full, so the Coordinator sees freed slots before the next regular
+   * heartbeat (docs/batched-protocol.md). 0 = off. Default 25. Env WORKER_CAPACITY_HEARTBEAT_MS.
+   */
+  readonly capacityHeartbeatMs: number;
+  /**
+   * Grace from the last WatchTasks stream of a task detaching to WATCH_DISCONNECTED. Default 0 (off;
+   * 120000 recommended in production). Env WATCH_DISCONNECT_GRACE_MS.
+   */
+  readonly watchDisconnectGraceMs: number;
+  /** TickTimers period. Default 500. */
+  readonly timerScanMs: number;
+  /** gRPC keepalive PING interval. Default 30000. */
+  readonly keepaliveTimeMs: number;
+  /** gRPC keepalive ACK timeout. Default 10000. */
+  readonly keepaliveTimeoutMs: number;
+  /** On SIGTERM: how long running tasks may finish before exit. Default 30000. */
+  readonly drainTimeoutMs: number;
+  /** Phase-level admission semaphores. */
+  readonly admission: AdmissionConfig;
+  /** Per-task in-flight call cap. Default 1024. */
+  readonly taskMaxInflightCalls: number;
+  /**
+   * Call budget: call attempts one task may dispatch over its Calls phase (root calls, subcalls and
+   * retries); one more fails the task with CALL_BUDGET_EXCEEDED (docs/security.md, Task isolation).
+   * Default 1000000.
+   */
+  readonly taskMaxCallAttempts: number;
+  /**
+   * Call budget: ctx.call subcalls of one task that may be pending (asked for and not ended) at once;
+   * one more fails the task with CALL_BUDGET_EXCEEDED. Default 10000.
+   */
+  readonly taskMaxPendingSubcalls: number;
+  /** Per-call CPU + IO budget. Default 5000. Env CALL_DEADLINE_MS. */
+  readonly callDeadlineMs: number;
+  /** Cap on the summed JSON size of a task's outputs. Default 67108864 (64 MiB). */
+  readonly maxCollectedOutputBytes: number;
+  /** CallRetryPolicy: bounded per-call attempt retries. */
+  readonly callRetry: CallRetryConfig;
+  /** The batched RunTasks stream (docs/batched-protocol.md). */
+  readonly runTasks: RunTasksConfig;
+}
+
+/** The Executor a Worker spawns and supervises. */
+export interface ExecutorConfig {
+  /** Folder for the Worker↔Executor Unix sockets. Default empty (the OS temp dir). */
+  readonly socketDir: string;
+  /** Execution units (worker threads) inside the Executor. Default 2. */
+  readonly threads: number;
+  /** Executor → Worker heartbeat period. Default 500. */
+  readonly heartbeatIntervalMs: number;
+  /**
+   * Missed heartbeats for this long → Executor declared lost and restarted; must be >
+   * heartbeatIntervalMs. Default 3000.
+   */
+  readonly heartbeatTimeoutMs: number;
+  /** First Executor restart backoff. Default 100. */
+  readonly restartBackoffInitialMs: number;
+  /** Largest Executor restart backoff; must be >= restartBackoffInitialMs. Default 5000. */
+  readonly restartBackoffMaxMs: number;
+  /** A call that ignores CancelCall past this is terminated with its execution unit. Default 1000. */
+  readonly cancelHardLimitMs: number;
+  /**
+   * Rows (one per key read) of ctx.io.get / getMany answers each execution thread keeps for the other
+   * calls of the same task (read copies; src/executor/PROTOCOL.md). 0 turns them off: every read goes
+   * to the Worker. Default 10000.
+   */
+  readonly readCopyMaxEntries: number;
+  /**
+   * task: execution threads lock down the JavaScript intrinsics (SES lockdown), freeze the global
+   * object and give each task its own instance of a function module; none: no isolation between tasks
+   * on a thread (docs/security.md, Task isolation). Default task.
+   */
+  readonly isolation: 'task' | 'none';
+  /**
+   * V8 old-generation heap limit of each execution thread (worker_threads resourceLimits); a thread
+   * over it dies and its calls fail with EXECUTOR_MEMORY_LIMIT. Default 1024.
+   */
+  readonly threadHeapMb: number;
+  /**
+   * Heap plus off-heap memory (Buffers, ArrayBuffers) one execution thread may hold; a thread over it
+   * is terminated and its calls fail with EXECUTOR_MEMORY_LIMIT. 0 turns the check off. Default 1536.
+   */
+  readonly threadMemoryMb: number;
+  /**
+   * Resident memory of the whole Executor process; above it the thread holding the most memory is
+   * terminated (its calls fail with EXECUTOR_MEMORY_LIMIT). 0 turns the check off. Default 4096.
+   */
+  readonly maxRssMb: number;
+}

@@ -1,0 +1,120 @@
+// docs/configuration.md from the field table: every field with its default, variable and meaning, the
+// variables in one list, and how to add a field. Pure; scripts/gen-config.mjs writes it.
+import { defaultText, type ConfigField, type ConfigSection } from './field.js';
+import { fieldTree, type GroupNode } from './field-tree.js';
+import { CONFIG_FIELDS, groupOf } from './index.js';
+
+const cell = (text: string): string => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+const code = (text: string): string => `\`${text}\``;
+
+const SECTION_PREFIX: Readonly<Record<ConfigSection, string>> = {
+  top: '',
+  coordinator: 'deployments.<name>.coordinator.',
+  worker: 'deployments.<name>.worker.',
+  executor: 'deployments.<name>.executor.',
+};
+
+function fieldRows(fields: readonly ConfigField[]): string[] {
+  return [
+    '| field | default | env | meaning |',
+    '| --- | --- | --- | --- |',
+    ...fields.map(
+      (f) =>
+        `| ${code(f.path)} | ${cell(defaultText(f) ?? 'unset')} | ${f.env ? code(f.env) : ''} | ${cell(f.description)} |`,
+    ),
+  ];
+}
+
+function leaves(group: GroupNode): ConfigField[] {
+  return [...group.children.values()].flatMap((c) => (c.node === 'leaf' ? [c.field] : leaves(c)));
+}
+
+function sectionDocs(section: ConfigSection, fields: readonly ConfigField[]): string[] {
+  const out: string[] = [];
+  const tree = fieldTree(section, fields);
+  if (section === 'top') {
+    for (const [key, child] of tree.children) {
+      if (child.node !== 'group') continue;
+      out.push(
+        `### \`${key}\``,
+        '',
+        groupOf('top', key)?.description ?? '',
+        '',
+        ...fieldRows(leaves(child)),
+        '',
+      );
+    }
+  } else {
+    out.push(
+      `### \`${SECTION_PREFIX[section].slice(0, -1)}\``,
+      '',
+      groupOf(section, '')?.description ?? '',
+      '',
+    );
+    for (const [key, child] of tree.children) {
+      if (child.node === 'group' && groupOf(section, key))
+        out.push(`\`${key}\`: ${groupOf(section, key)?.description ?? ''}`, '');
+    }
+    out.push(...fieldRows(leaves(tree)), '');
+  }
+  return out;
+}
+
+const INTRO = `# Configuration
+
+<!-- Generated from src/kernel/config-fields/ by scripts/gen-config.mjs; edit the table, not this file. -->
+
+BlockX reads \`blockx.config.yaml\` (or \`--config FILE\`, \`BLOCKX_CONFIG\`, \`.blockxrc.yaml\`, \`package.json#blockx\`):
+parse the YAML keeping line numbers → validate against \`schemas/blockx.config.schema.json\` → fill in
+defaults → apply environment variables → apply command-line flags → check cross-field rules → freeze.
+\`blockx config\` prints the result. This page lists every field of the service config with its default,
+the environment variable that overrides it and what it means. Paths are relative to the section;
+\`tables\` and the plugin configs of tasks have their own schemas (README § Configuration, the plugin
+folders' READMEs).
+
+Coordinator and worker variables apply to the deployment the process runs (\`--deployment\`; for
+\`blockx config\` without it, to every deployment). Values are typed: \`COORDINATOR_MAX_CANDIDATES=abc\` is
+an error naming the variable; an empty variable counts as unset.
+
+## Fields
+`;
+
+const ADDING = `## Adding a field
+
+A setting is written down once, as one row of the field table in \`src/kernel/config-fields/\`
+(\`coordinator-fields.ts\`, \`worker-fields.ts\`, \`executor-fields.ts\` or \`shared-fields.ts\` for the top
+level):
+
+\`\`\`ts
+// An example row (worker-fields.ts); not a real field.
+w({
+  path: 'idleTimeoutMs', // inside the section; dots nest (\`admission.builderSlots\`)
+  type: { t: 'int', min: 0 }, // int (min, max), fraction, boolean, enum, listenAddr, registryPrefix, identifier, string, list
+  default: 60_000, // omit for "unset"; { byKind: { block, bundle } } when it depends on the deployment kind
+  env: 'WORKER_IDLE_TIMEOUT_MS', // optional; parsed by the type (envParser overrides)
+  description: 'How long an idle connection stays open; 0 = forever.',
+}),
+\`\`\`
+
+Then run \`node scripts/gen-config.mjs\`. From the row come: the default in the resolved config
+(\`kernel/config-defaults.ts\`), the env binding (\`kernel/config-env.ts\`), the schema property with its
+\`default\` and "Default N. Env VAR." text, the field of the TS config type
+(\`src/kernel/config-fields/generated/\`) and the lines of this page.
+\`node scripts/check-generated.mjs\` (part of \`npm test\`) fails while a generated file is stale. A core
+that reads the field takes it from the resolved config its app passes, and its \`DEFAULT_*\` constant
+from the same table, so no other file names the number. A rule that links two fields (\`a <= b\`) goes
+into \`kernel/config-rules.ts\`; a new object gets a group description in the same file as its rows.
+`;
+
+/** The whole of docs/configuration.md (before prettier). */
+export function renderConfigDocs(fields: readonly ConfigField[] = CONFIG_FIELDS): string {
+  const out = [INTRO];
+  for (const section of ['top', 'coordinator', 'worker', 'executor'] as const)
+    out.push(...sectionDocs(section, fields));
+  out.push('## Environment variables', '', '| variable | config field |', '| --- | --- |');
+  out.push('| `BLOCKX_CONFIG` | the config file |');
+  for (const f of fields.filter((row) => row.env !== undefined))
+    out.push(`| ${code(f.env as string)} | ${code(SECTION_PREFIX[f.section] + f.path)} |`);
+  out.push('', ADDING);
+  return out.join('\n');
+}

@@ -1,0 +1,21 @@
+// Every file generated from the config field table, as { file, text } before formatting:
+// scripts/gen-config.mjs writes them (prettier-formatted), scripts/check-generated.mjs compares them.
+import { renderConfigDocs } from './render-docs.js';
+import { renderConfigSchema } from './render-schema.js';
+import { CONFIG_TYPES_FILES, renderDeploymentTypes, renderTopLevelTypes } from './render-types.js';
+
+export interface ConfigArtefact {
+  /** Repository-relative path. */
+  readonly file: string;
+  readonly text: string;
+}
+
+export function configArtefacts(): ConfigArtefact[] {
+  return [
+    // One line: prettier then lays it out as it would any hand-written JSON of the repository.
+    { file: 'schemas/blockx.config.schema.json', text: `${JSON.stringify(renderConfigSchema())}\n` },
+    { file: CONFIG_TYPES_FILES.top, text: renderTopLevelTypes() },
+    { file: CONFIG_TYPES_FILES.deployment, text: renderDeploymentTypes() },
+    { file: 'docs/configuration.md', text: renderConfigDocs() },
+  ];
+}
