@@ -9,8 +9,8 @@
 // watching etcd) in this process, and the clients too. The echo server and its client live in the same
 // process as well, so both sides pay the same scheduling. Every reservation uses a unique task id and a
 // 10 s deadline, as the TypeScript client sends it; the slots come back through their TTL
-// (WORKER_TASK_SLOTS 1,000,000, COORDINATOR_SLOT_TTL_MS 1000). The BlockX clients install the lean
-// AsyncResource#bind (src/grpc/lean-bind.ts) process-wide, so the raw rows' grpc-js clients use it too:
+// (WORKER_TASK_SLOTS 1,000,000, COORDINATOR_SLOT_TTL_MS 1000). It installs the lean AsyncResource#bind
+// (src/grpc/lean-bind.ts) process-wide as the entry points do, so the raw rows' grpc-js clients use it too:
 // the header line says which bind the run used.
 // A reservation is two unary round trips (client → Coordinator → Worker RequestTaskSlot → back), so
 // the floor is ~2× raw unary. Goal (issue 6): reservation p50 ≤ 2.5 × raw unary p50.
@@ -52,7 +52,10 @@ import { EchoClient, startEcho, startEchoRelay } from './lib/grpc-echo.js';
 const { CLIENT_CHANNEL_OPTIONS } = await loadBuilt<typeof ChannelOptionsModule>('grpc/channel-options');
 const { createCoordinatorClient, createWorkerClient, unaryCall } =
   await loadBuilt<typeof ClientsModule>('grpc/clients');
-const { leanAsyncResourceBindInstalled } = await loadBuilt<typeof LeanBindModule>('grpc/lean-bind');
+const { installLeanAsyncResourceBind, leanAsyncResourceBindInstalled } =
+  await loadBuilt<typeof LeanBindModule>('grpc/lean-bind');
+// As the entry points (`blockx`, `blockx/client`, the CLI) do: this bench loads single modules.
+installLeanAsyncResourceBind();
 const { bootKernel } = await loadBuilt<typeof KernelModule>('kernel/kernel');
 const { runCoordinator } = await loadBuilt<typeof RunCoordinatorModule>(
   'services/coordinator/app/run-coordinator',

@@ -9,5 +9,11 @@ if (!existsSync(fileURLToPath(entry))) {
   process.stderr.write('blockx: dist/ is missing; run `npm run build` (npm ci runs it for you)\n');
   process.exit(2);
 }
+// The lean AsyncResource#bind, process-wide, before any gRPC call (src/grpc/lean-bind.ts): the entry
+// points install it, constructing a client does not.
+const { installLeanAsyncResourceBind } = await import(
+  new URL('../dist/grpc/lean-bind.js', import.meta.url).href
+);
+installLeanAsyncResourceBind();
 const { main } = await import(entry.href);
 process.exitCode = await main(process.argv.slice(2));

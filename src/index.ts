@@ -1,7 +1,12 @@
 // Public API of the `blockx` package: types for function and plugin authors, the kernel, and errors.
 // Every runtime name is listed (the wildcards re-export types only), so nothing internal becomes public
 // by accident. Narrower entry points: `blockx/function`, `blockx/plugin`, `blockx/client` (README,
-// "Package entry points").
+// "Package entry points"). Importing it installs the lean AsyncResource#bind (src/grpc/lean-bind.ts), as
+// every entry point that makes gRPC calls does.
+import { installLeanAsyncResourceBind } from './grpc/lean-bind.js';
+
+installLeanAsyncResourceBind();
+
 export {
   BlockxError,
   ConfigError,
@@ -16,7 +21,7 @@ export {
 export type { ConfigIssue, SchemaIssue } from './kernel/errors.js';
 // The plugin contract (also `blockx/plugin`): its names are listed once, in src/plugin.ts.
 export type * from './plugin.js';
-export { isRetryableWriterFailure } from './plugin.js';
+export { defineBuilder, defineWriter, isRetryableWriterFailure } from './plugin.js';
 export type { KernelHooks } from './kernel/hooks.js';
 export type { BlockxConfig, DeploymentConfig } from './kernel/config-types.js';
 export { loadConfig, resolveConfig, type LoadConfigOptions } from './kernel/config.js';
@@ -62,6 +67,7 @@ export type {
   CallOptions,
   ClientTaskInput,
   ClusterStatusView,
+  CoordinatorLimitsView,
   SubmitOutcome,
   TaskResult,
   TaskRunResult,
@@ -69,4 +75,5 @@ export type {
   TaskStatusView,
   TaskUpdate,
   WorkerCallOptions,
+  WorkerStatusView,
 } from './client/index.js';

@@ -1,8 +1,10 @@
 // `blockx/plugin`: what a builder or writer plugin imports — the plugin contract's types, the hook
-// catalogue's types and the writer-failure helper. Types and one small function only: no gRPC, no
-// storage driver in the module graph (test/unit/public-entries.test.ts checks it).
+// catalogue's types, `defineBuilder` / `defineWriter`, the one `PluginError`, and the writer-failure
+// helper (docs/plugins.md). No gRPC, no storage driver, no package at all in the module graph
+// (test/process/public-entries.test.ts checks it). The built-in plugins under plugins/ import this
+// module and nothing else of BlockX.
 //
-//   import type { BuilderPlugin, CallList } from 'blockx/plugin';
+//   import { defineBuilder, PluginError, type CallList } from 'blockx/plugin';
 export type {
   BlockRange,
   BlockSelector,
@@ -22,5 +24,7 @@ export type {
   WriterFailure,
   WriterPlugin,
 } from './kernel/plugin-types.js';
-export { isRetryableWriterFailure } from './kernel/plugin-types.js';
+export { defineBuilder, defineWriter, isRetryableWriterFailure } from './kernel/plugin-types.js';
+export { PluginError } from './kernel/errors.js';
+export type { PluginErrorLocation, PluginErrorOptions } from './kernel/errors.js';
 export type { PluginHooks } from './kernel/hooks.js';

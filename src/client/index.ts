@@ -1,4 +1,10 @@
-// Public surface of the TypeScript client.
+// Public surface of the TypeScript client (`blockx/client`). Importing it installs the lean
+// AsyncResource#bind process-wide (src/grpc/lean-bind.ts): the entry points install it (this one,
+// src/index.ts, bin/blockx.js), constructing a client does not.
+import { installLeanAsyncResourceBind } from '../grpc/lean-bind.js';
+
+installLeanAsyncResourceBind();
+
 export { BlockxClient } from './client.js';
 export type { BackfillOptions } from './client.js';
 export {
@@ -83,10 +89,12 @@ export type {
   CallOptions,
   ClientTaskInput,
   ClusterStatusView,
+  CoordinatorLimitsView,
   SubmitOutcome,
   TaskRunResult,
   TaskStatusView,
   WorkerCallOptions,
+  WorkerStatusView,
 } from './types.js';
 export type {
   ExecuteResult,

@@ -4,7 +4,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { DeadlineQueue, type CancelSignal, type DeadlineEntry } from '../kernel/cancel.js';
 import { CLIENT_CHANNEL_OPTIONS } from './channel-options.js';
-import { installLeanAsyncResourceBind } from './lean-bind.js';
 import { BundleCoordinatorServiceClient, CoordinatorServiceClient, WorkerServiceClient } from './proto.js';
 import { grpcStatusError } from './status.js';
 import { channelCredentials } from './tls.js';
@@ -17,8 +16,8 @@ type ClientConstructor<C> = new (
 ) => C;
 
 /**
- * A client with the shared channel options, over TLS when `tls` is given; installs the lean
- * AsyncResource#bind first.
+ * A client with the shared channel options, over TLS when `tls` is given. (The lean AsyncResource#bind
+ * is installed by the entry points, not here: src/grpc/lean-bind.ts.)
  */
 function newClient<C>(
   Client: ClientConstructor<C>,
@@ -26,7 +25,6 @@ function newClient<C>(
   options: grpc.ClientOptions,
   tls: TlsMaterial | undefined,
 ): C {
-  installLeanAsyncResourceBind();
   return new Client(addr, channelCredentials(tls), { ...CLIENT_CHANNEL_OPTIONS, ...options });
 }
 

@@ -10,9 +10,11 @@
 // `installLeanAsyncResourceBind` replaces `AsyncResource.prototype.bind` with the same binding (the
 // resource's async scope, the call-time `this` unless `thisArg` is given, the same `length`) minus the
 // deprecated `asyncResource` property. Reading that property was deprecated in Node 20 and emits a
-// warning; no BlockX code and none of our dependencies read it. Every BlockX gRPC client installs it
-// (src/grpc/clients.ts, the Coordinator's Worker channels); it is process-wide, idempotent, and a no-op
-// on a Node whose own `bind` no longer adds the property.
+// warning; no BlockX code and none of our dependencies read it. The entry points install it when they
+// are loaded — bin/blockx.js (every CLI process: coordinator, worker, executor, client commands), the
+// `blockx` root entry (src/index.ts) and `blockx/client` (src/client/index.ts) — so a process that only
+// imports `blockx/function` or `blockx/plugin` keeps Node's own; constructing a client does not install
+// it. It is process-wide, idempotent, and a no-op on a Node whose own `bind` no longer adds the property.
 import { AsyncResource } from 'node:async_hooks';
 
 type AnyFunction = (this: unknown, ...args: unknown[]) => unknown;

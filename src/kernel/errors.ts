@@ -94,24 +94,75 @@ export class ConfigNotFoundError extends BlockxError {
   }
 }
 
-/** A plugin failed to load or register; names the plugin path and, when relevant, the hook. */
-export class PluginError extends BlockxError {
+const PLUGIN_ERROR_BRAND = Symbol.for('blockx.PluginError');
+
+/** Where a kernel-made PluginError happened: the plugin's path and, when relevant, its name and hook. */
+export interface PluginErrorLocation {
+  readonly pluginPath: string;
+  readonly plugin?: string;
+  readonly hook?: string;
+  readonly message: string;
+}
+
+/** Options of a PluginError a plugin throws. */
+export interface PluginErrorOptions<D = undefined> {
+  /** Whether resubmitting the task may succeed. Default false: a plugin's own error is about the data. */
+  readonly retryable?: boolean;
+  /** Structured fields for programs (which output, which block, ...). */
+  readonly details?: D;
+  readonly cause?: unknown;
+}
+
+/**
+ * The one plugin error, in two uses (docs/plugins.md § Errors):
+ *
+ * - a plugin throws it for a failure of its own: `new PluginError(code, message, { retryable, details })`
+ *   (or a subclass naming its codes); the Worker reads `code` and `retryable` (docs/task-lifecycle.md
+ *   § Failure codes);
+ * - the kernel makes it when a plugin fails to load or register, or a hook tap throws:
+ *   `new PluginError(code, { pluginPath, plugin, hook, message })`; `pluginPath` names the package.
+ *
+ * `err instanceof PluginError` holds for an error made by any copy of this module (a plugin loaded
+ * from source next to a kernel loaded from dist/, or two installed copies of the package): instances
+ * carry a `Symbol.for` brand, which `PluginError[Symbol.hasInstance]` checks. A subclass keeps the
+ * ordinary `instanceof`.
+ */
+export class PluginError<C extends string = string, D = unknown> extends BlockxError {
+  declare readonly code: C;
+  readonly retryable: boolean;
+  readonly details: D;
+  /** The plugin package's path (kernel-made errors); empty for an error a plugin threw itself. */
   readonly pluginPath: string;
   readonly plugin: string | undefined;
   readonly hook: string | undefined;
-  constructor(
-    code: KernelErrorCode,
-    fields: { pluginPath: string; plugin?: string; hook?: string; message: string },
-    options?: { cause?: unknown },
-  ) {
+
+  constructor(code: C, message: string, options?: PluginErrorOptions<D>);
+  constructor(code: C, fields: PluginErrorLocation, options?: { cause?: unknown });
+  constructor(code: C, what: string | PluginErrorLocation, options: PluginErrorOptions<D> = {}) {
+    const located = typeof what === 'string' ? undefined : what;
     super(
       code,
-      `${code}: plugin ${fields.plugin ? `${fields.plugin} ` : ''}at ${fields.pluginPath}: ${fields.message}`,
-      options,
+      located
+        ? `${code}: plugin ${located.plugin ? `${located.plugin} ` : ''}at ${located.pluginPath}: ${located.message}`
+        : (what as string),
+      'cause' in options ? { cause: options.cause } : undefined,
     );
-    this.pluginPath = fields.pluginPath;
-    this.plugin = fields.plugin;
-    this.hook = fields.hook;
+    this.retryable = options.retryable ?? false;
+    this.details = options.details as D;
+    this.pluginPath = located?.pluginPath ?? '';
+    this.plugin = located?.plugin;
+    this.hook = located?.hook;
+    Object.defineProperty(this, PLUGIN_ERROR_BRAND, { value: true });
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // Subclasses (a plugin's own error class) keep the prototype-chain check.
+    if (this !== PluginError) return Function.prototype[Symbol.hasInstance].call(this, value);
+    return (
+      typeof value === 'object' &&
+      value !== null &&
+      (value as { [PLUGIN_ERROR_BRAND]?: unknown })[PLUGIN_ERROR_BRAND] === true
+    );
   }
 }
 

@@ -1,8 +1,8 @@
 // Types for plugin authors: what a builder or writer package default-exports, and what it is given.
 //
-// A plugin package imports these with `import type` only (a relative path into src/, or from `blockx`):
-// plugins never import runtime values from the kernel, so they load the same from a source checkout, from
-// dist/, or as an npm package.
+// Plugin packages reach these through `blockx/plugin` (src/plugin.ts; docs/plugins.md). The few runtime
+// values here (the define helpers, isRetryableWriterFailure) import nothing, so a plugin loads the same
+// from a source checkout, from dist/, or as an npm package.
 import type { PluginHooks } from './hooks.js';
 
 /** The phase a task is in when the kernel calls into a plugin or function. */
@@ -141,8 +141,25 @@ export interface WriterPlugin<C = unknown> extends PluginCommon {
 }
 
 /**
- * The error shape a writer throws. Duck-typed (plugins do not import kernel classes): any Error with a
- * boolean `retryable`, optionally a `code`. An error without `retryable` is unclassified and treated as
+ * Declares a builder plugin module: returns `plugin` unchanged, typed with its config `C` (the shape its
+ * JSON schema describes, defaults filled in: the kernel validates every task config against the schema
+ * with ajv's `useDefaults`, so a schema default is the only default). `name`, `version` and
+ * `apply(hooks)` are optional (PluginCommon).
+ *
+ *   export default defineBuilder<MyConfig>({ name: 'my-builder', build(taskCtx, config, io) { ... } });
+ */
+export function defineBuilder<C>(plugin: BuilderPlugin<C>): BuilderPlugin<C> {
+  return plugin;
+}
+
+/** Declares a writer plugin module; the writer counterpart of defineBuilder. */
+export function defineWriter<C>(plugin: WriterPlugin<C>): WriterPlugin<C> {
+  return plugin;
+}
+
+/**
+ * The error shape a writer throws: PluginError (blockx/plugin) has it, and so does any Error with a
+ * boolean `retryable`, optionally a `code` (duck-typed, so errors from other libraries qualify). An error without `retryable` is unclassified and treated as
  * retryable (docs/task-lifecycle.md § Failure codes).
  */
 export interface WriterFailure extends Error {

@@ -92,10 +92,16 @@ export function compileForeignSchema(schema: unknown): CompileResult {
 
 const foreignInstances = new Map<'draft-07' | '2020-12', Ajv | Ajv2020>();
 
+// Plugin schemas fill in their defaults (`useDefaults`): the config a plugin receives has every
+// `default` of its schema applied, so the schema is the only place a plugin default is written
+// (docs/plugins.md § Config and defaults).
+const FOREIGN_AJV_OPTIONS: Options = { ...AJV_OPTIONS, useDefaults: true };
+
 function foreignAjv(dialect: 'draft-07' | '2020-12'): Ajv | Ajv2020 {
   let ajv = foreignInstances.get(dialect);
   if (!ajv) {
-    ajv = createAjv(dialect);
+    ajv = dialect === '2020-12' ? new Ajv2020(FOREIGN_AJV_OPTIONS) : new Ajv(FOREIGN_AJV_OPTIONS);
+    addFormats(ajv);
     foreignInstances.set(dialect, ajv);
   }
   return ajv;

@@ -1,6 +1,6 @@
 // Process-level tests of the built `blockx` command (bin/blockx.js → dist/). `npm test` builds first.
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -28,6 +28,8 @@ function scratchProject(): string {
   writeFileSync(path.join(dir, 'package.json'), '{"name":"scratch","private":true}');
   cpSync(path.join(REPO, 'blockx.config.yaml'), path.join(dir, 'blockx.config.yaml'));
   cpSync(path.join(REPO, 'plugins'), path.join(dir, 'plugins'), { recursive: true });
+  // The built-in plugins import blockx's plugin surface by its source path (../../../../src/plugin.js).
+  symlinkSync(path.join(REPO, 'src'), path.join(dir, 'src'));
   cpSync(path.join(REPO, 'examples'), path.join(dir, 'examples'), { recursive: true });
   return dir;
 }

@@ -63,6 +63,61 @@ describe('package subpaths', () => {
     expect(imported).toEqual(expect.arrayContaining(['@grpc/grpc-js', 'ajv', 'yaml']));
   });
 
+  it('blockx/plugin has one PluginError: the root re-exports it, and instanceof holds across copies', () => {
+    // The kernel runs from dist/ while a built-in plugin loads src/plugin.ts through tsx: two copies.
+    const r = evalModule(`
+      const { tsImport } = await import('tsx/esm/api');
+      const dist = await import('blockx/plugin');
+      const root = await import('blockx');
+      const src = await tsImport(${JSON.stringify(path.join(REPO, 'src/plugin.ts'))}, import.meta.url);
+      class OwnError extends src.PluginError {}
+      const fromSrc = new OwnError('BAD_OUTPUT', 'output 0: not a row', { details: { outputIndex: 0 } });
+      const fromDist = new dist.PluginError('PLUGIN_NOT_FOUND', { pluginPath: '/p', message: 'gone' });
+      console.log(JSON.stringify({
+        copies: src.PluginError !== dist.PluginError,
+        rootIsPlugin: root.PluginError === dist.PluginError,
+        srcInDist: fromSrc instanceof dist.PluginError,
+        distInSrc: fromDist instanceof src.PluginError,
+        subclassKeepsPrototypeCheck: fromDist instanceof OwnError,
+        plainError: new Error('x') instanceof dist.PluginError,
+        fields: [fromSrc.code, fromSrc.retryable, fromSrc.details, fromSrc.name, fromDist.message],
+        define: [typeof dist.defineBuilder, typeof dist.defineWriter, typeof root.defineWriter],
+      }));
+    `);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({
+      copies: true,
+      rootIsPlugin: true,
+      srcInDist: true,
+      distInSrc: true,
+      subclassKeepsPrototypeCheck: false,
+      plainError: false,
+      fields: ['BAD_OUTPUT', false, { outputIndex: 0 }, 'OwnError', 'PLUGIN_NOT_FOUND: plugin at /p: gone'],
+      define: ['function', 'function', 'function'],
+    });
+  });
+
+  it('the entry points that make gRPC calls install the lean bind; blockx/function and blockx/plugin do not', () => {
+    const r = evalModule(`
+      const { AsyncResource } = await import('node:async_hooks');
+      const stock = AsyncResource.prototype.bind;
+      const addsProperty = Object.getOwnPropertyDescriptor(stock.call(new AsyncResource('P'), () => 0), 'asyncResource') !== undefined;
+      await import('blockx/function');
+      await import('blockx/plugin');
+      const afterAuthorEntries = AsyncResource.prototype.bind === stock;
+      await import('blockx/client');
+      console.log(JSON.stringify({ addsProperty, afterAuthorEntries, afterClient: AsyncResource.prototype.bind === stock }));
+    `);
+    expect(r.code, r.stderr).toBe(0);
+    const seen = JSON.parse(r.stdout) as {
+      addsProperty: boolean;
+      afterAuthorEntries: boolean;
+      afterClient: boolean;
+    };
+    expect(seen.afterAuthorEntries).toBe(true);
+    expect(seen.afterClient).toBe(!seen.addsProperty);
+  });
+
   it('blockx/function, blockx/plugin and blockx/client resolve and export what their users need', () => {
     const r = evalModule(`
       const fn = await import('blockx/function');

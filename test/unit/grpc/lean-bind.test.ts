@@ -33,13 +33,23 @@ describe('installLeanAsyncResourceBind', () => {
     if (nodeAddsProperty) expect(installed).not.toBe(stockBind);
   });
 
-  it('is installed by every BlockX gRPC client', () => {
+  it('is not installed by constructing a client', () => {
     expect(AsyncResource.prototype.bind).toBe(stockBind);
     const client = createWorkerClient('127.0.0.1:1');
     client.close();
-    if (nodeAddsProperty) expect(AsyncResource.prototype.bind).not.toBe(stockBind);
-    else expect(AsyncResource.prototype.bind).toBe(stockBind);
+    expect(AsyncResource.prototype.bind).toBe(stockBind);
   });
+
+  // A query string makes vite evaluate the entry module again, so its install runs after the restore.
+  it.each(['../../../src/client/index.js?entry', '../../../src/index.js?entry'])(
+    'is installed by loading the entry point %s',
+    async (entry) => {
+      expect(AsyncResource.prototype.bind).toBe(stockBind);
+      await import(/* @vite-ignore */ entry);
+      if (nodeAddsProperty) expect(AsyncResource.prototype.bind).not.toBe(stockBind);
+      else expect(AsyncResource.prototype.bind).toBe(stockBind);
+    },
+  );
 
   describe('the lean bind does what Node documents for bind', () => {
     beforeEach(() => {

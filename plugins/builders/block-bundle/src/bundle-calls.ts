@@ -5,11 +5,15 @@
 // entries) are collected first, then the table is scanned page by page and each row becomes a call as it
 // arrives. The generator stops (returns) as soon as the task signal is aborted; closing it early closes
 // the underlying scan.
-import type { CallSpec, Row, RowFilter, TaskIo } from '../../../../src/kernel/plugin-types.js';
-import { DEFAULT_BUNDLE_SIZE, bundleRange } from './bundle-range.js';
+import type { CallSpec, Row, RowFilter, TaskIo } from '../../../../src/plugin.js';
+import { bundleRange } from './bundle-range.js';
 import { BlockBundleError, BlockBundleErrorCode } from './errors.js';
 
-export interface BlockBundleCallConfig {
+/**
+ * BlockBundleCallConfig as a task writes it: ../schema.json spelled in TypeScript, by hand (the
+ * repository has no generator for plugin schemas). The defaults named here are the schema's.
+ */
+export interface BlockBundleCallConfigInput {
   readonly function: string;
   readonly table: string;
   readonly chainId: number;
@@ -31,6 +35,18 @@ export interface BlockBundleCallConfig {
   readonly hashColumn?: string | null;
 }
 
+/**
+ * What the builder receives: the config validated against ../schema.json with every schema default
+ * filled in (the kernel validates with ajv's useDefaults; docs/plugins.md § Config and defaults).
+ */
+export type BlockBundleCallConfig = BlockBundleCallConfigInput &
+  Required<
+    Pick<
+      BlockBundleCallConfigInput,
+      'bundleSize' | 'where' | 'extraArgs' | 'stream' | 'blocksTable' | 'numberColumn' | 'hashColumn'
+    >
+  >;
+
 /** What a call of this builder sees as `ctx.block`. */
 export interface BundleCallBlock {
   readonly chain_id: number;
@@ -39,26 +55,17 @@ export interface BundleCallBlock {
   readonly hash: string | null;
 }
 
-export const DEFAULTS = {
-  bundleSize: DEFAULT_BUNDLE_SIZE,
-  blocksTable: 'blocks',
-  numberColumn: 'block_number',
-  hashColumn: 'block_hash',
-} as const;
-
 /** Yields the bundle's calls in the table's primary key order; returns early once `signal` aborts. */
 export async function* bundleCalls(
   signal: AbortSignal,
   config: BlockBundleCallConfig,
   io: TaskIo,
 ): AsyncGenerator<CallSpec, void, undefined> {
-  const range = bundleRange(config.bundle, config.bundleSize ?? DEFAULTS.bundleSize);
-  const numberColumn = config.numberColumn ?? DEFAULTS.numberColumn;
-  const hashColumn = config.hashColumn === undefined ? DEFAULTS.hashColumn : config.hashColumn;
-  const extraArgs = config.extraArgs ?? [];
+  const range = bundleRange(config.bundle, config.bundleSize);
+  const { numberColumn, hashColumn, extraArgs } = config;
 
   const canonical = new Map<number, string>();
-  const blocks = io.scan(config.blocksTable ?? DEFAULTS.blocksTable, {
+  const blocks = io.scan(config.blocksTable, {
     blockRange: range,
     where: { chain_id: config.chainId, canonical: true },
     columns: ['number', 'hash'],

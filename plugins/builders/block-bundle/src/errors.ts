@@ -1,5 +1,6 @@
 // Stable error codes of BlockBundleCallConfig. Each key equals its code (the tests pin that).
-// Duck-typed like every plugin error: an Error with a boolean `retryable` and a string `code`.
+// The error is blockx/plugin's PluginError (docs/plugins.md § Errors), named for this plugin.
+import { PluginError } from '../../../../src/plugin.js';
 
 export const BlockBundleErrorCode = {
   /** build() was called on a config with stream.enabled: the orchestrator must call stream() instead. */
@@ -9,15 +10,15 @@ export const BlockBundleErrorCode = {
 } as const;
 export type BlockBundleErrorCode = (typeof BlockBundleErrorCode)[keyof typeof BlockBundleErrorCode];
 
-export class BlockBundleError extends Error {
-  /** Both codes describe the task config or the data, which resubmitting does not change. */
-  readonly retryable = false;
-  constructor(
-    readonly code: BlockBundleErrorCode,
-    message: string,
-    readonly details: { readonly chainId: number; readonly bundle: number; readonly blockNumber?: number },
-  ) {
-    super(message);
-    this.name = 'BlockBundleError';
+export interface BlockBundleErrorDetails {
+  readonly chainId: number;
+  readonly bundle: number;
+  readonly blockNumber?: number;
+}
+
+/** Both codes describe the task config or the data, which resubmitting does not change: not retryable. */
+export class BlockBundleError extends PluginError<BlockBundleErrorCode, BlockBundleErrorDetails> {
+  constructor(code: BlockBundleErrorCode, message: string, details: BlockBundleErrorDetails) {
+    super(code, message, { retryable: false, details });
   }
 }

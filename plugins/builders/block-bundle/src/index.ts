@@ -4,24 +4,24 @@
 // Two forms, one scan: build() returns the whole call list during the Builder phase; with
 // `stream.enabled` the Worker instead calls stream() during the Calls phase (streams(config) tells it
 // which), and calls are dispatched while the scan goes on. The config has already been validated against
-// ../schema.json; defaults are applied here.
-import type { BuilderPlugin, CallList, CallSpec } from '../../../../src/kernel/plugin-types.js';
+// ../schema.json, its defaults filled in by the kernel.
+import { defineBuilder, type CallList, type CallSpec } from '../../../../src/plugin.js';
 import { bundleCalls, type BlockBundleCallConfig } from './bundle-calls.js';
 import { BlockBundleError, BlockBundleErrorCode } from './errors.js';
 
 export { bundleOf, bundleRange, DEFAULT_BUNDLE_SIZE } from './bundle-range.js';
-export { DEFAULTS, type BlockBundleCallConfig, type BundleCallBlock } from './bundle-calls.js';
+export type { BlockBundleCallConfig, BlockBundleCallConfigInput, BundleCallBlock } from './bundle-calls.js';
 export { BlockBundleError, BlockBundleErrorCode } from './errors.js';
 
-const blockBundleBuilder: BuilderPlugin<BlockBundleCallConfig> = {
+const blockBundleBuilder = defineBuilder<BlockBundleCallConfig>({
   name: 'BlockBundleCallConfig',
 
   streams(config) {
-    return config.stream?.enabled === true;
+    return config.stream.enabled;
   },
 
   async build(taskCtx, config, io): Promise<CallList> {
-    if (config.stream?.enabled === true) {
+    if (config.stream.enabled) {
       throw new BlockBundleError(
         BlockBundleErrorCode.STREAM_ENABLED,
         'BlockBundleCallConfig has stream.enabled: its calls are produced by stream() during the Calls ' +
@@ -39,6 +39,6 @@ const blockBundleBuilder: BuilderPlugin<BlockBundleCallConfig> = {
   stream(taskCtx, config, io): AsyncIterable<CallSpec> {
     return bundleCalls(taskCtx.signal, config, io);
   },
-};
+});
 
 export default blockBundleBuilder;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { CallSpec, Row } from '../../../../src/kernel/plugin-types.js';
+import type { CallSpec, Row } from '../../../../src/plugin.js';
 import { StorageError, StorageErrorCode } from '../../../../src/services/storage/errors.js';
 import { blockRow, eventRow } from '../../../../test/support/chain-fixture.js';
 import { MemoryTaskIo } from '../../../../test/support/memory-task-io.js';
@@ -11,6 +11,7 @@ import blockBundleBuilder, {
   bundleOf,
   bundleRange,
   type BlockBundleCallConfig,
+  type BlockBundleCallConfigInput,
 } from '../src/index.js';
 import { itDeclaresItself, packageUnderTest } from '../../../../test/support/plugin-package.js';
 
@@ -32,13 +33,14 @@ function chainIo(): MemoryTaskIo {
     );
 }
 
-type Config = Omit<BlockBundleCallConfig, 'function' | 'chainId' | 'table'> & Partial<BlockBundleCallConfig>;
-const full = (config: Config): BlockBundleCallConfig => ({
-  function: 'f',
-  chainId: 1,
-  table: 'events',
-  ...config,
-});
+type Config = Omit<BlockBundleCallConfigInput, 'function' | 'chainId' | 'table'> &
+  Partial<BlockBundleCallConfigInput>;
+/** A task's config as the kernel hands it to the builder: validated, the schema's defaults filled in. */
+const full = (config: Config): BlockBundleCallConfig => {
+  const copy = structuredClone({ function: 'f', chainId: 1, table: 'events', ...config });
+  if (!validate(copy)) throw new Error(`invalid test config: ${JSON.stringify(validate.errors)}`);
+  return copy as BlockBundleCallConfig;
+};
 
 async function build(config: Config, io = chainIo()): Promise<readonly CallSpec[]> {
   return (await blockBundleBuilder.build(taskCtx(), full(config), io)).calls;

@@ -1,6 +1,6 @@
 // Stable error codes of BlockTableCallConfig. Each key equals its code (the tests pin that).
-// Plugins do not import kernel classes, so the error is duck-typed the way the kernel reads writer and
-// builder failures: an Error with a boolean `retryable` and a string `code`.
+// The error is blockx/plugin's PluginError (docs/plugins.md § Errors), named for this plugin.
+import { PluginError } from '../../../../src/plugin.js';
 
 export const BlockTableErrorCode = {
   /** No block matches the selector (no canonical block at that height, or no block with that hash). */
@@ -10,19 +10,15 @@ export const BlockTableErrorCode = {
 } as const;
 export type BlockTableErrorCode = (typeof BlockTableErrorCode)[keyof typeof BlockTableErrorCode];
 
-export class BlockTableError extends Error {
-  /** Both codes describe the data, which resubmitting the same task does not change. */
-  readonly retryable = false;
-  constructor(
-    readonly code: BlockTableErrorCode,
-    message: string,
-    readonly details: {
-      readonly blocksTable: string;
-      readonly chainId: number;
-      readonly block: { readonly number: number } | { readonly hash: string };
-    },
-  ) {
-    super(message);
-    this.name = 'BlockTableError';
+export interface BlockTableErrorDetails {
+  readonly blocksTable: string;
+  readonly chainId: number;
+  readonly block: { readonly number: number } | { readonly hash: string };
+}
+
+/** Both codes describe the data, which resubmitting the same task does not change: not retryable. */
+export class BlockTableError extends PluginError<BlockTableErrorCode, BlockTableErrorDetails> {
+  constructor(code: BlockTableErrorCode, message: string, details: BlockTableErrorDetails) {
+    super(code, message, { retryable: false, details });
   }
 }

@@ -4,23 +4,27 @@
 // block, canonical or not). The table is then scanned by the resolved block's hash, so the rows of a
 // non-canonical sibling at the same height never mix in; `byNumber` scans by height instead, for tables
 // without a hash column (which then must hold one block per height, e.g. derived canonical-only tables).
-// The config has already been validated against ../schema.json; defaults are applied here.
-import type {
-  BuilderPlugin,
-  CallList,
-  CallSpec,
-  Row,
-  RowFilter,
-  TaskCtx,
-  TaskIo,
-} from '../../../../src/kernel/plugin-types.js';
+// The config has already been validated against ../schema.json, its defaults filled in by the kernel.
+import {
+  defineBuilder,
+  type CallList,
+  type CallSpec,
+  type Row,
+  type RowFilter,
+  type TaskCtx,
+  type TaskIo,
+} from '../../../../src/plugin.js';
 import { BlockTableError, BlockTableErrorCode } from './errors.js';
 
 export { BlockTableError, BlockTableErrorCode } from './errors.js';
 
 export type BlockSelectorConfig = { readonly number: number } | { readonly hash: string };
 
-export interface BlockTableCallConfig {
+/**
+ * BlockTableCallConfig as a task writes it: ../schema.json spelled in TypeScript, by hand (the
+ * repository has no generator for plugin schemas). The defaults named here are the schema's.
+ */
+export interface BlockTableCallConfigInput {
   readonly function: string;
   readonly table: string;
   readonly chainId: number;
@@ -37,11 +41,16 @@ export interface BlockTableCallConfig {
   readonly byNumber?: boolean;
 }
 
-export const DEFAULT_BLOCKS_TABLE = 'blocks';
+/**
+ * What the builder receives: the config validated against ../schema.json with every schema default
+ * filled in (the kernel validates with ajv's useDefaults; docs/plugins.md § Config and defaults).
+ */
+export type BlockTableCallConfig = BlockTableCallConfigInput &
+  Required<Pick<BlockTableCallConfigInput, 'blocksTable' | 'where' | 'extraArgs' | 'byNumber'>>;
 
 /** The one row of the blocks table the selector names; BLOCK_NOT_FOUND / AMBIGUOUS_BLOCK otherwise. */
 async function resolveBlock(config: BlockTableCallConfig, io: TaskIo, signal: AbortSignal): Promise<Row> {
-  const blocksTable = config.blocksTable ?? DEFAULT_BLOCKS_TABLE;
+  const { blocksTable } = config;
   const where =
     'number' in config.block
       ? { chain_id: config.chainId, number: config.block.number, canonical: true }
@@ -76,7 +85,7 @@ async function resolveBlock(config: BlockTableCallConfig, io: TaskIo, signal: Ab
 
 async function build(taskCtx: TaskCtx, config: BlockTableCallConfig, io: TaskIo): Promise<CallList> {
   const block = await resolveBlock(config, io, taskCtx.signal);
-  const extraArgs = config.extraArgs ?? [];
+  const { extraArgs } = config;
   const calls: CallSpec[] = [];
   const rows = io.scan(config.table, {
     block: config.byNumber ? (block.number as number) : (block.hash as string),
@@ -95,9 +104,9 @@ async function build(taskCtx: TaskCtx, config: BlockTableCallConfig, io: TaskIo)
   return { calls };
 }
 
-const blockTableBuilder: BuilderPlugin<BlockTableCallConfig> = {
+const blockTableBuilder = defineBuilder<BlockTableCallConfig>({
   name: 'BlockTableCallConfig',
   build,
-};
+});
 
 export default blockTableBuilder;

@@ -7,6 +7,7 @@ import blockTableBuilder, {
   BlockTableError,
   BlockTableErrorCode,
   type BlockTableCallConfig,
+  type BlockTableCallConfigInput,
 } from '../src/index.js';
 import { itDeclaresItself, packageUnderTest } from '../../../../test/support/plugin-package.js';
 
@@ -33,11 +34,18 @@ function chainIo(): MemoryTaskIo {
     ]);
 }
 
+/** A task's config as the kernel hands it to the builder: validated, the schema's defaults filled in. */
+function resolved(config: BlockTableCallConfigInput): BlockTableCallConfig {
+  const copy = structuredClone(config);
+  if (!validate(copy)) throw new Error(`invalid test config: ${JSON.stringify(validate.errors)}`);
+  return copy as BlockTableCallConfig;
+}
+
 async function build(
-  config: Omit<BlockTableCallConfig, 'function' | 'chainId'> & { chainId?: number },
+  config: Omit<BlockTableCallConfigInput, 'function' | 'chainId'> & { chainId?: number },
   io = chainIo(),
 ) {
-  const full = { function: 'f', chainId: 1, ...config } as BlockTableCallConfig;
+  const full = resolved({ function: 'f', chainId: 1, ...config });
   return (await blockTableBuilder.build(taskCtx(), full, io)).calls;
 }
 
@@ -150,7 +158,7 @@ describe('BlockTableCallConfig builder', () => {
   it('stops with the abort reason once the task signal fires', async () => {
     const controller = new AbortController();
     controller.abort(new Error('task timed out'));
-    const config = { function: 'f', chainId: 1, table: 'events', block: { number: 2 } } as const;
+    const config = resolved({ function: 'f', chainId: 1, table: 'events', block: { number: 2 } });
     await expect(blockTableBuilder.build(taskCtx(controller.signal), config, chainIo())).rejects.toThrow(
       'task timed out',
     );

@@ -3,7 +3,7 @@
 // spans many blocks, so there is nothing to fill it from); the chain column may be omitted (filled from
 // the config) but must not name another chain. Anything else is a BAD_OUTPUT: writing it would escape
 // the range the writer replaces and break idempotent reruns.
-import type { Row } from '../../../../src/kernel/plugin-types.js';
+import type { Row } from '../../../../src/plugin.js';
 import { BlockBundleWriteError, BlockBundleWriteErrorCode } from './errors.js';
 
 export interface BundleTarget {
@@ -46,8 +46,8 @@ export function bundleRows(outputs: readonly unknown[], target: BundleTarget): R
   return rows;
 }
 
-// Local on purpose: a plugin package imports only types from the kernel, so that it still loads when
-// copied out of this repository (as test/process/cli.test.ts does).
+// Local on purpose: a plugin package imports nothing of BlockX but blockx/plugin (docs/plugins.md), and
+// blockx/plugin stays small.
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,5 +1,6 @@
 // Stable error codes of BlockBundleWriteResultHandler. Each key equals its code (the tests pin that).
-// Duck-typed like every plugin error: an Error with a boolean `retryable` and a string `code`.
+// The error is blockx/plugin's PluginError (docs/plugins.md § Errors), named for this plugin.
+import { PluginError } from '../../../../src/plugin.js';
 
 export const BlockBundleWriteErrorCode = {
   /** An output is not a row, an array of rows or null; or a row's block is missing or outside the bundle. */
@@ -8,16 +9,18 @@ export const BlockBundleWriteErrorCode = {
 export type BlockBundleWriteErrorCode =
   (typeof BlockBundleWriteErrorCode)[keyof typeof BlockBundleWriteErrorCode];
 
-export class BlockBundleWriteError extends Error {
-  /** The outputs of a rerun are the same outputs: resubmitting cannot help. */
-  readonly retryable = false;
-  constructor(
-    readonly code: BlockBundleWriteErrorCode,
-    message: string,
-    /** Which call output (index into the outputs) and, for an array output, which row of it. */
-    readonly details: { readonly outputIndex: number; readonly rowIndex?: number },
-  ) {
-    super(message);
-    this.name = 'BlockBundleWriteError';
+/** Which call output (index into the outputs) and, for an array output, which row of it. */
+export interface BlockBundleWriteErrorDetails {
+  readonly outputIndex: number;
+  readonly rowIndex?: number;
+}
+
+/** The outputs of a rerun are the same outputs: resubmitting cannot help, so not retryable. */
+export class BlockBundleWriteError extends PluginError<
+  BlockBundleWriteErrorCode,
+  BlockBundleWriteErrorDetails
+> {
+  constructor(code: BlockBundleWriteErrorCode, message: string, details: BlockBundleWriteErrorDetails) {
+    super(code, message, { retryable: false, details });
   }
 }

@@ -2,7 +2,7 @@
 // table with the rows the calls returned, in one transaction. Running the same task twice leaves the same
 // table state; rows of other bundles and other chains are never touched. The config has already been
 // validated against ../schema.json; defaults are applied here.
-import type { PluginResult, WriterPlugin } from '../../../../src/kernel/plugin-types.js';
+import { defineWriter, type PluginResult } from '../../../../src/plugin.js';
 import { bundleRows } from './bundle-rows.js';
 
 export { BlockBundleWriteError, BlockBundleWriteErrorCode } from './errors.js';
@@ -31,10 +31,13 @@ export function bundleRange(
   return bundle === 0 ? { from: 0, to: 0 } : { from: (bundle - 1) * size + 1, to: bundle * size };
 }
 
-const bundleWriter: WriterPlugin<BlockBundleWriteResultHandlerConfig> = {
+const bundleWriter = defineWriter<BlockBundleWriteResultHandlerConfig>({
   name: PLUGIN_NAME,
   async execute(_taskCtx, config, outputs, io): Promise<PluginResult[]> {
     const { chainId, table, bundle } = config;
+    // The kernel fills bundleSize and columns in from ../schema.json (docs/plugins.md § Config and
+    // defaults); the fallbacks below stay only for callers that run this writer without the kernel
+    // (test/e2e/storage/concurrent-writers.ts, test/e2e/io/writable-tables.test.ts).
     const range = bundleRange(bundle, config.bundleSize ?? DEFAULT_BUNDLE_SIZE);
     // Every output is checked before the transaction opens: a bad one writes nothing.
     const rows = bundleRows(outputs, {
@@ -53,6 +56,6 @@ const bundleWriter: WriterPlugin<BlockBundleWriteResultHandlerConfig> = {
       },
     ];
   },
-};
+});
 
 export default bundleWriter;

@@ -2,7 +2,7 @@
 // null/undefined (no rows). Rows may omit the chain and block number columns (filled from the config);
 // a row that names another chain or block is a BAD_OUTPUT, since writing it would escape the block the
 // writer replaces and break idempotent reruns.
-import type { Row } from '../../../../src/kernel/plugin-types.js';
+import type { Row } from '../../../../src/plugin.js';
 import { BlockWriteError, BlockWriteErrorCode } from './errors.js';
 
 export interface RowColumns {
@@ -46,8 +46,8 @@ export function blockRows(
   return rows;
 }
 
-// Local on purpose: a plugin package imports only types from the kernel, so that it still loads when
-// copied out of this repository (as test/process/cli.test.ts does).
+// Local on purpose: a plugin package imports nothing of BlockX but blockx/plugin (docs/plugins.md), and
+// blockx/plugin stays small.
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,5 +1,6 @@
 // Stable error codes of BlockWriteResultHandler. Each key equals its code (the tests pin that).
-// Duck-typed like every plugin error: an Error with a boolean `retryable` and a string `code`.
+// The error is blockx/plugin's PluginError (docs/plugins.md § Errors), named for this plugin.
+import { PluginError } from '../../../../src/plugin.js';
 
 export const BlockWriteErrorCode = {
   /** A call output is not a row, an array of rows or null, or a row belongs to another block or chain. */
@@ -7,16 +8,15 @@ export const BlockWriteErrorCode = {
 } as const;
 export type BlockWriteErrorCode = (typeof BlockWriteErrorCode)[keyof typeof BlockWriteErrorCode];
 
-export class BlockWriteError extends Error {
-  /** The outputs of a rerun are the same outputs: resubmitting cannot help. */
-  readonly retryable = false;
-  constructor(
-    readonly code: BlockWriteErrorCode,
-    message: string,
-    /** Which call output (index into the outputs) and, for an array output, which row of it. */
-    readonly details: { readonly outputIndex: number; readonly rowIndex?: number },
-  ) {
-    super(message);
-    this.name = 'BlockWriteError';
+/** Which call output (index into the outputs) and, for an array output, which row of it. */
+export interface BlockWriteErrorDetails {
+  readonly outputIndex: number;
+  readonly rowIndex?: number;
+}
+
+/** The outputs of a rerun are the same outputs: resubmitting cannot help, so not retryable. */
+export class BlockWriteError extends PluginError<BlockWriteErrorCode, BlockWriteErrorDetails> {
+  constructor(code: BlockWriteErrorCode, message: string, details: BlockWriteErrorDetails) {
+    super(code, message, { retryable: false, details });
   }
 }

@@ -2,7 +2,7 @@
 // rows the calls returned, in one transaction. Running the same task twice leaves the same table state:
 // the second run deletes what the first wrote and writes the same rows again. Rows of other blocks and
 // other chains are never touched. The config has already been validated against ../schema.json.
-import type { PluginResult, WriterPlugin } from '../../../../src/kernel/plugin-types.js';
+import { defineWriter, type PluginResult } from '../../../../src/plugin.js';
 import { blockRows } from './block-rows.js';
 
 export { BlockWriteError, BlockWriteErrorCode } from './errors.js';
@@ -17,11 +17,14 @@ export interface BlockWriteResultHandlerConfig {
 
 const PLUGIN_NAME = 'BlockWriteResultHandler';
 
-const blockWriter: WriterPlugin<BlockWriteResultHandlerConfig> = {
+const blockWriter = defineWriter<BlockWriteResultHandlerConfig>({
   name: PLUGIN_NAME,
   async execute(_taskCtx, config, outputs, io): Promise<PluginResult[]> {
     const { chainId, table } = config;
     const number = config.block.number;
+    // The kernel fills columns in from ../schema.json (docs/plugins.md § Config and
+    // defaults); the fallbacks below stay only for callers that run this writer without the kernel
+    // (test/e2e/storage/concurrent-writers.ts, test/e2e/io/writable-tables.test.ts).
     // Every output is checked before the transaction opens: a bad one writes nothing.
     const rows = blockRows(
       outputs,
@@ -41,6 +44,6 @@ const blockWriter: WriterPlugin<BlockWriteResultHandlerConfig> = {
       },
     ];
   },
-};
+});
 
 export default blockWriter;

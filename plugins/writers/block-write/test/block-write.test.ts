@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { Row } from '../../../../src/kernel/plugin-types.js';
+import type { Row } from '../../../../src/plugin.js';
 import { StorageError, StorageErrorCode } from '../../../../src/services/storage/errors.js';
 import { MemoryTaskIo } from '../../../../test/support/memory-task-io.js';
 import blockWriter, {

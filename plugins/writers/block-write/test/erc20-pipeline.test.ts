@@ -2,8 +2,10 @@
 // one call per event of block 1, functions/erc20_transfers turns each into a token_transfers row (or
 // null), and BlockWriteResultHandler replaces the block's rows.
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { CallContext } from '../../../../src/executor/sdk.js';
+import type { CallContext } from '../../../../src/function.js';
+import { loadPluginPackage } from '../../../../src/kernel/plugin-loader.js';
 import { decodeErc20Transfer } from '../../../../src/services/storage/block-data/erc20.js';
 import erc20Transfers from '../../../../functions/erc20_transfers.js';
 import blockTableBuilder from '../../../builders/block-table/src/index.js';
@@ -19,6 +21,17 @@ const task = JSON.parse(
   resultHandler: { type: string; config: never };
 };
 const ctx = pluginTaskCtx;
+
+/** `config` as the kernel hands it to the plugin at `dir`: validated, the schema's defaults filled in. */
+async function resolvedFor(dir: string, config: unknown): Promise<never> {
+  const loaded = await loadPluginPackage(fileURLToPath(new URL(dir, import.meta.url)));
+  if ('errors' in loaded) throw new Error(loaded.errors.map((e) => e.message).join('\n'));
+  const copy = structuredClone(config);
+  if (!loaded.plugin.validate(copy)) throw new Error(JSON.stringify(loaded.plugin.validate.errors));
+  return copy as never;
+}
+const builderConfig = await resolvedFor('../../../builders/block-table/', task.functionCallConfig.config);
+const writerConfig = await resolvedFor('../', task.resultHandler.config);
 
 const b1 = blockRow(1);
 const b1b = blockRow(1, { fork: 'b' });
@@ -49,11 +62,11 @@ const events = [
 ];
 
 async function runTask(io: MemoryTaskIo): Promise<unknown[]> {
-  const { calls } = await blockTableBuilder.build(ctx('builder'), task.functionCallConfig.config, io);
+  const { calls } = await blockTableBuilder.build(ctx('builder'), builderConfig, io);
   const outputs = await Promise.all(
     calls.map((c) => erc20Transfers({ block: c.block } as CallContext, c.args[0] as never)),
   );
-  await blockWriter.execute(ctx('plugin'), task.resultHandler.config, outputs, io);
+  await blockWriter.execute(ctx('plugin'), writerConfig, outputs, io);
   return outputs;
 }
 

@@ -8,7 +8,7 @@
 // upserting overlapping keys then take their row locks in the same order and never deadlock (see
 // docs/storage.md, "Concurrent writes on PostgreSQL"). The sort is stable, so upserts of one key keep
 // their output order and the later still wins.
-import type { PluginResult, WriterPlugin } from '../../../../src/kernel/plugin-types.js';
+import { defineWriter, type PluginResult } from '../../../../src/plugin.js';
 import { collectUpserts, lockOrder } from './upserts.js';
 
 export { TableUpsertsError, TableUpsertsErrorCode } from './errors.js';
@@ -21,7 +21,7 @@ export interface TableUpsertsResultHandlerConfig {
 
 const PLUGIN_NAME = 'TableUpsertsResultHandler';
 
-const tableUpsertsWriter: WriterPlugin<TableUpsertsResultHandlerConfig> = {
+const tableUpsertsWriter = defineWriter<TableUpsertsResultHandlerConfig>({
   name: PLUGIN_NAME,
   async execute(_taskCtx, config, outputs, io): Promise<PluginResult[]> {
     // Every output is checked before the transaction opens: a bad one writes nothing.
@@ -37,6 +37,6 @@ const tableUpsertsWriter: WriterPlugin<TableUpsertsResultHandlerConfig> = {
     const tables = Object.fromEntries([...perTable].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
     return [{ pluginName: PLUGIN_NAME, success: true, result: { upserts: upserts.length, tables } }];
   },
-};
+});
 
 export default tableUpsertsWriter;

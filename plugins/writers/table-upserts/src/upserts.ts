@@ -1,7 +1,7 @@
 // Reading upserts out of call outputs: each output is an upsert `{table, key, values}`, an array of them,
 // or null/undefined (nothing). An upsert has exactly those three fields: a table name, a non-empty key
 // object (the primary key columns) and a values object. The storage layer checks the columns themselves.
-import type { Row, RowKey } from '../../../../src/kernel/plugin-types.js';
+import type { Row, RowKey } from '../../../../src/plugin.js';
 import { TableUpsertsError, TableUpsertsErrorCode } from './errors.js';
 
 export interface Upsert {
@@ -77,8 +77,8 @@ function canonicalKey(key: RowKey): unknown[] {
     });
 }
 
-// Local on purpose: a plugin package imports only types from the kernel, so that it still loads when
-// copied out of this repository (as test/process/cli.test.ts does).
+// Local on purpose: a plugin package imports nothing of BlockX but blockx/plugin (docs/plugins.md), and
+// blockx/plugin stays small.
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

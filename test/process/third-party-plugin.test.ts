@@ -1,0 +1,155 @@
+// A plugin package from outside the repository, as a user installs one: test/fixtures/third-party-plugin
+// (`blockx-plugin-shout`, importing only `blockx/plugin`) is copied into a scratch project under the OS
+// temp dir, next to a `node_modules/blockx` link to this package (what `npm install blockx` gives it),
+// declared in that project's blockx.config.yaml under plugins.packages, and run by the built CLI:
+// `blockx plugins` lists it, and a task submitted to `blockx up` goes through it (docs/plugins.md).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BlockxClient } from '../../src/client/client.js';
+import type { ClientTaskInput } from '../../src/client/index.js';
+import { captureOutput, spawnTracked, stopGroup, waitForLine } from '../support/processes.js';
+
+const REPO = path.resolve(import.meta.dirname, '../..');
+const BIN = path.join(REPO, 'bin/blockx.js');
+const FIXTURE = path.join(REPO, 'test/fixtures/third-party-plugin');
+
+function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !/^(BLOCKX_|WORKER_|COORDINATOR_|ETCD_)/.test(k)),
+  );
+  return { ...env, ...extra };
+}
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI in `cwd` without blocking the test process (the cluster is another process). */
+function blockx(cwd: string, args: string[]): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: cleanEnv() });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`blockx ${args.join(' ')} timed out\n${stdout}\n${stderr}`));
+    }, 40_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** The scratch project: its own config and functions, the plugin installed, blockx linked. */
+function scratchProject(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'blockx-third-party-'));
+  writeFileSync(path.join(dir, 'package.json'), '{"name":"scratch","private":true,"type":"module"}');
+  mkdirSync(path.join(dir, 'node_modules'));
+  symlinkSync(REPO, path.join(dir, 'node_modules', 'blockx'));
+  cpSync(FIXTURE, path.join(dir, 'node_modules', 'blockx-plugin-shout'), { recursive: true });
+  mkdirSync(path.join(dir, 'functions'));
+  writeFileSync(
+    path.join(dir, 'functions', 'greet.js'),
+    'export default async function greet(_ctx, name) {\n  return `hello, ${name}`;\n}\n',
+  );
+  writeFileSync(path.join(dir, 'functions', 'answer.js'), 'export default () => 42;\n');
+  writeFileSync(
+    path.join(dir, 'blockx.config.yaml'),
+    [
+      'version: 1',
+      'storage:',
+      "  url: 'sqlite::memory:'",
+      'functions:',
+      '  dir: functions',
+      'plugins:',
+      // The built-in CallListCallConfig builder, plus the third-party writer by its package name.
+      `  dirs: [${JSON.stringify(path.join(REPO, 'plugins/builders'))}]`,
+      '  packages: [blockx-plugin-shout]',
+      'deployments:',
+      '  block:',
+      '    kind: block',
+      '    coordinator:',
+      '      cpuRedLine: 1',
+      '      memoryRedLine: 1',
+      '',
+    ].join('\n'),
+  );
+  return dir;
+}
+
+function task(fn: string, args: unknown[][], resultConfig: Record<string, unknown>): string {
+  return JSON.stringify({
+    functionCallConfig: { type: 'CallListCallConfig', config: { function: fn, callList: args } },
+    resultHandler: { type: 'ShoutResultHandler', config: resultConfig },
+  });
+}
+
+describe('a third-party plugin package outside the repository', () => {
+  const dir = scratchProject();
+  let up: ChildProcess | undefined;
+  let output: ReturnType<typeof captureOutput>;
+  let coordinator = '';
+
+  beforeAll(async () => {
+    up = spawnTracked(
+      process.execPath,
+      [BIN, 'up', '--no-demo', '--workers', '1', '--listen', '127.0.0.1:0'],
+      {
+        cwd: dir,
+        env: cleanEnv(),
+      },
+    );
+    output = captureOutput(up);
+    await waitForLine(up, /^serving; press Ctrl-C/, 45_000);
+    coordinator = /coordinator listening on (\S+)/.exec(output.text())?.[1] ?? '';
+    expect(coordinator, output.text()).not.toBe('');
+  });
+
+  afterAll(async () => {
+    if (up) await stopGroup(up, 'SIGTERM', 5_000);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is registered from node_modules under its package name', async () => {
+    const r = await blockx(dir, ['plugins']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/writer\s+ShoutResultHandler\s+blockx-plugin-shout\s+1\.0\.0/);
+  });
+
+  it('runs a task: the schema default (suffix "!") reaches the plugin', async () => {
+    writeFileSync(path.join(dir, 'shout.json'), task('greet', [['you'], ['blockx']], {}));
+    const r = await blockx(dir, ['submit', 'shout.json', '--coordinator', coordinator]);
+    expect(r.code, `${r.stdout}\n${r.stderr}\n${output.text()}`).toBe(0);
+    expect(r.stdout).toMatch(/ SUCCEEDED \["HELLO, YOU!","HELLO, BLOCKX!"\]$/m);
+  });
+
+  it('takes a config value over the default', async () => {
+    writeFileSync(path.join(dir, 'quiet.json'), task('greet', [['you']], { suffix: '.' }));
+    const r = await blockx(dir, ['submit', 'quiet.json', '--coordinator', coordinator]);
+    expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
+    expect(r.stdout).toMatch(/ SUCCEEDED \["HELLO, YOU\."\]$/m);
+  });
+
+  it('a PluginError it throws fails the task PLUGIN_FAILED, not retryable, with its message', async () => {
+    writeFileSync(path.join(dir, 'number.json'), task('answer', [[]], {}));
+    const r = await blockx(dir, ['submit', 'number.json', '--coordinator', coordinator]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/ FAILED PLUGIN_FAILED .*output 0 is not a string/m);
+    // The client sees the flag the plugin's PluginError carried (retryable defaults to false).
+    const client = new BlockxClient({ coordinator });
+    try {
+      const result = await client.run(JSON.parse(task('answer', [[]], {})) as ClientTaskInput);
+      expect(result).toMatchObject({ success: false, failureCode: 'PLUGIN_FAILED', retryable: false });
+    } finally {
+      client.close();
+    }
+  });
+});
