@@ -16,7 +16,7 @@ import { registerUpCommand } from './commands/up.js';
 import { registerDataCommand } from './commands/data.js';
 import { registerDbCommand } from './commands/db.js';
 import { registerCertsCommand } from './commands/certs.js';
-import { registerCoordinatorCommand } from '../services/coordinator/app/cli.js';
+import { registerCoordinatorCommand } from './commands/coordinator.js';
 import { EXIT, UsageError, type CliIo } from './io.js';
 import { readPackageVersion } from './version.js';
 

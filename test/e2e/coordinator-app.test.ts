@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { coordinatorCommand } from '../../src/services/coordinator/app/cli.js';
+import { coordinatorCommand } from '../../src/app/coordinator-command.js';
 import { runCoordinator } from '../../src/services/coordinator/app/run-coordinator.js';
 import type { RunningCoordinator } from '../../src/services/coordinator/app/run-coordinator.js';
 import { InProcessRegistry } from '../../src/services/registry/in-process-registry.js';
@@ -21,7 +21,10 @@ import type { ReserveWorkerSlotResponseWireOut } from '../../src/grpc/wire-types
 import type { WorkerHeartbeat } from '../../src/services/registry/heartbeat.js';
 import { startEtcd } from '../support/etcd.js';
 
+// No plugin dirs: \`blockx coordinator\` boots the kernel, plugins included, and this temp dir has none.
 const YAML = `version: 1
+plugins:
+  dirs: []
 deployments:
   block:
     kind: block

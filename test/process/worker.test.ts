@@ -1,4 +1,4 @@
-// Process-level tests of the Worker: spawn the worker entry (src/services/worker/app/worker-main.ts under
+// Process-level tests of the Worker: spawn the worker entry (src/app/worker-main.ts under
 // tsx; `blockx worker` runs the same workerCommand once the CLI wires it) and talk to it over real gRPC.
 // Covers each status code of docs/task-lifecycle.md's table, a task timeout, result retention expiry,
 // draining on SIGTERM, and hello_world end to end (functions run in-process with LocalCallRunner until the
@@ -24,7 +24,7 @@ import type {
 import { captureOutput, spawnTracked, stopGroup, waitForExit, waitForLine } from '../support/processes.js';
 
 const REPO = path.resolve(import.meta.dirname, '../..');
-const ENTRY = path.join(REPO, 'src/services/worker/app/worker-main.ts');
+const ENTRY = path.join(REPO, 'src/app/worker-main.ts');
 const CONFIG = path.join(REPO, 'blockx.config.yaml');
 
 let functionsDir = '';

@@ -44,13 +44,15 @@ async function up(opts: UpOptions, io: CliIo): Promise<number> {
     { loadConfig },
     { describePlannedService, planUp },
     { runCluster },
+    { terminationSignal },
     { pino },
     { boundedPino },
   ] = await Promise.all([
     import('../../kernel/kernel.js'),
     import('../../kernel/config.js'),
     import('../../kernel/service-plan.js'),
-    import('../../kernel/run-cluster.js'),
+    import('../../app/run-cluster.js'),
+    import('../../app/signals.js'),
     import('pino'),
     import('../../kernel/observability/logger.js'),
   ]);
@@ -84,22 +86,10 @@ async function up(opts: UpOptions, io: CliIo): Promise<number> {
       );
     if (opts.once) return ok ? EXIT.OK : EXIT.FAILED;
     io.stdout('serving; press Ctrl-C to stop\n');
-    await waitForSignal();
+    await terminationSignal();
     io.stdout('stopping...\n');
     return EXIT.OK;
   } finally {
     await cluster.close();
   }
-}
-
-function waitForSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      process.off('SIGINT', done);
-      process.off('SIGTERM', done);
-      resolve();
-    };
-    process.once('SIGINT', done);
-    process.once('SIGTERM', done);
-  });
 }

@@ -1,5 +1,6 @@
 // `blockx worker --deployment NAME`: one Worker with its supervised Executor, until SIGTERM (drain) or
-// SIGINT. The implementation lives in the worker app; it is imported only when the command runs.
+// SIGINT. The implementation lives in the app layer (src/app/worker-command.ts); it is imported only
+// when the command runs.
 import type { Command } from 'commander';
 import { CONFIG_FLAG, type CliIo } from '../io.js';
 
@@ -10,7 +11,7 @@ export function registerWorkerCommand(program: Command, io: CliIo, setExit: (cod
     .option(...CONFIG_FLAG)
     .requiredOption('--deployment <name>', 'the deployment to serve (block | bundle)')
     .action(async (opts: { config?: string; deployment: string }) => {
-      const { workerCommand } = await import('../../services/worker/app/worker-command.js');
+      const { workerCommand } = await import('../../app/worker-command.js');
       setExit(
         await workerCommand(
           { ...(opts.config ? { config: opts.config } : {}), deployment: opts.deployment },

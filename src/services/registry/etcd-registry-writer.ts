@@ -12,9 +12,9 @@
 
 import type { Etcd3, Lease } from 'etcd3';
 import { useOrCreateEtcdClient, type EtcdSecurity } from './etcd-client.js';
-import { encodeWorkerHeartbeat } from './heartbeat.js';
-import type { WorkerHeartbeat } from './heartbeat.js';
-import { workerKey } from './prefix.js';
+import { encodeWorkerHeartbeat } from '../../contracts/heartbeat.js';
+import type { WorkerHeartbeat } from '../../contracts/heartbeat.js';
+import { workerKey } from '../../contracts/registry-prefix.js';
 import { describeError, silentLogger } from './registry-port.js';
 import type { Logger, WorkerRegistryWriter } from './registry-port.js';
 

@@ -7,9 +7,9 @@
 // `disconnected` on every watched prefix and withholds changes; `simulateReconnect()` re-lists each prefix
 // and reports `reconnected`, exactly the sequence the etcd reader produces after etcd comes back.
 
-import type { WorkerHeartbeat } from './heartbeat.js';
-import { encodeWorkerHeartbeat } from './heartbeat.js';
-import { workerKey } from './prefix.js';
+import type { WorkerHeartbeat } from '../../contracts/heartbeat.js';
+import { encodeWorkerHeartbeat } from '../../contracts/heartbeat.js';
+import { workerKey } from '../../contracts/registry-prefix.js';
 import type {
   RegistryEvent,
   RegistryEventListener,

@@ -5,9 +5,9 @@
 //   - in-process (in-process-registry.ts): `blockx up`, every service in one process.
 //
 // Values travel raw (string or bytes) from reader to consumer: the Coordinator trusts nothing it reads and
-// parses every value itself (registry/heartbeat.ts), skipping garbage with a warning.
+// parses every value itself (contracts/heartbeat.ts), skipping garbage with a warning.
 
-import type { WorkerHeartbeat } from './heartbeat.js';
+import type { WorkerHeartbeat } from '../../contracts/heartbeat.js';
 
 /**
  * Publishes one Worker's heartbeat. A writer is a session: in etcd, one lease; closing it ends the

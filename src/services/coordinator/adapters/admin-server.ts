@@ -9,7 +9,7 @@
 import type { CoordinatorAdminServiceHandlers } from '../../../grpc/proto.js';
 import type { GetClusterStatusResponse } from '../../../generated/proto/blockx/coordinator/v1/GetClusterStatusResponse.js';
 import type { WorkerStatus as WorkerStatusWire } from '../../../generated/proto/blockx/coordinator/v1/WorkerStatus.js';
-import type { RegistryPrefixFormat } from '../../registry/prefix.js';
+import type { RegistryPrefixFormat } from '../../../contracts/registry-prefix.js';
 import { silentLogger } from '../../registry/registry-port.js';
 import type { Logger } from '../../registry/registry-port.js';
 import { clusterStatus } from '../core/cluster-status.js';

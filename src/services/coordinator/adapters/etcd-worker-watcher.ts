@@ -6,7 +6,7 @@
 //   - A key with no lease (etcd lease "0") is ignored: every real Worker writes under its session's lease
 //     (registry/etcd-registry-writer.ts), so a lease-less key was put by hand or by an attacker, and it
 //     would otherwise never expire (docs/security.md § The registry). Warned once per key.
-//   - Every value is parsed strictly (registry/heartbeat.ts); a garbage value is skipped with a warning
+//   - Every value is parsed strictly (contracts/heartbeat.ts); a garbage value is skipped with a warning
 //     (once per key and value), and a key whose value turned to garbage leaves the view.
 //   - Several prefixes are merged per workerAddr by PrefixMergeView (newer heartbeat, then v2 over legacy,
 //     then prefix string); a Worker leaves the view only when it is gone from every prefix.
@@ -19,11 +19,11 @@
 import type { CoordinatorCore } from '../core/coordinator-core.js';
 import { PrefixMergeView } from '../core/prefix-merge-view.js';
 import type { MergeChange } from '../core/prefix-merge-view.js';
-import { parseWorkerRegistration } from '../../registry/heartbeat.js';
-import type { HeartbeatParseError } from '../../registry/errors.js';
-import type { WorkerHeartbeat } from '../../registry/heartbeat.js';
-import { workerAddrFromKey } from '../../registry/prefix.js';
-import type { RegistryPrefixFormat } from '../../registry/prefix.js';
+import { parseWorkerRegistration } from '../../../contracts/heartbeat.js';
+import type { HeartbeatParseError } from '../../../contracts/errors.js';
+import type { WorkerHeartbeat } from '../../../contracts/heartbeat.js';
+import { workerAddrFromKey } from '../../../contracts/registry-prefix.js';
+import type { RegistryPrefixFormat } from '../../../contracts/registry-prefix.js';
 import { describeError, silentLogger } from '../../registry/registry-port.js';
 import type {
   Logger,
@@ -39,7 +39,7 @@ export interface CoreWriteAccess {
 
 export interface WorkerWatcherOptions {
   readonly reader: WorkerRegistryReader;
-  /** The validated registry prefixes with their format (registry/prefix.ts). */
+  /** The validated registry prefixes with their format (contracts/registry-prefix.ts). */
   readonly prefixes: readonly { readonly prefix: string; readonly format: RegistryPrefixFormat }[];
   readonly server: CoreWriteAccess;
   /** UTC ms (default Date.now). */

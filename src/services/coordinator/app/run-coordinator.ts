@@ -13,8 +13,9 @@
 //
 // Metrics: one prom-client Registry per Coordinator (`running.metrics.registry`; given through
 // `metrics.registry` or created here), labelled {service: coordinator, deployment, instance: address}.
-// The process entry serves it (kernel/observability/metrics-server.ts); `prometheusListen` makes
-// runCoordinator serve it itself, at `observability.prometheus.path`, until close().
+// The process serves it (src/app/process-metrics.ts: one endpoint per process, the same in `blockx up`
+// and `blockx coordinator`); `prometheusListen` makes runCoordinator serve it itself, at
+// `observability.prometheus.path`, until close() (tests and embedding).
 
 import { adminServiceHandlers } from '../adapters/admin-server.js';
 import * as grpc from '@grpc/grpc-js';
@@ -31,7 +32,7 @@ import {
 import { bindServer, listenAddress, shutdownServer } from '../../../grpc/server.js';
 import { serverCredentials } from '../../../grpc/tls.js';
 import { serviceTls } from '../../../kernel/tls-files.js';
-import type { BlockxConfig, CoordinatorConfig } from '../../../kernel/config-types.js';
+import type { BlockxConfig } from '../../../kernel/config-types.js';
 import { ConfigError } from '../../../kernel/errors.js';
 import { createLogger } from '../../../kernel/observability/logger.js';
 import {
@@ -42,11 +43,11 @@ import { createServiceRegistry, setServiceLabels } from '../../../kernel/observa
 import type { ConfigIssue } from '../../../kernel/errors.js';
 import { EtcdRegistryReader } from '../../registry/etcd-registry-reader.js';
 import { etcdSecurityOf } from '../../registry/etcd-client.js';
-import { validateRegistryPrefixes } from '../../registry/prefix.js';
-import type { RegistryPrefix } from '../../registry/prefix.js';
+import { validateRegistryPrefixes } from '../../../contracts/registry-prefix.js';
+import type { RegistryPrefix } from '../../../contracts/registry-prefix.js';
 import type { Logger, WorkerRegistryReader } from '../../registry/registry-port.js';
 import { CoordinatorCore } from '../core/coordinator-core.js';
-import type { CoordinatorCoreConfig } from '../core/config.js';
+import { coordinatorCoreConfigFrom } from '../core/config.js';
 import { CoordinatorConfigError } from '../core/errors.js';
 import { BundleCoordinatorServer } from '../adapters/bundle-coordinator-server.js';
 import { CoordinatorMetrics } from '../adapters/coordinator-metrics.js';
@@ -101,23 +102,6 @@ export function createCoordinatorLogger(config: BlockxConfig, deployment: string
   return createLogger(config, { service: 'coordinator', deployment }, { destination: 1 });
 }
 
-/** The core's share of the coordinator config section. */
-export function coreConfigFrom(c: CoordinatorConfig): CoordinatorCoreConfig {
-  return {
-    heartbeatTimeoutMs: c.heartbeatTimeoutMs,
-    maxClockSkewMs: c.maxClockSkewMs,
-    watchGracePeriodMs: c.watchGracePeriodMs,
-    slotTtlMs: c.slotTtlMs,
-    maxCandidates: c.maxCandidates,
-    circuitBreakerThreshold: c.circuitBreakerThreshold,
-    circuitBreakerCooldownMs: c.circuitBreakerCooldownMs,
-    cpuRedLine: c.cpuRedLine,
-    memoryRedLine: c.memoryRedLine,
-    errorRateRedLine: c.errorRateRedLine,
-    placement: c.placement,
-  };
-}
-
 export async function runCoordinator(opts: RunCoordinatorOptions): Promise<RunningCoordinator> {
   const { config, deployment } = opts;
   const dep = config.deployments[deployment];
@@ -152,7 +136,7 @@ export async function runCoordinator(opts: RunCoordinatorOptions): Promise<Runni
 
   let core: CoordinatorCore;
   try {
-    core = new CoordinatorCore(coreConfigFrom(c));
+    core = new CoordinatorCore(coordinatorCoreConfigFrom(c));
   } catch (err) {
     if (err instanceof CoordinatorConfigError) {
       throw new ConfigError(err.problems.map((p) => issue(`${at}.${p.field}`, p.message)));

@@ -38,7 +38,7 @@
 // lazily against the `now` of each query, so the core needs no timers.
 
 import { outcomeError } from '../../../kernel/errors.js';
-import type { WorkerHeartbeat } from '../../registry/heartbeat.js';
+import type { WorkerHeartbeat } from '../../../contracts/heartbeat.js';
 import { DEFAULT_COORDINATOR_CORE_CONFIG, validateCoordinatorCoreConfig } from './config.js';
 import type { CoordinatorCoreConfig } from './config.js';
 import { CoordinatorConfigError, CoordinatorError, CoordinatorErrorCode } from './errors.js';

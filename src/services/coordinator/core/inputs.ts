@@ -2,7 +2,7 @@
 // clock). Adapters may call the matching methods directly; `CoordinatorCore.apply` accepts these values,
 // which is what replay logs and property tests use.
 
-import type { WorkerHeartbeat } from '../../registry/heartbeat.js';
+import type { WorkerHeartbeat } from '../../../contracts/heartbeat.js';
 
 /** What a Worker's `RequestTaskSlot` came to, as the handler classified it. */
 export type SlotOutcome =

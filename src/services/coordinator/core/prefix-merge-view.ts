@@ -5,11 +5,11 @@
 // over (an `upsert` with that entry's heartbeat). Merge rules: see prefix-merge.ts.
 //
 // Entries are keyed by heartbeat.workerAddr, so the adapter must only put values whose workerAddr equals
-// the key suffix (registry/heartbeat.ts `parseWorkerRegistration` checks that), else a later delete by key
+// the key suffix (contracts/heartbeat.ts `parseWorkerRegistration` checks that), else a later delete by key
 // would miss the entry.
 
-import type { WorkerHeartbeat } from '../../registry/heartbeat.js';
-import type { RegistryPrefixFormat } from '../../registry/prefix.js';
+import type { WorkerHeartbeat } from '../../../contracts/heartbeat.js';
+import type { RegistryPrefixFormat } from '../../../contracts/registry-prefix.js';
 import { CoordinatorError, CoordinatorErrorCode } from './errors.js';
 import { registryEntryWins } from './prefix-merge.js';
 import type { RegistryEntry } from './prefix-merge.js';

@@ -8,8 +8,8 @@
 //      in which etcd events arrived.
 // Pure: the etcd watcher adapter feeds events in and applies the resulting changes to CoordinatorCore.
 
-import type { WorkerHeartbeat } from '../../registry/heartbeat.js';
-import type { RegistryPrefixFormat } from '../../registry/prefix.js';
+import type { WorkerHeartbeat } from '../../../contracts/heartbeat.js';
+import type { RegistryPrefixFormat } from '../../../contracts/registry-prefix.js';
 
 export interface RegistryEntry {
   readonly prefix: string;

@@ -15,8 +15,9 @@
 //
 // Metrics: every Worker has its own prom-client Registry (`running.metrics.registry`; given through
 // `metrics.registry` or created here), labelled {service: worker, deployment, instance: address} once
-// bound. The process entry serves it (kernel/observability/metrics-server.ts); `prometheusListen` makes
-// runWorker serve it itself, at `observability.prometheus.path`, until close().
+// bound. The process serves it (src/app/process-metrics.ts: one endpoint per process, the same in
+// `blockx up` and `blockx worker`); `prometheusListen` makes runWorker serve it itself, at
+// `observability.prometheus.path`, until close() (tests and single-service embedding).
 
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
@@ -131,6 +132,7 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
       taskDeadlineMs: w.taskDeadlineMs,
       maxTaskTimeoutMs: w.maxTaskTimeoutMs,
       maxSlotTtlMs: w.maxSlotTtlMs,
+      maxReservedSlotsPerClient: w.maxReservedSlotsPerClient,
       resultRetentionMs: w.resultRetentionMs,
       watchDisconnectGraceMs: w.watchDisconnectGraceMs,
       timerScanMs: w.timerScanMs,

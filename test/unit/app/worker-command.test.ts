@@ -2,14 +2,14 @@
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createWorkerClient, unaryCall } from '../../../../../src/grpc/clients.js';
-import type { GetTaskResultResponseWireOut } from '../../../../../src/grpc/wire-types.js';
-import { silentWorkerLogger } from '../../../../../src/services/worker/adapters/orchestrator.js';
-import type { RunningWorker } from '../../../../../src/services/worker/app/run-worker.js';
-import { workerCommand, type SignalSource } from '../../../../../src/services/worker/app/worker-command.js';
-import { statusCodeOf } from '../../../../../src/grpc/status.js';
+import { createWorkerClient, unaryCall } from '../../../src/grpc/clients.js';
+import type { GetTaskResultResponseWireOut } from '../../../src/grpc/wire-types.js';
+import { silentWorkerLogger } from '../../../src/services/worker/adapters/orchestrator.js';
+import type { RunningWorker } from '../../../src/services/worker/app/run-worker.js';
+import { workerCommand, type SignalSource } from '../../../src/app/worker-command.js';
+import { statusCodeOf } from '../../../src/grpc/status.js';
 
-const REPO = path.resolve(import.meta.dirname, '../../../../..');
+const REPO = path.resolve(import.meta.dirname, '../../..');
 
 function io(env: NodeJS.ProcessEnv = {}) {
   const out: string[] = [];

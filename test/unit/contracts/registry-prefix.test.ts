@@ -10,7 +10,7 @@ import {
   validateRegistryPrefixes,
   workerAddrFromKey,
   workerKey,
-} from '../../../../src/services/registry/prefix.js';
+} from '../../../src/contracts/registry-prefix.js';
 
 describe('registry prefix constants', () => {
   it('are the documented values (docs/architecture.md § etcd keys)', () => {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { BlockxError } from '../../../../src/kernel/errors.js';
+import { BlockxError } from '../../../src/kernel/errors.js';
 import {
   HeartbeatParseError,
   RegistryErrorCode,
   RegistryPrefixError,
-} from '../../../../src/services/registry/errors.js';
+} from '../../../src/contracts/errors.js';
 
 describe('RegistryErrorCode', () => {
   it('every key equals its value', () => {

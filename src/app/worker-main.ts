@@ -1,11 +1,11 @@
-// Entry script: runs `workerCommand` in this process. For process tests and development until the CLI
-// wires `blockx worker` (then `blockx worker --deployment block` does the same):
+// Entry script: runs `workerCommand` in this process, for process tests and development
+// (`blockx worker --deployment block` does the same through the CLI):
 //
-//   node --import tsx src/services/worker/app/worker-main.ts --deployment block [--config FILE]
+//   node --import tsx src/app/worker-main.ts --deployment block [--config FILE]
 //
 // Exit codes as the CLI's: 0 after a drain, 1 on a failure (or a forced stop), 2 on bad flags or config.
 import { parseArgs } from 'node:util';
-import { BlockxError } from '../../../kernel/errors.js';
+import { BlockxError } from '../kernel/errors.js';
 import { workerCommand } from './worker-command.js';
 
 async function main(): Promise<number> {

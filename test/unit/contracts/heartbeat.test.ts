@@ -5,8 +5,8 @@ import {
   MAX_HEARTBEAT_SLOTS,
   parseWorkerHeartbeat,
   parseWorkerRegistration,
-} from '../../../../src/services/registry/heartbeat.js';
-import type { WorkerHeartbeat } from '../../../../src/services/registry/heartbeat.js';
+} from '../../../src/contracts/heartbeat.js';
+import type { WorkerHeartbeat } from '../../../src/contracts/heartbeat.js';
 
 const GOOD: WorkerHeartbeat = {
   workerAddr: '10.0.0.7:9090',
@@ -154,6 +154,25 @@ describe('encodeWorkerHeartbeat', () => {
       'errorRate',
       'lastHeartbeatMs',
     ]);
+  });
+});
+
+describe('reclaimableSlots (optional, docs/security.md § Reservations per client)', () => {
+  it('is absent from an encoding when 0 and round-trips when set', () => {
+    expect(Object.keys(JSON.parse(encodeWorkerHeartbeat({ ...GOOD, reclaimableSlots: 0 })))).not.toContain(
+      'reclaimableSlots',
+    );
+    const hb = { ...GOOD, reservedSlots: 6, reclaimableSlots: 3 };
+    expect(parseWorkerHeartbeat(encodeWorkerHeartbeat(hb))).toEqual({ ok: true, value: hb });
+  });
+  it.each([
+    ['negative', -1],
+    ['fractional', 1.5],
+    ['above reservedSlots', 1_000],
+    ['a string', '2'],
+  ])('rejects %s', (_name, value) => {
+    const r = parseWorkerHeartbeat(JSON.stringify({ ...GOOD, reclaimableSlots: value }));
+    expect(r.ok ? 'ok' : r.error.field).toBe('reclaimableSlots');
   });
 });
 

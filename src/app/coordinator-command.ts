@@ -1,0 +1,84 @@
+// `blockx coordinator --deployment <name>` (docs/architecture.md § CLI): boots the kernel (the config
+// with the COORDINATOR_* env overrides applied to that deployment, and the plugins, so their
+// serviceAssembled / shutdown hooks fire here as under `blockx up` and `blockx worker`), runs the
+// Coordinator through the service lifecycle (lifecycle.ts) with the process's Prometheus endpoint, stops
+// gracefully on SIGINT/SIGTERM, exits 0 (1 when a teardown step failed). A config problem throws
+// ConfigError, which the CLI reports with exit code 2.
+import { bootKernel } from '../kernel/kernel.js';
+import { createCoordinatorLogger, runCoordinator } from '../services/coordinator/app/run-coordinator.js';
+import { startServices } from './lifecycle.js';
+import { startProcessMetrics } from './process-metrics.js';
+import { planCoordinator } from './service-plans.js';
+import { onTermination } from './signals.js';
+
+/** The slice of the CLI's io (src/cli/io.ts CliIo) this command uses. */
+export interface CoordinatorCommandIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  env: NodeJS.ProcessEnv;
+  cwd(): string;
+}
+
+export interface CoordinatorCommandOptions {
+  /** `--config FILE`. */
+  readonly config?: string;
+  /** `--deployment NAME`: a deployment declared in the config (block or bundle kind). */
+  readonly deployment: string;
+}
+
+/**
+ * Runs until `until` settles (default: the first SIGINT or SIGTERM), then shuts down. Resolves with the
+ * exit code.
+ */
+export async function coordinatorCommand(
+  opts: CoordinatorCommandOptions,
+  io: CoordinatorCommandIo,
+  until?: Promise<unknown>,
+): Promise<number> {
+  const { deployment } = opts;
+  if (!deployment) {
+    io.stderr('blockx coordinator: --deployment <name> is required (block | bundle)\n');
+    return 2;
+  }
+  const kernel = await bootKernel({
+    ...(opts.config === undefined ? {} : { configPath: opts.config }),
+    env: io.env,
+    cwd: io.cwd(),
+    deployments: [deployment],
+  });
+  const { config } = kernel;
+  const logger = createCoordinatorLogger(config, deployment);
+  // Signals are listened for once the services are being assembled (the plugins' serviceAssembled taps
+  // may announce readiness), and never left installed by a config error.
+  let signalled: (signal: string) => void = () => undefined;
+  const signal = new Promise<string>((resolve) => (signalled = resolve));
+  const off = until === undefined ? onTermination((s) => signalled(s)) : () => undefined;
+  let running;
+  try {
+    running = await startServices({
+      kernel,
+      plan: planCoordinator(config, deployment),
+      logger,
+      assemble: async (stack) => {
+        const metrics = await startProcessMetrics(config, stack, logger);
+        return stack.adopt(
+          'coordinator',
+          await runCoordinator({
+            config,
+            deployment,
+            logger,
+            metrics: { registry: metrics.registryFor({ service: 'coordinator', deployment }) },
+          }),
+        );
+      },
+    });
+  } catch (err) {
+    off();
+    throw err;
+  }
+  const reason = String(await (until ?? signal));
+  off();
+  logger.info({ signal: reason }, 'shutting down');
+  const failures = await running.stop(reason);
+  return failures.length > 0 ? 1 : 0;
+}

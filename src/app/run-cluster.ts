@@ -1,0 +1,177 @@
+// Service assembly of `blockx up`: one machine, one process tree — the storage (opened and migrated
+// once, shared by the workers), the registry (in-process, or etcd when the config names endpoints), a
+// Coordinator, N Workers each with its Executor, and one Prometheus endpoint for all of them. It walks the
+// plan of kernel/service-plan.ts through the one service lifecycle (lifecycle.ts): assemble on a
+// teardown stack → serviceAssembled → … → close(): the stack unwinds in reverse order → shutdown.
+import type { Logger as PinoLogger } from 'pino';
+import type { Kernel } from '../kernel/kernel.js';
+import { planUp, type ServicePlan } from '../kernel/service-plan.js';
+import type { BlockxConfig, DeploymentConfig } from '../kernel/config-types.js';
+import { runCoordinator } from '../services/coordinator/app/run-coordinator.js';
+import { InProcessRegistry } from '../services/registry/in-process-registry.js';
+import type { WorkerRegistryWriter } from '../services/registry/registry-port.js';
+import type { StorageBackend } from '../services/storage/types.js';
+import type { CallIoHandler } from '../services/worker/adapters/executor-call-io.js';
+import type {
+  CallPhaseRunner,
+  CodeEpochSource,
+  ExecutorReadiness,
+} from '../services/worker/adapters/ports.js';
+import { startExecutorRuntime } from '../services/worker/app/executor-runtime.js';
+import { runWorker } from '../services/worker/app/run-worker.js';
+import { startStorageRuntime } from '../services/worker/app/storage-runtime.js';
+import { startServices } from './lifecycle.js';
+import { startProcessMetrics } from './process-metrics.js';
+
+export interface ClusterExecutorRuntime {
+  readonly callRunner: CallPhaseRunner;
+  readonly executorReadiness?: ExecutorReadiness;
+  readonly codeEpochs?: CodeEpochSource;
+  whenReady?(timeoutMs: number): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export interface RunClusterOptions {
+  readonly kernel: Kernel;
+  readonly logger: PinoLogger;
+  /** Overrides `up.coordinatorListen` (e.g. 127.0.0.1:0 in tests). */
+  readonly coordinatorListen?: string;
+  /** Builds the Calls phase of worker `index`; default: a supervised Executor per worker. */
+  readonly executorFor?: (
+    index: number,
+    config: BlockxConfig,
+    deployment: string,
+    io: CallIoHandler,
+  ) => Promise<ClusterExecutorRuntime>;
+}
+
+export interface RunningCluster {
+  readonly plan: ServicePlan;
+  readonly coordinatorAddress: string;
+  readonly workerAddresses: readonly string[];
+  readonly registry: 'in-process' | 'etcd';
+  /** The storage every worker of the cluster reads and writes (one backend, shared). */
+  readonly storage: StorageBackend;
+  /** `host:port` of the Prometheus endpoint (all services of the cluster), '' when off. */
+  readonly metricsAddress: string;
+  /** Stops every service (last started first), then fires the shutdown hook. Idempotent. */
+  close(): Promise<void>;
+}
+
+type ClusterServices = Omit<RunningCluster, 'plan' | 'close'>;
+
+export async function runCluster(opts: RunClusterOptions): Promise<RunningCluster> {
+  const { kernel, logger } = opts;
+  const plan = planUp(kernel.config);
+  const name = plan.deployment;
+  const config = withCoordinatorListen(
+    kernel.config,
+    name,
+    opts.coordinatorListen ?? kernel.config.up.coordinatorListen,
+  );
+  const executorFor =
+    opts.executorFor ??
+    ((index: number, cfg: BlockxConfig, deployment: string, io: CallIoHandler) =>
+      startExecutorRuntime({
+        config: cfg,
+        deployment,
+        logger: logger.child({ service: 'executor', worker: index }),
+        io,
+      }));
+  const useEtcd = config.registry.etcd.endpoints.length > 0;
+  const inProcess = useEtcd ? undefined : new InProcessRegistry();
+
+  const running = await startServices<ClusterServices>({
+    kernel,
+    plan,
+    logger,
+    assemble: async (stack) => {
+      const storage = stack.adopt(
+        'storage',
+        await startStorageRuntime({ config, logger: logger.child({ service: 'storage' }) }),
+      );
+      // One Prometheus endpoint for the whole cluster; each service's registry joins it.
+      const metrics = await startProcessMetrics(config, stack);
+      const coordinator = stack.adopt(
+        'coordinator',
+        await runCoordinator({
+          config,
+          deployment: name,
+          logger: logger.child({ service: 'coordinator' }),
+          metrics: { registry: metrics.registryFor({ service: 'coordinator', deployment: name }) },
+          ...(inProcess ? { registry: inProcess } : {}),
+        }),
+      );
+
+      const workerAddresses: string[] = [];
+      for (let i = 0; i < config.up.workers; i++) {
+        const port = config.up.workerBasePort === 0 ? 0 : config.up.workerBasePort + i;
+        const ioScopes = storage.scopesForWorker();
+        const executor = stack.adopt(
+          `executor #${i}`,
+          await executorFor(i, config, name, ioScopes.callIoHandler),
+        );
+        const worker = stack.adopt(
+          `worker #${i}`,
+          await runWorker({
+            config,
+            deployment: name,
+            plugins: kernel.plugins,
+            listen: `127.0.0.1:${port}`,
+            logger: logger.child({ service: 'worker', worker: i }),
+            registryWriter: await registryWriterFor(config, inProcess, logger),
+            callRunner: executor.callRunner,
+            ioScopes,
+            metrics: { registry: metrics.registryFor({ service: 'worker', deployment: name }) },
+            ...(executor.executorReadiness ? { executorReadiness: executor.executorReadiness } : {}),
+            ...(executor.codeEpochs ? { codeEpochs: executor.codeEpochs } : {}),
+          }),
+        );
+        if (executor.whenReady && !(await executor.whenReady(30_000))) {
+          logger.warn(
+            { worker: i },
+            'executor not ready after 30 s: the worker answers Unavailable until it is',
+          );
+        }
+        workerAddresses.push(worker.address);
+      }
+      return {
+        coordinatorAddress: coordinator.address,
+        workerAddresses,
+        registry: useEtcd ? 'etcd' : 'in-process',
+        storage: storage.backend,
+        metricsAddress: metrics.address,
+      };
+    },
+  });
+  return {
+    plan,
+    ...running.services,
+    close: async () => {
+      await running.stop('cluster stopped');
+    },
+  };
+}
+
+async function registryWriterFor(
+  config: BlockxConfig,
+  inProcess: { writer(): WorkerRegistryWriter } | undefined,
+  logger: PinoLogger,
+): Promise<WorkerRegistryWriter> {
+  if (inProcess) return inProcess.writer();
+  // Loaded only for etcd: the default one-machine cluster never pays for the etcd client.
+  const { etcdRegistryWriter } = await import('./registry-writer.js');
+  return etcdRegistryWriter(config, logger) as WorkerRegistryWriter;
+}
+
+/** The config with one deployment's coordinator listening elsewhere (the config itself stays frozen). */
+function withCoordinatorListen(config: BlockxConfig, name: string, listen: string): BlockxConfig {
+  const dep = config.deployments[name] as DeploymentConfig;
+  return Object.freeze({
+    ...config,
+    deployments: Object.freeze({
+      ...config.deployments,
+      [name]: Object.freeze({ ...dep, coordinator: Object.freeze({ ...dep.coordinator, listen }) }),
+    }),
+  });
+}

@@ -1,0 +1,111 @@
+// `blockx worker --deployment NAME [--config FILE]`: boots the kernel (config + plugins), runs one
+// Worker through the service lifecycle (lifecycle.ts) until SIGTERM / SIGINT, drains, exits.
+//
+//   first SIGTERM or SIGINT → drain: admissions answer Unavailable, running tasks finish (bounded by
+//                             drainTimeoutMs), the server stops → exit code 0;
+//   a second signal         → stop at once (remaining tasks are cancelled) → exit code 1.
+//   Then the teardown stack unwinds (executor, registry session, metrics, storage) and the shutdown
+//   hook fires with the first signal's name. A teardown step that fails makes the exit code 1.
+//
+// Prints one line on stdout once it serves: `worker listening on <advertised addr> (bound <host:port>,
+// deployment <name>)`; logs go to stderr as pino JSON lines (level from BLOCKX_LOG_LEVEL / config).
+// What is assembled, in order, is in worker-assembly.ts.
+import { pino } from 'pino';
+import { bootKernel } from '../kernel/kernel.js';
+import { boundedPino } from '../kernel/observability/logger.js';
+import type { RunningWorker } from '../services/worker/app/run-worker.js';
+import type { WorkerLogger } from '../services/worker/adapters/worker-logger.js';
+import { startServices } from './lifecycle.js';
+import { planWorker } from './service-plans.js';
+import { onTermination, type SignalSource, type TerminationSignal } from './signals.js';
+import { assembleWorker, type WorkerAssemblyDeps } from './worker-assembly.js';
+
+export type { ExecutorRuntime, WorkerRuntimeContext } from './worker-assembly.js';
+export type { SignalSource } from './signals.js';
+
+/** The subset of the CLI's io a command uses (src/cli/io.ts `CliIo` satisfies it). */
+export interface WorkerCommandIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  readonly env: NodeJS.ProcessEnv;
+  cwd(): string;
+}
+
+export interface WorkerCommandOptions {
+  /** `--config FILE`. */
+  readonly config?: string;
+  /** `--deployment NAME`. */
+  readonly deployment: string;
+}
+
+export interface WorkerCommandDeps extends WorkerAssemblyDeps {
+  readonly signals?: SignalSource;
+  readonly logger?: WorkerLogger;
+  /** Called once the worker serves (tests). */
+  readonly onListening?: (worker: RunningWorker) => void;
+}
+
+export async function workerCommand(
+  opts: WorkerCommandOptions,
+  io: WorkerCommandIo,
+  deps: WorkerCommandDeps = {},
+): Promise<number> {
+  const { deployment } = opts;
+  const kernel = await bootKernel({
+    configPath: opts.config,
+    cwd: io.cwd(),
+    env: io.env,
+    deployments: [deployment],
+  });
+  const logger =
+    deps.logger ??
+    // Secrets masked, long strings cut (docs/security.md § Logs).
+    boundedPino(
+      { level: kernel.config.observability.logLevel, base: { service: 'worker', deployment } },
+      pino.destination({ dest: 2, sync: true }),
+    );
+  const running = await startServices({
+    kernel,
+    plan: planWorker(kernel.config, deployment),
+    logger,
+    assemble: (stack) => assembleWorker({ kernel, deployment, logger, deps }, stack),
+  });
+  const worker = running.services;
+  // Listening for signals before the line is printed: whoever waits for it may signal at once.
+  const stopped = untilStopped(worker, deps.signals ?? process, logger);
+  io.stdout(
+    `worker listening on ${worker.address} (bound ${worker.boundAddress}, deployment ${deployment})\n`,
+  );
+  deps.onListening?.(worker);
+
+  const { code, signal } = await stopped;
+  const failures = await running.stop(signal);
+  return failures.length > 0 ? 1 : code;
+}
+
+/** Drain on the first signal (→ 0), stop at once on the second (→ 1); listeners removed after. */
+function untilStopped(
+  worker: RunningWorker,
+  signals: SignalSource,
+  logger: WorkerLogger,
+): Promise<{ code: number; signal: TerminationSignal }> {
+  let first: TerminationSignal = 'SIGTERM';
+  let received = 0;
+  return new Promise((resolve) => {
+    const done = (code: number): void => {
+      off();
+      resolve({ code, signal: first });
+    };
+    const off = onTermination((signal) => {
+      received++;
+      if (received === 1) {
+        first = signal;
+        logger.info({}, 'signal received: draining (a second signal stops at once)');
+        void worker.drain().then(() => done(0));
+      } else if (received === 2) {
+        logger.warn({}, 'second signal: stopping now');
+        void worker.close().then(() => done(1));
+      }
+    }, signals);
+  });
+}
