@@ -1,9 +1,11 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
-// Three tiers (see test/README.md): unit (pure and adapter tests, no servers), process (spawn the built
-// `blockx` CLI), e2e (real etcd / PostgreSQL / several processes). `forks` is the safe pool: `threads`
-// breaks process.chdir and leaks spawned children on worker teardown.
+// Four tiers (see test/README.md): unit (pure and adapter tests: no sockets, no servers, no sleeps),
+// integration (in-process adapters on real loopback sockets, gRPC servers, child processes that are not
+// the built CLI), process (spawn the built `blockx` CLI), e2e (real etcd / PostgreSQL / several
+// processes). scripts/test.mjs runs them one at a time in this order (its TIERS list). `forks` is the
+// safe pool: `threads` breaks process.chdir and leaks spawned children on worker teardown.
 const alias = { blockx: fileURLToPath(new URL('./src/index.ts', import.meta.url)) };
 
 export default defineConfig({
@@ -18,6 +20,16 @@ export default defineConfig({
           include: ['test/unit/**/*.test.ts', 'plugins/**/test/**/*.test.ts'],
           pool: 'forks',
           testTimeout: 15_000,
+        },
+      },
+      {
+        resolve: { alias },
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          pool: 'forks',
+          testTimeout: 30_000,
+          hookTimeout: 30_000,
         },
       },
       {

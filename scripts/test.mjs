@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm test`: make sure the real servers the e2e tier needs are installed, run the checks (build, lint,
-// format, typecheck, generated-code freshness), then every vitest project. The last line printed is always
-// `N passed, N failed, N skipped`; the exit code is non-zero if a step failed, a test failed, or no test ran.
+// format, typecheck, generated-code freshness), then every vitest project, one tier at a time in TIERS
+// order (cheapest first; see test/README.md). The last line printed is always `N passed, N failed,
+// N skipped` over all tiers; the exit code is non-zero if a step failed, a test failed, or no test ran.
 //
 //   npm test                      all checks, then all tests
 //   npm test -- --no-build        skip rebuilding dist/ (the process tests spawn the built CLI, so the
@@ -13,7 +14,10 @@ import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const resultsFile = join('test-results', 'vitest.json');
+const resultsDir = 'test-results';
+// The vitest projects of vitest.config.ts, in the order they run. Every tier runs (a failure in one does
+// not skip the next) and the summary counts them all.
+const TIERS = ['unit', 'integration', 'process', 'e2e'];
 const INSTALL_HINT = 'sudo apt-get install -y etcd-server postgresql';
 
 const argv = process.argv.slice(2);
@@ -50,20 +54,32 @@ async function main() {
     }
   }
 
-  mkdirSync('test-results', { recursive: true });
-  rmSync(resultsFile, { force: true });
-  const vitestStatus = await runStep('npx', [
-    'vitest',
-    'run',
-    '--reporter=default',
-    '--reporter=json',
-    `--outputFile=${resultsFile}`,
-    ...vitestArgs,
-  ]);
+  mkdirSync(resultsDir, { recursive: true });
+  // With vitest arguments: one run with exactly those. Without: one run per tier, in order (an empty tier
+  // is not a failure by itself; "no test ran" is checked over all of them below).
+  const runs = checksWanted
+    ? TIERS.map((tier) => [`vitest-${tier}.json`, ['--project', tier, '--passWithNoTests']])
+    : [['vitest.json', vitestArgs]];
+  let vitestStatus = 0;
+  const resultsFiles = [];
+  for (const [file, args] of runs) {
+    const resultsFile = join(resultsDir, file);
+    rmSync(resultsFile, { force: true });
+    resultsFiles.push(resultsFile);
+    const status = await runStep('npx', [
+      'vitest',
+      'run',
+      '--reporter=default',
+      '--reporter=json',
+      `--outputFile=${resultsFile}`,
+      ...args,
+    ]);
+    if (status !== 0 && vitestStatus === 0) vitestStatus = status;
+  }
 
-  const counts = readCounts();
-  if (counts === undefined) {
-    console.log(`test: vitest exited ${vitestStatus} without writing ${resultsFile}`);
+  const counts = readCounts(resultsFiles);
+  if (typeof counts === 'string') {
+    console.log(`test: vitest exited ${vitestStatus} without writing ${counts}`);
     console.log(summaryLine({ passed: 0, failed: 0, skipped: 0 }));
     return 1;
   }
@@ -142,25 +158,28 @@ function label(cmd, args) {
   return [cmd === process.execPath ? 'node' : cmd, ...args].join(' ');
 }
 
-/** Counts from vitest's JSON report; skipped covers skipped, pending and todo tests. */
-function readCounts() {
-  let report;
-  try {
-    report = JSON.parse(readFileSync(resultsFile, 'utf8'));
-  } catch {
-    return undefined;
-  }
+/** Counts summed over vitest's JSON reports (skipped covers skipped, pending and todo tests), or the
+ * first report that is missing or unreadable. */
+function readCounts(files) {
   const counts = { passed: 0, failed: 0, skipped: 0, failedFiles: 0 };
-  for (const file of report.testResults ?? []) {
-    const assertions = file.assertionResults ?? [];
-    for (const test of assertions) {
-      if (test.status === 'passed') counts.passed++;
-      else if (test.status === 'failed') counts.failed++;
-      else counts.skipped++;
+  for (const resultsFile of files) {
+    let report;
+    try {
+      report = JSON.parse(readFileSync(resultsFile, 'utf8'));
+    } catch {
+      return resultsFile;
     }
-    // A file that failed outside any test (import error, failing beforeAll) has no failed assertion.
-    if (file.status === 'failed' && !assertions.some((test) => test.status === 'failed'))
-      counts.failedFiles++;
+    for (const file of report.testResults ?? []) {
+      const assertions = file.assertionResults ?? [];
+      for (const test of assertions) {
+        if (test.status === 'passed') counts.passed++;
+        else if (test.status === 'failed') counts.failed++;
+        else counts.skipped++;
+      }
+      // A file that failed outside any test (import error, failing beforeAll) has no failed assertion.
+      if (file.status === 'failed' && !assertions.some((test) => test.status === 'failed'))
+        counts.failedFiles++;
+    }
   }
   return counts;
 }

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster } from '../support/cluster.js';
 import type { TestCluster } from '../support/cluster.js';
+import { eventually } from '../support/eventually.js';
 
 /** Whether any process of group `pgid` is alive (signal 0 checks without signalling). */
 function groupAlive(pgid: number): boolean {
@@ -16,15 +17,16 @@ function groupAlive(pgid: number): boolean {
   }
 }
 
-/** Polls until group `pgid` is gone (a SIGKILLed process is a zombie until its new parent reaps it). */
-async function groupGone(pgid: number, timeoutMs = 2_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (groupAlive(pgid)) {
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return true;
-}
+/** Whether group `pgid` goes within `timeoutMs` (a SIGKILLed process is a zombie until its new parent reaps it). */
+const groupGone = (pgid: number, timeoutMs = 2_000): Promise<boolean> =>
+  eventually(() => !groupAlive(pgid), {
+    timeoutMs,
+    intervalMs: 20,
+    message: `process group ${pgid} gone`,
+  }).then(
+    () => true,
+    () => false,
+  );
 
 describe('test/support/cluster.ts: a real coordinator + 2 workers on SQLite', () => {
   let cluster: TestCluster | undefined;

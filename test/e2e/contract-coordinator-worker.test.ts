@@ -27,6 +27,7 @@ import { CLUSTER_LEASE_TTL_MS, REPO, startCluster } from '../support/cluster.js'
 import type { ClusterOptions, ClusterWorker, TestCluster } from '../support/cluster.js';
 import { startEtcd } from '../support/etcd.js';
 import type { EtcdServer } from '../support/etcd.js';
+import { eventually, present } from '../support/eventually.js';
 
 const LEASE_TTL_MS = CLUSTER_LEASE_TTL_MS;
 
@@ -70,16 +71,8 @@ async function outcome<T>(p: Promise<T>, ok: (r: T) => Partial<Outcome> = () => 
   }
 }
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const start = Date.now();
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() - start > timeoutMs)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+// How this file has always polled: every 50 ms, for 15_000 ms unless a call says otherwise.
+const POLL = { timeoutMs: 15_000, intervalMs: 50 } as const;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -132,10 +125,13 @@ describe('contract: coordinator ↔ worker (real etcd, real blockx processes)', 
 
   /** ReserveWorkerSlot until it succeeds (the coordinator's watch may not have listed the workers yet). */
   const reserveOk = (c: CoordinatorProc, taskId: string): Promise<Outcome> =>
-    waitFor(`a reservation for ${taskId}`, async () => {
-      const r = await reserve(c, taskId);
-      return r.code === grpc.status.OK ? r : undefined;
-    });
+    eventually(
+      async () => {
+        const r = await reserve(c, taskId);
+        return present(r.code === grpc.status.OK ? r : undefined, `a reservation for ${taskId}`);
+      },
+      { ...POLL, message: `a reservation for ${taskId}` },
+    );
 
   const submit = (w: WorkerServiceClient, task: TaskInputWire, slotId: string): Promise<Outcome> =>
     outcome(
@@ -261,20 +257,23 @@ describe('contract: coordinator ↔ worker (real etcd, real blockx processes)', 
     if (victim === undefined || survivorWorker === undefined) throw new Error('workers did not start');
     const survivor = { addr: survivorWorker.addr, client: workerClient(survivorWorker.addr) };
     const prefix = cluster.registryPrefix;
-    const first = await waitFor('the victim ranked first', async () => {
-      const r = await reserve(co, `kill-${Date.now()}`);
-      return r.workerAddr === victim.addr ? r : undefined;
-    });
+    const first = await eventually(
+      async () => {
+        const r = await reserve(co, `kill-${Date.now()}`);
+        return present(r.workerAddr === victim.addr ? r : undefined, 'the victim ranked first');
+      },
+      { ...POLL, message: 'the victim ranked first' },
+    );
     expect(first.code).toBe(grpc.status.OK);
 
     const killedAt = Date.now();
     await victim.kill('SIGKILL');
     // No clean shutdown: the key goes only when its lease (2 s) expires.
-    await waitFor(
-      'the victim key expired',
-      async () => ((await raw.get(`${prefix}${victim.addr}`).string()) === null ? true : undefined),
-      LEASE_TTL_MS + 5_000,
-    );
+    await eventually(async () => (await raw.get(`${prefix}${victim.addr}`).string()) === null, {
+      ...POLL,
+      timeoutMs: LEASE_TTL_MS + 5_000,
+      message: 'the victim key expired',
+    });
     expect(Date.now() - killedAt).toBeGreaterThanOrEqual(LEASE_TTL_MS - 1_000);
 
     for (let i = 0; i < 5; i++) {

@@ -17,6 +17,7 @@ import type { WorkerHeartbeat } from '../../src/services/registry/heartbeat.js';
 import type { Logger } from '../../src/services/registry/registry-port.js';
 import { startEtcd } from '../support/etcd.js';
 import type { EtcdServer } from '../support/etcd.js';
+import { eventually } from '../support/eventually.js';
 
 const LEGACY = '/blockx/bundle-workers/';
 const V2 = '/blockx/prod/lanes/default/bundle-workers/';
@@ -39,15 +40,8 @@ function hb(workerAddr: string, over: Partial<WorkerHeartbeat> = {}): WorkerHear
   };
 }
 
-async function waitFor(what: string, cond: () => boolean, timeoutMs = 10_000): Promise<number> {
-  const start = Date.now();
-  while (!cond()) {
-    if (Date.now() - start > timeoutMs)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return Date.now() - start;
-}
+// How this file has always polled: every 20 ms, for 10_000 ms unless a call says otherwise.
+const POLL = { timeoutMs: 10_000, intervalMs: 20 } as const;
 
 describe('EtcdWorkerWatcher on a real etcd', () => {
   let etcd: EtcdServer;
@@ -113,7 +107,7 @@ describe('EtcdWorkerWatcher on a real etcd', () => {
       .put(`${V2}a:1`)
       .value(encodeWorkerHeartbeat(hb('a:1', { taskSlots: 2, lastHeartbeatMs: t })));
     const { core, view } = start();
-    await waitFor('initial view', () => core.isInitialized);
+    await eventually(() => core.isInitialized, { ...POLL, message: 'initial view' });
     expect(view()).toEqual({ 'a:1': 2 }); // same heartbeat time: v2 wins
 
     await leased()
@@ -122,12 +116,12 @@ describe('EtcdWorkerWatcher on a real etcd', () => {
     await leased()
       .put(`${LEGACY}b:1`)
       .value(encodeWorkerHeartbeat(hb('b:1', { taskSlots: 5 })));
-    await waitFor('watched puts', () => view()['a:1'] === 3 && view()['b:1'] === 5);
+    await eventually(() => view()['a:1'] === 3 && view()['b:1'] === 5, { ...POLL, message: 'watched puts' });
 
     await raw.delete().key(`${LEGACY}a:1`);
-    await waitFor('fallback to the v2 entry', () => view()['a:1'] === 2);
+    await eventually(() => view()['a:1'] === 2, { ...POLL, message: 'fallback to the v2 entry' });
     await raw.delete().key(`${V2}a:1`);
-    await waitFor('removal once gone from every prefix', () => !('a:1' in view()));
+    await eventually(() => !('a:1' in view()), { ...POLL, message: 'removal once gone from every prefix' });
     expect(view()).toEqual({ 'b:1': 5 });
   });
 
@@ -149,7 +143,7 @@ describe('EtcdWorkerWatcher on a real etcd', () => {
       .put(`${LEGACY}real:1`)
       .value(encodeWorkerHeartbeat(hb('real:1', { lastHeartbeatMs: now })));
     const { core, watcher } = start([{ prefix: LEGACY, format: 'legacy' }]);
-    await waitFor('initial view', () => core.isInitialized);
+    await eventually(() => core.isInitialized, { ...POLL, message: 'initial view' });
     expect(core.workersSnapshot(Date.now()).map((w) => [w.workerAddr, w.heartbeatFresh])).toEqual([
       ['future:1', false],
       ['real:1', true],
@@ -163,7 +157,10 @@ describe('EtcdWorkerWatcher on a real etcd', () => {
     // A watched lease-less put is ignored as well, and overwriting a real key without a lease drops it.
     await raw.put(`${LEGACY}forged:2`).value(encodeWorkerHeartbeat(hb('forged:2', { taskSlots: 100_000 })));
     await raw.put(`${LEGACY}real:1`).value(encodeWorkerHeartbeat(hb('real:1', { taskSlots: 100_000 })));
-    await waitFor('watched lease-less puts', () => watcher.stats.unleasedValues === 3);
+    await eventually(() => watcher.stats.unleasedValues === 3, {
+      ...POLL,
+      message: 'watched lease-less puts',
+    });
     expect(core.workersSnapshot(Date.now()).map((w) => w.workerAddr)).toEqual(['future:1']);
     expect(core.selectCandidate('t-last', [], Date.now())).toMatchObject({
       ok: false,
@@ -177,12 +174,12 @@ describe('EtcdWorkerWatcher on a real etcd', () => {
       .put(`${LEGACY}good:1`)
       .value(encodeWorkerHeartbeat(hb('good:1')));
     const { core, view, watcher } = start();
-    await waitFor('initial view', () => core.isInitialized);
+    await eventually(() => core.isInitialized, { ...POLL, message: 'initial view' });
     expect(view()).toEqual({ 'good:1': 4 });
     await leased()
       .put(`${V2}wrong:1`)
       .value(encodeWorkerHeartbeat(hb('not-the-key:1')));
-    await waitFor('second skip', () => watcher.stats.skippedValues === 2);
+    await eventually(() => watcher.stats.skippedValues === 2, { ...POLL, message: 'second skip' });
     expect(view()).toEqual({ 'good:1': 4 });
     expect(warnings.map((w) => w['key'])).toEqual([`${LEGACY}garbage:1`, `${V2}wrong:1`]);
   });
@@ -192,20 +189,29 @@ describe('EtcdWorkerWatcher on a real etcd', () => {
       .put(`${LEGACY}a:1`)
       .value(encodeWorkerHeartbeat(hb('a:1')));
     const { core, view } = start();
-    await waitFor('initial view', () => core.isInitialized);
+    await eventually(() => core.isInitialized, { ...POLL, message: 'initial view' });
 
     await etcd.kill();
-    await waitFor('disconnect noticed', () => core.watchDisconnectedAtMs !== undefined, 5_000);
+    await eventually(() => core.watchDisconnectedAtMs !== undefined, {
+      ...POLL,
+      timeoutMs: 5_000,
+      message: 'disconnect noticed',
+    });
     expect(core.isReady(Date.now())).toBe(true);
     await etcd.restart();
-    const took = await waitFor('reconnected', () => core.watchDisconnectedAtMs === undefined, 5_000);
-    expect(took).toBeLessThan(GRACE_MS);
+    const restartedAt = Date.now();
+    await eventually(() => core.watchDisconnectedAtMs === undefined, {
+      ...POLL,
+      timeoutMs: 5_000,
+      message: 'reconnected',
+    });
+    expect(Date.now() - restartedAt).toBeLessThan(GRACE_MS);
     expect(core.isReady(Date.now())).toBe(true);
 
     await leased()
       .put(`${V2}b:1`)
       .value(encodeWorkerHeartbeat(hb('b:1')));
-    await waitFor('watch live again', () => 'b:1' in view());
+    await eventually(() => 'b:1' in view(), { ...POLL, message: 'watch live again' });
     expect(Object.keys(view()).sort()).toEqual(['a:1', 'b:1']);
   });
 
@@ -214,12 +220,16 @@ describe('EtcdWorkerWatcher on a real etcd', () => {
       .put(`${LEGACY}a:1`)
       .value(encodeWorkerHeartbeat(hb('a:1')));
     const { core } = start();
-    await waitFor('initial view', () => core.isInitialized);
+    await eventually(() => core.isInitialized, { ...POLL, message: 'initial view' });
     await etcd.kill();
-    await waitFor('not ready beyond the grace', () => !core.isReady(Date.now()), GRACE_MS + 5_000);
+    await eventually(() => !core.isReady(Date.now()), {
+      ...POLL,
+      timeoutMs: GRACE_MS + 5_000,
+      message: 'not ready beyond the grace',
+    });
     expect(Date.now() - (core.watchDisconnectedAtMs ?? 0)).toBeGreaterThan(GRACE_MS);
     await etcd.restart();
-    await waitFor('ready again', () => core.isReady(Date.now()), 5_000);
+    await eventually(() => core.isReady(Date.now()), { ...POLL, timeoutMs: 5_000, message: 'ready again' });
   });
 
   it('re-lists after etcd comes back with an empty data dir (revision went backwards)', async () => {
@@ -228,17 +238,25 @@ describe('EtcdWorkerWatcher on a real etcd', () => {
       .put(`${LEGACY}old:1`)
       .value(encodeWorkerHeartbeat(hb('old:1')));
     const { core, view } = start([{ prefix: LEGACY, format: 'legacy' }]);
-    await waitFor('initial view', () => core.isInitialized);
+    await eventually(() => core.isInitialized, { ...POLL, message: 'initial view' });
     expect(Object.keys(view())).toEqual(['old:1']);
 
     await etcd.kill();
     await rm(join(etcd.dataDir, 'member'), { recursive: true, force: true });
     await etcd.restart();
-    await waitFor('re-listed the empty registry', () => Object.keys(view()).length === 0, 5_000);
+    await eventually(() => Object.keys(view()).length === 0, {
+      ...POLL,
+      timeoutMs: 5_000,
+      message: 're-listed the empty registry',
+    });
     await leased()
       .put(`${LEGACY}new:1`)
       .value(encodeWorkerHeartbeat(hb('new:1')));
-    await waitFor('watch sees writes at the new, lower revisions', () => 'new:1' in view(), 5_000);
+    await eventually(() => 'new:1' in view(), {
+      ...POLL,
+      timeoutMs: 5_000,
+      message: 'watch sees writes at the new, lower revisions',
+    });
     expect(warnings.some((w) => 'lastRevision' in w)).toBe(true);
   });
 });

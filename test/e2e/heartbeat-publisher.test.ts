@@ -16,6 +16,7 @@ import type { WorkerRegistryWriter } from '../../src/services/registry/registry-
 import { startEtcd } from '../support/etcd.js';
 import type { EtcdServer } from '../support/etcd.js';
 import { captureOutput, spawnTracked, stopGroup, waitForLine } from '../support/processes.js';
+import { eventually, present } from '../support/eventually.js';
 
 const PREFIX = '/blockx/workers/';
 const HEARTBEAT_FIELDS = [
@@ -32,16 +33,8 @@ const HEARTBEAT_FIELDS = [
   'lastHeartbeatMs',
 ];
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const start = Date.now();
-  for (;;) {
-    const v = await probe().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() - start > timeoutMs)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+// How this file has always polled: every 25 ms, for 10_000 ms unless a call says otherwise.
+const POLL = { timeoutMs: 10_000, intervalMs: 25 } as const;
 
 describe('HeartbeatPublisher on a real etcd', () => {
   let etcd: EtcdServer;
@@ -92,11 +85,12 @@ describe('HeartbeatPublisher on a real etcd', () => {
 
   it('puts the heartbeat JSON with exactly the documented heartbeat fields under a 10 s lease', async () => {
     publish('10.1.0.1:9090');
-    const value = await waitFor('key', () =>
-      raw
-        .get(`${PREFIX}10.1.0.1:9090`)
-        .string()
-        .then((v) => v ?? undefined),
+    const value = await eventually(
+      async () => present(await raw.get(`${PREFIX}10.1.0.1:9090`).string(), 'key'),
+      {
+        ...POLL,
+        message: 'key',
+      },
     );
     const json = JSON.parse(value) as Record<string, number | string>;
     expect(Object.keys(json)).toEqual(HEARTBEAT_FIELDS);
@@ -120,16 +114,22 @@ describe('HeartbeatPublisher on a real etcd', () => {
     const lease = await raw.leaseClient.leaseTimeToLive({ ID: kv?.lease as string });
     expect(lease.grantedTTL).toBe('10');
     const first = await read('10.1.0.1:9090');
-    const later = await waitFor('a newer heartbeat', async () => {
-      const hb = await read('10.1.0.1:9090');
-      return hb !== undefined && hb.lastHeartbeatMs > (first?.lastHeartbeatMs ?? 0) ? hb : undefined;
-    });
+    const later = await eventually(
+      async () => {
+        const hb = await read('10.1.0.1:9090');
+        return present(
+          hb !== undefined && hb.lastHeartbeatMs > (first?.lastHeartbeatMs ?? 0) ? hb : undefined,
+          'a newer heartbeat',
+        );
+      },
+      { ...POLL, message: 'a newer heartbeat' },
+    );
     expect(later.lastHeartbeatMs).toBeGreaterThan(first?.lastHeartbeatMs ?? 0);
   });
 
   it('a clean stop deletes the key and revokes the lease', async () => {
     const { p } = publish('10.1.0.2:9090');
-    await waitFor('key', () => read('10.1.0.2:9090'));
+    await eventually(async () => present(await read('10.1.0.2:9090'), 'key'), { ...POLL, message: 'key' });
     const lease = (await raw.getAll().prefix(PREFIX).exec()).kvs[0]?.lease;
     await p.stop();
     expect(await raw.get(`${PREFIX}10.1.0.2:9090`).string()).toBeNull();
@@ -161,14 +161,17 @@ describe('HeartbeatPublisher on a real etcd', () => {
     const out = captureOutput(child);
     try {
       await waitForLine(child, /published/, 20_000);
-      await waitFor('key from the child', () => read('10.1.0.3:9090'));
+      await eventually(async () => present(await read('10.1.0.3:9090'), 'key from the child'), {
+        ...POLL,
+        message: 'key from the child',
+      });
       await stopGroup(child, 'SIGKILL', 1_000);
       const killedAt = Date.now();
-      await waitFor(
-        'expiry',
-        async () => ((await read('10.1.0.3:9090')) === undefined ? true : undefined),
-        8_000,
-      );
+      await eventually(async () => (await read('10.1.0.3:9090')) === undefined, {
+        ...POLL,
+        timeoutMs: 8_000,
+        message: 'expiry',
+      });
       const took = Date.now() - killedAt;
       expect(took).toBeGreaterThan(500); // the lease, not a cleanup, removed it
       expect(took).toBeLessThan(4_500);
@@ -181,29 +184,41 @@ describe('HeartbeatPublisher on a real etcd', () => {
 
   it('keeps the key through an etcd restart and refreshes it afterwards', async () => {
     publish('10.1.0.4:9090');
-    await waitFor('key', () => read('10.1.0.4:9090'));
+    await eventually(async () => present(await read('10.1.0.4:9090'), 'key'), { ...POLL, message: 'key' });
     await etcd.kill();
     await new Promise((r) => setTimeout(r, 300));
     await etcd.restart();
     const restartedAt = Date.now();
-    const hb = await waitFor('a heartbeat written after the restart', async () => {
-      const v = await read('10.1.0.4:9090');
-      return v !== undefined && v.lastHeartbeatMs >= restartedAt ? v : undefined;
-    });
+    const hb = await eventually(
+      async () => {
+        const v = await read('10.1.0.4:9090');
+        return present(
+          v !== undefined && v.lastHeartbeatMs >= restartedAt ? v : undefined,
+          'a heartbeat written after the restart',
+        );
+      },
+      { ...POLL, message: 'a heartbeat written after the restart' },
+    );
     expect(hb.workerAddr).toBe('10.1.0.4:9090');
   });
 
   it('grants a new lease and re-puts when etcd lost the lease (empty data dir)', async () => {
     const { w } = publish('10.1.0.5:9090');
-    await waitFor('key', () => read('10.1.0.5:9090'));
+    await eventually(async () => present(await read('10.1.0.5:9090'), 'key'), { ...POLL, message: 'key' });
     const oldLease = (await raw.getAll().prefix(PREFIX).exec()).kvs[0]?.lease;
     await etcd.kill();
     await rm(join(etcd.dataDir, 'member'), { recursive: true, force: true });
     await etcd.restart();
-    const lease = await waitFor('the key again, under a new lease', async () => {
-      const kv = (await raw.getAll().prefix(PREFIX).exec()).kvs[0];
-      return kv !== undefined && kv.lease !== '0' && kv.lease !== oldLease ? kv.lease : undefined;
-    });
+    const lease = await eventually(
+      async () => {
+        const kv = (await raw.getAll().prefix(PREFIX).exec()).kvs[0];
+        return present(
+          kv !== undefined && kv.lease !== '0' && kv.lease !== oldLease ? kv.lease : undefined,
+          'the key again, under a new lease',
+        );
+      },
+      { ...POLL, message: 'the key again, under a new lease' },
+    );
     expect(lease).toBeDefined();
     expect(w.grantedLeaseCount).toBeGreaterThanOrEqual(2);
   });

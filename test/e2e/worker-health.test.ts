@@ -5,7 +5,8 @@ import { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseWorkerHeartbeat, type WorkerHeartbeat } from '../../src/services/registry/heartbeat.js';
 import { startEtcd, type EtcdServer } from '../support/etcd.js';
-import { callListTask, submit, terminalOf } from '../process/worker-executor-harness.js';
+import { eventually } from '../support/eventually.js';
+import { callListTask, submit, terminalOf } from '../support/worker-tasks.js';
 import { ensureBuilt, spawnWorker, type SpawnedWorker } from '../process/worker-health-harness.js';
 
 const PREFIX = '/blockx/e2e/lanes/health/workers/';
@@ -58,14 +59,15 @@ describe('a worker whose tasks fail through the user’s fault', () => {
     }
     // A heartbeat built after the last failure converged.
     const after = Date.now();
-    let hb: WorkerHeartbeat | undefined;
-    const deadline = Date.now() + 10_000;
-    while (!(hb !== undefined && hb.lastHeartbeatMs > after) && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-      hb = await heartbeat();
-    }
-    expect(hb, 'a heartbeat published after the failures').toBeDefined();
-    expect(hb?.lastHeartbeatMs).toBeGreaterThan(after);
+    const hb = await eventually(
+      async () => {
+        const latest = await heartbeat();
+        expect(latest, 'a heartbeat published after the failures').toBeDefined();
+        expect(latest?.lastHeartbeatMs).toBeGreaterThan(after);
+        return latest;
+      },
+      { timeoutMs: 10_000, intervalMs: 50, message: 'a heartbeat published after the failures' },
+    );
     expect(hb?.errorRate).toBe(0);
   });
 });

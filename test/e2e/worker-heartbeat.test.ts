@@ -13,6 +13,7 @@ import type { WorkerHeartbeat } from '../../src/services/registry/heartbeat.js';
 import { startEtcd } from '../support/etcd.js';
 import type { EtcdServer } from '../support/etcd.js';
 import { spawnTracked, stopGroup, waitForExit, waitForLine } from '../support/processes.js';
+import { eventually, present } from '../support/eventually.js';
 
 const REPO = path.resolve(import.meta.dirname, '../..');
 const CLI = path.join(REPO, 'bin/blockx.js');
@@ -30,16 +31,8 @@ function cleanEnv(): NodeJS.ProcessEnv {
   );
 }
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const start = Date.now();
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() - start > timeoutMs)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+// How this file has always polled: every 25 ms, for 10_000 ms unless a call says otherwise.
+const POLL = { timeoutMs: 10_000, intervalMs: 25 } as const;
 
 function heartbeatOf(value: string): WorkerHeartbeat {
   const r = parseWorkerHeartbeat(value);
@@ -94,7 +87,10 @@ describe('blockx worker with ETCD_ENDPOINTS (real etcd, built CLI)', () => {
     const { child, addr } = await startWorker({ WORKER_TASK_SLOTS: '7', WORKER_HEARTBEAT_INTERVAL: '100' });
     const key = `${PREFIX}${addr}`;
 
-    const first = await waitFor('the heartbeat key', async () => (await raw.get(key).string()) ?? undefined);
+    const first = await eventually(async () => present(await raw.get(key).string(), 'the heartbeat key'), {
+      ...POLL,
+      message: 'the heartbeat key',
+    });
     const hb = heartbeatOf(first);
     expect(hb).toMatchObject({ workerAddr: addr, taskSlots: 7, reservedSlots: 0, runningTasks: 0 });
 
@@ -102,11 +98,13 @@ describe('blockx worker with ETCD_ENDPOINTS (real etcd, built CLI)', () => {
     const kv = await raw.get(key).exec();
     expect(kv.kvs[0]?.lease).not.toBe('0');
     // ... refreshed every interval.
-    await waitFor('a newer heartbeat', async () => {
-      const v = await raw.get(key).string();
-      if (v === null) return undefined;
-      return heartbeatOf(v).lastHeartbeatMs > hb.lastHeartbeatMs ? true : undefined;
-    });
+    await eventually(
+      async () => {
+        const v = await raw.get(key).string();
+        return v !== null && heartbeatOf(v).lastHeartbeatMs > hb.lastHeartbeatMs;
+      },
+      { ...POLL, message: 'a newer heartbeat' },
+    );
 
     const exited = waitForExit(child);
     child.kill('SIGTERM');

@@ -4,7 +4,8 @@
 // heartbeat clock before the heartbeats queued on the socket, killed the Executor and re-ran its calls).
 // Runs the built CLI (`blockx worker`) as its own process.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callListTask, outputsOf, submit, terminalOf, until } from './worker-executor-harness.js';
+import { eventually } from '../support/eventually.js';
+import { callListTask, outputsOf, submit, terminalOf } from '../support/worker-tasks.js';
 import { alive, ensureBuilt, spawnWorker, type SpawnedWorker } from './worker-health-harness.js';
 
 const SLEEPY = `export default (ctx, ms) => new Promise((resolve) => setTimeout(() => resolve('slept ' + ms), ms));\n`;
@@ -18,7 +19,10 @@ beforeAll(async () => {
     functions: { 'sleepy.mjs': SLEEPY },
     executor: { heartbeatIntervalMs: 100, heartbeatTimeoutMs: 1_000 },
   });
-  await until(() => (w?.executorPids.length ?? 0) > 0, 10_000, 'the executor ready log line');
+  await eventually(() => (w?.executorPids.length ?? 0) > 0, {
+    timeoutMs: 10_000,
+    message: 'the executor ready log line',
+  });
 });
 
 afterAll(async () => {

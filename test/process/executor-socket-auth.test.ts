@@ -10,9 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FunctionCodeView } from '../../src/executor/code-epochs.js';
 import { packagePath } from '../../src/kernel/package-root.js';
 import { ExecutorLink, type ExecutorLinkEvent } from '../../src/services/worker/adapters/executor-link.js';
-import { ExecutorHarness, FIXTURE_FUNCTIONS } from './executor-harness.js';
-import { SECRET_SHAPE, SocketClient } from './socket-client.js';
-import { until } from './worker-executor-harness.js';
+import { ExecutorHarness, FIXTURE_FUNCTIONS } from '../integration/executor/executor-harness.js';
+import { SECRET_SHAPE, SocketClient } from '../support/socket-client.js';
+import { eventually } from '../support/eventually.js';
 
 const leakDir = mkdtempSync(join(tmpdir(), 'bx-leak-'));
 writeFileSync(join(leakDir, 'package.json'), '{"type":"module"}');
@@ -143,7 +143,10 @@ describe('blockx executor --socket PATH, started by hand', () => {
       `${secret}\n`,
     );
     try {
-      await until(() => events.some((e) => e.type === 'executorReady'), 20_000, 'the executor ready');
+      await eventually(() => events.some((e) => e.type === 'executorReady'), {
+        timeoutMs: 20_000,
+        message: 'the executor ready',
+      });
       expect(link.executorPid).toBe(child.pid);
     } finally {
       await link.close();

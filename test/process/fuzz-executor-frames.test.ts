@@ -25,10 +25,11 @@ import { FunctionCodeView } from '../../src/executor/code-epochs.js';
 import { FrameDecoder, encodeJsonFrame } from '../../src/executor/frame-codec.js';
 import { packagePath } from '../../src/kernel/package-root.js';
 import { spawnTracked, stopGroup } from '../support/processes.js';
-import { ExecutorHarness, FIXTURE_FUNCTIONS } from './executor-harness.js';
-import { SocketClient } from './socket-client.js';
+import { ExecutorHarness, FIXTURE_FUNCTIONS } from '../integration/executor/executor-harness.js';
+import { SocketClient } from '../support/socket-client.js';
 import { ensureBuilt } from './worker-health-harness.js';
-import { makeFunctionsDir, removeDir, until } from './worker-executor-harness.js';
+import { eventually } from '../support/eventually.js';
+import { makeFunctionsDir, removeDir } from '../support/worker-tasks.js';
 
 const CLI = packagePath('bin', 'blockx.js');
 const ANSWER_BOUND_MS = 5_000;
@@ -548,7 +549,10 @@ describe("the worker's executor socket, fed the same frames by impostors before 
       expect(lines.length, summary).toBeLessThanOrEqual(10 + Math.ceil((Date.now() - started) / 10_000));
       expect(lines.length, summary).toBeGreaterThan(0);
       // One interval after the first refusal the limit lets one line through, counting the rest.
-      await until(() => Date.now() - firstWarningAt > 10_050, 11_000, 'one rate-limit interval');
+      await eventually(() => Date.now() - firstWarningAt > 10_050, {
+        timeoutMs: 11_000,
+        message: 'one rate-limit interval',
+      });
       const late = await SocketClient.connect(h.link.socketPath);
       late.socket.write(frameOf('{"type":"Hello","secret":"wrong"}'));
       await late.closed;

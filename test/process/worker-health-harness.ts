@@ -18,7 +18,7 @@ import {
   waitForLine,
   type OutputTail,
 } from '../support/processes.js';
-import { REPO, makeFunctionsDir, removeDir } from './worker-executor-harness.js';
+import { REPO, makeFunctionsDir, removeDir } from '../support/worker-tasks.js';
 
 const CLI = path.join(REPO, 'bin/blockx.js');
 

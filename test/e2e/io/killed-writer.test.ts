@@ -22,6 +22,7 @@ import {
 } from '../../support/processes.js';
 import type { ChildProcess } from 'node:child_process';
 import { CHAIN_ID, loadIoConfig, REPO, rowsWhere, testDatabases } from './harness.js';
+import { eventually } from '../../support/eventually.js';
 
 // Enough rows to overflow SQLite's page cache (better-sqlite3 builds with 16 MB), so that uncommitted
 // pages spill into the WAL before the kill (5,000 rows stay in memory and leave the WAL empty).
@@ -79,14 +80,6 @@ async function openTransactions(url: string): Promise<number> {
   return row?.n ?? 0;
 }
 
-async function until(check: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 const sqliteFile = (url: string) => url.slice('sqlite:'.length);
 
 describe.each([
@@ -126,7 +119,11 @@ describe.each([
 
     if (name === 'postgres') {
       // The server notices the dead connection and rolls its transaction back (releasing its locks).
-      await until(async () => (await openTransactions(url)) === 0, 10_000, 'the server to end the session');
+      await eventually(async () => (await openTransactions(url)) === 0, {
+        timeoutMs: 10_000,
+        intervalMs: 20,
+        message: 'the server to end the session',
+      });
     }
 
     backend = await open(url);

@@ -19,6 +19,7 @@ import {
 } from '../../support/storage-conformance.js';
 import type { OpenOptions } from '../../support/storage-conformance.js';
 import { fillLargeTable, LARGE_TABLE, scanLargeTable } from '../../support/storage-large-scan.js';
+import { eventually } from '../../support/eventually.js';
 
 let server: PgServer;
 let databases = 0;
@@ -253,16 +254,18 @@ describe('PostgreSQL specifics', () => {
 
 /** Resolves once some session of the database waits on a lock (the second writer is blocked). */
 async function waitForLockWait(url: string, event?: string): Promise<void> {
-  await withClient(url, async (c) => {
-    for (let i = 0; i < 200; i++) {
-      const { rows } = await c.query(
-        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'` +
-          ` AND ($1::text IS NULL OR wait_event = $1)`,
-        [event ?? null],
-      );
-      if ((rows[0] as { n: number }).n > 0) return;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    throw new Error('no session ever waited on a lock');
-  });
+  await withClient(url, (c) =>
+    eventually(
+      async () => {
+        const { rows } = await c.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'` +
+            ` AND ($1::text IS NULL OR wait_event = $1)`,
+          [event ?? null],
+        );
+        return (rows[0] as { n: number }).n > 0;
+      },
+      // About what 200 polls 10 ms apart took before.
+      { timeoutMs: 4_000, intervalMs: 10, message: 'a session waiting on a lock' },
+    ),
+  );
 }

@@ -9,22 +9,18 @@
 //  - exponential ctx.call fan-out and a long subcall chain fail the task with CALL_BUDGET_EXCEEDED;
 //  - thrown Proxies, prototype-less objects and other hostile values fail their call promptly.
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FunctionCodeView } from '../../src/executor/code-epochs.js';
-import { MAX_TASK_INSTANCES_PER_THREAD } from '../../src/executor/thread-pool.js';
-import type { TaskUpdate } from '../../src/grpc/domain-types.js';
-import { ExecutorHarness } from './executor-harness.js';
-import {
-  callListTask,
-  killExecutor,
-  outputsOf,
-  startWorkerWithExecutor,
-  submit,
-  terminalOf,
-  type WorkerWithExecutor,
-} from './worker-executor-harness.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { FunctionCodeView } from '../../../../src/executor/code-epochs.js';
+import { MAX_TASK_INSTANCES_PER_THREAD } from '../../../../src/executor/thread-pool.js';
+import type { TaskUpdate } from '../../../../src/grpc/domain-types.js';
+import { ExecutorHarness } from '../../executor/executor-harness.js';
+import { killExecutor, startWorkerWithExecutor, type WorkerWithExecutor } from './worker-executor-harness.js';
+import { callListTask, outputsOf, submit, terminalOf } from '../../../support/worker-tasks.js';
 
-const FUNCTIONS = fileURLToPath(new URL('../fixtures/isolation-functions/', import.meta.url)).replace(
+// Real executor processes started from src/ under tsx: the bounds these tests had in the process tier.
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
+
+const FUNCTIONS = fileURLToPath(new URL('../../../fixtures/isolation-functions/', import.meta.url)).replace(
   /\/$/,
   '',
 );

@@ -4,22 +4,23 @@
 // stalling another task, and a function edited while a task runs (that task keeps its pinned code epoch).
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { taskInputToWire } from '../../src/grpc/convert.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { taskInputToWire } from '../../../../src/grpc/convert.js';
+import { eventually } from '../../../support/eventually.js';
+import { killExecutor, startWorkerWithExecutor, type WorkerWithExecutor } from './worker-executor-harness.js';
 import {
   REPO,
   callListTask,
-  killExecutor,
   makeFunctionsDir,
   outputsOf,
   removeDir,
   SLEEPY,
-  startWorkerWithExecutor,
   submit,
   terminalOf,
-  until,
-  type WorkerWithExecutor,
-} from './worker-executor-harness.js';
+} from '../../../support/worker-tasks.js';
+
+// Real executor processes started from src/ under tsx: the bounds these tests had in the process tier.
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const SPIN = `export default function spin() { for (;;) { /* ignores ctx.signal */ } }\n`;
 const version = (v: string) =>
@@ -100,11 +101,10 @@ describe('worker → executor over real gRPC', () => {
     const deadlinesBefore = ports.callRunner.stats().deadlinesExpired;
     await submit(client, callListTask('hot-loop', 'spin', [[]]));
     const hotTerminal = terminalOf(client, 'hot-loop');
-    await until(
-      () => (ports.callRunner.core.taskStats('hot-loop')?.inflight ?? 0) > 0,
-      10_000,
-      'spin dispatched',
-    );
+    await eventually(() => (ports.callRunner.core.taskStats('hot-loop')?.inflight ?? 0) > 0, {
+      timeoutMs: 10_000,
+      message: 'spin dispatched',
+    });
     // The neighbour's call goes to the executor thread that is not spinning (the executor routes a call
     // to the thread with the fewest running calls) and finishes while the hot loop still spins.
     // (Calls routed onto the spinning thread itself would wait until that thread is terminated: the
@@ -142,11 +142,10 @@ describe('worker → executor over real gRPC', () => {
     // 12 calls of 150 ms, 4 at a time: the task runs for ~450+ ms and dispatches calls after the edit.
     const calls = Array.from({ length: 12 }, () => [150]);
     await submit(client, callListTask('old-code', 'version', calls));
-    await until(
-      () => (ports.callRunner.core.taskStats('old-code')?.rootsSucceeded ?? 0) >= 1,
-      10_000,
-      'the first call of old-code',
-    );
+    await eventually(() => (ports.callRunner.core.taskStats('old-code')?.rootsSucceeded ?? 0) >= 1, {
+      timeoutMs: 10_000,
+      message: 'the first call of old-code',
+    });
     writeFileSync(path.join(functionsDir, 'version.mjs'), version('v2'));
     const pendingAtEdit = ports.callRunner.core.taskStats('old-code')?.rootsPending ?? 0;
     expect(pendingAtEdit).toBeGreaterThan(0); // calls not yet sent when the file changed
@@ -159,7 +158,10 @@ describe('worker → executor over real gRPC', () => {
     const fresh = await terminalOf(client, 'new-code');
     expect(outputsOf(fresh)).toEqual(['v2', 'v2']);
     // The old epoch was retired once no task pinned it: only the current one is left.
-    await until(() => ports.codeView.epochs().length === 1, 5_000, 'the old epoch to retire');
+    await eventually(() => ports.codeView.epochs().length === 1, {
+      timeoutMs: 5_000,
+      message: 'the old epoch to retire',
+    });
     expect(ports.codeView.epochs()[0]).toMatchObject({ current: true, pins: 0 });
   });
 });

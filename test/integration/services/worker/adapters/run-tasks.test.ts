@@ -12,7 +12,7 @@ import type {
   TaskUpdateWireOut,
 } from '../../../../../src/grpc/wire-types.js';
 import { MAX_BATCH_TASKS } from '../../../../../src/kernel/input-bounds.js';
-import type { RunRecord } from './harness.js';
+import type { RunRecord } from '../../../../unit/services/worker/adapters/harness.js';
 import {
   getResult,
   hello,
@@ -22,17 +22,21 @@ import {
   stopFixture,
   type Fixture,
 } from './grpc-fixture.js';
-import { emptyTask, eventually, openRunTasks, type RunTasksSession } from './run-tasks-client.js';
+import { eventually } from '../../../../support/eventually.js';
+import { emptyTask, openRunTasks, type RunTasksSession } from './run-tasks-client.js';
+
+// How these tests have always polled: every 5 ms, for about 10 s.
+const POLL = { timeoutMs: 10_000, intervalMs: 5 } as const;
 
 const ok = (outputs: string[] = []) => ({ success: true, retryable: false, outputs });
 
 /** Waits until the fake runner has a run for `taskId`. */
 async function runOf(f: Fixture, taskId: string): Promise<RunRecord> {
   let run: RunRecord | undefined;
-  await eventually(
-    () => (run = f.runner.runs.find((r) => r.task.taskId === taskId)) !== undefined,
-    `a run of ${taskId}`,
-  );
+  await eventually(() => (run = f.runner.runs.find((r) => r.task.taskId === taskId)) !== undefined, {
+    ...POLL,
+    message: `a run of ${taskId}`,
+  });
   return run!;
 }
 
@@ -65,7 +69,10 @@ describe('RunTasks: admissions, per-task errors, credits', () => {
     // Finish whatever still runs so the next test starts with free slots.
     for (const r of f!.runner.runs) r.outcome.resolve(ok());
     const slots = () => f!.worker.core.deriveHeartbeat(f!.worker.orchestrator.now());
-    await eventually(() => slots().runningTasks === 0 && slots().reservedSlots === 0, 'no slot in use');
+    await eventually(() => slots().runningTasks === 0 && slots().reservedSlots === 0, {
+      ...POLL,
+      message: 'no slot in use',
+    });
   });
   afterAll(() => stopFixture(f));
 
@@ -218,7 +225,7 @@ describe('RunTasks: admissions, per-task errors, credits', () => {
     expect(status.code).toBe(grpc.status.OK);
     expect(s.updates.map((u) => u.taskId).sort()).toEqual(['hc-1', 'hc-2']);
     expect(s.credits()).toBe(8);
-    await eventually(() => f!.worker.runTasks.size === 0, 'the stream forgotten');
+    await eventually(() => f!.worker.runTasks.size === 0, { ...POLL, message: 'the stream forgotten' });
   });
 
   it('counts as a watch while open: a cancelled stream detaches its tasks, which keep running (grace off)', async () => {
@@ -229,13 +236,16 @@ describe('RunTasks: admissions, per-task errors, credits', () => {
     const run = await runOf(f!, 'cx');
     expect(f!.worker.subscriptions.watchedTasks).toBe(1);
     s.call.cancel();
-    await eventually(() => f!.worker.subscriptions.watchedTasks === 0, 'the watch detached');
+    await eventually(() => f!.worker.subscriptions.watchedTasks === 0, {
+      ...POLL,
+      message: 'the watch detached',
+    });
     expect(run.task.signal.aborted).toBe(false);
     run.outcome.resolve(ok(['still here']));
-    await eventually(
-      async () => (await getResult(f!.client, 'cx')).state !== 'TASK_STATE_RUNNING',
-      'the task finished',
-    );
+    await eventually(async () => (await getResult(f!.client, 'cx')).state !== 'TASK_STATE_RUNNING', {
+      ...POLL,
+      message: 'the task finished',
+    });
     const result = await getResult(f!.client, 'cx');
     expect(result.state).toBe('TASK_STATE_SUCCEEDED');
     expect(result.result?.success).toBe(true);
@@ -256,10 +266,10 @@ describe('RunTasks: Watch-disconnect grace', () => {
     await s.until(() => s.admissions.length === 1, 'the admission');
     const run = await runOf(f!, 'wd');
     s.call.cancel();
-    await eventually(
-      async () => (await getResult(f!.client, 'wd')).state === 'TASK_STATE_FAILED',
-      'the task failed',
-    );
+    await eventually(async () => (await getResult(f!.client, 'wd')).state === 'TASK_STATE_FAILED', {
+      ...POLL,
+      message: 'the task failed',
+    });
     const result = await getResult(f!.client, 'wd');
     expect(result.result?.executeResult).toMatchObject({
       failureCode: 'WATCH_DISCONNECTED',
@@ -279,7 +289,7 @@ describe('RunTasks: Watch-disconnect grace', () => {
     await b.until(() => b.admissions.length === 1, 'admission of b');
     const run = await runOf(f!, 'kept');
     a.call.cancel();
-    await eventually(() => f!.worker.runTasks.size === 1, 'a released');
+    await eventually(() => f!.worker.runTasks.size === 1, { ...POLL, message: 'a released' });
     run.outcome.resolve(ok());
     await b.until(() => b.updates.length === 1, 'the terminal update on b');
     expect(b.updates[0]?.state).toBe('TASK_STATE_SUCCEEDED');
@@ -303,18 +313,21 @@ describe('RunTasks: a client that stops reading', () => {
     const ids = Array.from({ length: window }, (_, i) => `slow-${i}`);
     s.send(ids.map((id) => submission(id)));
     const stats = () => f!.worker.runTasks.stats()[0]!;
-    await eventually(() => stats().submissions === window, 'the tasks admitted');
+    await eventually(() => stats().submissions === window, { ...POLL, message: 'the tasks admitted' });
     // Large results, one at a time, so every terminal update is a message of its own.
     const big = 'x'.repeat(256 * 1024);
     let maxPending = 0;
     let maxQueued = 0;
     for (const id of ids) {
       (await runOf(f!, id)).outcome.resolve(ok([big]));
-      await eventually(() => stats().inFlight < window - ids.indexOf(id), `${id} terminal`);
+      await eventually(() => stats().inFlight < window - ids.indexOf(id), {
+        ...POLL,
+        message: `${id} terminal`,
+      });
       maxPending = Math.max(maxPending, stats().pendingOutbound);
       maxQueued = Math.max(maxQueued, stats().queuedUpdates);
     }
-    await eventually(() => stats().readingPaused, 'reading paused');
+    await eventually(() => stats().readingPaused, { ...POLL, message: 'reading paused' });
     // More tasks while the server does not read: they wait in the transport, unprocessed.
     s.send([submission('late-1'), submission('late-2')]);
     for (let i = 0; i < 20; i++) {

@@ -2,20 +2,21 @@
 // link reports the loss, the dispatcher fails the attempts that were at the executor (retryable,
 // executor_crash), the supervisor starts a new executor, and the calls are retried there. The task
 // ends SUCCEEDED — or FAILED with retryable=true — within a bounded time; it never hangs.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { eventually } from '../../../support/eventually.js';
+import { killExecutor, startWorkerWithExecutor, type WorkerWithExecutor } from './worker-executor-harness.js';
 import {
   callListTask,
-  killExecutor,
   makeFunctionsDir,
   outputsOf,
   removeDir,
   SLEEPY,
-  startWorkerWithExecutor,
   submit,
   terminalOf,
-  until,
-  type WorkerWithExecutor,
-} from './worker-executor-harness.js';
+} from '../../../support/worker-tasks.js';
+
+// Real executor processes started from src/ under tsx: the bounds these tests had in the process tier.
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 let functionsDir = '';
 let w: WorkerWithExecutor | undefined;
@@ -56,13 +57,12 @@ describe('executor killed with SIGKILL mid-task', () => {
     );
     const terminal = terminalOf(client, 'killed-mid-task', 45_000);
     // Kill once some calls are done and others are at the executor.
-    await until(
+    await eventually(
       () => {
         const s = ports.callRunner.core.taskStats('killed-mid-task');
         return s !== undefined && s.rootsSucceeded >= 16 && s.inflight > 0;
       },
-      20_000,
-      'calls in flight mid-task',
+      { timeoutMs: 20_000, message: 'calls in flight mid-task' },
     );
     const inflightAtKill = ports.callRunner.core.taskStats('killed-mid-task')?.inflight ?? 0;
     const retriesBefore = ports.callRunner.stats().retries;

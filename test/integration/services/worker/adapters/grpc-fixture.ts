@@ -18,7 +18,7 @@ import type {
 import { bootKernel, type Kernel } from '../../../../../src/kernel/kernel.js';
 import { ManualExecutorReadiness } from '../../../../../src/services/worker/adapters/default-ports.js';
 import { runWorker, type RunningWorker } from '../../../../../src/services/worker/app/run-worker.js';
-import { FakeCallRunner } from './harness.js';
+import { FakeCallRunner } from '../../../../unit/services/worker/adapters/harness.js';
 
 export const REPO = path.resolve(import.meta.dirname, '../../../../..');
 const CONFIG = path.join(REPO, 'blockx.config.yaml');

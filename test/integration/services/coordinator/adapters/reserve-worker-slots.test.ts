@@ -26,7 +26,7 @@ import { CoordinatorCore } from '../../../../../src/services/coordinator/core/co
 import { DEFAULT_COORDINATOR_CORE_CONFIG } from '../../../../../src/services/coordinator/core/config.js';
 import { BatchFakeWorker } from './batch-fakes.js';
 import type { WorkerMode } from './batch-fakes.js';
-import { FakeReserver, NOW, hb } from './fakes.js';
+import { FakeReserver, NOW, hb } from '../../../../unit/services/coordinator/adapters/fakes.js';
 
 const RPC_TIMEOUT_MS = 200;
 

@@ -2,10 +2,13 @@
 // of one Calls phase on one execution thread ask the Worker for a key once, report the reads they
 // answered from the copy as `ioHits`, and never share a failure or a cancellation. One thread, so the
 // counts are exact.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { FunctionCodeView } from '../../src/executor/code-epochs.js';
-import type { ResumeOutcome, WaitingRequest } from '../../src/services/worker/adapters/executor-link.js';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { FunctionCodeView } from '../../../src/executor/code-epochs.js';
+import type { ResumeOutcome, WaitingRequest } from '../../../src/services/worker/adapters/executor-link.js';
 import { ExecutorHarness, FIXTURE_FUNCTIONS, type Terminal } from './executor-harness.js';
+
+// Real executor processes started from src/ under tsx: the bounds these tests had in the process tier.
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const fixtures = new FunctionCodeView({ dir: FIXTURE_FUNCTIONS });
 let h: ExecutorHarness;

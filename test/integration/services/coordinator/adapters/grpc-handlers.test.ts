@@ -17,8 +17,8 @@ import {
 } from '../../../../../src/grpc/proto.js';
 import { bindServer, businessCodeOf } from '../../../../../src/grpc/status.js';
 import type { ReserveWorkerSlotResponseWireOut } from '../../../../../src/grpc/wire-types.js';
-import { FakeReserver, NOW, hb, reply } from './fakes.js';
-import type { Step } from './fakes.js';
+import { FakeReserver, NOW, hb, reply } from '../../../../unit/services/coordinator/adapters/fakes.js';
+import type { Step } from '../../../../unit/services/coordinator/adapters/fakes.js';
 
 interface Outcome {
   code: number;

@@ -5,21 +5,22 @@
 import { existsSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SECRET_SHAPE, SocketClient } from './socket-client.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { SECRET_SHAPE, SocketClient } from '../../../support/socket-client.js';
+import { eventually } from '../../../support/eventually.js';
+import { killExecutor, startWorkerWithExecutor, type WorkerWithExecutor } from './worker-executor-harness.js';
 import {
   callListTask,
-  killExecutor,
   makeFunctionsDir,
   outputsOf,
   removeDir,
   SLEEPY,
-  startWorkerWithExecutor,
   submit,
   terminalOf,
-  until,
-  type WorkerWithExecutor,
-} from './worker-executor-harness.js';
+} from '../../../support/worker-tasks.js';
+
+// Real executor processes started from src/ under tsx: the bounds these tests had in the process tier.
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 let functionsDir = '';
 let w: WorkerWithExecutor | undefined;
@@ -64,11 +65,10 @@ describe('the executor socket of a running Worker', () => {
       ),
     );
     const terminal = terminalOf(client, 'under-attack', 45_000);
-    await until(
-      () => (ports.callRunner.core.taskStats('under-attack')?.inflight ?? 0) > 0,
-      20_000,
-      'calls in flight',
-    );
+    await eventually(() => (ports.callRunner.core.taskStats('under-attack')?.inflight ?? 0) > 0, {
+      timeoutMs: 20_000,
+      message: 'calls in flight',
+    });
     const refusedBefore = refusals(logs).length;
 
     const bare = await SocketClient.connect(ports.socketPath);
@@ -89,7 +89,10 @@ describe('the executor socket of a running Worker', () => {
     expect(bare.receivedBytes).toBe(0);
     bare.destroy();
     await bare.closed;
-    await until(() => refusals(logs).length >= refusedBefore + 4, 10_000, 'four refusals logged');
+    await eventually(() => refusals(logs).length >= refusedBefore + 4, {
+      timeoutMs: 10_000,
+      message: 'four refusals logged',
+    });
 
     // Still the first executor, never declared lost; one warn line per refused connection, no secret.
     expect(ports.supervisor.starts).toBe(1);

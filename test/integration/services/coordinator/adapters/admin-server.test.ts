@@ -16,7 +16,7 @@ import { bindServer } from '../../../../../src/grpc/status.js';
 import { unaryCall } from '../../../../../src/grpc/clients.js';
 import type { GetClusterStatusResponse__Output } from '../../../../../src/generated/proto/blockx/coordinator/v1/GetClusterStatusResponse.js';
 import { CoordinatorCore } from '../../../../../src/services/coordinator/core/coordinator-core.js';
-import { FakeReserver, NOW, hb, readyCore } from './fakes.js';
+import { FakeReserver, NOW, hb, readyCore } from '../../../../unit/services/coordinator/adapters/fakes.js';
 
 const LEGACY = { prefix: '/blockx/workers/', format: 'legacy' } as const;
 const V2 = { prefix: '/blockx/prod/lanes/default/workers/', format: 'v2' } as const;

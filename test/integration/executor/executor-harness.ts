@@ -1,27 +1,31 @@
-// Shared by test/process/executor*.test.ts: a real executor process (from src/ under tsx) behind an
-// ExecutorSupervisor, with helpers to run a call and wait for events. Not a test file itself.
+// Shared by test/integration/executor/*.test.ts and the executor tests of test/process: a real executor
+// process (from src/ under tsx) behind an ExecutorSupervisor, with helpers to run a call and wait for
+// events. Not a test file itself.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { EpochSource } from '../../src/executor/code-epochs.js';
+import type { EpochSource } from '../../../src/executor/code-epochs.js';
 import type {
   ExecuteCallCommand,
   ExecutorLinkEvent,
   ResumeOutcome,
   WaitingRequest,
-} from '../../src/services/worker/adapters/executor-link.js';
+} from '../../../src/services/worker/adapters/executor-link.js';
 import {
   ExecutorSupervisor,
   tsxExecutorCommand,
   type ExecutorSupervisorOptions,
-} from '../../src/services/worker/adapters/executor-supervisor.js';
+} from '../../../src/services/worker/adapters/executor-supervisor.js';
 
-export const FIXTURE_FUNCTIONS = fileURLToPath(new URL('../fixtures/functions/', import.meta.url)).replace(
+export const FIXTURE_FUNCTIONS = fileURLToPath(new URL('../../fixtures/functions/', import.meta.url)).replace(
   /\/$/,
   '',
 );
-export const REPO_FUNCTIONS = fileURLToPath(new URL('../../functions/', import.meta.url)).replace(/\/$/, '');
+export const REPO_FUNCTIONS = fileURLToPath(new URL('../../../functions/', import.meta.url)).replace(
+  /\/$/,
+  '',
+);
 
 export type Terminal = Extract<ExecutorLinkEvent, { type: 'callCompleted' | 'callFailed' }>;
 

@@ -97,16 +97,3 @@ export function emptyTask(taskId: string): TaskInputWire {
     taskTimeoutMs: 0,
   });
 }
-
-/** Polls `done` until it holds (as the other adapter tests do); nothing is asserted about time. */
-export async function eventually(
-  done: () => boolean | Promise<boolean>,
-  what: string,
-  tries = 2_000,
-): Promise<void> {
-  for (let i = 0; i < tries; i++) {
-    if (await done()) return;
-    await new Promise<void>((r) => setTimeout(r, 5));
-  }
-  throw new Error(`never happened: ${what}`);
-}

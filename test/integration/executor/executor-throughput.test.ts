@@ -1,7 +1,10 @@
 // Volume through the real path: ExecutorLink → executor process → ExecutorLink, 1,024 calls in flight.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FunctionCodeView } from '../../src/executor/code-epochs.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { FunctionCodeView } from '../../../src/executor/code-epochs.js';
 import { ExecutorHarness, FIXTURE_FUNCTIONS, type Terminal } from './executor-harness.js';
+
+// Real executor processes started from src/ under tsx: the bounds these tests had in the process tier.
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const view = new FunctionCodeView({ dir: FIXTURE_FUNCTIONS });
 let h: ExecutorHarness;

@@ -2,9 +2,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FunctionCodeView, type EpochSource } from '../../src/executor/code-epochs.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { FunctionCodeView, type EpochSource } from '../../../src/executor/code-epochs.js';
 import { ExecutorHarness, FIXTURE_FUNCTIONS, REPO_FUNCTIONS } from './executor-harness.js';
+
+// Real executor processes started from src/ under tsx: the bounds these tests had in the process tier.
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const repo = new FunctionCodeView({ dir: REPO_FUNCTIONS });
 const fixtures = new FunctionCodeView({ dir: FIXTURE_FUNCTIONS });
@@ -12,7 +15,10 @@ const brokenDir = mkdtempSync(join(tmpdir(), 'bx-broken-'));
 writeFileSync(join(brokenDir, 'syntax.ts'), 'export default async () => {\n  return (1 + ;\n};\n');
 writeFileSync(join(brokenDir, 'nodefault.ts'), 'export const helper = 1;\nexport function other() {}\n');
 writeFileSync(join(brokenDir, 'throws_on_load.mjs'), 'throw new Error("bad module init");\n');
-writeFileSync(join(brokenDir, 'bad_import.mjs'), 'import "./does-not-exist.mjs";\nexport default () => 1;\n');
+writeFileSync(
+  join(brokenDir, 'bad_import.mjs'),
+  'import "../../process/does-not-exist.mjs";\nexport default () => 1;\n',
+);
 writeFileSync(join(brokenDir, 'not_a_function.mjs'), 'export default 42;\n');
 const broken = new FunctionCodeView({ dir: brokenDir });
 

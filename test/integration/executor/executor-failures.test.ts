@@ -4,9 +4,13 @@ import { spawn } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { FunctionCodeView } from '../../src/executor/code-epochs.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { FunctionCodeView } from '../../../src/executor/code-epochs.js';
+import { eventually } from '../../support/eventually.js';
 import { ExecutorHarness, FIXTURE_FUNCTIONS, type Terminal } from './executor-harness.js';
+
+// Real executor processes started from src/ under tsx: the bounds these tests had in the process tier.
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const view = new FunctionCodeView({ dir: FIXTURE_FUNCTIONS });
 let h: ExecutorHarness | undefined;
@@ -21,14 +25,6 @@ function alive(pid: number): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-async function until(check: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
   }
 }
 
@@ -81,7 +77,7 @@ describe('executor failures', () => {
       reason: expect.stringMatching(/^no heartbeat for \d+ ms$/),
     });
     await h.supervisor.whenReady();
-    await until(() => !alive(pid), 5_000);
+    await eventually(() => !alive(pid), { timeoutMs: 5_000, intervalMs: 20 });
     expect(await h.run({ function: 'noop', codeEpoch: epoch })).toMatchObject({ type: 'callCompleted' });
   });
 
@@ -243,7 +239,7 @@ describe('executor failures', () => {
   it('leaves no orphan when the Worker process is SIGKILLed', async () => {
     const socketPath = join(tmpdir(), `bx-orphan-${process.pid}.sock`);
     const script = `
-      import { ExecutorSupervisor, tsxExecutorCommand } from ${JSON.stringify(new URL('../../src/services/worker/adapters/executor-supervisor.ts', import.meta.url).href)};
+      import { ExecutorSupervisor, tsxExecutorCommand } from ${JSON.stringify(new URL('../../../src/services/worker/adapters/executor-supervisor.ts', import.meta.url).href)};
       const sup = new ExecutorSupervisor({ socketPath: ${JSON.stringify(socketPath)}, functionsDir: ${JSON.stringify(FIXTURE_FUNCTIONS)}, command: tsxExecutorCommand(), onLog: () => {} });
       await sup.start(); await sup.whenReady();
       process.stdout.write(String(sup.pid) + '\\n');
@@ -258,7 +254,7 @@ describe('executor failures', () => {
       });
       expect(alive(executorPid)).toBe(true);
       worker.kill('SIGKILL');
-      await until(() => !alive(executorPid), 10_000);
+      await eventually(() => !alive(executorPid), { timeoutMs: 10_000, intervalMs: 20 });
     } finally {
       worker.kill('SIGKILL');
       rmSync(socketPath, { force: true }); // the killed Worker could not remove it
@@ -268,7 +264,7 @@ describe('executor failures', () => {
   it('keeps retrying with backoff when the executor cannot even start', async () => {
     h = new ExecutorHarness({ functionsDir: FIXTURE_FUNCTIONS, command: ['/nonexistent/blockx-executor'] });
     await h.supervisor.start();
-    await until(() => h!.supervisor.starts >= 4, 10_000); // 100 + 200 + 400 ms of backoff
+    await eventually(() => h!.supervisor.starts >= 4, { timeoutMs: 10_000, intervalMs: 20 }); // 100 + 200 + 400 ms of backoff
     expect(h.link.ready).toBe(false);
     expect(h.logs.some((l) => l.includes('ENOENT'))).toBe(true);
   });

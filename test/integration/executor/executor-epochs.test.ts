@@ -4,9 +4,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FunctionCodeView } from '../../src/executor/code-epochs.js';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { FunctionCodeView } from '../../../src/executor/code-epochs.js';
 import { ExecutorHarness } from './executor-harness.js';
+
+// Real executor processes started from src/ under tsx: the bounds these tests had in the process tier.
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 let dir: string;
 let h: ExecutorHarness | undefined;

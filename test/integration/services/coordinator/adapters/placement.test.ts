@@ -14,8 +14,8 @@ import type {
   SlotRequest,
   SlotRequestOptions,
 } from '../../../../../src/services/coordinator/adapters/slot-reserver.js';
-import { FakeReserver, NOW, hb, readyCore } from './fakes.js';
-import type { Step } from './fakes.js';
+import { FakeReserver, NOW, hb, readyCore } from '../../../../unit/services/coordinator/adapters/fakes.js';
+import type { Step } from '../../../../unit/services/coordinator/adapters/fakes.js';
 
 /** A FakeReserver whose answers take `delayMs` (a real RPC's latency, so requests overlap). */
 class SlowReserver extends FakeReserver {

@@ -23,15 +23,15 @@ import {
   watchAll,
   type Fixture,
 } from './grpc-fixture.js';
+import { eventually, present } from '../../../../support/eventually.js';
 
-/** Waits until the fake runner has a run for `taskId`. */
-async function runOf(f: Fixture, taskId: string) {
-  for (let i = 0; i < 200; i++) {
-    const run = f.runner.runs.find((r) => r.task.taskId === taskId);
-    if (run) return run;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error(`no call run for ${taskId}`);
+/** Waits until the fake runner has a run for `taskId` (about 1 s, as it always has). */
+function runOf(f: Fixture, taskId: string) {
+  return eventually(() => present(f.runner.runs.find((r) => r.task.taskId === taskId)), {
+    timeoutMs: 1_000,
+    intervalMs: 5,
+    message: `a call run for ${taskId}`,
+  });
 }
 
 describe('WorkerService status codes (documented table)', () => {
@@ -249,13 +249,14 @@ describe('Watch-disconnect grace', () => {
     await new Promise<void>((resolve) => stream.once('data', () => resolve()));
     stream.on('error', () => undefined); // the cancel below surfaces as CANCELLED
     stream.cancel();
-    let state = '';
-    for (let i = 0; i < 100 && state !== 'TASK_STATE_FAILED'; i++) {
-      await new Promise((r) => setTimeout(r, 20));
-      state = (await getResult(f!.client, 'wd')).state;
-    }
-    const result = await getResult(f!.client, 'wd');
-    expect(result.state).toBe('TASK_STATE_FAILED');
+    const result = await eventually(
+      async () => {
+        const r = await getResult(f!.client, 'wd');
+        expect(r.state).toBe('TASK_STATE_FAILED');
+        return r;
+      },
+      { timeoutMs: 2_000, intervalMs: 20, message: 'wd failed after the grace' },
+    );
     expect(result.result?.executeResult).toMatchObject({
       failureCode: 'WATCH_DISCONNECTED',
       retryable: false,
