@@ -20,6 +20,7 @@ import { businessCodeOf } from '../../src/grpc/status.js';
 import type { ReserveWorkerSlotResponseWireOut } from '../../src/grpc/wire-types.js';
 import type { WorkerHeartbeat } from '../../src/services/registry/heartbeat.js';
 import { startEtcd } from '../support/etcd.js';
+import { eventually } from '../support/eventually.js';
 
 // No plugin dirs: \`blockx coordinator\` boots the kernel, plugins included, and this temp dir has none.
 const YAML = `version: 1
@@ -55,17 +56,9 @@ function hb(workerAddr: string): WorkerHeartbeat {
   };
 }
 
-async function waitFor(
-  what: string,
-  cond: () => Promise<boolean> | boolean,
-  timeoutMs = 5_000,
-): Promise<void> {
-  const start = Date.now();
-  while (!(await cond())) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const waitFor = async (what: string, cond: () => Promise<boolean> | boolean, timeoutMs = 5_000) => {
+  await eventually(cond, { timeoutMs, intervalMs: 20, message: `waiting for ${what}` });
+};
 
 type Reserve = (
   md: grpc.Metadata,

@@ -23,6 +23,7 @@ import { bindServer, businessCodeOf, grpcStatusError } from '../../src/grpc/stat
 import type { ReserveWorkerSlotResponseWireOut } from '../../src/grpc/wire-types.js';
 import { startEtcd } from '../support/etcd.js';
 import type { EtcdServer } from '../support/etcd.js';
+import { eventually } from '../support/eventually.js';
 import { freePort } from '../support/ports.js';
 import { spawnTracked, stopGroup, waitForLine } from '../support/processes.js';
 import { UNIMPLEMENTED_WORKER_BATCH } from '../support/unimplemented.js';
@@ -170,18 +171,9 @@ deployments:
 
   const healthOf = (): Promise<HealthStatus> => checkHealth(health, SERVICE_NAMES.coordinator, 2_000);
 
-  async function waitFor(
-    what: string,
-    cond: () => Promise<boolean> | boolean,
-    timeoutMs = 10_000,
-  ): Promise<void> {
-    const start = Date.now();
-    while (!(await cond())) {
-      if (Date.now() - start > timeoutMs)
-        throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
+  const waitFor = async (what: string, cond: () => Promise<boolean> | boolean, timeoutMs = 10_000) => {
+    await eventually(cond, { timeoutMs, intervalMs: 25, message: `waiting for ${what}` });
+  };
 
   const routable = async (n: number): Promise<boolean> => coordinator?.watcherStats().workers === n;
 

@@ -10,8 +10,8 @@ import {
   type RunningCoordinator,
 } from '../../../../../src/services/coordinator/app/run-coordinator.js';
 import { InProcessRegistry } from '../../../../../src/services/registry/in-process-registry.js';
-import { hb } from '../adapters/fakes.js';
-import { exposedSample } from '../../../kernel/observability/metric-values.js';
+import { hb } from '../../../../unit/services/coordinator/adapters/fakes.js';
+import { exposedSample } from '../../../../unit/kernel/observability/metric-values.js';
 
 const config = resolveConfig(
   parseConfigText('version: 1\ndeployments:\n  block:\n    kind: block\n', '/tmp/bx/blockx.config.yaml'),

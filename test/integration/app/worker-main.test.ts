@@ -8,22 +8,25 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, copyFileSync } from '
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorkerClient, unaryCall } from '../../src/grpc/clients.js';
-import { taskInputToWire, taskUpdateFromWire } from '../../src/grpc/convert.js';
-import type { TaskUpdate } from '../../src/grpc/domain-types.js';
-import type { WorkerServiceClient } from '../../src/grpc/proto.js';
-import { businessCodeOf, statusCodeOf } from '../../src/grpc/status.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createWorkerClient, unaryCall } from '../../../src/grpc/clients.js';
+import { taskInputToWire, taskUpdateFromWire } from '../../../src/grpc/convert.js';
+import type { TaskUpdate } from '../../../src/grpc/domain-types.js';
+import type { WorkerServiceClient } from '../../../src/grpc/proto.js';
+import { businessCodeOf, statusCodeOf } from '../../../src/grpc/status.js';
 import type {
   GetTaskResultResponseWireOut,
   RequestTaskSlotResponseWireOut,
   SubmitTaskResponseWireOut,
   TaskInputWire,
   TaskUpdateWireOut,
-} from '../../src/grpc/wire-types.js';
-import { captureOutput, spawnTracked, stopGroup, waitForExit, waitForLine } from '../support/processes.js';
+} from '../../../src/grpc/wire-types.js';
+import { captureOutput, spawnTracked, stopGroup, waitForExit, waitForLine } from '../../support/processes.js';
 
-const REPO = path.resolve(import.meta.dirname, '../..');
+// Spawns a real worker process: the timeouts of the process tier this file came from.
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
+
+const REPO = path.resolve(import.meta.dirname, '../../..');
 const ENTRY = path.join(REPO, 'src/app/worker-main.ts');
 const CONFIG = path.join(REPO, 'blockx.config.yaml');
 

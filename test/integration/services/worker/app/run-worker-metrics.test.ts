@@ -19,8 +19,8 @@ import {
   returnValueWriter,
   settle,
   writerDef,
-} from '../adapters/harness.js';
-import { exposedSample } from '../../../kernel/observability/metric-values.js';
+} from '../../../../unit/services/worker/adapters/harness.js';
+import { exposedSample } from '../../../../unit/kernel/observability/metric-values.js';
 
 const config = resolveConfig(
   parseConfigText('version: 1\ndeployments:\n  block:\n    kind: block\n', '/tmp/bx/blockx.config.yaml'),
