@@ -1,20 +1,116 @@
-// One execution thread as the pool sees it, and how it is started.
+// One execution thread as the pool sees it, how it is started, and the set of them (`ThreadSet`: the
+// pool's threads, their batched outboxes and their lifecycle events).
 //
 // A thread starts from a small bootstrap script: it registers tsx (so functions may import TypeScript
 // helpers, and so the runner itself loads when the executor runs from src/), then imports the runner
 // (call-runner-thread), which registers the epoch loader hooks and reports ready.
 
 import { Worker } from 'node:worker_threads';
+import type { ThreadBooks } from './core/pool-calls.js';
 import { EPOCH_LOADER_HOOKS_URL } from './epoch-loader-hooks.js';
 import {
   newSignalsBuffer,
   signalViews,
   type MainToThreadBatch,
+  type ThreadControl,
   type ThreadData,
+  type ThreadModule,
   type ThreadSignals,
+  type ThreadToMainBatch,
 } from './thread-messages.js';
 
-export interface ExecutionThread<Call> {
+export interface ThreadLimits {
+  readonly maxFrameBytes: number;
+  readonly readCopyMaxEntries: number;
+  readonly isolation: 'task' | 'none';
+  readonly threadHeapMb: number;
+}
+
+/**
+ * The pool's threads. Whatever goes to a thread during one event-loop turn leaves as one batch
+ * (`setImmediate`): structured clone of one batch of strings is much cheaper than one per call.
+ */
+export class ThreadSet<Call> {
+  threads: ExecutionThread<Call>[] = [];
+  private nextIndex = 0;
+  private outboxScheduled = false;
+  private readonly bootstrap = bootstrapSource();
+
+  constructor(
+    private readonly limits: ThreadLimits,
+    private readonly on: {
+      readonly message: (t: ExecutionThread<Call>, batch: ThreadToMainBatch) => void;
+      readonly lost: (t: ExecutionThread<Call>, reason: string) => void;
+    },
+  ) {}
+
+  /** Start one more thread; it takes calls once its `ready` batch came. */
+  spawn(): ExecutionThread<Call> {
+    const t = startExecutionThread<Call>(this.nextIndex++, this.limits, this.bootstrap);
+    t.worker.on('message', (batch: ThreadToMainBatch) => this.on.message(t, batch));
+    t.worker.on('error', (err: Error & { code?: string }) => {
+      if (err?.code === 'ERR_WORKER_OUT_OF_MEMORY')
+        t.memoryKill ??= `it ran out of its heap (executor.threadHeapMb ${this.limits.threadHeapMb})`;
+      this.on.lost(t, `crashed: ${err?.message ?? String(err)}`);
+    });
+    t.worker.on('exit', (code) => this.on.lost(t, `exited with code ${code}`));
+    this.threads.push(t);
+    return t;
+  }
+
+  /** Off the set: its messages are ignored from now on. */
+  remove(t: ExecutionThread<Call>): void {
+    t.dead = true;
+    this.threads = this.threads.filter((x) => x !== t);
+  }
+
+  /** Off the set and terminated (retired, or given up on). */
+  terminate(t: ExecutionThread<Call>): void {
+    this.remove(t);
+    void t.worker.terminate().catch(() => 0);
+  }
+
+  async terminateAll(): Promise<void> {
+    const threads = this.threads;
+    this.threads = [];
+    await Promise.all(threads.map((t) => ((t.dead = true), t.worker.terminate().catch(() => 0))));
+  }
+
+  /** Queue an exec for the thread, announcing its module first if the thread does not have it. */
+  exec(t: ExecutionThread<Call>, raw: string, epoch: string, mod: ThreadModule): void {
+    if (!t.modules.has(mod.moduleKey)) {
+      t.modules.add(mod.moduleKey);
+      t.epochs.add(epoch);
+      t.outbox.modules.push({ moduleKey: mod.moduleKey, url: mod.url, code: mod.code, path: mod.path });
+    }
+    t.outbox.execRaw.push(raw);
+    t.outbox.execModule.push(mod.moduleKey);
+    this.schedule(t);
+  }
+
+  control(t: ExecutionThread<Call>, c: ThreadControl): void {
+    t.outbox.controls.push(c);
+    this.schedule(t);
+  }
+
+  private schedule(t: ExecutionThread<Call>): void {
+    t.outboxPending = true;
+    if (this.outboxScheduled) return;
+    this.outboxScheduled = true;
+    setImmediate(() => {
+      this.outboxScheduled = false;
+      for (const th of this.threads) {
+        if (!th.outboxPending) continue;
+        const batch = th.outbox;
+        th.outbox = emptyOutbox();
+        th.outboxPending = false;
+        if (!th.dead) th.worker.postMessage(batch);
+      }
+    });
+  }
+}
+
+export interface ExecutionThread<Call> extends ThreadBooks<Call> {
   readonly index: number;
   readonly worker: Worker;
   /** The runner reported ready; only ready threads get calls. */
@@ -49,12 +145,7 @@ export function emptyOutbox(): MainToThreadBatch {
 /** Start a thread (not ready yet: wait for its `ready` batch). */
 export function startExecutionThread<Call>(
   index: number,
-  limits: {
-    readonly maxFrameBytes: number;
-    readonly readCopyMaxEntries: number;
-    readonly isolation: 'task' | 'none';
-    readonly threadHeapMb: number;
-  },
+  limits: ThreadLimits,
   bootstrap: string,
 ): ExecutionThread<Call> {
   const sab = newSignalsBuffer();

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { EpochSnapshot } from './code-epochs.js';
 import { ExecutorErrorCode } from './errors.js';
-import { parseFunctionFileName } from './function-source.js';
+import { parseFunctionFileName, resolveFunctionFile } from './core/function-resolution.js';
 
 export type CompiledFunction =
   | {
@@ -64,27 +64,9 @@ export class FunctionCompiler {
 }
 
 async function compileOne(snapshot: EpochSnapshot, name: string): Promise<CompiledFunction> {
-  const candidates = snapshot.files.filter((f) => f.name === name);
-  if (candidates.length === 0) {
-    const known = snapshot.files.map((f) => f.name);
-    return {
-      ok: false,
-      code: ExecutorErrorCode.FUNCTION_NOT_FOUND,
-      message:
-        `function "${name}" not found in ${snapshot.functionsDir} (code epoch ${snapshot.id}); ` +
-        `expected ${name}.ts, ${name}.mjs or ${name}.js; available: ${known.length ? known.join(', ') : 'none'}`,
-    };
-  }
-  if (candidates.length > 1) {
-    return {
-      ok: false,
-      code: ExecutorErrorCode.FUNCTION_LOAD_FAILED,
-      message: `function "${name}" is defined by more than one file in ${snapshot.functionsDir}: ${candidates
-        .map((f) => f.fileName)
-        .join(', ')}; keep one`,
-    };
-  }
-  const file = candidates[0]!;
+  const found = resolveFunctionFile(snapshot.files, name, snapshot.functionsDir, snapshot.id);
+  if (!found.ok) return found;
+  const file = found.file;
   const path = join(snapshot.functionsDir, file.fileName);
   const url = `${pathToFileURL(path).href}?${EPOCH_QUERY_PARAM}=${snapshot.id}`;
   const moduleKey = `${snapshot.id}/${name}`;

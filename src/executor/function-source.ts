@@ -4,23 +4,15 @@
 
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parseFunctionFileName } from './core/function-resolution.js';
 import { FunctionsDirError } from './errors.js';
 
-export const FUNCTION_EXTENSIONS = ['.ts', '.mjs', '.js'] as const;
-export type FunctionExtension = (typeof FUNCTION_EXTENSIONS)[number];
-
-const NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]*$/;
-
-/** `hello_world.ts` → `{name: 'hello_world', ext: '.ts'}`; null when the file is not a function. */
-export function parseFunctionFileName(fileName: string): { name: string; ext: FunctionExtension } | null {
-  for (const ext of FUNCTION_EXTENSIONS) {
-    if (fileName.endsWith(ext)) {
-      const name = fileName.slice(0, -ext.length);
-      return NAME_PATTERN.test(name) ? { name, ext } : null;
-    }
-  }
-  return null;
-}
+// The naming rule is the resolver's (core/function-resolution.ts): one rule for every runner.
+export {
+  FUNCTION_EXTENSIONS,
+  parseFunctionFileName,
+  type FunctionExtension,
+} from './core/function-resolution.js';
 
 export interface FunctionFileStat {
   readonly name: string;

@@ -5,7 +5,10 @@
 // Calls reach a thread as the raw ExecuteCall JSON the Worker sent (the thread parses it: that work runs
 // in parallel instead of on the single routing thread), and leave it as ready-to-send protocol frames.
 
+import { SEQ_MASK } from './core/pool-calls.js';
 import type { WaitError } from './protocol.js';
+
+export { SEQ_MASK, seqBefore } from './core/pool-calls.js';
 
 /** Main → thread. Applied in this order: modules, execs, then controls. */
 export interface MainToThreadBatch {
@@ -82,9 +85,8 @@ export interface ThreadData {
 //  - BEAT, the thread's clock (`monoMs`) when its event loop last ran: a timer, every batch in and out.
 //  - a ring of pickup times, so the main thread's CallStarted says how long the call has really run.
 //  - MEM, the thread's heap used plus external memory in MiB, for the memory bound (memory-watch.ts).
-//  - INSTANCES, the task module instances the thread has made (isolation `task`; thread-pool.ts).
+//  - INSTANCES, the task module instances the thread has made (isolation `task`; core/pool-scheduler.ts).
 
-export const SEQ_MASK = 0x7fffffff;
 const CLAIM = 0;
 const BEAT = 1;
 const MEM = 2;
@@ -121,7 +123,12 @@ export function signalViews(sab: SharedArrayBuffer): ThreadSignals {
 const MONO_OFFSET = Number(process.hrtime.bigint() / 1000n) / 1000 - performance.now();
 
 export function monoMs(): number {
-  return Math.floor(performance.now() + MONO_OFFSET) | 0;
+  return monoAt(performance.now());
+}
+
+/** The `monoMs` reading that goes with a `performance.now()` reading of this thread (one clock read). */
+export function monoAt(perfNowMs: number): number {
+  return Math.floor(perfNowMs + MONO_OFFSET) | 0;
 }
 
 /** `now - then` for two `monoMs` readings (wrap-safe). */
@@ -172,12 +179,6 @@ export function lastBeat(s: ThreadSignals): number {
 /** Main side: the first exec sequence number the thread has neither started nor skipped. */
 export function claimedUpTo(s: ThreadSignals): number {
   return Atomics.load(s.control, CLAIM);
-}
-
-/** Whether exec `seq` is before `upTo` (both 31-bit wrapping sequence numbers, close together). */
-export function seqBefore(seq: number, upTo: number): boolean {
-  const d = (upTo - seq) & SEQ_MASK;
-  return d !== 0 && d < 0x40000000;
 }
 
 /**

@@ -1,43 +1,21 @@
-// The executor's execution units: a small pool of worker threads, fed by the main thread.
-//
-// Why threads: bench/executor-units.ts measures a thread pool against a child-process pool for no-op
-// calls with 1,024 in flight; threads win clearly (see PROTOCOL.md § Execution units), and a thread can
-// still be terminated on its own when a call will not stop.
-//
-// Routing: a call goes to the healthy thread with the fewest *running* calls, if that is below
-// `maxCallsPerThread`; otherwise it queues here (not yet started: the Worker's budget clock has not
-// begun). Calls waiting on the Worker (io, subcalls) do not count as running, so parents blocked on
-// children can never starve the children of threads. Healthy: ready, not draining, no cancelled call
-// still on it, and its event loop beat within STUCK_MS (a call spinning in a loop stops the beat).
+// The executor's execution units: a small pool of worker threads, fed by the main thread. This is the
+// shell: threads, shared memory, postMessage batches and the OS timers. Every decision (routing, stuck
+// detection, cancellation deadlines, the safety net, what a lost thread's calls fail with) is made by
+// core/pool-scheduler.ts, with `now` read once per input here (`clock()`). The whole design, measured
+// against child processes, is in docs/executor.md § The thread pool.
 //
 // Started: a thread claims each call in shared memory as it starts it (thread-messages.ts), so the
 // sweep knows which calls really run. Calls sent to a thread that has gone stuck (or has a cancelled call
 // on it), and not started there, are taken back and routed again; they never run twice.
 //
-// Cancellation: CancelCall aborts the call's signal on its thread at once; if the call is still there
-// `cancelHardLimitMs` later, the whole thread is terminated and replaced. Its overdue calls fail with
-// kind `deadline`, every other call on it with `executor_crash`, both retryable. A local safety net
-// cancels a call that has *run* (not waited) for its budget plus a margin without a CancelCall arriving.
-//
-// Epochs: a thread imports each (epoch, function) once; modules are never freed, so when an epoch is
-// retired every thread that imported it is drained (no new calls) and replaced, and terminated once idle.
-//
-// Isolation `task` (docs/security.md, "Task isolation"): a thread imports each function once per task
-// that calls it there, so a thread is drained and replaced the same way once it holds
-// MAX_TASK_INSTANCES_PER_THREAD task instances.
-//
-// Memory (memory-watch.ts): each thread runs under a V8 heap limit, and every MEMORY_CHECK_EVERY sweeps
-// the pool compares each thread's published heap + off-heap figure and the process RSS with their
-// bounds; a thread over one is terminated, its calls fail with EXECUTOR_MEMORY_LIMIT (retryable).
+// Epochs and isolation `task`: modules are never freed, so a thread that imported a retired epoch, or
+// made MAX_TASK_INSTANCES_PER_THREAD task instances, is drained (no new calls), replaced, and terminated
+// once idle. Memory (memory-watch.ts): a thread over its bound is terminated (EXECUTOR_MEMORY_LIMIT).
 
 import { failedFrame } from './call-outcome.js';
-import { ExecutorErrorCode } from './errors.js';
-import {
-  bootstrapSource,
-  emptyOutbox,
-  startExecutionThread,
-  type ExecutionThread,
-} from './execution-thread.js';
+import * as books from './core/pool-calls.js';
+import * as scheduler from './core/pool-scheduler.js';
+import { ThreadSet, type ExecutionThread } from './execution-thread.js';
 import type { CompiledFunction } from './function-compiler.js';
 import { judgeMemory, type MemoryLimits } from './memory-watch.js';
 import {
@@ -46,21 +24,10 @@ import {
   type ExecuteCallMessage,
   type ResumeCallMessage,
 } from './protocol.js';
-import {
-  ageMs,
-  claimedUpTo,
-  instanceCount,
-  lastBeat,
-  lastMemoryMb,
-  monoMs,
-  pickupTime,
-  revokeUnclaimed,
-  SEQ_MASK,
-  seqBefore,
-  ThreadEvent,
-  type ThreadControl,
-  type ThreadToMainBatch,
-} from './thread-messages.js';
+import * as shm from './thread-messages.js';
+import { ThreadEvent, type ThreadControl, type ThreadToMainBatch } from './thread-messages.js';
+
+export { MAX_TASK_INSTANCES_PER_THREAD } from './core/pool-scheduler.js';
 
 export interface ThreadPoolOptions {
   readonly threads: number;
@@ -81,80 +48,48 @@ export interface ThreadPoolOptions {
   readonly log: (line: string) => void;
 }
 
-type CallState = 'resolving' | 'queued' | 'running';
 type ThreadUnit = ExecutionThread<PoolCall>;
-
-interface PoolCall {
-  readonly msg: ExecuteCallMessage;
-  /** The ExecuteCall frame as received; the thread parses it itself. */
-  readonly raw: string;
-  readonly key: string;
-  state: CallState;
-  module: Extract<CompiledFunction, { ok: true }> | undefined;
-  thread: ThreadUnit | undefined;
-  openWaits: number;
-  runningMs: number;
-  /** When the current running stretch began: the pickup on its thread, then each resume. */
-  runningSince: number;
-  /** When the call was sent to its thread. */
-  dispatchedAt: number;
-  /** Its exec sequence number on its thread (see ThreadSignals). */
-  seq: number;
-  /** The thread has started it (claimed in shared memory); until then it may be taken back. */
-  pickedUp: boolean;
-  /** CallStarted sent, or implied by a CallWaiting / terminal frame. */
-  startReported: boolean;
-  cancelReason: string | undefined;
-  /** Counted in its thread's `cancelling`. */
-  cancelCounted: boolean;
-  overdue: boolean;
-  hardLimitTimer: NodeJS.Timeout | undefined;
-}
-
-/** How often calls on threads are looked at: pickups, CallStarted reports, stuck threads, safety net. */
-const SWEEP_INTERVAL_MS = 25;
-/** A call still running this long after its thread picked it up gets a CallStarted. */
-const STARTED_REPORT_MS = 25;
-/** A thread whose event loop has not beaten for this long is stuck: no new calls, unstarted ones go back. */
-const STUCK_MS = 50;
-/** Memory is looked at every this many sweeps (100 ms). */
-const MEMORY_CHECK_EVERY = 4;
-/** Task module instances a thread may hold (isolation `task`) before it is drained and replaced. */
-export const MAX_TASK_INSTANCES_PER_THREAD = 1024;
+type PoolCall = books.PoolCall<ThreadUnit, Extract<CompiledFunction, { ok: true }>>;
 
 export class ThreadPool {
   private readonly opts: ThreadPoolOptions;
   private readonly calls = new Map<string, PoolCall>();
-  private threads: ThreadUnit[] = [];
-  private queue: PoolCall[] = [];
-  private queueHead = 0;
-  private nextThreadIndex = 0;
-  private outboxScheduled = false;
+  private readonly set: ThreadSet<PoolCall>;
+  private readonly queue = new books.CallQueue<PoolCall>();
   private closed = false;
   private readonly sweep: NodeJS.Timeout;
   private readyWaiters: (() => void)[] = [];
-  private readonly bootstrap: string;
+  private drainWaiters: (() => void)[] = [];
   private sweeps = 0;
   private lastRssKillAt: number | undefined;
+  /** Cancelled calls' hard limits (core/pool-scheduler.ts), looked at on every sweep tick. */
+  private readonly hardLimits = new scheduler.DeadlineTable<PoolCall>();
 
   constructor(options: ThreadPoolOptions) {
     this.opts = options;
-    this.bootstrap = bootstrapSource();
-    for (let i = 0; i < Math.max(1, options.threads); i++) this.spawn();
-    this.sweep = setInterval(() => this.sweepRunning(), SWEEP_INTERVAL_MS);
+    const { maxFrameBytes, readCopyMaxEntries, isolation } = options;
+    this.set = new ThreadSet<PoolCall>(
+      { maxFrameBytes, readCopyMaxEntries, isolation, threadHeapMb: options.memory.threadHeapMb },
+      {
+        message: (t, batch) => this.onThreadMessages(t, batch),
+        lost: (t, reason) => this.onThreadLost(t, reason, this.clock()),
+      },
+    );
+    for (let i = 0; i < Math.max(1, options.threads); i++) this.set.spawn();
+    this.sweep = setInterval(() => this.sweepRunning(this.clock()), scheduler.SWEEP_INTERVAL_MS);
     this.sweep.unref();
   }
 
   /** Resolves once every initial thread is ready. */
   ready(): Promise<void> {
-    if (this.threads.every((t) => t.ready)) return Promise.resolve();
+    if (this.set.threads.every((t) => t.ready)) return Promise.resolve();
     return new Promise((resolve) => this.readyWaiters.push(resolve));
   }
 
   stats(): { inflight: number; queued: number; threads: number; epochs: number } {
     const epochs = new Set<string>();
     let live = 0;
-    for (const t of this.threads) {
+    for (const t of this.set.threads) {
       if (!t.draining) live++;
       for (const e of t.epochs) epochs.add(e);
     }
@@ -171,73 +106,32 @@ export class ThreadPool {
       this.opts.log(logLine('warn', `duplicate ExecuteCall for ${key} ignored`));
       return;
     }
-    const call: PoolCall = {
-      msg,
-      raw,
-      key,
-      state: 'resolving',
-      module: undefined,
-      thread: undefined,
-      openWaits: 0,
-      runningMs: 0,
-      runningSince: 0,
-      dispatchedAt: 0,
-      seq: 0,
-      pickedUp: false,
-      startReported: false,
-      cancelReason: undefined,
-      cancelCounted: false,
-      overdue: false,
-      hardLimitTimer: undefined,
-    };
+    const call: PoolCall = books.newPoolCall(msg, raw, key);
     this.calls.set(key, call);
     const resolved = this.opts.resolveModule(msg.codeEpoch, msg.function);
     if (resolved instanceof Promise) {
       resolved.then(
-        (r) => this.onResolved(call, r),
+        (r) => this.onResolved(call, r, this.clock()),
         (err: Error) =>
-          this.onResolved(call, { ok: false, code: 'FUNCTION_LOAD_FAILED', message: err.message }),
+          this.onResolved(
+            call,
+            { ok: false, code: 'FUNCTION_LOAD_FAILED', message: err.message },
+            this.clock(),
+          ),
       );
     } else {
-      this.onResolved(call, resolved);
+      this.onResolved(call, resolved, this.clock());
     }
   }
 
   cancel(callId: string, attempt: number, reason: string): void {
-    const call = this.calls.get(attemptKey(callId, attempt));
-    if (!call || call.cancelReason !== undefined) return;
-    call.cancelReason = reason;
-    let requeued = 0;
-    if (call.state === 'running' && !call.pickedUp && !seqBefore(call.seq, claimedUpTo(call.thread!.signals)))
-      requeued = this.reclaim(call.thread!); // not started: take it (and the others not started) back
-    if (call.state !== 'running') {
-      this.finish(call);
-      this.fail(call, 'deadline', true, `cancelled before it started (${reason})`);
-      if (requeued > 0) this.pump();
-      return;
-    }
-    const thread = call.thread!;
-    thread.cancelling++;
-    call.cancelCounted = true;
-    this.control(thread, { t: 'cancel', callId, attempt, reason });
-    call.hardLimitTimer = setTimeout(() => {
-      if (this.calls.get(call.key) !== call || call.thread !== thread || thread.dead) return;
-      call.overdue = true;
-      this.terminate(
-        thread,
-        `call ${callId} attempt ${attempt} ignored cancellation for ${this.opts.cancelHardLimitMs} ms`,
-      );
-    }, this.opts.cancelHardLimitMs);
-    call.hardLimitTimer.unref();
+    this.cancelAt(callId, attempt, reason, this.clock());
   }
 
   resume(msg: ResumeCallMessage): void {
     const call = this.calls.get(attemptKey(msg.callId, msg.attempt));
     if (!call || call.state !== 'running' || !call.thread) return;
-    if (call.openWaits > 0 && --call.openWaits === 0) {
-      call.thread.running++;
-      call.runningSince = performance.now();
-    }
+    books.endWait(call, call.thread, this.clock());
     const { callId, attempt, requestId } = msg;
     this.control(
       call.thread,
@@ -249,16 +143,16 @@ export class ThreadPool {
 
   /** Every thread forgets its read copies of the Calls phase `ioCache`. */
   dropIoCache(ioCache: string): void {
-    for (const t of this.threads) if (!t.dead) this.control(t, { t: 'dropIoCache', ioCache });
+    for (const t of this.set.threads) if (!t.dead) this.control(t, { t: 'dropIoCache', ioCache });
   }
 
   /** Drain and replace every thread that imported `epoch`. */
   retireEpoch(epoch: string): void {
-    for (const t of [...this.threads]) {
+    for (const t of [...this.set.threads]) {
       if (t.draining || t.dead || !t.epochs.has(epoch)) continue;
       t.draining = true;
-      this.spawn();
-      if (t.calls.size === 0) this.retireThread(t);
+      this.set.spawn();
+      if (t.calls.size === 0) this.set.terminate(t);
     }
   }
 
@@ -266,23 +160,78 @@ export class ThreadPool {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.sweep);
-    for (const c of this.calls.values()) if (c.hardLimitTimer) clearTimeout(c.hardLimitTimer);
+    this.hardLimits.clear();
     this.calls.clear();
-    const threads = this.threads;
-    this.threads = [];
-    await Promise.all(threads.map((t) => ((t.dead = true), t.worker.terminate().catch(() => 0))));
+    this.notifyDrained();
+    await this.set.terminateAll();
   }
 
-  /** Resolves when no call is in flight (for a graceful shutdown), or after `timeoutMs`. */
-  async drained(timeoutMs: number): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
-    while (this.calls.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    return this.calls.size === 0;
+  /** Resolves true once no call is in flight (for a graceful shutdown), or false after `timeoutMs`. */
+  drained(timeoutMs: number): Promise<boolean> {
+    if (this.calls.size === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.drainWaiters = this.drainWaiters.filter((w) => w !== onDrained);
+        resolve(this.calls.size === 0);
+      }, timeoutMs);
+      const onDrained = (): void => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      this.drainWaiters.push(onDrained);
+    });
   }
 
   // ---- internals -------------------------------------------------------------------------------------
 
-  private onResolved(call: PoolCall, r: CompiledFunction): void {
+  /** The one clock of the pool (performance.now ms); `monoAt` turns a reading into the threads' clock. */
+  private clock(): number {
+    return performance.now();
+  }
+
+  private notifyDrained(): void {
+    if (this.calls.size > 0 || this.drainWaiters.length === 0) return;
+    for (const w of this.drainWaiters.splice(0)) w();
+  }
+
+  private cancelAt(callId: string, attempt: number, reason: string, now: number): void {
+    const call = this.calls.get(attemptKey(callId, attempt));
+    if (!call || call.cancelReason !== undefined) return;
+    call.cancelReason = reason;
+    let requeued = 0;
+    if (
+      call.state === 'running' &&
+      !call.pickedUp &&
+      !books.seqBefore(call.seq, shm.claimedUpTo(call.thread!.signals))
+    )
+      requeued = this.reclaim(call.thread!); // not started: take it (and the others not started) back
+    if (call.state !== 'running') {
+      this.finish(call);
+      this.fail(call, 'deadline', true, `cancelled before it started (${reason})`);
+      if (requeued > 0) this.pump(now);
+      return;
+    }
+    const thread = call.thread!;
+    thread.cancelling++;
+    call.cancelledOn = thread;
+    this.control(thread, { t: 'cancel', callId, attempt, reason });
+    this.hardLimits.set(call, now + this.opts.cancelHardLimitMs);
+  }
+
+  /** Hard limits that passed (checked on the sweep tick): threads with overdue calls are terminated. */
+  private onHardLimits(now: number): void {
+    if (this.hardLimits.size === 0) return;
+    for (const call of this.hardLimits.takeDue(now)) {
+      const thread = call.cancelledOn;
+      if (this.calls.get(call.key) !== call || !thread || call.thread !== thread || thread.dead) continue;
+      call.overdue = true;
+      const { callId, attempt } = call.msg;
+      const limit = this.opts.cancelHardLimitMs;
+      this.terminate(thread, `call ${callId} attempt ${attempt} ignored cancellation for ${limit} ms`, now);
+    }
+  }
+
+  private onResolved(call: PoolCall, r: CompiledFunction, now: number): void {
     if (this.calls.get(call.key) !== call || call.state !== 'resolving') return; // cancelled meanwhile
     if (!r.ok) {
       this.finish(call);
@@ -292,92 +241,41 @@ export class ThreadPool {
     call.module = r;
     call.state = 'queued';
     this.queue.push(call);
-    this.pump();
+    this.pump(now);
   }
 
-  private pump(): void {
-    if (this.queueHead >= this.queue.length) return;
+  private pump(now: number): void {
+    if (!this.queue.pending) return;
     const max = this.opts.maxCallsPerThread;
-    const now = monoMs();
-    while (this.queueHead < this.queue.length) {
-      const call = this.queue[this.queueHead]!;
-      if (call.state !== 'queued' || this.calls.get(call.key) !== call) {
-        this.queueHead++;
-        continue;
+    const mono = shm.monoAt(now);
+    const beatAge = (t: ThreadUnit): number => shm.ageMs(mono, shm.lastBeat(t.signals));
+    for (let call = this.queue.peek(); call !== undefined; call = this.queue.peek()) {
+      if (call.state === 'queued' && this.calls.get(call.key) === call) {
+        const best = scheduler.pickThread(this.set.threads, max, beatAge);
+        if (!best) break;
+        this.dispatch(call, best, now);
       }
-      let best: ThreadUnit | undefined;
-      for (const t of this.threads) {
-        if (
-          t.ready &&
-          !t.draining &&
-          !t.dead &&
-          t.running < max &&
-          t.cancelling === 0 &&
-          (!best || t.running < best.running) &&
-          ageMs(now, lastBeat(t.signals)) <= STUCK_MS
-        )
-          best = t;
-      }
-      if (!best) break;
-      this.queueHead++;
-      this.dispatch(call, best);
-    }
-    if (this.queueHead > 1024 && this.queueHead * 2 > this.queue.length) {
-      this.queue = this.queue.slice(this.queueHead);
-      this.queueHead = 0;
+      this.queue.shift();
     }
   }
 
-  private dispatch(call: PoolCall, t: ThreadUnit): void {
+  private dispatch(call: PoolCall, t: ThreadUnit, now: number): void {
     const mod = call.module!;
-    call.state = 'running';
-    call.thread = t;
-    call.runningSince = call.dispatchedAt = performance.now();
-    call.seq = t.sentSeq;
-    t.sentSeq = (t.sentSeq + 1) & SEQ_MASK;
-    t.calls.add(call);
-    t.running++;
-    if (!t.modules.has(mod.moduleKey)) {
-      t.modules.add(mod.moduleKey);
-      t.epochs.add(call.msg.codeEpoch);
-      t.outbox.modules.push({ moduleKey: mod.moduleKey, url: mod.url, code: mod.code, path: mod.path });
-    }
-    t.outbox.execRaw.push(call.raw);
-    t.outbox.execModule.push(mod.moduleKey);
-    this.scheduleOutbox(t);
+    books.assign(call, t, now);
+    this.set.exec(t, call.raw, call.msg.codeEpoch, mod);
   }
 
   private control(t: ThreadUnit, c: ThreadControl): void {
-    t.outbox.controls.push(c);
-    this.scheduleOutbox(t);
-  }
-
-  private scheduleOutbox(t: ThreadUnit): void {
-    t.outboxPending = true;
-    if (this.outboxScheduled) return;
-    this.outboxScheduled = true;
-    setImmediate(() => {
-      this.outboxScheduled = false;
-      for (const th of this.threads) {
-        if (!th.outboxPending) continue;
-        const batch = th.outbox;
-        th.outbox = emptyOutbox();
-        th.outboxPending = false;
-        if (!th.dead) th.worker.postMessage(batch);
-      }
-    });
+    this.set.control(t, c);
   }
 
   /** Remove a call from the books; the caller sends its terminal frame. */
   private finish(call: PoolCall): void {
     this.calls.delete(call.key);
-    if (call.hardLimitTimer) clearTimeout(call.hardLimitTimer);
-    const t = call.thread;
-    if (t && t.calls.delete(call)) {
-      if (call.openWaits === 0) t.running--;
-      if (call.cancelCounted) t.cancelling--;
-    }
-    if (t?.draining && t.calls.size === 0 && !t.dead) this.retireThread(t);
+    if (call.cancelReason !== undefined) this.hardLimits.delete(call);
+    const t = books.release<ThreadUnit, PoolCall>(call);
+    if (t?.draining && t.calls.size === 0 && !t.dead) this.set.terminate(t);
+    this.notifyDrained();
   }
 
   /**
@@ -385,30 +283,22 @@ export class ThreadPool {
    * (the caller pumps). Returns how many.
    */
   private reclaim(t: ThreadUnit): number {
-    const from = revokeUnclaimed(t.signals, t.sentSeq);
-    if (from === t.sentSeq) return 0;
-    const back: PoolCall[] = [];
-    for (const call of t.calls) if (!call.pickedUp && !seqBefore(call.seq, from)) back.push(call);
-    back.sort((a, b) => ((a.seq - from) & SEQ_MASK) - ((b.seq - from) & SEQ_MASK));
-    for (const call of back) {
-      t.calls.delete(call);
-      t.running--;
-      call.state = 'queued';
-      call.thread = undefined;
-    }
-    this.queue = [...back, ...this.queue.slice(this.queueHead)];
-    this.queueHead = 0;
-    if (t.draining && t.calls.size === 0 && !t.dead) this.retireThread(t);
+    const back = books.takeBack<ThreadUnit, PoolCall>(t, shm.revokeUnclaimed(t.signals, t.sentSeq));
+    this.queue.pushFront(back);
+    if (t.draining && t.calls.size === 0 && !t.dead) this.set.terminate(t);
     return back.length;
   }
 
   /** The thread has started `call`: its running time counts from the pickup its thread recorded. */
   private markPickedUp(call: PoolCall, t: ThreadUnit, now: number, mono: number): void {
     call.pickedUp = true;
-    const onThread = now - call.dispatchedAt;
-    const at = pickupTime(t.signals, call.seq);
-    const ran = at === undefined ? onThread : Math.min(Math.max(0, ageMs(mono, at)), onThread);
-    if (call.openWaits === 0) call.runningSince = now - ran;
+    const at = shm.pickupTime(t.signals, call.seq);
+    const start = scheduler.pickupStart(
+      now,
+      call.dispatchedAt,
+      at === undefined ? undefined : shm.ageMs(mono, at),
+    );
+    if (call.openWaits === 0) call.runningSince = start;
   }
 
   private fail(
@@ -423,11 +313,13 @@ export class ThreadPool {
 
   private onThreadMessages(t: ThreadUnit, batch: ThreadToMainBatch): void {
     if (t.dead) return;
+    const now = this.clock();
     let freed = false;
     if (batch.ready) {
       t.ready = true;
       freed = true;
-      if (this.threads.every((x) => x.ready || x.draining)) for (const w of this.readyWaiters.splice(0)) w();
+      if (this.set.threads.every((x) => x.ready || x.draining))
+        for (const w of this.readyWaiters.splice(0)) w();
     }
     const { kinds, keys, frames } = batch;
     for (let i = 0; i < kinds.length; i++) {
@@ -436,13 +328,8 @@ export class ThreadPool {
       const kind = kinds[i]! as ThreadEvent;
       switch (kind) {
         case ThreadEvent.Waiting:
-          if (!call.pickedUp) this.markPickedUp(call, t, performance.now(), monoMs());
-          call.startReported = true;
-          if (call.openWaits++ === 0) {
-            t.running--;
-            call.runningMs += performance.now() - call.runningSince;
-            freed = true;
-          }
+          if (!call.pickedUp) this.markPickedUp(call, t, now, shm.monoAt(now));
+          if (books.startWait(call, t, now)) freed = true;
           break;
         case ThreadEvent.Done:
           call.startReported = call.pickedUp = true;
@@ -457,162 +344,102 @@ export class ThreadPool {
       this.opts.send(frames[i]!);
     }
     for (const line of batch.logs) this.opts.log(line);
-    if (freed) this.pump();
+    if (freed) this.pump(now);
   }
 
-  private spawn(): ThreadUnit {
-    const { maxFrameBytes, readCopyMaxEntries, isolation } = this.opts;
-    const t = startExecutionThread<PoolCall>(
-      this.nextThreadIndex++,
-      { maxFrameBytes, readCopyMaxEntries, isolation, threadHeapMb: this.opts.memory.threadHeapMb },
-      this.bootstrap,
-    );
-    t.worker.on('message', (batch: ThreadToMainBatch) => this.onThreadMessages(t, batch));
-    t.worker.on('error', (err: Error & { code?: string }) => {
-      if (err?.code === 'ERR_WORKER_OUT_OF_MEMORY')
-        t.memoryKill ??= `it ran out of its heap (executor.threadHeapMb ${this.opts.memory.threadHeapMb})`;
-      this.onThreadLost(t, `crashed: ${err?.message ?? String(err)}`);
-    });
-    t.worker.on('exit', (code) => this.onThreadLost(t, `exited with code ${code}`));
-    this.threads.push(t);
-    return t;
-  }
-
-  private retireThread(t: ThreadUnit): void {
-    t.dead = true;
-    this.threads = this.threads.filter((x) => x !== t);
-    void t.worker.terminate().catch(() => 0);
-  }
-
-  private terminate(t: ThreadUnit, reason: string): void {
+  private terminate(t: ThreadUnit, reason: string, now: number): void {
     if (t.dead) return;
     this.opts.log(logLine('warn', `terminating execution thread ${t.index}: ${reason}`));
     void t.worker.terminate().catch(() => 0);
-    this.onThreadLost(t, `terminated: ${reason}`);
+    this.onThreadLost(t, `terminated: ${reason}`, now);
   }
 
-  private onThreadLost(t: ThreadUnit, reason: string): void {
+  private onThreadLost(t: ThreadUnit, reason: string, now: number): void {
     if (t.dead || this.closed) return;
-    t.dead = true;
-    this.threads = this.threads.filter((x) => x !== t);
+    this.set.remove(t);
     const wasReady = t.ready;
     const requeued = this.reclaim(t); // never started: they run on another thread
     if (requeued > 0) this.opts.log(logLine('info', `re-routing ${requeued} calls from thread ${t.index}`));
     for (const call of [...t.calls]) {
       this.finish(call);
-      if (t.memoryKill !== undefined) {
-        this.fail(
-          call,
-          'executor_crash',
-          true,
-          `${ExecutorErrorCode.EXECUTOR_MEMORY_LIMIT}: execution thread ${t.index} was terminated: ${t.memoryKill}`,
-          ExecutorErrorCode.EXECUTOR_MEMORY_LIMIT,
-        );
-      } else if (call.overdue) {
-        this.fail(
-          call,
-          'deadline',
-          true,
-          `cancelled (${call.cancelReason}) and its execution thread ${reason}`,
-        );
-      } else {
-        this.fail(call, 'executor_crash', true, `execution thread ${t.index} ${reason}`);
-      }
+      const f = scheduler.lostCallFailure(t, call, reason);
+      this.fail(call, f.kind, f.retryable, f.message, f.code);
     }
     if (!t.draining) {
       if (wasReady) {
-        this.spawn();
+        this.set.spawn();
       } else {
         // Died while starting: do not spin; try again shortly.
         this.opts.log(logLine('error', `execution thread ${t.index} failed to start: ${reason}`));
-        setTimeout(() => !this.closed && (this.spawn(), undefined), 1000).unref();
+        setTimeout(() => !this.closed && (this.set.spawn(), undefined), 1000).unref();
       }
     }
-    this.pump();
+    this.pump(now);
   }
 
   /**
-   * Every SWEEP_INTERVAL_MS, over the threads and the calls on them (never the queue):
-   *  - a stuck thread (no beat for STUCK_MS) or one with a cancelled call on it gives back the calls it
-   *    has not started; they are routed again (pump skips such threads).
-   *  - pickups: calls the thread has claimed start their running time when the thread picked them up.
-   *  - CallStarted for calls running STARTED_REPORT_MS without news. The thread cannot say it: a call
-   *    spinning in a loop never lets its thread end the turn. A call not picked up gets none.
-   *  - the safety net: cancel a call that has run (not waited) for its budget plus a margin.
+   * Every SWEEP_INTERVAL_MS, over the threads and the calls on them (never the queue): stuck threads
+   * give back what they have not started, pickups start their calls' running time, CallStarted goes out
+   * for calls running STARTED_REPORT_MS without news (the thread cannot say it: a call spinning in a
+   * loop never lets its thread end the turn), and the safety net cancels calls over their budget.
    */
-  private sweepRunning(): void {
-    const now = performance.now();
-    const mono = monoMs();
+  private sweepRunning(now: number): void {
+    this.onHardLimits(now);
+    const mono = shm.monoAt(now);
     let requeued = 0;
-    for (const t of [...this.threads]) {
+    for (const t of [...this.set.threads]) {
       if (t.dead || !t.ready) continue;
-      if (t.cancelling > 0 || ageMs(mono, lastBeat(t.signals)) > STUCK_MS) requeued += this.reclaim(t);
-      if (!t.draining && instanceCount(t.signals) >= MAX_TASK_INSTANCES_PER_THREAD) {
+      if (scheduler.shouldTakeBack(t, shm.ageMs(mono, shm.lastBeat(t.signals)))) requeued += this.reclaim(t);
+      if (scheduler.shouldRecycle(t, shm.instanceCount(t.signals))) {
         // Module instances are never freed: a thread that made this many is replaced (like a retired
         // epoch). The thread counts them in shared memory, so the routing path pays nothing per call.
         t.draining = true;
-        this.spawn();
+        this.set.spawn();
         requeued += this.reclaim(t);
-        if (t.calls.size === 0 && !t.dead) this.retireThread(t);
+        if (t.calls.size === 0 && !t.dead) this.set.terminate(t);
         if (t.dead) continue;
       }
-      const upTo = claimedUpTo(t.signals);
+      const upTo = shm.claimedUpTo(t.signals);
       for (const call of t.calls) {
         if (!call.pickedUp) {
-          if (!seqBefore(call.seq, upTo)) continue;
+          if (!books.seqBefore(call.seq, upTo)) continue;
           this.markPickedUp(call, t, now, mono);
         }
-        // Not reported yet means it has not waited either: runningSince is its pickup.
-        if (!call.startReported && now - call.runningSince >= STARTED_REPORT_MS) {
+        const elapsedMs = scheduler.startedReportDue(call, now);
+        if (elapsedMs !== undefined) {
           call.startReported = true;
           const { callId, attempt } = call.msg;
-          this.opts.send(
-            JSON.stringify({
-              type: 'CallStarted',
-              callId,
-              attempt,
-              elapsedMs: Math.round(now - call.runningSince),
-            }),
-          );
+          this.opts.send(JSON.stringify({ type: 'CallStarted', callId, attempt, elapsedMs }));
         }
-        if (call.cancelReason !== undefined || call.msg.budgetMs <= 0) continue;
-        const ran = call.runningMs + (call.openWaits === 0 ? now - call.runningSince : 0);
-        const limit = call.msg.budgetMs + (this.opts.safetyMarginMs ?? Math.max(1000, call.msg.budgetMs));
-        if (ran > limit) {
-          this.cancel(
-            call.msg.callId,
-            call.msg.attempt,
-            `executor safety net: ran ${Math.round(ran)} ms against a budget of ${call.msg.budgetMs} ms`,
-          );
-        }
+        const overBudget = scheduler.safetyNetDue(call, now, this.opts.safetyMarginMs);
+        if (overBudget !== undefined) this.cancelAt(call.msg.callId, call.msg.attempt, overBudget, now);
       }
     }
-    if (++this.sweeps % MEMORY_CHECK_EVERY === 0) this.checkMemory(mono);
-    if (requeued > 0 || this.queueHead < this.queue.length) this.pump();
+    if (++this.sweeps % scheduler.MEMORY_CHECK_EVERY === 0) this.checkMemory(now, mono);
+    if (requeued > 0 || this.queue.pending) this.pump(now);
   }
 
   /** The memory bound (memory-watch.ts): terminate the threads it names. */
-  private checkMemory(mono: number): void {
+  private checkMemory(now: number, mono: number): void {
     const { threadMemoryMb, maxRssMb } = this.opts.memory;
     if (threadMemoryMb <= 0 && maxRssMb <= 0) return;
-    const live = this.threads.filter((t) => t.ready && !t.dead);
-    const samples = live.map((t) => ({
-      index: t.index,
-      memoryMb: lastMemoryMb(t.signals),
-      stuck: ageMs(mono, lastBeat(t.signals)) > STUCK_MS,
-    }));
+    const live = this.set.threads.filter((t) => t.ready && !t.dead);
+    const samples = live.map((t) => {
+      const stuck = scheduler.isStuck(shm.ageMs(mono, shm.lastBeat(t.signals)));
+      return { index: t.index, memoryMb: shm.lastMemoryMb(t.signals), stuck };
+    });
     const rssMb = maxRssMb > 0 ? Math.round(process.memoryUsage.rss() / 2 ** 20) : 0;
-    const now = performance.now();
     for (const kill of judgeMemory(samples, rssMb, this.opts.memory, now, this.lastRssKillAt)) {
       const t = live.find((x) => x.index === kill.index);
       if (!t || t.dead) continue;
       if (kill.forRss) this.lastRssKillAt = now;
       t.memoryKill = kill.reason;
-      this.terminate(t, `memory bound: ${kill.reason}`);
+      this.terminate(t, `memory bound: ${kill.reason}`, now);
     }
   }
 }
 
+/** A log line for the executor's stderr (its `time` is wall-clock, for people reading logs). */
 function logLine(level: string, msg: string): string {
   return JSON.stringify({ level, time: Date.now(), component: 'executor', msg });
 }

@@ -28,24 +28,31 @@ import {
   type CallFailure,
   type ConvergeTaskCalls,
   type DispatcherCommand,
-  type DispatcherConfig,
   type DispatcherStats,
   type TaskCancelReason,
 } from '../core/dispatcher/index.js';
-import { noStorageIoHandler, type CallIoHandler } from './executor-call-io.js';
+import {
+  noStorageIoHandler,
+  realTimers,
+  type CallIoHandler,
+  type ExecutorCallRunnerOptions,
+  type ExecutorLinkCommands,
+  type RunnerTimers,
+} from './executor-call-io.js';
 import { jsonByteLength, taskCancelReasonOf, toCallFailure } from './executor-call-mapping.js';
-import type {
-  ExecuteCallCommand,
-  ExecutorLinkEvent,
-  ResumeOutcome,
-  WaitingRequest,
-} from './executor-link.js';
+import type { ExecutorLinkEvent, ResumeOutcome, WaitingRequest } from './executor-link.js';
 import { CallStreamFeeder } from './call-stream-feeder.js';
 import { describeError, reportedRetryable } from './phase-results.js';
 import type { CallPhaseOutcome, CallPhaseRunner, CallPhaseTask } from './ports.js';
 import { silentWorkerLogger, type WorkerLogger } from './worker-logger.js';
 
-export type { CallIoHandler, CallIoRequest } from './executor-call-io.js';
+export type {
+  CallIoHandler,
+  CallIoRequest,
+  ExecutorCallRunnerOptions,
+  ExecutorLinkCommands,
+  RunnerTimers,
+} from './executor-call-io.js';
 export { noStorageIoHandler } from './executor-call-io.js';
 export {
   dispatcherConfigFromWorker,
@@ -53,52 +60,6 @@ export {
   taskCancelReasonOf,
   toCallFailure,
 } from './executor-call-mapping.js';
-
-/** The link commands the runner issues (ExecutorLink implements them; tests pass a fake). */
-export interface ExecutorLinkCommands {
-  /** Whether an executor is ready now (its first heartbeat arrived and it was not lost since). */
-  readonly ready: boolean;
-  executeCall(command: ExecuteCallCommand): void;
-  cancelCall(callId: string, attempt: number, reason?: string): void;
-  resumeCall(callId: string, attempt: number, outcome: ResumeOutcome): void;
-  /** The Calls phase `ioCache` ended: the executor drops its read copies of it. */
-  dropIoCache(ioCache: string): void;
-}
-
-/** The one OS timer the runner arms (injectable so unit tests run on virtual time). */
-export interface RunnerTimers {
-  set(fn: () => void, delayMs: number): unknown;
-  clear(handle: unknown): void;
-}
-
-const realTimers: RunnerTimers = {
-  set: (fn, delayMs) => {
-    const t = setTimeout(fn, delayMs);
-    // The gRPC server and the executor socket keep the process alive; this timer must not.
-    t.unref();
-    return t;
-  },
-  clear: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
-
-export interface ExecutorCallRunnerOptions {
-  readonly link: ExecutorLinkCommands;
-  /** Dispatcher settings; `dispatcherConfigFromWorker(config.deployments[d].worker)` for a deployment. */
-  readonly dispatcher?: DispatcherConfig;
-  /** IO reads of running calls. Default: `noStorageIoHandler`. */
-  readonly io?: CallIoHandler;
-  /**
-   * Let executor threads keep read copies (ExecuteCall.ioCache) when the IO handler caches answers
-   * (`io.countCopyHits`). Default true; false when the executor keeps none (readCopyMaxEntries 0).
-   */
-  readonly readCopies?: boolean;
-  /** Milliseconds on the same clock as `CallPhaseTask.deadlineMs` (epoch ms). Default Date.now. */
-  readonly clock?: () => number;
-  readonly timers?: RunnerTimers;
-  /** Retry jitter source in [0, 1); default none (exact backoff). */
-  readonly random?: () => number;
-  readonly logger?: WorkerLogger;
-}
 
 interface RunningTask {
   readonly taskId: string;

@@ -1,16 +1,17 @@
-// Loads user functions for LocalCallRunner: `functions/<name>.{js,mjs,ts}` default-exporting a function
-// (TS through tsx's `tsImport`), cached per code epoch. A failed load is not cached (the file may appear).
+// Loads user functions for LocalCallRunner, cached per code epoch (TS through tsx's `tsImport`). Which
+// file is function `name` is decided by the executor's resolver (src/executor/core/function-resolution.ts,
+// docs/executor.md § Functions): `functions/<name>.{ts,mjs,js}`, exactly one of them. A failed load is not
+// cached (the file may appear).
 
-import { access } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { FUNCTION_NAME_PATTERN, resolveFunctionFile } from '../../../executor/core/function-resolution.js';
+import { ExecutorErrorCode } from '../../../executor/errors.js';
+import { listFunctionFiles } from '../../../executor/function-source.js';
 import { FunctionLoadError, WorkerRuntimeErrorCode } from './errors.js';
 import { describeError } from './phase-results.js';
 
 export type UserFunction = (ctx: unknown, ...args: unknown[]) => unknown;
-
-const FUNCTION_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
-const EXTENSIONS = ['.js', '.mjs', '.ts'] as const;
 
 export class FunctionLoader {
   private readonly modules = new Map<string, Promise<UserFunction>>();
@@ -32,26 +33,31 @@ export class FunctionLoader {
 
   private async importFunction(epoch: string, name: string): Promise<UserFunction> {
     const fields = { functionName: name, functionsDir: this.dir };
-    if (!FUNCTION_NAME.test(name)) {
+    if (!FUNCTION_NAME_PATTERN.test(name)) {
       throw new FunctionLoadError(WorkerRuntimeErrorCode.FUNCTION_NOT_FOUND, {
         ...fields,
         message: 'is not a valid function name',
       });
     }
-    let file: string | undefined;
-    for (const ext of EXTENSIONS) {
-      const candidate = path.join(this.dir, name + ext);
-      if (await exists(candidate)) {
-        file = candidate;
-        break;
-      }
+    let listed;
+    try {
+      listed = await listFunctionFiles(this.dir);
+    } catch (err) {
+      throw new FunctionLoadError(
+        WorkerRuntimeErrorCode.FUNCTION_NOT_FOUND,
+        { ...fields, message: describeError(err) },
+        { cause: err },
+      );
     }
-    if (file === undefined) {
-      throw new FunctionLoadError(WorkerRuntimeErrorCode.FUNCTION_NOT_FOUND, {
-        ...fields,
-        message: `no ${name}.{js,mjs,ts}`,
-      });
+    const found = resolveFunctionFile(listed.files, name, this.dir);
+    if (!found.ok) {
+      const code =
+        found.code === ExecutorErrorCode.FUNCTION_NOT_FOUND
+          ? WorkerRuntimeErrorCode.FUNCTION_NOT_FOUND
+          : WorkerRuntimeErrorCode.FUNCTION_INVALID;
+      throw new FunctionLoadError(code, { ...fields, message: found.message });
     }
+    const file = path.join(this.dir, found.file.fileName);
     // The epoch in the URL makes a new epoch load fresh code instead of the ESM cache's copy.
     const url = `${pathToFileURL(file).href}?epoch=${encodeURIComponent(epoch)}`;
     let mod: { default?: unknown };
@@ -79,14 +85,5 @@ export class FunctionLoader {
       });
     }
     return mod.default as UserFunction;
-  }
-}
-
-async function exists(file: string): Promise<boolean> {
-  try {
-    await access(file);
-    return true;
-  } catch {
-    return false;
   }
 }

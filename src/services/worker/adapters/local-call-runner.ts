@@ -8,10 +8,11 @@
 // and says so in its log.
 //
 // What it does do, the same way the real path does:
-//   - loads `functions/<name>.{js,mjs,ts}` (TS through tsx's `tsImport`), cached per code epoch;
+//   - loads `functions/<name>.{ts,mjs,js}` by the executor's resolver (function-loader.ts), cached per
+//     code epoch;
 //   - runs every call of the task in parallel, at most `maxInflightCalls` at once;
 //   - fastFail: the first call that fails for good stops the rest (their signal aborts) → CALL_FAILED;
-//   - a thrown error with `retryable: true` (RetryableError) is retried up to `callRetry.maxAttempts`
+//   - a thrown error with `retryable: true` (RetryableError; read as the executor reads it) is retried up to `callRetry.maxAttempts`
 //     with exponential backoff; a call past `callDeadlineMs` is aborted and counts as retryable;
 //   - return values must be JSON (undefined becomes null) and are passed through JSON, as the wire
 //     would; their total size is capped by `maxCollectedOutputBytes` → OUTPUT_BYTES_EXCEEDED;
@@ -20,6 +21,7 @@
 // What it cannot do: interrupt a function that ignores `ctx.signal` (a hot loop blocks the Worker).
 
 import path from 'node:path';
+import { readThrown } from '../../../executor/call-outcome.js';
 import type { CallSpec } from '../../../kernel/plugin-types.js';
 import { FailureCode } from '../core/index.js';
 import { CallDeadlineError, NoStorageError } from './errors.js';
@@ -203,11 +205,11 @@ export class LocalCallRunner implements CallPhaseRunner {
         return { ok: false, retryable: false, message: `the return value (${typeof value}) is not JSON` };
       return { ok: true, value: JSON.parse(json) as unknown, json };
     } catch (err) {
-      const deadline = err instanceof CallDeadlineError;
-      const retryable =
-        deadline ||
-        (typeof err === 'object' && err !== null && (err as { retryable?: unknown }).retryable === true);
-      return { ok: false, retryable, message: describeError(err) };
+      // The executor's reading of a thrown value (call-outcome.ts): guarded against hostile throws, and
+      // retryable only when the error says so, the same rule on both paths.
+      const thrown = readThrown(err);
+      const retryable = err instanceof CallDeadlineError || thrown.retryable;
+      return { ok: false, retryable, message: thrown.message };
     } finally {
       if (timer !== undefined) clearTimeout(timer);
       phaseSignal.removeEventListener('abort', onAbort);

@@ -165,7 +165,8 @@ describe('LocalCallRunner', () => {
   });
 
   it.each([
-    ['missing', 'no missing.{js,mjs,ts}'],
+    // The executor's resolver and its words (src/executor/core/function-resolution.ts).
+    ['missing', 'expected missing.ts, missing.mjs or missing.js'],
     ['../escape', 'not a valid function name'],
     ['not_a_function', 'does not default-export a function'],
   ])('a function that cannot be loaded (%s) fails CALL_FAILED: %s', async (name, message) => {
@@ -173,6 +174,16 @@ describe('LocalCallRunner', () => {
     const outcome = await runner.run(task(), [call(name)]);
     expect(outcome).toMatchObject({ success: false, failureCode: 'CALL_FAILED', retryable: false });
     expect(outcome.message).toContain(message);
+  });
+
+  it('follows the executor rule: a name defined by two files (x.ts and x.js) is an error, not a preference', async () => {
+    writeFileSync(path.join(dir, 'twice.ts'), 'export default async () => "ts";');
+    writeFileSync(path.join(dir, 'twice.js'), 'export default async () => "js";');
+    const runner = new LocalCallRunner({ functionsDir: dir });
+    const outcome = await runner.run(task(), [call('twice')]);
+    expect(outcome).toMatchObject({ success: false, failureCode: 'CALL_FAILED', retryable: false });
+    expect(outcome.message).toContain('is defined by more than one file');
+    expect(outcome.message).toContain('twice.js, twice.ts; keep one');
   });
 
   it('an empty call list succeeds with no outputs', async () => {

@@ -1,4 +1,4 @@
-// ExecutorLink (src/services/worker/adapters/executor-link.ts) against a fake executor speaking the
+// ExecutorLink (src/services/worker/adapters/executor-link.ts, the shell around core/link/) against a fake executor speaking the
 // protocol over a real Unix socket in a temp dir.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';

@@ -1,0 +1,436 @@
+// LinkCore: the Worker's end of the executor protocol, without the socket (docs/executor.md).
+//
+// Theory of operation. Connections to the executor socket come and go; at most one of them is *the*
+// executor (`current`). A connection becomes it only through the handshake: its FIRST frame must be a
+// Hello carrying the secret the supervisor handed the process it spawned (one secret per spawn, used
+// once). Until then it is kept apart: it is sent nothing, displaces nothing, and is refused (closed, one
+// log line, never the secret) when its first frame is anything else or it stays silent past its hello
+// deadline. An authenticated newcomer supersedes the old executor, which is then lost.
+//
+// The executor is ready from its first Heartbeat until it is lost. Every accepted `executeCall` is an
+// entry of the in-flight table, keyed by (callId, attempt), until exactly one terminal event leaves for
+// it: `callCompleted` / `callFailed` from the executor that ran it, or a failure the link decides:
+//  - queued while no executor is ready (unless `queueWhileDown` is false: then it fails at once);
+//  - cancelled while queued → `deadline`; its arguments cannot be encoded → `user`;
+//  - its executor is lost → `executorLost`, then `executor_crash` (retryable) for every attempt sent to it;
+//  - the link closes → `executor_crash` for whatever is left.
+// Frames of a connection that is no longer the executor are dropped, so a late terminal frame can never
+// answer an attempt twice.
+//
+// Inputs are the methods below; each takes what happened (and `now` where time matters) and queues
+// commands (commands.ts) the shell drains with `takeCommands()`. No IO, no clock, no timers: the only
+// deadline, each pending connection's Hello bound, is data (`nextDeadline()`, `tick(now)`).
+
+import { CallAlreadyInFlightError } from '../../../../executor/errors.js';
+import { PROTOCOL_VERSION, attemptKey, type ExecutorToWorker } from '../../../../executor/protocol.js';
+import type { ConnId, LinkCommand } from './commands.js';
+import {
+  failedEvent,
+  firstFrameRefusal,
+  newConn,
+  startedEvent,
+  terminalEvent,
+  type Conn,
+  type Inflight,
+} from './frames.js';
+import type { ExecuteCallCommand, ExecutorLinkEvent, ResumeOutcome } from './types.js';
+
+export interface LinkCoreOptions {
+  /** How long a new connection may take to present an authenticated Hello. */
+  readonly helloTimeoutMs: number;
+  /** Hold calls while no executor is ready (true), or fail them at once, retryably (false). */
+  readonly queueWhileDown: boolean;
+}
+
+export class LinkCore {
+  private readonly opts: LinkCoreOptions;
+  private readonly inflightCalls = new Map<string, Inflight>();
+  private queued: Inflight[] = [];
+  private readonly conns = new Map<ConnId, Conn>();
+  private current: Conn | undefined;
+  private expectedSecret: string | undefined;
+  private nextConnId = 1;
+  private closedLink = false;
+  private out: LinkCommand[] = [];
+
+  constructor(options: LinkCoreOptions) {
+    this.opts = options;
+  }
+
+  /** The commands queued since the last call, in order. */
+  takeCommands(): LinkCommand[] {
+    const out = this.out;
+    if (out.length > 0) this.out = [];
+    return out;
+  }
+
+  // ---- queries -----------------------------------------------------------------------------------------
+
+  /** True between the executor's first heartbeat and its loss. */
+  get ready(): boolean {
+    return this.current?.ready === true;
+  }
+  /** Attempts accepted and not yet terminal (sent or queued). */
+  get inflight(): number {
+    return this.inflightCalls.size;
+  }
+  get queuedCount(): number {
+    return this.queued.length;
+  }
+  get closed(): boolean {
+    return this.closedLink;
+  }
+  get executorPid(): number | undefined {
+    return this.current?.pid;
+  }
+  /** When the current executor last sent a heartbeat (the `now` of that input). */
+  get lastHeartbeatAtMs(): number | undefined {
+    return this.current?.lastHeartbeatAtMs;
+  }
+  /** Whether frames of this connection are still read. */
+  isOpen(conn: ConnId): boolean {
+    return this.conns.get(conn)?.closed === false;
+  }
+  isAuthenticated(conn: ConnId): boolean {
+    return this.conns.get(conn)?.authenticated === true;
+  }
+  /** The earliest hello deadline of a pending connection. */
+  nextDeadline(): number | undefined {
+    let next: number | undefined;
+    for (const c of this.conns.values())
+      if (c.helloDeadline !== undefined && (next === undefined || c.helloDeadline < next))
+        next = c.helloDeadline;
+    return next;
+  }
+
+  // ---- handshake inputs --------------------------------------------------------------------------------
+
+  /** The secret of the executor about to be spawned; replaces any earlier one, opens one connection. */
+  expectSecret(secret: string): void {
+    this.expectedSecret = secret;
+  }
+
+  /** A connection was accepted. Returns its id; a closed link refuses it silently. */
+  connectionOpened(now: number): ConnId {
+    const id = this.nextConnId++;
+    const conn = newConn(id, now, now + this.opts.helloTimeoutMs);
+    this.conns.set(id, conn);
+    if (this.closedLink) this.refuse(conn, undefined);
+    return id;
+  }
+
+  /** Hello deadlines that passed. */
+  tick(now: number): void {
+    for (const c of [...this.conns.values()])
+      if (c.helloDeadline !== undefined && c.helloDeadline <= now)
+        this.refuse(c, `no Hello within ${this.opts.helloTimeoutMs} ms`);
+  }
+
+  /** The socket closed or failed (`error`: its message). */
+  connectionClosed(id: ConnId, error?: string): void {
+    const conn = this.conns.get(id);
+    if (!conn) return;
+    if (conn.authenticated)
+      this.lose(
+        conn,
+        error === undefined ? 'executor connection closed' : `executor connection error: ${error}`,
+      );
+    else
+      this.refuse(
+        conn,
+        error === undefined ? 'closed before sending a Hello' : `connection error before a Hello: ${error}`,
+      );
+  }
+
+  /** The framing failed (length too large, bad bytes). */
+  decodeFailed(id: ConnId, message: string): void {
+    const conn = this.conns.get(id);
+    if (!conn) return;
+    if (conn.authenticated) this.lose(conn, `protocol error: ${message}`);
+    else this.refuse(conn, `protocol error before a Hello: ${message}`);
+  }
+
+  /** A frame is not a protocol message. */
+  frameUnparsable(id: ConnId, message: string): void {
+    const conn = this.conns.get(id);
+    if (!conn) return;
+    if (conn.authenticated) this.lose(conn, `protocol error: ${message}`);
+    else this.refuse(conn, `its first frame is not a message (${message})`);
+  }
+
+  /** A connection that has not authenticated sent (or is buffering) a first frame too large for a Hello. */
+  firstFrameTooLarge(id: ConnId): void {
+    const conn = this.conns.get(id);
+    if (conn && !conn.authenticated) this.refuse(conn, 'its first frame is too large');
+  }
+
+  /** One frame. `frameBytes`: its size, needed for CallCompleted only (the value's size stand-in). */
+  messageReceived(id: ConnId, now: number, m: ExecutorToWorker, frameBytes: number): void {
+    const conn = this.conns.get(id);
+    if (!conn || conn.closed) return;
+    if (!conn.authenticated && !this.authenticate(conn, m)) return;
+    switch (m.type) {
+      case 'Hello':
+        if (conn.hello) return; // said already, on the frame that authenticated this connection
+        if (m.protocolVersion !== PROTOCOL_VERSION) {
+          this.out.push({
+            type: 'log',
+            level: 'error',
+            message: `executor speaks protocol ${m.protocolVersion}, expected ${PROTOCOL_VERSION}`,
+          });
+          const frame = { type: 'Shutdown', reason: 'protocol version mismatch', graceMs: 0 } as const;
+          this.out.push({ type: 'send', conn: conn.id, frame, flush: true });
+          this.lose(conn, `protocol version mismatch (${m.protocolVersion} != ${PROTOCOL_VERSION})`);
+          return;
+        }
+        conn.hello = true;
+        conn.pid = m.pid;
+        conn.executorVersion = m.executorVersion;
+        conn.threads = m.threads;
+        return;
+      case 'Heartbeat': {
+        conn.lastHeartbeatAtMs = now;
+        if (!conn.ready) {
+          if (!conn.hello) {
+            this.lose(conn, 'protocol error: Heartbeat before Hello');
+            return;
+          }
+          conn.ready = true;
+          const { pid, executorVersion, threads } = conn;
+          this.emit({ type: 'executorReady', pid: pid!, executorVersion, threads });
+          this.out.push({ type: 'flushQueued', conn: conn.id });
+        }
+        const { type: _type, ...stats } = m;
+        this.emit({ type: 'heartbeat', ...stats });
+        return;
+      }
+      case 'CallStarted': {
+        const entry = this.entryOn(conn, m.callId, m.attempt);
+        if (entry) this.emit(startedEvent(entry, m));
+        return;
+      }
+      case 'CallWaiting': {
+        const entry = this.entryOn(conn, m.callId, m.attempt);
+        if (!entry) return;
+        (entry.waits ??= []).push(m.requestId);
+        const { callId, attempt, requestId, request } = m;
+        const req = { taskId: entry.taskId, callId, attempt, requestId, request };
+        this.emit({ type: 'callWaiting', ...req });
+        this.out.push({ type: 'serveWaiting', request: req });
+        return;
+      }
+      case 'CallCompleted':
+      case 'CallFailed': {
+        const entry = this.entryOn(conn, m.callId, m.attempt);
+        if (!entry) return;
+        this.inflightCalls.delete(attemptKey(m.callId, m.attempt));
+        this.emit(terminalEvent(entry, m, frameBytes));
+        return;
+      }
+      default: {
+        const unknown: never = m;
+        const type = (unknown as { type: string }).type;
+        this.out.push({ type: 'log', level: 'warn', message: `ignoring unknown executor frame ${type}` });
+      }
+    }
+  }
+
+  // ---- call inputs -------------------------------------------------------------------------------------
+
+  executeCall(command: ExecuteCallCommand): void {
+    const key = attemptKey(command.callId, command.attempt);
+    if (this.inflightCalls.has(key)) throw new CallAlreadyInFlightError(command.callId, command.attempt);
+    const { taskId, callId, attempt } = command;
+    const entry: Inflight = { taskId, callId, attempt, conn: undefined, command, waits: undefined };
+    if (this.current?.ready) {
+      this.inflightCalls.set(key, entry);
+      this.send(this.current, entry);
+    } else if (this.opts.queueWhileDown && !this.closedLink) {
+      this.inflightCalls.set(key, entry);
+      this.queued.push(entry);
+    } else {
+      const why = this.closedLink ? 'executor link is closed' : 'no executor is ready';
+      this.out.push({ type: 'emitLater', event: failedEvent(entry, 'executor_crash', true, why) });
+    }
+  }
+
+  /** Cancel an attempt: a sent one gets CancelCall; a queued one fails at once (kind `deadline`). */
+  cancelCall(callId: string, attempt: number, reason: string): void {
+    const key = attemptKey(callId, attempt);
+    const entry = this.inflightCalls.get(key);
+    if (!entry) return;
+    if (entry.conn === undefined) {
+      this.inflightCalls.delete(key);
+      this.queued = this.queued.filter((q) => q !== entry);
+      const message = `cancelled before it was sent (${reason})`;
+      this.out.push({ type: 'emitLater', event: failedEvent(entry, 'deadline', true, message) });
+      return;
+    }
+    if (!entry.conn.closed)
+      this.out.push({
+        type: 'send',
+        conn: entry.conn.id,
+        frame: { type: 'CancelCall', callId, attempt, reason },
+        flush: false,
+      });
+  }
+
+  /** Answer a `callWaiting` request. Unknown attempts and requests are ignored (the call has ended). */
+  resumeCall(callId: string, attempt: number, outcome: ResumeOutcome): void {
+    const entry = this.inflightCalls.get(attemptKey(callId, attempt));
+    if (!entry?.conn || entry.conn.closed || !entry.waits?.length) return;
+    let requestId = outcome.requestId;
+    if (requestId === undefined) {
+      requestId = entry.waits.shift()!;
+    } else {
+      const i = entry.waits.indexOf(requestId);
+      if (i < 0) return;
+      entry.waits.splice(i, 1);
+    }
+    this.out.push({ type: 'sendResume', conn: entry.conn.id, callId, attempt, requestId, outcome });
+  }
+
+  /** The Calls phase `ioCache` ended. A new executor starts without copies: nothing to say to it. */
+  dropIoCache(ioCache: string): void {
+    const conn = this.current;
+    if (!conn?.ready || conn.closed) return;
+    this.out.push({ type: 'send', conn: conn.id, frame: { type: 'DropIoCache', ioCache }, flush: false });
+  }
+
+  /** No task uses `epoch` any more: tell the executor, if it was defined on this connection. */
+  retireEpoch(epoch: string): void {
+    const conn = this.current;
+    if (!conn || conn.closed || !conn.sentEpochs.delete(epoch)) return;
+    this.out.push({ type: 'send', conn: conn.id, frame: { type: 'RetireEpoch', epoch }, flush: false });
+  }
+
+  /** Ask the executor to stop after at most `graceMs`. */
+  shutdownExecutor(reason: string, graceMs: number): void {
+    const conn = this.current;
+    if (!conn || conn.closed) return;
+    this.out.push({ type: 'send', conn: conn.id, frame: { type: 'Shutdown', reason, graceMs }, flush: true });
+  }
+
+  /** Treat the current executor as lost (e.g. missed heartbeats). */
+  dropConnection(reason: string): void {
+    if (this.current) this.lose(this.current, reason);
+  }
+
+  /** The link closes: refuse pending connections, lose the executor, fail everything left. */
+  close(): void {
+    if (this.closedLink) return;
+    this.closedLink = true;
+    this.expectedSecret = undefined;
+    for (const c of [...this.conns.values()]) if (!c.authenticated) this.refuse(c, undefined);
+    if (this.current) this.lose(this.current, 'executor link closed');
+    const pending = [...this.inflightCalls.values()];
+    this.inflightCalls.clear();
+    this.queued = [];
+    for (const entry of pending)
+      this.emit(failedEvent(entry, 'executor_crash', true, 'executor link closed'));
+  }
+
+  // ---- continuations and reports from the shell --------------------------------------------------------
+
+  /** After `executorReady`: send the calls held while no executor was ready. */
+  flushQueued(id: ConnId): void {
+    const conn = this.conns.get(id);
+    const queued = this.queued;
+    this.queued = [];
+    for (const entry of queued) {
+      const live = this.inflightCalls.get(attemptKey(entry.callId, entry.attempt)) === entry;
+      if (!live) continue;
+      if (conn && conn === this.current && conn.ready && !conn.closed) this.send(conn, entry);
+      else this.queued.push(entry); // lost meanwhile: hold them for the next executor
+    }
+  }
+
+  /** The DefineEpoch of `epoch` could not be sent: the executor falls back to its own directory. */
+  epochNotDefined(id: ConnId, epoch: string): void {
+    this.conns.get(id)?.sentEpochs.delete(epoch);
+  }
+
+  /** The ExecuteCall could not be encoded (too large, not JSON): this attempt can never run. */
+  executeUnsendable(callId: string, attempt: number, message: string): void {
+    const key = attemptKey(callId, attempt);
+    const entry = this.inflightCalls.get(key);
+    if (!entry) return;
+    this.inflightCalls.delete(key);
+    const why = `cannot send the call to the executor: ${message}`;
+    this.out.push({ type: 'emitLater', event: failedEvent(entry, 'user', false, why) });
+  }
+
+  // ---- internals ---------------------------------------------------------------------------------------
+
+  private emit(event: ExecutorLinkEvent): void {
+    this.out.push({ type: 'emit', event });
+  }
+
+  /** The attempt, if it is in flight on this connection (late frames of a lost connection are dropped). */
+  private entryOn(conn: Conn, callId: string, attempt: number): Inflight | undefined {
+    const entry = this.inflightCalls.get(attemptKey(callId, attempt));
+    return entry?.conn === conn ? entry : undefined;
+  }
+
+  private send(conn: Conn, entry: Inflight): void {
+    const epoch = entry.command.codeEpoch;
+    if (!conn.sentEpochs.has(epoch)) {
+      conn.sentEpochs.add(epoch); // undone by epochNotDefined
+      this.out.push({ type: 'defineEpoch', conn: conn.id, epoch });
+    }
+    entry.conn = conn;
+    this.out.push({ type: 'sendExecute', conn: conn.id, call: entry.command });
+  }
+
+  /**
+   * The first frame of a connection decides whether it may speak for the executor: a Hello carrying the
+   * current spawn secret. Anything else refuses it and leaves the live executor alone.
+   */
+  private authenticate(conn: Conn, m: { readonly type: string; readonly secret?: unknown }): boolean {
+    const why = firstFrameRefusal(m, this.expectedSecret);
+    if (why !== undefined) {
+      this.refuse(conn, why);
+      return false;
+    }
+    this.expectedSecret = undefined; // one spawn, one connection
+    conn.helloDeadline = undefined;
+    conn.authenticated = true;
+    // One executor at a time: an authenticated newcomer is the replacement process of a lost one.
+    if (this.current) this.lose(this.current, 'superseded by a new executor connection');
+    this.current = conn;
+    return true;
+  }
+
+  /** Close a connection that never authenticated: it was never the executor, nothing is lost. */
+  private refuse(conn: Conn, why: string | undefined): void {
+    if (conn.closed) return;
+    conn.closed = true;
+    conn.helloDeadline = undefined;
+    this.conns.delete(conn.id);
+    this.out.push(
+      why === undefined
+        ? { type: 'closeConnection', conn: conn.id }
+        : { type: 'closeConnection', conn: conn.id, refusal: why },
+    );
+  }
+
+  private lose(conn: Conn, reason: string): void {
+    if (conn.closed) return;
+    conn.closed = true;
+    this.conns.delete(conn.id);
+    this.out.push({ type: 'closeConnection', conn: conn.id });
+    if (this.current !== conn) return;
+    this.current = undefined;
+    const failed: Inflight[] = [];
+    for (const [key, entry] of this.inflightCalls) {
+      if (entry.conn === conn) {
+        this.inflightCalls.delete(key);
+        failed.push(entry);
+      }
+    }
+    if (!conn.hello && failed.length === 0) return; // never introduced itself: nothing was lost
+    this.emit({ type: 'executorLost', reason, pid: conn.pid, failedAttempts: failed.length });
+    for (const entry of failed)
+      this.emit(failedEvent(entry, 'executor_crash', true, `executor lost: ${reason}`));
+  }
+}

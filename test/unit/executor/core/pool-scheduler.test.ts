@@ -1,0 +1,227 @@
+// The thread pool's decisions (src/executor/core/): routing, stuck detection, CallStarted reports, the
+// safety net, hard-limit deadlines and the pool's books, as tables on virtual time.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  CallQueue,
+  SEQ_MASK,
+  assign,
+  endWait,
+  newPoolCall,
+  release,
+  seqBefore,
+  startWait,
+  takeBack,
+  type PoolCall,
+  type ThreadBooks,
+} from '../../../../src/executor/core/pool-calls.js';
+import {
+  DeadlineTable,
+  MAX_TASK_INSTANCES_PER_THREAD,
+  STUCK_MS,
+  lostCallFailure,
+  pickThread,
+  pickupStart,
+  safetyNetDue,
+  shouldRecycle,
+  shouldTakeBack,
+  startedReportDue,
+  type CallClock,
+} from '../../../../src/executor/core/pool-scheduler.js';
+import type { ExecuteCallMessage } from '../../../../src/executor/protocol.js';
+
+interface T extends ThreadBooks<C> {
+  readonly name: string;
+  beatAge: number;
+}
+type C = PoolCall<T, unknown>;
+
+function thread(name: string, over: Partial<T> = {}): T {
+  return {
+    name,
+    ready: true,
+    dead: false,
+    draining: false,
+    running: 0,
+    cancelling: 0,
+    sentSeq: 0,
+    calls: new Set(),
+    beatAge: 0,
+    ...over,
+  };
+}
+function msg(callId: string, budgetMs = 1000): ExecuteCallMessage {
+  return {
+    type: 'ExecuteCall',
+    taskId: 't',
+    callId,
+    attempt: 1,
+    function: 'f',
+    args: [],
+    codeEpoch: 'e',
+    budgetMs,
+  };
+}
+const clock = (over: Partial<CallClock> = {}): CallClock => ({
+  budgetMs: 1000,
+  runningMs: 0,
+  runningSince: 0,
+  openWaits: 0,
+  startReported: false,
+  cancelReason: undefined,
+  ...over,
+});
+
+describe('routing', () => {
+  const rows: [string, T[], string | undefined][] = [
+    ['the least running wins', [thread('a', { running: 3 }), thread('b', { running: 1 })], 'b'],
+    ['the first of equals', [thread('a', { running: 1 }), thread('b', { running: 1 })], 'a'],
+    ['not a stuck thread', [thread('a', { beatAge: STUCK_MS + 1 }), thread('b', { running: 5 })], 'b'],
+    ['a beat exactly STUCK_MS ago is alive', [thread('a', { beatAge: STUCK_MS })], 'a'],
+    [
+      'not one with a cancelled call on it',
+      [thread('a', { cancelling: 1 }), thread('b', { running: 9 })],
+      'b',
+    ],
+    [
+      'not a draining, dead or unready one',
+      [thread('a', { draining: true }), thread('b', { dead: true }), thread('c', { ready: false })],
+      undefined,
+    ],
+    ['none at the per-thread bound', [thread('a', { running: 10 }), thread('b', { running: 10 })], undefined],
+  ];
+  it.each(rows)('%s', (_, threads, expected) => {
+    expect(pickThread(threads, 10, (t) => t.beatAge)?.name).toBe(expected);
+  });
+
+  it('takes back from stuck threads and ones with a cancelled call; recycles at the instance bound', () => {
+    expect(shouldTakeBack(thread('a'), STUCK_MS)).toBe(false);
+    expect(shouldTakeBack(thread('a'), STUCK_MS + 1)).toBe(true);
+    expect(shouldTakeBack(thread('a', { cancelling: 1 }), 0)).toBe(true);
+    expect(shouldRecycle(thread('a'), MAX_TASK_INSTANCES_PER_THREAD - 1)).toBe(false);
+    expect(shouldRecycle(thread('a'), MAX_TASK_INSTANCES_PER_THREAD)).toBe(true);
+    expect(shouldRecycle(thread('a', { draining: true }), MAX_TASK_INSTANCES_PER_THREAD)).toBe(false);
+  });
+});
+
+describe('running time (virtual ms)', () => {
+  it.each([
+    // now, dispatchedAt, pickup age → running since
+    [100, 50, undefined, 50],
+    [100, 50, 10, 90],
+    [100, 50, 80, 50], // never before it was sent
+    [100, 50, -5, 100], // clocks disagree by a hair: not in the future
+  ] as const)('pickup at now=%d sent=%d age=%s → %d', (now, sent, age, expected) => {
+    expect(pickupStart(now, sent, age)).toBe(expected);
+  });
+
+  it.each([
+    ['not yet', clock({ runningSince: 80 }), 100, undefined],
+    ['at 25 ms', clock({ runningSince: 75 }), 100, 25],
+    ['reported already', clock({ runningSince: 0, startReported: true }), 100, undefined],
+  ] as const)('CallStarted: %s', (_, c, now, expected) => {
+    expect(startedReportDue(c, now)).toBe(expected);
+  });
+
+  it.each([
+    ['within budget + max(1 s, budget)', clock({ budgetMs: 500 }), 1500, undefined, false],
+    ['past it', clock({ budgetMs: 500 }), 1501, undefined, true],
+    ['a big budget doubles', clock({ budgetMs: 3000 }), 6000, undefined, false],
+    ['waiting time does not count', clock({ runningMs: 100, openWaits: 1 }), 99_999, undefined, false],
+    ['ran stretches count', clock({ runningMs: 1900, runningSince: 1000 }), 1101, undefined, true],
+    ['an explicit margin', clock({ budgetMs: 100 }), 151, 50, true],
+    ['no budget, no net', clock({ budgetMs: 0 }), 99_999, undefined, false],
+    ['cancelled already', clock({ cancelReason: 'x' }), 99_999, undefined, false],
+  ] as const)('safety net: %s', (_, c, now, margin, due) => {
+    expect(safetyNetDue(c, now, margin) !== undefined).toBe(due);
+  });
+
+  it('a lost thread fails its calls: memory, overdue, else crash; all retryable', () => {
+    const call = { overdue: false, cancelReason: undefined };
+    expect(lostCallFailure({ index: 1, memoryKill: 'heap' }, call, 'r')).toMatchObject({
+      kind: 'executor_crash',
+      code: 'EXECUTOR_MEMORY_LIMIT',
+      retryable: true,
+    });
+    expect(
+      lostCallFailure({ index: 1, memoryKill: undefined }, { overdue: true, cancelReason: 'x' }, 'r'),
+    ).toMatchObject({
+      kind: 'deadline',
+      retryable: true,
+    });
+    expect(lostCallFailure({ index: 1, memoryKill: undefined }, call, 'exited')).toEqual({
+      kind: 'executor_crash',
+      retryable: true,
+      message: 'execution thread 1 exited',
+    });
+  });
+});
+
+describe('DeadlineTable', () => {
+  it('gives the earliest deadline and takes what is due, earliest first', () => {
+    const d = new DeadlineTable<string>();
+    expect(d.nextDeadline()).toBeUndefined();
+    d.set('b', 200);
+    d.set('a', 100);
+    d.set('c', 300);
+    expect(d.nextDeadline()).toBe(100);
+    expect(d.takeDue(99)).toEqual([]);
+    expect(d.takeDue(250)).toEqual(['a', 'b']);
+    d.delete('c');
+    expect(d.nextDeadline()).toBeUndefined();
+  });
+});
+
+describe('the books', () => {
+  it('sequence numbers wrap', () => {
+    expect(seqBefore(SEQ_MASK, 0)).toBe(true);
+    expect(seqBefore(0, 0)).toBe(false);
+    expect(seqBefore(5, 3)).toBe(false);
+  });
+
+  it('waits free a place on the thread and resumes take it again', () => {
+    const t = thread('a');
+    const c = newPoolCall<T, unknown>(msg('c'), '{}', 'c#1');
+    assign(c, t, 10);
+    expect(t.running).toBe(1);
+    expect(startWait(c, t, 30)).toBe(true);
+    expect(startWait(c, t, 31)).toBe(false); // a second open request
+    expect([t.running, c.runningMs]).toEqual([0, 20]);
+    endWait(c, t, 40);
+    expect(t.running).toBe(0);
+    endWait(c, t, 50);
+    expect([t.running, c.runningSince]).toEqual([1, 50]);
+    expect(release<T, C>(c)).toBe(t);
+    expect(t.running).toBe(0);
+  });
+
+  it('property: take-back returns exactly the calls sent from `from` on and not picked up, in order', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: SEQ_MASK - 20, max: SEQ_MASK }),
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 30 }),
+        fc.nat(30),
+        (start, picked, cut) => {
+          const t = thread('a', { sentSeq: start });
+          const calls = picked.map((_, i) => {
+            const c = newPoolCall<T, unknown>(msg(`c${i}`), '{}', `c${i}#1`);
+            assign(c, t, i);
+            return c;
+          });
+          const k = Math.min(cut, calls.length);
+          // The thread started everything before k (a prefix), and maybe marked some as picked up.
+          calls.forEach((c, i) => (c.pickedUp = i < k && picked[i]!));
+          const from = (start + k) & SEQ_MASK;
+          const back = takeBack<T, C>(t, from);
+          expect(back).toEqual(calls.slice(k));
+          expect(t.running).toBe(k);
+          expect(back.every((c) => c.state === 'queued' && c.thread === undefined)).toBe(true);
+          const q = new CallQueue<C>();
+          q.push(calls[0]!);
+          q.pushFront(back);
+          expect(q.peek()).toBe(back[0] ?? calls[0]);
+        },
+      ),
+    );
+  });
+});
