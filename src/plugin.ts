@@ -16,6 +16,7 @@ export type {
   Row,
   RowFilter,
   RowKey,
+  RowScan,
   ScanQuery,
   TaskCtx,
   TaskIo,
@@ -25,6 +26,7 @@ export type {
   WriterPlugin,
 } from './kernel/plugin-types.js';
 export { defineBuilder, defineWriter, isRetryableWriterFailure } from './kernel/plugin-types.js';
+export { rowScan } from './kernel/row-scan.js';
 export { PluginError } from './kernel/errors.js';
 export type { PluginErrorLocation, PluginErrorOptions } from './kernel/errors.js';
 export type { PluginHooks } from './kernel/hooks.js';

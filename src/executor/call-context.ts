@@ -3,7 +3,8 @@
 // not pay for an AbortController and three closures.
 
 import type { CallBlock, ExecuteCallMessage, WaitRequest } from './protocol.js';
-import type { CallContext, CallIo, CallLogger, IoScanOptions, LogFields } from './sdk.js';
+import { rowScan } from '../kernel/row-scan.js';
+import type { CallContext, CallIo, CallLogger, CallScan, IoScanOptions, LogFields } from './sdk.js';
 
 /** One running attempt on a thread. */
 export interface RunningCall {
@@ -77,8 +78,10 @@ export class CallContextImpl implements CallContext {
         get: (table, key) => host.wait(run, { kind: 'io', op: 'get', table, key }) as Promise<never>,
         getMany: (table, keys) =>
           host.wait(run, { kind: 'io', op: 'getMany', table, keys }) as Promise<never>,
-        scan: (table, options?: IoScanOptions) =>
-          host.wait(run, { kind: 'io', op: 'scan', table, options: options ?? {} }) as Promise<never>,
+        scan: <Row>(table: string, options?: IoScanOptions) =>
+          callScan<Row>(
+            () => host.wait(run, { kind: 'io', op: 'scan', table, options: options ?? {} }) as Promise<Row[]>,
+          ),
       };
     }
     return this.ioImpl;
@@ -100,4 +103,29 @@ export class CallContextImpl implements CallContext {
   call<Result = unknown>(name: string, ...args: unknown[]): Promise<Result> {
     return this.host.wait(this.run, { kind: 'subcall', function: name, args }) as Promise<Result>;
   }
+}
+
+/**
+ * A function's scan: one IO request, sent when the scan is first awaited or iterated (never twice),
+ * whose rows are then iterated, collected or awaited (docs/functions.md § Reading storage).
+ */
+function callScan<Row>(fetch: () => Promise<Row[]>): CallScan<Row> {
+  let rows: Promise<Row[]> | undefined;
+  const once = (): Promise<Row[]> => (rows ??= fetch());
+  const scan = rowScan<Row>(() => {
+    let i = 0;
+    return {
+      next: async () => {
+        const all = await once();
+        return i < all.length ? { done: false, value: all[i++]! } : { done: true, value: undefined };
+      },
+    };
+  });
+  return Object.assign(scan, {
+    toArray: async () => [...(await once())],
+    then: <A = Row[], B = never>(
+      onFulfilled?: ((value: Row[]) => A | PromiseLike<A>) | null,
+      onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
+    ): PromiseLike<A | B> => once().then(onFulfilled, onRejected),
+  });
 }

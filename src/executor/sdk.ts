@@ -9,9 +9,11 @@
 // another call of the same task already made on the same thread, answered from that thread's read
 // copy. Functions never write to storage.
 
+import type { RowScan } from '../kernel/row-scan.js';
 import type { CallBlock, CallFailureKind } from './protocol.js';
 
 export type { CallBlock, CallFailureKind } from './protocol.js';
+export type { RowScan } from '../kernel/row-scan.js';
 
 /** Structured log fields; they travel as JSON next to the message. */
 export type LogFields = { readonly [field: string]: unknown };
@@ -31,14 +33,22 @@ export interface IoScanOptions {
 }
 
 /**
+ * What `ctx.io.scan` returns: the scan result plugins get too (a RowScan: `for await`, `toArray()`;
+ * docs/functions.md § Reading storage), which can also be awaited as the array of rows, as before.
+ * The rows arrive in one answer of at most 10,000 rows (pass a `limit`, or scan in a builder).
+ */
+export type CallScan<Row> = RowScan<Row> & PromiseLike<Row[]>;
+
+/**
  * Reads through the Worker's task IO scope (cached per task). A failed read rejects with CallWaitError.
- * What `get` and `getMany` resolve with is deeply frozen: the same row object may be handed to every call
- * of the task on an execution thread (read copies, PROTOCOL.md). Copy it to change it.
+ * A missing row is null, for functions and plugins alike. What `get` and `getMany` resolve with is
+ * deeply frozen: the same row object may be handed to every call of the task on an execution thread
+ * (read copies, docs/executor.md). Copy it to change it.
  */
 export interface CallIo {
   get<Row = unknown>(table: string, key: unknown): Promise<Row | null>;
   getMany<Row = unknown>(table: string, keys: readonly unknown[]): Promise<(Row | null)[]>;
-  scan<Row = unknown>(table: string, options?: IoScanOptions): Promise<Row[]>;
+  scan<Row = unknown>(table: string, options?: IoScanOptions): CallScan<Row>;
 }
 
 export interface CallContext {

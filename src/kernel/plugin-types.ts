@@ -3,7 +3,10 @@
 // Plugin packages reach these through `blockx/plugin` (src/plugin.ts; docs/plugins.md). The few runtime
 // values here (the define helpers, isRetryableWriterFailure) import nothing, so a plugin loads the same
 // from a source checkout, from dist/, or as an npm package.
+import type { RowScan } from './row-scan.js';
 import type { PluginHooks } from './hooks.js';
+
+export type { RowScan } from './row-scan.js';
 
 /** The phase a task is in when the kernel calls into a plugin or function. */
 export type TaskStage = 'builder' | 'executor' | 'plugin';
@@ -94,11 +97,18 @@ export interface BlockSelector {
  * retry scope when one reaches the plugin.
  */
 export interface TaskIo {
-  /** `key`: the primary key columns → values. Missing row → undefined. */
-  get(table: string, key: RowKey): Promise<Row | undefined>;
-  getMany(table: string, keys: readonly RowKey[]): Promise<(Row | undefined)[]>;
-  /** Streams rows page by page (memory stays bounded by one page). */
-  scan(table: string, query?: ScanQuery): AsyncIterable<Row>;
+  /**
+   * `key`: the primary key columns → values. Missing row → null, as for a function's `ctx.io.get`
+   * (one storage-read contract for plugins and functions: docs/plugins.md § Reading storage).
+   */
+  get(table: string, key: RowKey): Promise<Row | null>;
+  /** One entry per key, in key order; null for each missing row. */
+  getMany(table: string, keys: readonly RowKey[]): Promise<(Row | null)[]>;
+  /**
+   * Streams rows page by page with `for await` (memory stays bounded by one page), or collects them
+   * with `toArray()`.
+   */
+  scan(table: string, query?: ScanQuery): RowScan<Row>;
   transaction<T>(fn: (tx: TaskIoTransaction) => Promise<T>): Promise<T>;
 }
 

@@ -22,6 +22,7 @@ import type {
   TaskIo,
   TaskIoTransaction,
 } from '../../src/kernel/plugin-types.js';
+import { rowScan, type RowScan } from '../../src/kernel/row-scan.js';
 import { StorageError, StorageErrorCode } from '../../src/services/storage/errors.js';
 import { keyProblems, rowProblems } from '../../src/services/storage/row-check.js';
 import { matches, pkOf, project, sortedRows } from './memory-rows.js';
@@ -95,26 +96,30 @@ export class MemoryTaskIo implements TaskIo {
     return this;
   }
 
-  async get(table: string, key: RowKey): Promise<Row | undefined> {
+  async get(table: string, key: RowKey): Promise<Row | null> {
     this.take('get', table);
     const config = this.config(table);
     check(table, keyProblems(table, config, key));
     const row = this.tableData(this.data, table).get(pkOf(config, key));
-    return row && { ...row };
+    return row ? { ...row } : null;
   }
 
-  async getMany(table: string, keys: readonly RowKey[]): Promise<(Row | undefined)[]> {
+  async getMany(table: string, keys: readonly RowKey[]): Promise<(Row | null)[]> {
     this.take('getMany', table);
     const config = this.config(table);
     const data = this.tableData(this.data, table);
     return keys.map((key) => {
       check(table, keyProblems(table, config, key));
       const row = data.get(pkOf(config, key));
-      return row && { ...row };
+      return row ? { ...row } : null;
     });
   }
 
-  async *scan(table: string, query: ScanQuery = {}): AsyncIterable<Row> {
+  scan(table: string, query: ScanQuery = {}): RowScan<Row> {
+    return rowScan(() => this.scanRows(table, query));
+  }
+
+  private async *scanRows(table: string, query: ScanQuery): AsyncGenerator<Row> {
     this.scans.push({ table, query });
     const failure = this.take('scan', table, true);
     const config = this.config(table);

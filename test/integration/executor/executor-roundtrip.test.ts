@@ -133,6 +133,17 @@ describe('executor round trips', () => {
     });
   });
 
+  it("gives functions the plugins' scan shape: for await, toArray() and await, one request per scan", async () => {
+    const before = h.events.filter((e) => e.type === 'callWaiting').length;
+    const r = await h.run({ function: 'scan_shapes', args: [], codeEpoch: fxEpoch });
+    const row = (block: number) => [{ table: 'events', block, limit: 1 }];
+    expect(r).toMatchObject({
+      type: 'callCompleted',
+      value: { iterated: row(1), collected: row(2), awaited: row(3), first: row(4), again: row(4) },
+    });
+    expect(h.events.filter((e) => e.type === 'callWaiting').length - before).toBe(4);
+  });
+
   it('fails a call whose IO read failed, keeping the IO error retryable', async () => {
     const r = await h.run({ function: 'io_reader', args: ['fail'], codeEpoch: fxEpoch });
     expect(r).toMatchObject({

@@ -9,6 +9,7 @@
 //                            feeds it from the executor link's executorReady / executorLost events).
 //   codeEpochsFromView       the real CodeEpochSource over the executor's FunctionCodeView.
 
+import { rowScan } from '../../../kernel/row-scan.js';
 import type { Row, ScanQuery, TaskIo, TaskIoTransaction } from '../../../kernel/plugin-types.js';
 import { NoStorageError } from './errors.js';
 import type {
@@ -37,9 +38,7 @@ export class NoStorageIoScopeFactory implements TaskIoScopeFactory {
     const io: TaskIo = {
       get: () => fail('get'),
       getMany: () => fail('getMany'),
-      scan: (_table: string, _query?: ScanQuery): AsyncIterable<Row> => ({
-        [Symbol.asyncIterator]: () => ({ next: () => fail('scan') }),
-      }),
+      scan: (_table: string, _query?: ScanQuery) => rowScan<Row>(() => ({ next: () => fail('scan') })),
       transaction: <T>(_fn: (tx: TaskIoTransaction) => Promise<T>): Promise<T> => fail('transaction'),
     };
     const scope: TaskIoScope = {

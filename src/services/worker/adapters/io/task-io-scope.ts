@@ -13,6 +13,7 @@
 //   A transaction drops the cached rows of every table it wrote.
 // - A scan that fails part-way resumes where it stopped (resumable-scan.ts).
 
+import { rowScan } from '../../../../kernel/row-scan.js';
 import type { BlockxConfig } from '../../../../kernel/config-types.js';
 import type { Row, RowKey, ScanQuery, TaskIo, TaskIoTransaction } from '../../../../kernel/plugin-types.js';
 import { StorageError } from '../../../storage/errors.js';
@@ -95,9 +96,10 @@ export class StorageTaskIoScope implements TaskIoScope {
     let view = this.views.get(phase);
     if (view === undefined) {
       view = {
-        get: (table, key) => this.get(phase, table, key),
-        getMany: (table, keys) => this.getMany(phase, table, keys),
-        scan: (table, query) => ({ [Symbol.asyncIterator]: () => this.scan(phase, table, query) }),
+        // The cache and the backend say undefined for a missing row; the contract says null.
+        get: async (table, key) => (await this.get(phase, table, key)) ?? null,
+        getMany: async (table, keys) => (await this.getMany(phase, table, keys)).map((row) => row ?? null),
+        scan: (table, query) => rowScan(() => this.scan(phase, table, query)),
         transaction: (fn) => this.transaction(phase, fn),
       };
       this.views.set(phase, view);

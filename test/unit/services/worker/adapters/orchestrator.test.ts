@@ -1,7 +1,8 @@
 // The orchestrator against fakes of its ports: every phase rule of docs/task-lifecycle.md § The three phases
 // and the runtime's lifecycle (epoch pin, IO scope, the task's abort signal). Virtual time, no sleeps.
+import { rowScan } from '../../../../../src/kernel/row-scan.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { BuilderPlugin, TaskIo, WriterPlugin } from '../../../../../src/kernel/plugin-types.js';
+import type { BuilderPlugin, Row, TaskIo, WriterPlugin } from '../../../../../src/kernel/plugin-types.js';
 import type { CodeEpochPin, TaskIoScope } from '../../../../../src/services/worker/adapters/ports.js';
 import { NoStorageIoScopeFactory } from '../../../../../src/services/worker/adapters/default-ports.js';
 import { FailureCode, TaskState } from '../../../../../src/services/worker/core/index.js';
@@ -22,11 +23,9 @@ afterEach(() => {
 
 /** A TaskIo with no rows and no writes, for scope lifecycle tests. */
 const emptyIo: TaskIo = {
-  get: async () => undefined,
+  get: async () => null,
   getMany: async () => [],
-  scan: () => ({
-    [Symbol.asyncIterator]: () => ({ next: async () => ({ done: true, value: undefined }) }),
-  }),
+  scan: () => rowScan<Row>(() => ({ next: async () => ({ done: true, value: undefined }) })),
   transaction: async () => undefined as never,
 };
 

@@ -39,8 +39,8 @@ describe('task read cache', () => {
   it('caches misses', async () => {
     const { scope, backend } = await open();
     const io = scope.io('calls');
-    expect(await io.get('blocks', { ...KEY_A, hash: '0xnone' })).toBeUndefined();
-    expect(await io.get('blocks', { ...KEY_A, hash: '0xnone' })).toBeUndefined();
+    expect(await io.get('blocks', { ...KEY_A, hash: '0xnone' })).toBeNull();
+    expect(await io.get('blocks', { ...KEY_A, hash: '0xnone' })).toBeNull();
     expect(backend.calls.get).toBe(1);
   });
 
