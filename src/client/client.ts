@@ -3,7 +3,7 @@
 // WatchTasks to the terminal update — with the retry semantics of docs/retries.md (reserve.ts). The
 // lower-level steps are public too: submit, watch, getResult, and clusterStatus (CoordinatorAdminService).
 // Channels are pooled per address and shared by every concurrent call; close() closes them and cancels
-// whatever is still in flight.
+// whatever is still in flight. Following a task to its terminal update is follow-task.ts.
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { unaryCall } from '../grpc/clients.js';
@@ -17,6 +17,7 @@ import type {
 } from '../grpc/wire-types.js';
 import { ChannelPool } from './channel-pool.js';
 import { BlockxClientError, ClientErrorCode, toClientError } from './errors.js';
+import { followToTerminal } from './follow-task.js';
 import { resolveClientOptions } from './options.js';
 import { placeTask, type Reservation, type RetryPolicy } from './reserve.js';
 import { runResultOf } from './run-result.js';
@@ -169,7 +170,17 @@ export class BlockxClient {
             result: submitted.result,
             error: '',
           }
-        : await this.followToTerminal(submitted.taskId, submitted.workerAddr, signal);
+        : await followToTerminal(
+            this.pool.worker(submitted.workerAddr),
+            submitted.taskId,
+            submitted.workerAddr,
+            signal,
+            {
+              backoff: this.policy.backoff,
+              maxWatchAttempts: this.maxWatchAttempts,
+              sleep: (ms, s) => this.sleep(ms, s),
+            },
+          );
     return runResultOf(update, submitted.workerAddr, submitted.attempts, this.clock() - started);
   }
 
@@ -331,46 +342,6 @@ export class BlockxClient {
       ...(result ? { result } : {}),
       attempts: placed.attempts,
     };
-  }
-
-  /** WatchTasks until the task is terminal, reopening the stream when it breaks (bounded). */
-  private async followToTerminal(
-    taskId: string,
-    workerAddr: string,
-    signal: AbortSignal,
-  ): Promise<TaskUpdate> {
-    const worker = this.pool.worker(workerAddr);
-    let backoffMs = this.policy.backoff.initialMs;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        for await (const update of watchTaskUpdates(worker, [taskId], { address: workerAddr, signal })) {
-          if (!update.isTerminal || update.taskId !== taskId) continue;
-          if (update.error === 'not_found') {
-            throw new BlockxClientError(
-              ClientErrorCode.NOT_FOUND,
-              `worker ${workerAddr} does not know task ${taskId} (its result expired or the worker restarted)`,
-              { taskId, address: workerAddr, rpc: 'WatchTasks' },
-            );
-          }
-          return update;
-        }
-        throw new BlockxClientError(
-          ClientErrorCode.INTERNAL,
-          `WatchTasks gave no terminal update for ${taskId}`,
-        );
-      } catch (err) {
-        const error = toClientError(err, { rpc: 'WatchTasks', address: workerAddr, taskId });
-        if (
-          signal.aborted ||
-          error.code !== ClientErrorCode.UNAVAILABLE ||
-          attempt >= this.maxWatchAttempts
-        ) {
-          throw error.with({ taskId });
-        }
-        await this.sleep(backoffMs, signal);
-        backoffMs = Math.min(backoffMs * 2, this.policy.backoff.maxMs);
-      }
-    }
   }
 
   private unary<Res>(

@@ -30,10 +30,11 @@ import { attemptKey, type ExecuteCallMessage, type WaitRequest } from './protoco
 import { ReadCopies, deepFreeze, readCopyHits, readCopyKey, type IoRequest } from './read-copies.js';
 import { CallWaitError, type LogFields } from './sdk.js';
 import { isolateThread } from './task-isolation.js';
+import { LEVELS, newBatch, ThreadOutbox } from './thread-outbox.js';
+import { ThreadModules, type Fn } from './thread-modules.js';
 import {
   beat,
   claimExec,
-  countInstance,
   monoMs,
   publishMemory,
   signalViews,
@@ -42,36 +43,16 @@ import {
   type MainToThreadBatch,
   type ThreadControl,
   type ThreadData,
-  type ThreadModule,
-  type ThreadToMainBatch,
 } from './thread-messages.js';
-
-type Fn = (...args: unknown[]) => unknown;
-/** One module instance: the function once imported (or being imported). */
-interface ModuleInstance {
-  readonly url: string;
-  readonly path: string;
-  fn: Fn | undefined;
-  loading: Promise<Fn> | undefined;
-}
-interface ModuleEntry extends ModuleInstance {
-  /** The snapshot text; kept under isolation `task` (every task instance needs it), else dropped once sent. */
-  code: string | undefined;
-  /** Isolation `task`: the instance of each task, by task id. */
-  readonly tasks: Map<string, ModuleInstance> | undefined;
-}
 
 const data = workerData as ThreadData;
 const isolated = data.isolation === 'task';
-/** Numbers the task instances' URLs on this thread. */
-let instanceSeq = 0;
 const port = parentPort!;
 const hooks = new MessageChannel();
 register(data.hooksUrl, { data: { port: hooks.port2 }, transferList: [hooks.port2] });
 hooks.port1.unref();
 process.setSourceMapsEnabled(true);
 
-const LEVELS: Record<LogLevel, number> = { debug: 20, info: 30, warn: 40, error: 50 };
 const minLevel = LEVELS[(process.env.BLOCKX_LOG_LEVEL ?? 'info') as LogLevel] ?? LEVELS.info;
 
 /** How often an idle thread beats (it also beats on every batch in and out). */
@@ -80,36 +61,11 @@ const signals = signalViews(data.signals);
 /** The sequence number of the next exec to arrive (the main thread numbers them the same way). */
 let nextSeq = 0;
 
-const modules = new Map<string, ModuleEntry>();
+const modules = new ThreadModules(hooks.port1, signals, isolated);
 const running = new Map<string, RunningCall>();
-let out = newBatch(false);
-let flushScheduled = false;
-
-function newBatch(ready: boolean): ThreadToMainBatch {
-  return { ready, kinds: [], keys: [], frames: [], logs: [] };
-}
-
-function emit(kind: ThreadEvent, key: string, frame: string): void {
-  out.kinds.push(kind);
-  out.keys.push(key);
-  out.frames.push(frame);
-  scheduleFlush();
-}
-
-function scheduleFlush(): void {
-  if (flushScheduled) return;
-  flushScheduled = true;
-  setImmediate(flush);
-}
-
-function flush(): void {
-  flushScheduled = false;
-  if (out.kinds.length === 0 && out.logs.length === 0 && !out.ready) return;
-  const batch = out;
-  out = newBatch(false);
-  beat(signals, monoMs());
-  port.postMessage(batch);
-}
+const outbox = new ThreadOutbox(port, signals, data.threadIndex, minLevel);
+const emit = outbox.emit.bind(outbox);
+const emitLog = outbox.emitLog.bind(outbox);
 
 const copies = new ReadCopies(data.readCopyMaxEntries);
 
@@ -194,18 +150,6 @@ function ask(run: RunningCall, request: WaitRequest): Promise<unknown> {
   emit(ThreadEvent.Waiting, run.key, json);
   const waits = (run.waits ??= new Map());
   return new Promise((resolve, reject) => waits.set(requestId, { resolve, reject }));
-}
-
-function emitLog(level: LogLevel, msg: string, fields: LogFields): void {
-  if (LEVELS[level] < minLevel) return;
-  let line: string;
-  try {
-    line = JSON.stringify({ level, time: Date.now(), thread: data.threadIndex, ...fields, msg });
-  } catch {
-    line = JSON.stringify({ level, time: Date.now(), thread: data.threadIndex, msg });
-  }
-  out.logs.push(line);
-  scheduleFlush();
 }
 
 function finish(run: RunningCall, frame: string): void {
@@ -299,48 +243,6 @@ function invoke(run: RunningCall, fn: Fn): void {
   }
 }
 
-/** The instance `taskId` runs: the entry itself, or (isolation `task`) the task's own. */
-function instanceFor(entry: ModuleEntry, taskId: string): ModuleInstance {
-  if (entry.tasks === undefined) return entry;
-  let inst = entry.tasks.get(taskId);
-  if (inst === undefined) {
-    inst = {
-      url: `${entry.url}&blockx-instance=${++instanceSeq}`,
-      path: entry.path,
-      fn: undefined,
-      loading: undefined,
-    };
-    entry.tasks.set(taskId, inst);
-    countInstance(signals);
-  }
-  return inst;
-}
-
-function loadModule(entry: ModuleEntry, inst: ModuleInstance): Promise<Fn> {
-  if (inst.loading) return inst.loading;
-  hooks.port1.postMessage({ url: inst.url, code: entry.code });
-  if (entry.tasks === undefined) entry.code = undefined;
-  inst.loading = import(inst.url).then(
-    (mod: Record<string, unknown>) => {
-      const fn = mod.default;
-      if (typeof fn !== 'function') {
-        const names = Object.keys(mod).filter((k) => k !== 'default');
-        throw new Error(
-          `${entry.path} has no default export function` +
-            (fn === undefined ? '' : ` (its default export is ${fn === null ? 'null' : typeof fn})`) +
-            (names.length ? `; its exports: ${names.join(', ')}` : ''),
-        );
-      }
-      inst.fn = fn as Fn;
-      return inst.fn;
-    },
-    (err: unknown) => {
-      throw new Error(`cannot load ${entry.path}: ${readThrown(err).message}`);
-    },
-  );
-  return inst.loading;
-}
-
 function start(raw: string, moduleKey: string): void {
   const seq = nextSeq;
   nextSeq = (nextSeq + 1) & SEQ_MASK;
@@ -362,29 +264,17 @@ function start(raw: string, moduleKey: string): void {
   };
   running.set(key, run);
   const entry = modules.get(moduleKey);
-  const inst = entry === undefined ? undefined : instanceFor(entry, call.taskId);
+  const inst = entry === undefined ? undefined : modules.instanceFor(entry, call.taskId);
   if (!entry || !inst) {
     failLoad(run, `internal: module ${moduleKey} was not announced to this thread`);
   } else if (inst.fn) {
     invoke(run, inst.fn);
   } else {
-    loadModule(entry, inst).then(
+    modules.load(entry, inst).then(
       (fn) => invoke(run, fn),
       (err: Error) => failLoad(run, err.message),
     );
   }
-}
-
-function addModule(m: ThreadModule): void {
-  if (modules.has(m.moduleKey)) return;
-  modules.set(m.moduleKey, {
-    url: m.url,
-    path: m.path,
-    code: m.code,
-    fn: undefined,
-    loading: undefined,
-    tasks: isolated ? new Map() : undefined,
-  });
 }
 
 function control(m: ThreadControl): void {
@@ -430,7 +320,7 @@ function control(m: ThreadControl): void {
 
 port.on('message', (batch: MainToThreadBatch) => {
   beat(signals, monoMs());
-  for (const m of batch.modules) addModule(m);
+  for (const m of batch.modules) modules.add(m);
   for (let i = 0; i < batch.execRaw.length; i++) start(batch.execRaw[i]!, batch.execModule[i]!);
   for (const c of batch.controls) control(c);
 });

@@ -17,7 +17,6 @@ import * as books from './core/pool-calls.js';
 import * as scheduler from './core/pool-scheduler.js';
 import { ThreadSet, type ExecutionThread } from './execution-thread.js';
 import type { CompiledFunction } from './function-compiler.js';
-import { judgeMemory, type MemoryLimits } from './memory-watch.js';
 import {
   attemptKey,
   type CallFailureKind,
@@ -26,27 +25,14 @@ import {
 } from './protocol.js';
 import * as shm from './thread-messages.js';
 import { ThreadEvent, type ThreadControl, type ThreadToMainBatch } from './thread-messages.js';
+import { memoryVictims } from './thread-pool-memory.js';
+import { logLine, type ThreadPoolOptions } from './thread-pool-options.js';
+import { poolStats, type ThreadPoolStats } from './thread-pool-stats.js';
+import { PoolWaiters } from './thread-pool-waiters.js';
 
 export { MAX_TASK_INSTANCES_PER_THREAD } from './core/pool-scheduler.js';
-
-export interface ThreadPoolOptions {
-  readonly threads: number;
-  readonly maxCallsPerThread: number;
-  readonly cancelHardLimitMs: number;
-  readonly maxFrameBytes: number;
-  /** Read copies each thread keeps (read-copies.ts); 0 turns them off. */
-  readonly readCopyMaxEntries: number;
-  /** task: threads lock down, freeze their global and import functions per task; none: no isolation. */
-  readonly isolation: 'task' | 'none';
-  readonly memory: MemoryLimits;
-  /** Extra running time past `budgetMs` before the local safety net cancels. Default max(1000, budget). */
-  readonly safetyMarginMs?: number;
-  /** Resolves a call's module (compiled, cached). */
-  readonly resolveModule: (epoch: string, name: string) => CompiledFunction | Promise<CompiledFunction>;
-  /** One outbound protocol frame, already JSON. */
-  readonly send: (json: string) => void;
-  readonly log: (line: string) => void;
-}
+export type { ThreadPoolOptions } from './thread-pool-options.js';
+export type { ThreadPoolStats } from './thread-pool-stats.js';
 
 type ThreadUnit = ExecutionThread<PoolCall>;
 type PoolCall = books.PoolCall<ThreadUnit, Extract<CompiledFunction, { ok: true }>>;
@@ -58,8 +44,7 @@ export class ThreadPool {
   private readonly queue = new books.CallQueue<PoolCall>();
   private closed = false;
   private readonly sweep: NodeJS.Timeout;
-  private readyWaiters: (() => void)[] = [];
-  private drainWaiters: (() => void)[] = [];
+  private readonly waiters = new PoolWaiters();
   private sweeps = 0;
   private lastRssKillAt: number | undefined;
   /** Cancelled calls' hard limits (core/pool-scheduler.ts), looked at on every sweep tick. */
@@ -82,20 +67,11 @@ export class ThreadPool {
 
   /** Resolves once every initial thread is ready. */
   ready(): Promise<void> {
-    if (this.set.threads.every((t) => t.ready)) return Promise.resolve();
-    return new Promise((resolve) => this.readyWaiters.push(resolve));
+    return this.waiters.ready(this.set.threads.every((t) => t.ready));
   }
 
-  stats(): { inflight: number; queued: number; threads: number; epochs: number } {
-    const epochs = new Set<string>();
-    let live = 0;
-    for (const t of this.set.threads) {
-      if (!t.draining) live++;
-      for (const e of t.epochs) epochs.add(e);
-    }
-    let queued = 0;
-    for (const c of this.calls.values()) if (c.state !== 'running') queued++;
-    return { inflight: this.calls.size, queued, threads: live, epochs: epochs.size };
+  stats(): ThreadPoolStats {
+    return poolStats(this.set.threads, this.calls);
   }
 
   /** Run an attempt; `raw` is the frame's JSON text, forwarded to the thread as is. */
@@ -168,18 +144,7 @@ export class ThreadPool {
 
   /** Resolves true once no call is in flight (for a graceful shutdown), or false after `timeoutMs`. */
   drained(timeoutMs: number): Promise<boolean> {
-    if (this.calls.size === 0) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.drainWaiters = this.drainWaiters.filter((w) => w !== onDrained);
-        resolve(this.calls.size === 0);
-      }, timeoutMs);
-      const onDrained = (): void => {
-        clearTimeout(timer);
-        resolve(true);
-      };
-      this.drainWaiters.push(onDrained);
-    });
+    return this.waiters.drained(() => this.calls.size, timeoutMs);
   }
 
   // ---- internals -------------------------------------------------------------------------------------
@@ -190,8 +155,7 @@ export class ThreadPool {
   }
 
   private notifyDrained(): void {
-    if (this.calls.size > 0 || this.drainWaiters.length === 0) return;
-    for (const w of this.drainWaiters.splice(0)) w();
+    this.waiters.notifyDrained(this.calls.size);
   }
 
   private cancelAt(callId: string, attempt: number, reason: string, now: number): void {
@@ -318,8 +282,7 @@ export class ThreadPool {
     if (batch.ready) {
       t.ready = true;
       freed = true;
-      if (this.set.threads.every((x) => x.ready || x.draining))
-        for (const w of this.readyWaiters.splice(0)) w();
+      if (this.set.threads.every((x) => x.ready || x.draining)) this.waiters.notifyReady();
     }
     const { kinds, keys, frames } = batch;
     for (let i = 0; i < kinds.length; i++) {
@@ -421,25 +384,12 @@ export class ThreadPool {
 
   /** The memory bound (memory-watch.ts): terminate the threads it names. */
   private checkMemory(now: number, mono: number): void {
-    const { threadMemoryMb, maxRssMb } = this.opts.memory;
-    if (threadMemoryMb <= 0 && maxRssMb <= 0) return;
-    const live = this.set.threads.filter((t) => t.ready && !t.dead);
-    const samples = live.map((t) => {
-      const stuck = scheduler.isStuck(shm.ageMs(mono, shm.lastBeat(t.signals)));
-      return { index: t.index, memoryMb: shm.lastMemoryMb(t.signals), stuck };
-    });
-    const rssMb = maxRssMb > 0 ? Math.round(process.memoryUsage.rss() / 2 ** 20) : 0;
-    for (const kill of judgeMemory(samples, rssMb, this.opts.memory, now, this.lastRssKillAt)) {
-      const t = live.find((x) => x.index === kill.index);
-      if (!t || t.dead) continue;
+    const victims = memoryVictims(this.set.threads, this.opts.memory, now, mono, this.lastRssKillAt);
+    for (const { thread: t, kill } of victims) {
+      if (t.dead) continue;
       if (kill.forRss) this.lastRssKillAt = now;
       t.memoryKill = kill.reason;
       this.terminate(t, `memory bound: ${kill.reason}`, now);
     }
   }
-}
-
-/** A log line for the executor's stderr (its `time` is wall-clock, for people reading logs). */
-function logLine(level: string, msg: string): string {
-  return JSON.stringify({ level, time: Date.now(), component: 'executor', msg });
 }

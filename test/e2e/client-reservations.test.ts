@@ -105,20 +105,25 @@ describe('reservations per client, with mutual TLS', () => {
     expect((forged as grpc.ServiceError).code).toBe(grpc.status.RESOURCE_EXHAUSTED);
     expect((forged as grpc.ServiceError).details).toMatch(/client alice holds 3 unsubmitted reservations/);
 
-    // bob takes the last free slot through the Coordinator.
-    const [bob] = await reserveMany(coordinatorAs(certs.bob), [`b1-${run}`]);
-    expect(bob!.slotId).not.toBe('');
+    // bob takes the last free slot through the Coordinator. Its view of the worker's capacity is
+    // eventually consistent (heartbeats, its own not-yet-reflected grants), so, as a client would, ask
+    // again on a NoExecutableSlot.
+    const reserveEventually = async (client: CoordinatorServiceClient, taskId: string) => {
+      let last: Reservation | undefined;
+      for (let attempt = 0; attempt < 50; attempt++) {
+        [last] = await reserveMany(client, [taskId]);
+        if (last!.slotId !== '') return last!;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error(`${taskId} never reserved: ${JSON.stringify(last?.error)}`);
+    };
+    const bob = await reserveEventually(coordinatorAs(certs.bob), `b1-${run}`);
+    expect(bob.workerAddr).toBe(cluster.workers[0]!.addr);
 
     // The Worker is full (alice 3, bob 1). carol, holding none, still gets one: alice's oldest
     // reservation is reclaimed. The Coordinator routes her there once a heartbeat shows it reclaimable.
-    const carol = coordinatorAs(certs.carol);
-    let got: Reservation | undefined;
-    for (let attempt = 0; attempt < 50 && got === undefined; attempt++) {
-      const [r] = await reserveMany(carol, [`c1-${run}`]);
-      if (r!.slotId !== '') got = r;
-      else await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    expect(got?.workerAddr).toBe(cluster.workers[0]!.addr);
+    const got = await reserveEventually(coordinatorAs(certs.carol), `c1-${run}`);
+    expect(got.workerAddr).toBe(cluster.workers[0]!.addr);
 
     // alice's first reservation is gone: submitting on it is refused; her newest ones still stand.
     const submit = (taskId: string, slotId: string) =>

@@ -37,12 +37,12 @@ import {
   type CallIoHandler,
   type ExecutorCallRunnerOptions,
   type ExecutorLinkCommands,
-  type RunnerTimers,
 } from './executor-call-io.js';
 import { jsonByteLength, taskCancelReasonOf, toCallFailure } from './executor-call-mapping.js';
 import type { ExecutorLinkEvent, ResumeOutcome, WaitingRequest } from './executor-link.js';
+import { builderFailedOutcome, closedRunnerOutcome, convergedOutcome } from './call-phase-outcomes.js';
+import { CallRunnerTimer } from './call-runner-timer.js';
 import { CallStreamFeeder } from './call-stream-feeder.js';
-import { describeError, reportedRetryable } from './phase-results.js';
 import type { CallPhaseOutcome, CallPhaseRunner, CallPhaseTask } from './ports.js';
 import { silentWorkerLogger, type WorkerLogger } from './worker-logger.js';
 
@@ -77,39 +77,32 @@ export class ExecutorCallRunner implements CallPhaseRunner {
   private readonly io: CallIoHandler;
   private readonly readCopies: boolean;
   private readonly clock: () => number;
-  private readonly timers: RunnerTimers;
   private readonly logger: WorkerLogger;
   private readonly tasks = new Map<string, RunningTask>();
   private readonly feeder: CallStreamFeeder;
-  private timer: unknown = undefined;
-  private timerAt: number | undefined = undefined;
-  private armQueued = false;
+  private readonly timer: CallRunnerTimer;
   private closed = false;
   /** Numbers the Calls phases this runner started (read-copy ids). */
   private phaseSeq = 0;
-  private readonly onTimer = (): void => {
-    this.timer = undefined;
-    this.timerAt = undefined;
-    this.apply(this.core.tick(this.clock()));
-    this.armTimer();
-  };
-  private readonly armTimerTask = (): void => {
-    this.armQueued = false;
-    this.armTimer();
-  };
 
   constructor(options: ExecutorCallRunnerOptions) {
     this.link = options.link;
     this.io = options.io ?? noStorageIoHandler;
     this.readCopies = options.readCopies !== false && this.io.countCopyHits !== undefined;
     this.clock = options.clock ?? Date.now;
-    this.timers = options.timers ?? realTimers;
     this.logger = options.logger ?? silentWorkerLogger;
     this.core = new DispatcherCore(options.dispatcher ?? resolveDispatcherConfig(), {
       executorReady: options.link.ready,
       ...(options.random ? { random: options.random } : {}),
     });
     const core = this.core;
+    this.timer = new CallRunnerTimer(
+      options.timers ?? realTimers,
+      this.clock,
+      () => core.nextDeadline(),
+      () => this.apply(core.tick(this.clock())),
+      () => this.closed,
+    );
     this.feeder = new CallStreamFeeder(
       {
         isAppending: (taskId) => core.isAppending(taskId),
@@ -151,13 +144,7 @@ export class ExecutorCallRunner implements CallPhaseRunner {
     if (fed.error !== undefined) this.cancelTask(task.taskId, 'CANCELLED');
     const result = await outcome;
     if (fed.error === undefined) return result;
-    return {
-      success: false,
-      failureCode: 'BUILDER_FAILED',
-      retryable: reportedRetryable(fed.error) ?? false,
-      message: `the streaming builder failed: ${describeError(fed.error)}`,
-      outputs: [],
-    };
+    return builderFailedOutcome(fed.error);
   }
 
   private start(
@@ -167,13 +154,7 @@ export class ExecutorCallRunner implements CallPhaseRunner {
   ): Promise<CallPhaseOutcome> {
     const { taskId, signal } = task;
     if (this.closed) {
-      return Promise.resolve({
-        success: false,
-        failureCode: 'CANCELLED',
-        retryable: true,
-        message: 'the executor call runner is closed',
-        outputs: [],
-      });
+      return Promise.resolve(closedRunnerOutcome());
     }
     if (this.tasks.has(taskId)) {
       return Promise.reject(
@@ -315,9 +296,7 @@ export class ExecutorCallRunner implements CallPhaseRunner {
     if (this.closed) return;
     this.closed = true;
     for (const taskId of [...this.tasks.keys()]) this.cancelTask(taskId, 'CANCELLED');
-    if (this.timer !== undefined) this.timers.clear(this.timer);
-    this.timer = undefined;
-    this.timerAt = undefined;
+    this.timer.clear();
   }
 
   // ---- commands -------------------------------------------------------------------------------------
@@ -395,41 +374,11 @@ export class ExecutorCallRunner implements CallPhaseRunner {
     if (task.ioCache !== undefined) this.link.dropIoCache(task.ioCache);
     // A streaming task's feeder may be waiting for its backlog: the phase is over, let it stop.
     this.feeder.progress();
-    if (cmd.success) {
-      task.resolve({ success: true, retryable: false, outputs: cmd.outputs });
-      return;
-    }
-    task.resolve({
-      success: false,
-      failureCode: cmd.failureCode ?? 'CALL_FAILED',
-      retryable: cmd.retryable,
-      message: cmd.message ?? 'the Calls phase failed',
-      outputs: [],
-    });
+    task.resolve(convergedOutcome(cmd));
   }
 
-  // ---- the timer ------------------------------------------------------------------------------------
-
-  /** Re-arm once after the current burst of events (they arrive in one synchronous loop per chunk). */
+  /** Re-arm the timer once after the current burst of events (call-runner-timer.ts). */
   private queueArm(): void {
-    if (this.armQueued) return;
-    this.armQueued = true;
-    queueMicrotask(this.armTimerTask);
-  }
-
-  /** Arms the timer at the dispatcher's earliest deadline if it moved earlier; a late one just re-arms. */
-  private armTimer(): void {
-    if (this.closed) return;
-    const next = this.core.nextDeadline();
-    if (next === undefined) {
-      if (this.timer !== undefined) this.timers.clear(this.timer);
-      this.timer = undefined;
-      this.timerAt = undefined;
-      return;
-    }
-    if (this.timerAt !== undefined && this.timerAt <= next) return;
-    if (this.timer !== undefined) this.timers.clear(this.timer);
-    this.timerAt = next;
-    this.timer = this.timers.set(this.onTimer, Math.max(0, next - this.clock()));
+    this.timer.queueArm();
   }
 }

@@ -9,7 +9,8 @@
 //
 // What stays here: the socket server and its file (socket-path.ts), framing (frame-codec.ts), the
 // secret's randomness, the one OS timer for the core's hello deadlines, the rate-limited refusal log
-// (docs/security.md § Logs) and the hand-written JSON of the two hottest frames.
+// (docs/security.md § Logs). The hand-written JSON of the two hottest frames is executor-link-frames.ts,
+// serving `onWaiting` executor-link-waiting.ts.
 
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
@@ -24,8 +25,9 @@ import {
 } from '../../../executor/socket-path.js';
 import { logRateLimit, suppressedSuffix } from '../../../kernel/observability/log-rate-limit.js';
 import { LinkCore, type ConnId, type LinkCommand } from '../core/link/index.js';
+import { executeCallJson, resumeOkJson } from './executor-link-frames.js';
 import type { ExecuteCallCommand, ExecutorLinkOptions, ResumeOutcome } from './executor-link-types.js';
-import { jsonOf } from './frozen-json.js';
+import { serveWaiting } from './executor-link-waiting.js';
 
 export type * from './executor-link-types.js';
 
@@ -273,7 +275,9 @@ export class ExecutorLink {
         this.sendResume(c);
         return;
       case 'serveWaiting':
-        this.serveWaiting(c.request);
+        serveWaiting(this.opts.onWaiting, c.request, (callId, attempt, outcome) =>
+          this.resumeCall(callId, attempt, outcome),
+        );
         return;
       case 'flushQueued':
         this.core.flushQueued(c.conn);
@@ -296,15 +300,8 @@ export class ExecutorLink {
     const wire = this.wires.get(id);
     if (!wire) return;
     try {
-      // The hottest line of the link, written as text: the block every call of a task shares is
-      // serialised once (frozen-json.ts), the rest per call. Same JSON as the ExecuteCall object.
-      const block = c.block === undefined || c.block === null ? '' : `,"block":${jsonOf(c.block)}`;
-      wire.writer.sendJson(
-        `{"type":"ExecuteCall","taskId":${JSON.stringify(c.taskId)},"callId":${JSON.stringify(c.callId)}` +
-          `,"attempt":${c.attempt},"function":${JSON.stringify(c.function)},"args":${JSON.stringify(c.args)}` +
-          `${block},"codeEpoch":${JSON.stringify(c.codeEpoch)},"budgetMs":${c.budgetMs}` +
-          `${c.ioCache === undefined ? '' : `,"ioCache":${JSON.stringify(c.ioCache)}`}}`,
-      );
+      // The hottest line of the link, written as text (executor-link-frames.ts).
+      wire.writer.sendJson(executeCallJson(c));
     } catch (err) {
       // Arguments too large for a frame (or not JSON): this attempt can never run.
       this.core.executeUnsendable(c.callId, c.attempt, (err as Error).message);
@@ -338,10 +335,7 @@ export class ExecutorLink {
     try {
       if (outcome.ok)
         // A cached row goes to every call that reads it: its text is taken once (frozen-json.ts).
-        wire.writer.sendJson(
-          `{"type":"ResumeCall","callId":${JSON.stringify(callId)},"attempt":${attempt}` +
-            `,"requestId":${requestId},"ok":true,"value":${jsonOf(outcome.value ?? null)}}`,
-        );
+        wire.writer.sendJson(resumeOkJson(callId, attempt, requestId, outcome.value ?? null));
       else
         wire.writer.send({ type: 'ResumeCall', callId, attempt, requestId, ok: false, error: outcome.error });
     } catch (err) {
@@ -350,34 +344,6 @@ export class ExecutorLink {
       const error = { message, kind: 'io', retryable: false } as const;
       wire.writer.send({ type: 'ResumeCall', callId, attempt, requestId, ok: false, error });
     }
-  }
-
-  private serveWaiting(req: Parameters<NonNullable<ExecutorLinkOptions['onWaiting']>>[0]): void {
-    const handler = this.opts.onWaiting;
-    if (!handler) return;
-    let pending: Promise<ResumeOutcome> | undefined;
-    try {
-      pending = handler(req);
-    } catch (err) {
-      pending = Promise.reject(err);
-    }
-    if (!pending) return;
-    pending.then(
-      (outcome) => this.resumeCall(req.callId, req.attempt, { ...outcome, requestId: req.requestId }),
-      (err: unknown) => {
-        const e = err as { message?: string; retryable?: unknown; code?: unknown } | undefined;
-        this.resumeCall(req.callId, req.attempt, {
-          requestId: req.requestId,
-          ok: false,
-          error: {
-            message: e?.message ?? String(err),
-            kind: 'io',
-            retryable: e?.retryable === true,
-            ...(typeof e?.code === 'string' ? { code: e.code } : {}),
-          },
-        });
-      },
-    );
   }
 
   /**

@@ -20,89 +20,19 @@
 // Inputs are the methods below; each takes what happened (and `now` where time matters) and queues
 // commands (commands.ts) the shell drains with `takeCommands()`. No IO, no clock, no timers: the only
 // deadline, each pending connection's Hello bound, is data (`nextDeadline()`, `tick(now)`).
+// The state, the queries and the steps the inputs share (send, authenticate, refuse, lose) are
+// link-state.ts; this file is one method per input.
 
 import { CallAlreadyInFlightError } from '../../../../executor/errors.js';
 import { PROTOCOL_VERSION, attemptKey, type ExecutorToWorker } from '../../../../executor/protocol.js';
-import type { ConnId, LinkCommand } from './commands.js';
-import {
-  failedEvent,
-  firstFrameRefusal,
-  newConn,
-  startedEvent,
-  terminalEvent,
-  type Conn,
-  type Inflight,
-} from './frames.js';
-import type { ExecuteCallCommand, ExecutorLinkEvent, ResumeOutcome } from './types.js';
+import type { ConnId } from './commands.js';
+import { failedEvent, newConn, startedEvent, terminalEvent, type Inflight } from './frames.js';
+import { LinkState } from './link-state.js';
+import type { ExecuteCallCommand, ResumeOutcome } from './types.js';
 
-export interface LinkCoreOptions {
-  /** How long a new connection may take to present an authenticated Hello. */
-  readonly helloTimeoutMs: number;
-  /** Hold calls while no executor is ready (true), or fail them at once, retryably (false). */
-  readonly queueWhileDown: boolean;
-}
+export type { LinkCoreOptions } from './link-state.js';
 
-export class LinkCore {
-  private readonly opts: LinkCoreOptions;
-  private readonly inflightCalls = new Map<string, Inflight>();
-  private queued: Inflight[] = [];
-  private readonly conns = new Map<ConnId, Conn>();
-  private current: Conn | undefined;
-  private expectedSecret: string | undefined;
-  private nextConnId = 1;
-  private closedLink = false;
-  private out: LinkCommand[] = [];
-
-  constructor(options: LinkCoreOptions) {
-    this.opts = options;
-  }
-
-  /** The commands queued since the last call, in order. */
-  takeCommands(): LinkCommand[] {
-    const out = this.out;
-    if (out.length > 0) this.out = [];
-    return out;
-  }
-
-  // ---- queries -----------------------------------------------------------------------------------------
-
-  /** True between the executor's first heartbeat and its loss. */
-  get ready(): boolean {
-    return this.current?.ready === true;
-  }
-  /** Attempts accepted and not yet terminal (sent or queued). */
-  get inflight(): number {
-    return this.inflightCalls.size;
-  }
-  get queuedCount(): number {
-    return this.queued.length;
-  }
-  get closed(): boolean {
-    return this.closedLink;
-  }
-  get executorPid(): number | undefined {
-    return this.current?.pid;
-  }
-  /** When the current executor last sent a heartbeat (the `now` of that input). */
-  get lastHeartbeatAtMs(): number | undefined {
-    return this.current?.lastHeartbeatAtMs;
-  }
-  /** Whether frames of this connection are still read. */
-  isOpen(conn: ConnId): boolean {
-    return this.conns.get(conn)?.closed === false;
-  }
-  isAuthenticated(conn: ConnId): boolean {
-    return this.conns.get(conn)?.authenticated === true;
-  }
-  /** The earliest hello deadline of a pending connection. */
-  nextDeadline(): number | undefined {
-    let next: number | undefined;
-    for (const c of this.conns.values())
-      if (c.helloDeadline !== undefined && (next === undefined || c.helloDeadline < next))
-        next = c.helloDeadline;
-    return next;
-  }
-
+export class LinkCore extends LinkState {
   // ---- handshake inputs --------------------------------------------------------------------------------
 
   /** The secret of the executor about to be spawned; replaces any earlier one, opens one connection. */
@@ -358,79 +288,5 @@ export class LinkCore {
     this.inflightCalls.delete(key);
     const why = `cannot send the call to the executor: ${message}`;
     this.out.push({ type: 'emitLater', event: failedEvent(entry, 'user', false, why) });
-  }
-
-  // ---- internals ---------------------------------------------------------------------------------------
-
-  private emit(event: ExecutorLinkEvent): void {
-    this.out.push({ type: 'emit', event });
-  }
-
-  /** The attempt, if it is in flight on this connection (late frames of a lost connection are dropped). */
-  private entryOn(conn: Conn, callId: string, attempt: number): Inflight | undefined {
-    const entry = this.inflightCalls.get(attemptKey(callId, attempt));
-    return entry?.conn === conn ? entry : undefined;
-  }
-
-  private send(conn: Conn, entry: Inflight): void {
-    const epoch = entry.command.codeEpoch;
-    if (!conn.sentEpochs.has(epoch)) {
-      conn.sentEpochs.add(epoch); // undone by epochNotDefined
-      this.out.push({ type: 'defineEpoch', conn: conn.id, epoch });
-    }
-    entry.conn = conn;
-    this.out.push({ type: 'sendExecute', conn: conn.id, call: entry.command });
-  }
-
-  /**
-   * The first frame of a connection decides whether it may speak for the executor: a Hello carrying the
-   * current spawn secret. Anything else refuses it and leaves the live executor alone.
-   */
-  private authenticate(conn: Conn, m: { readonly type: string; readonly secret?: unknown }): boolean {
-    const why = firstFrameRefusal(m, this.expectedSecret);
-    if (why !== undefined) {
-      this.refuse(conn, why);
-      return false;
-    }
-    this.expectedSecret = undefined; // one spawn, one connection
-    conn.helloDeadline = undefined;
-    conn.authenticated = true;
-    // One executor at a time: an authenticated newcomer is the replacement process of a lost one.
-    if (this.current) this.lose(this.current, 'superseded by a new executor connection');
-    this.current = conn;
-    return true;
-  }
-
-  /** Close a connection that never authenticated: it was never the executor, nothing is lost. */
-  private refuse(conn: Conn, why: string | undefined): void {
-    if (conn.closed) return;
-    conn.closed = true;
-    conn.helloDeadline = undefined;
-    this.conns.delete(conn.id);
-    this.out.push(
-      why === undefined
-        ? { type: 'closeConnection', conn: conn.id }
-        : { type: 'closeConnection', conn: conn.id, refusal: why },
-    );
-  }
-
-  private lose(conn: Conn, reason: string): void {
-    if (conn.closed) return;
-    conn.closed = true;
-    this.conns.delete(conn.id);
-    this.out.push({ type: 'closeConnection', conn: conn.id });
-    if (this.current !== conn) return;
-    this.current = undefined;
-    const failed: Inflight[] = [];
-    for (const [key, entry] of this.inflightCalls) {
-      if (entry.conn === conn) {
-        this.inflightCalls.delete(key);
-        failed.push(entry);
-      }
-    }
-    if (!conn.hello && failed.length === 0) return; // never introduced itself: nothing was lost
-    this.emit({ type: 'executorLost', reason, pid: conn.pid, failedAttempts: failed.length });
-    for (const entry of failed)
-      this.emit(failedEvent(entry, 'executor_crash', true, `executor lost: ${reason}`));
   }
 }
