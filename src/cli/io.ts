@@ -7,7 +7,12 @@ export interface CliIo {
   isTTY: boolean;
 }
 
-export const EXIT = { OK: 0, FAILED: 1, USAGE: 2 } as const;
+/**
+ * Exit codes (docs/architecture.md § CLI): 0 success; 1 a task that ran and failed, or an invalid task or
+ * validation; 2 usage (bad flags), a config that cannot be loaded, an address already in use, or a
+ * coordinator/worker that cannot be reached — the run never started.
+ */
+export const EXIT = { OK: 0, FAILED: 1, USAGE: 2, UNREACHABLE: 2 } as const;
 
 /** A problem with how the command was called (exit 2). */
 export class UsageError extends Error {

@@ -1,6 +1,7 @@
 // The `blockx` command: parses flags, loads the config, calls into the kernel or a service's app.
-// Exit codes: 0 success, 1 a failed task or validation, 2 usage (bad flags, unknown command) or a
-// config that cannot be loaded.
+// Exit codes (EXIT in io.ts): 0 success, 1 a failed task or validation, 2 usage (bad flags, unknown
+// command), a config that cannot be loaded, an address already in use, or an unreachable coordinator or
+// worker. A user's mistake prints one line; only an unexpected error (a bug) prints its stack.
 import { Command, CommanderError } from 'commander';
 import { BlockxError } from '../kernel/errors.js';
 import { redactText } from '../kernel/redact.js';
@@ -17,6 +18,8 @@ import { registerDataCommand } from './commands/data.js';
 import { registerDbCommand } from './commands/db.js';
 import { registerCertsCommand } from './commands/certs.js';
 import { registerCoordinatorCommand } from './commands/coordinator.js';
+import { describeCliError } from './errors.js';
+import { addHelpExamples } from './help-examples.js';
 import { EXIT, UsageError, type CliIo } from './io.js';
 import { readPackageVersion } from './version.js';
 
@@ -51,6 +54,13 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
   registerStatusCommand(program, io, setExit);
   registerCertsCommand(program, io, setExit);
 
+  const command = argv.find((a) => !a.startsWith('-'));
+  if (command === 'up' || command === 'coordinator' || command === 'worker') {
+    (await import('./grpc-log.js')).installGrpcLogger();
+  }
+  // After every registration: each command's --help ends with its examples (help-examples.ts).
+  addHelpExamples(program);
+
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return exitCode;
@@ -63,6 +73,11 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
     if (err instanceof UsageError) {
       io.stderr(`blockx: ${redactText(err.message)}\n`);
       return EXIT.USAGE;
+    }
+    const known = describeCliError(err, command);
+    if (known !== undefined) {
+      io.stderr(`blockx: ${redactText(known.line)}\n`);
+      return known.exitCode;
     }
     if (err instanceof BlockxError) {
       io.stderr(`blockx: ${redactText(err.message)}\n`);

@@ -140,7 +140,9 @@ export function toClientError(
   if (err instanceof BlockxClientError) return err;
   if (isServiceError(err)) {
     const business = businessCodeOf(err);
-    const details = err.details || err.message;
+    // grpc-js ends a connection failure with "Resolution note: " and, when name resolution had nothing to
+    // say, nothing after it: drop the dangling label.
+    const details = (err.details || err.message).replace(/[.;,]?\s*Resolution note:\s*$/, '');
     const where = context.rpc ? `${context.rpc}${context.address ? ` to ${context.address}` : ''}: ` : '';
     return new BlockxClientError(clientCodeOfStatus(err.code), `${where}${details}`, {
       grpcStatus: err.code,

@@ -7,6 +7,7 @@
 // and lines that are not JSON are reported, never thrown; nothing is validated here beyond JSON syntax.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { parseJsonWithPosition } from './json-error.js';
 
 export interface SourcedTask {
   /** `FILE` for a one-task file, `FILE:LINE` for a JSON Lines line (1-based); stdin is `<stdin>`. */
@@ -80,7 +81,7 @@ export function readTaskSources(
     } else {
       const parsed = tryParse(text);
       if (parsed.ok) out.task(shown, parsed.value);
-      else out.problem(shown, `not valid JSON: ${parsed.message}`);
+      else out.problem(`${shown}${parsed.at}`, `not valid JSON: ${parsed.message}`);
     }
   }
   return { tasks: out.tasks, problems: out.problems };
@@ -104,16 +105,22 @@ function parseLines(text: string, name: string, out: Collector): void {
     const line = (lines[i] as string).trim();
     if (line === '') continue;
     const where = `${name}:${i + 1}`;
-    const parsed = tryParse(line);
+    const parsed = tryParse(lines[i] as string);
     if (parsed.ok) out.task(where, parsed.value);
-    else out.problem(where, `not valid JSON: ${parsed.message}`);
+    else out.problem(`${where}${parsed.column}`, `not valid JSON: ${parsed.message}`);
   }
 }
 
-function tryParse(text: string): { ok: true; value: unknown } | { ok: false; message: string } {
-  try {
-    return { ok: true, value: JSON.parse(text) as unknown };
-  } catch (err) {
-    return { ok: false, message: (err as Error).message };
-  }
+/** JSON.parse, and on failure where (`:LINE:COLUMN`, and `:COLUMN` for one line) and what was expected. */
+function tryParse(
+  text: string,
+): { ok: true; value: unknown } | { ok: false; message: string; at: string; column: string } {
+  const parsed = parseJsonWithPosition(text);
+  if (parsed.ok) return parsed;
+  return {
+    ok: false,
+    message: parsed.message.replace(/^\d+:\d+: /, ''),
+    at: parsed.line === undefined ? '' : `:${parsed.line}:${parsed.column}`,
+    column: parsed.column === undefined ? '' : `:${parsed.column}`,
+  };
 }

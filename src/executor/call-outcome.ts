@@ -5,7 +5,13 @@
 //  - a rejected ctx.io / ctx.call escaped → that request's kind (`io`, or the subcall's), its retryable
 //  - anything else                        → kind `user`, retryable only if the error says `retryable: true`
 //    (RetryableError, or any error object carrying that flag)
+//
+// The stack a failure carries is the user's part of it (userStackFrames): the frames in the function's
+// own files, not the executor's, Node's or a dependency's, at most USER_STACK_MAX_FRAMES of them. The
+// Worker appends them to the task's failure message (docs/functions.md § When a function throws).
 
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { types } from 'node:util';
 import type { CallFailedMessage, CallFailureKind } from './protocol.js';
 import { CallWaitError } from './sdk.js';
@@ -17,11 +23,53 @@ export interface AttemptIdentity {
   readonly attempt: number;
 }
 
+/** Frames of a user stack kept in a failure, and the characters kept of one frame. */
+export const USER_STACK_MAX_FRAMES = 12;
+const USER_FRAME_MAX_CHARS = 300;
+
+/** The package root (…/dist/executor/call-outcome.js or …/src/executor/call-outcome.ts → …). */
+const PACKAGE_ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
+const INTERNAL_DIRS = [`${PACKAGE_ROOT}/dist/`, `${PACKAGE_ROOT}/src/`];
+
+/**
+ * The frames of `stack` that are the user's code, one per line (`    at inner (/srv/functions/f.ts:2:9)`),
+ * or undefined when there is none. Dropped: Node's internals (`node:`), dependencies (`node_modules`),
+ * BlockX's own files (the executor, the SDK) and frames without a location. File URLs become paths and
+ * the code epoch's query (`?blockx-epoch=…`) is removed, so the line points at the file the user edits.
+ */
+export function userStackFrames(stack: string | undefined): string | undefined {
+  if (stack === undefined) return undefined;
+  const kept: string[] = [];
+  for (const raw of stack.split('\n')) {
+    const line = raw.trim();
+    if (!line.startsWith('at ')) continue;
+    const frame = line
+      .replace(/file:\/\/(\/[^\s):?]+)/g, (_m, path: string) => {
+        try {
+          return fileURLToPath(`file://${path}`);
+        } catch {
+          return path;
+        }
+      })
+      .replace(/\?blockx-epoch=[^\s):]*/g, '');
+    if (/\(node:|\bat node:|node_modules|<anonymous>|\(native\)/.test(frame)) continue;
+    if (!/[/\\][^\s]*:\d+(:\d+)?\)?$/.test(frame)) continue;
+    if (INTERNAL_DIRS.some((d) => frame.includes(d))) continue;
+    kept.push(
+      `    ${frame.length > USER_FRAME_MAX_CHARS ? `${frame.slice(0, USER_FRAME_MAX_CHARS - 1)}…` : frame}`,
+    );
+    if (kept.length === USER_STACK_MAX_FRAMES) break;
+  }
+  return kept.length === 0 ? undefined : kept.join('\n');
+}
+
 export function classifyError(
   err: unknown,
   cancelReason: string | undefined,
 ): { kind: CallFailureKind; retryable: boolean; message: string; stack?: string; code?: string } {
-  const t = readThrown(err);
+  const thrown = readThrown(err);
+  // Only the user's frames travel (userStackFrames): the executor's own are noise to a function author.
+  const t = { ...thrown, stack: userStackFrames(thrown.stack) };
   if (cancelReason !== undefined) {
     return {
       kind: 'deadline',

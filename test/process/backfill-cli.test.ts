@@ -238,14 +238,14 @@ describe('blockx backfill against `blockx up`', () => {
     );
   });
 
-  it('a coordinator nobody listens on fails within the connect bound (exit 1), naming the address', async () => {
+  it('a coordinator nobody listens on fails within the connect bound (exit 2), naming the address', async () => {
     const nowhere = `127.0.0.1:${await freePort()}`;
     const started = Date.now();
     const r = await blockx([...backfillArgs(1, 5, 'nowhere'), '--coordinator', nowhere]);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2); // unreachable: the run never started (src/cli/connect.ts)
     expect(r.stderr).toContain(`cannot reach the coordinator at ${nowhere}`);
     expect(r.stdout).toBe('');
-    // 10 s connect bound plus process start; without the check every block spent its retries (minutes).
+    // 5 s connect bound plus process start; without the check every block spent its retries (minutes).
     expect(Date.now() - started).toBeLessThan(40_000);
   });
 
@@ -272,7 +272,11 @@ describe('blockx backfill against `blockx up`', () => {
           },
         }),
       );
-      const r = await blockx(['submit', file, '--retries', '2', '--json', '--coordinator', coordinator]);
+      // The client's functions folder does not exist here, so the pre-run name check is skipped
+      // (src/cli/function-names.ts) and the unknown function fails at run time, non-retryably.
+      const r = await blockx(['submit', file, '--retries', '2', '--json', '--coordinator', coordinator], {
+        BLOCKX_FUNCTIONS_DIR: path.join(dir, 'no-functions-here'),
+      });
       expect(r.code, r.stderr).toBe(1);
       const lines = r.stdout
         .trim()
@@ -308,8 +312,8 @@ describe('blockx backfill against `blockx up`', () => {
       expect(status.code, status.stderr).toBe(0);
       expect(status.stdout).toContain(`coordinator ${coordinator}: ready · 2 worker(s)`);
       const elsewhere = await blockx(['status', '--timeout', '2000'], { COORDINATOR_LISTEN: '127.0.0.1:1' });
-      expect(elsewhere.code).toBe(1);
-      expect(elsewhere.stderr).toContain('127.0.0.1:1');
+      expect(elsewhere.code).toBe(2); // unreachable (src/cli/connect.ts)
+      expect(elsewhere.stderr).toContain('cannot reach the coordinator at 127.0.0.1:1');
 
       const r = await blockx(backfillArgs(1, 5, 'g'), env);
       expect(r.code, r.stderr).toBe(0);

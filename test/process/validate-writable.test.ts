@@ -65,7 +65,8 @@ describe('blockx validate: writers write only writable tables', () => {
     );
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(
-      /\/resultHandler\/config\/table: table "nope" is not declared .*\(rule: tables\.nope\.writable\)/,
+      // The pre-run name check reports it (src/cli/task-references.ts): the list to choose from, rule `tables`.
+      /\/resultHandler\/config\/table: table "nope" is not declared in the config \(declared: .*token_transfers.*\) \(rule: tables\)/,
     );
   });
 

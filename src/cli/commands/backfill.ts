@@ -9,13 +9,15 @@
 // 4. Print one line per unit (text, or JSON with --json) and a live progress bar on a terminal; the last
 //    line is the summary — with --json the object `{"summary": {...}}`.
 // Ctrl-C once: no new units, the ones in flight finish (and are journaled); twice: cancel them too.
-// Exit 0 when every block succeeded (skipped ones count as succeeded), 1 otherwise, 2 on usage errors.
+// Exit 0 when every block succeeded (skipped ones count as succeeded), 1 otherwise, 2 on usage errors and
+// when the coordinator (or worker) cannot be reached within the connect timeout (src/cli/connect.ts).
 import type { Command } from 'commander';
 import type { BackfillPer, BackfillPlan } from '../../client/backfill/plan.js';
 import type { BackfillEvent, BackfillSummary, UnitReport } from '../../client/backfill/run-backfill.js';
 import type nodePath from 'node:path';
 import type { SchemaIssue } from '../../kernel/errors.js';
 import { CONFIG_FLAG, COORDINATOR_FLAG, EXIT, WORKER_FLAG, UsageError, type CliIo } from '../io.js';
+import { CONNECT_TIMEOUT_FLAG, checkReachable, connectTimeout } from '../connect.js';
 import { ProgressLine, formatDuration, formatRate } from '../progress.js';
 import { clientTlsOf, coordinatorAddressFromConfig } from './status.js';
 import { oneLine, parseRetries } from './submit.js';
@@ -34,13 +36,11 @@ interface BackfillOptions {
   json?: boolean;
   stateDir: string;
   fresh?: boolean;
+  connectTimeout?: string;
 }
 
 /** The id a template is checked under (its own task id, if any, is ignored). */
 const TEMPLATE_TASK_ID = 'backfill-template';
-
-/** How long the command waits for its coordinator (or worker) to accept a connection before giving up. */
-const CONNECT_TIMEOUT_MS = 10_000;
 
 /**
  * Units in flight by default. A bundle is a thousand blocks' work: 8 at once keep two workers busy while
@@ -72,6 +72,7 @@ export function registerBackfillCommand(program: Command, io: CliIo, setExit: (c
     .option('--json', 'one JSON object per unit; the last line is {"summary": {...}}')
     .option('--state-dir <dir>', 'where job journals live (what a rerun skips)', DEFAULT_STATE_DIR)
     .option('--fresh', "forget this job's journal and run every unit again")
+    .option(...CONNECT_TIMEOUT_FLAG)
     .addHelpText(
       'after',
       `
@@ -107,6 +108,7 @@ async function backfill(templatePath: string, opts: BackfillOptions, io: CliIo):
     100_000,
   );
   const retries = parseRetries(opts.retries);
+  const connectTimeoutMs = await connectTimeout(opts.connectTimeout, io);
 
   const [{ readTaskSources }, { bootKernel }, plans, path, { validateTaskInput, normalizeTaskInput }] =
     await Promise.all([
@@ -174,14 +176,16 @@ async function backfill(templatePath: string, opts: BackfillOptions, io: CliIo):
     { jobId: plan.jobId, per, template },
     { fresh: opts.fresh === true },
   );
-  const client = new BlockxClient({ ...target, slotTtlMs, ...clientTlsOf(config) });
-  try {
-    await client.waitForReady(CONNECT_TIMEOUT_MS);
-  } catch (err) {
+  const tls = clientTlsOf(config);
+  const client = new BlockxClient({ ...target, slotTtlMs, ...tls });
+  const unreachable = await checkReachable(
+    client,
+    { command: 'backfill', timeoutMs: connectTimeoutMs, tls: tls.tls !== undefined },
+    io,
+  );
+  if (unreachable !== undefined) {
     client.close();
-    const flag = opts.worker !== undefined ? '--worker' : '--coordinator or COORDINATOR_LISTEN';
-    io.stderr(`blockx backfill: ${(err as Error).message}: is it running? (set ${flag})\n`);
-    return EXIT.FAILED;
+    return unreachable;
   }
 
   const stop = new AbortController();

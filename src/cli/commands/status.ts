@@ -1,15 +1,17 @@
 // `blockx status [--coordinator ADDR] [--json] [--config FILE]`: the Coordinator's view of its Workers
 // (CoordinatorAdminService.GetClusterStatus), one row per Worker: address, registry prefix, slots
 // (total, reserved, running, free), cpu, memory, error rate, breaker, heartbeat age, and whether the next
-// reservation would consider it (and if not, why). Exit 0 when the Coordinator answered, 1 when it did not.
+// reservation would consider it (and if not, why). Exit 0 when the Coordinator answered, 2 when it
+// cannot be reached within the connect timeout (src/cli/connect.ts), 1 when the call failed otherwise.
 //
-// The address defaults to the config's `up.coordinatorListen` (else the block deployment's
-// coordinator.listen), made dialable (`:8080` → `127.0.0.1:8080`).
+// The address: --coordinator, else COORDINATOR_LISTEN, else the config's `up.coordinatorListen` (else the
+// block deployment's coordinator.listen), made dialable (`:8080` → `127.0.0.1:8080`).
 import type { Command } from 'commander';
 import type { ClusterStatusView } from '../../client/types.js';
 import { loadTlsMaterial, type TlsMaterial } from '../../kernel/tls-files.js';
 import type { BlockxConfig } from '../../kernel/config-types.js';
-import { CONFIG_FLAG, EXIT, UsageError, type CliIo } from '../io.js';
+import { CONNECT_TIMEOUT_FLAG, checkReachable, connectTimeout } from '../connect.js';
+import { CONFIG_FLAG, COORDINATOR_FLAG, EXIT, UsageError, type CliIo } from '../io.js';
 import { renderTable } from '../table.js';
 
 interface StatusOptions {
@@ -17,6 +19,7 @@ interface StatusOptions {
   coordinator?: string;
   json?: boolean;
   timeout?: string;
+  connectTimeout?: string;
 }
 
 export function registerStatusCommand(program: Command, io: CliIo, setExit: (code: number) => void): void {
@@ -24,9 +27,10 @@ export function registerStatusCommand(program: Command, io: CliIo, setExit: (cod
     .command('status')
     .description("the coordinator's view of its workers: slots, load, breaker, heartbeat, routable")
     .option(...CONFIG_FLAG)
-    .option('--coordinator <addr>', 'coordinator address (default: from the config)')
+    .option(...COORDINATOR_FLAG)
     .option('--json', 'print the status as JSON')
     .option('--timeout <ms>', 'deadline of the status call', '5000')
+    .option(...CONNECT_TIMEOUT_FLAG)
     .action(async (opts: StatusOptions) => setExit(await status(opts, io)));
 }
 
@@ -49,6 +53,7 @@ async function status(opts: StatusOptions, io: CliIo): Promise<number> {
   const timeoutMs = Number(opts.timeout);
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1)
     throw new UsageError(`--timeout must be a positive integer, got ${opts.timeout}`);
+  const connectTimeoutMs = await connectTimeout(opts.connectTimeout, io);
   const [{ BlockxClient }, { dialAddress }] = await Promise.all([
     import('../../client/client.js'),
     import('../../client/address.js'),
@@ -57,8 +62,15 @@ async function status(opts: StatusOptions, io: CliIo): Promise<number> {
   const { loadConfig } = await import('../../kernel/config.js');
   const config = loadConfig({ configPath: opts.config, cwd: io.cwd(), env: io.env });
   const address = dialAddress(opts.coordinator ?? coordinatorAddressFromConfig(config, io.env));
-  const client = new BlockxClient({ coordinator: address, rpcTimeoutMs: timeoutMs, ...clientTlsOf(config) });
+  const tls = clientTlsOf(config);
+  const client = new BlockxClient({ coordinator: address, rpcTimeoutMs: timeoutMs, ...tls });
   try {
+    const unreachable = await checkReachable(
+      client,
+      { command: 'status', timeoutMs: connectTimeoutMs, tls: tls.tls !== undefined },
+      io,
+    );
+    if (unreachable !== undefined) return unreachable;
     const view = await client.clusterStatus();
     if (opts.json) io.stdout(`${JSON.stringify(statusJson(address, view), null, 2)}\n`);
     else io.stdout(renderStatus(address, view));

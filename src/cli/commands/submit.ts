@@ -24,6 +24,7 @@ import type { TaskRunner } from '../../client/run-with-retries.js';
 import type { ClientTaskInput } from '../../client/types.js';
 import type { SchemaIssue } from '../../kernel/errors.js';
 import { CONFIG_FLAG, COORDINATOR_FLAG, EXIT, WORKER_FLAG, UsageError, type CliIo } from '../io.js';
+import { CONNECT_TIMEOUT_FLAG, checkReachable, connectTimeout } from '../connect.js';
 import { ProgressLine, formatDuration, formatRate } from '../progress.js';
 import { clientTlsOf, coordinatorAddressFromConfig } from './status.js';
 
@@ -35,6 +36,7 @@ interface SubmitOptions {
   concurrency: string;
   retries: string;
   wait?: boolean;
+  connectTimeout?: string;
 }
 
 type RunnableTask = ClientTaskInput & { readonly taskId: string };
@@ -55,6 +57,7 @@ export function registerSubmitCommand(program: Command, io: CliIo, setExit: (cod
       '0',
     )
     .option('--wait', 'wait for terminal results (always on: submit waits and prints every result)')
+    .option(...CONNECT_TIMEOUT_FLAG)
     .action(async (tasks: string[], opts: SubmitOptions) => setExit(await submit(tasks, opts, io)));
 }
 
@@ -67,16 +70,31 @@ async function submit(args: string[], opts: SubmitOptions, io: CliIo): Promise<n
     throw new UsageError(`--concurrency must be an integer in 1..100000, got ${opts.concurrency}`);
   }
   const retries = parseRetries(opts.retries);
-  const [{ readTaskSources }, { bootKernel }, { validateTaskInput, normalizeTaskInput }, { randomUUID }] =
-    await Promise.all([
-      import('../../client/task-files.js'),
-      import('../../kernel/kernel.js'),
-      import('../../kernel/task-validation.js'),
-      import('node:crypto'),
-    ]);
+  const connectTimeoutMs = await connectTimeout(opts.connectTimeout, io);
+  const [
+    { readTaskSources },
+    { bootKernel },
+    { validateTaskInput, normalizeTaskInput },
+    { randomUUID },
+    { taskReferenceIssues },
+    { localFunctionNames },
+  ] = await Promise.all([
+    import('../../client/task-files.js'),
+    import('../../kernel/kernel.js'),
+    import('../../kernel/task-validation.js'),
+    import('node:crypto'),
+    import('../task-references.js'),
+    import('../function-names.js'),
+  ]);
 
   const read = readTaskSources(args, { cwd: io.cwd() });
   const kernel = await bootKernel({ configPath: opts.config, cwd: io.cwd(), env: io.env });
+  const functions = localFunctionNames(kernel.config);
+  const references = {
+    functions: functions.names,
+    functionsDir: functions.dir,
+    tables: kernel.config.tables,
+  };
   // Every problem with its input position, so they print in input order.
   const problems: { seq: number; text: string }[] = read.problems.map((p) => ({
     seq: p.seq,
@@ -90,7 +108,9 @@ async function submit(args: string[], opts: SubmitOptions, io: CliIo): Promise<n
       isRecord(json) && json.task_id === undefined && json.taskId === undefined
         ? { task_id: randomUUID(), ...json }
         : json;
-    const issues: SchemaIssue[] = validateTaskInput(withId, kernel.plugins);
+    const schemaIssues: SchemaIssue[] = validateTaskInput(withId, kernel.plugins);
+    // Functions, tables and columns the task names, once its shape is right (task-references.ts).
+    const issues = schemaIssues.length > 0 ? schemaIssues : taskReferenceIssues(withId, references);
     for (const i of issues) {
       problems.push({ seq, text: `${where}: ${i.path || '/'}: ${i.message} (rule: ${i.rule})` });
     }
@@ -130,7 +150,17 @@ async function submit(args: string[], opts: SubmitOptions, io: CliIo): Promise<n
     opts.worker !== undefined
       ? { worker: dialAddress(opts.worker) }
       : { coordinator: dialAddress(opts.coordinator ?? coordinatorAddressFromConfig(config, io.env)) };
-  const client = new BlockxClient({ ...target, slotTtlMs, ...clientTlsOf(config) });
+  const tls = clientTlsOf(config);
+  const client = new BlockxClient({ ...target, slotTtlMs, ...tls });
+  const unreachable = await checkReachable(
+    client,
+    { command: 'submit', timeoutMs: connectTimeoutMs, tls: tls.tls !== undefined },
+    io,
+  );
+  if (unreachable !== undefined) {
+    client.close();
+    return unreachable;
+  }
   // The batched protocol (bulk reservation, one RunTasks stream per Worker; docs/batched-protocol.md).
   const runner = retries === 0 ? client.batched : await retryingRunner(client.batched, retries, slotTtlMs);
 
@@ -222,7 +252,18 @@ function textOutcome(o: RunManyOutcome): string {
   if (!o.ok) return `${o.taskId} FAILED ${o.error.code} ${oneLine(o.error.message)}\n`;
   const r = o.result;
   if (r.success) return `${r.taskId} SUCCEEDED ${shortResult(r.pluginResults)}\n`;
-  return `${r.taskId} FAILED ${r.failureCode} ${oneLine(r.failureMessage) || '-'}\n`;
+  return `${r.taskId} FAILED ${r.failureCode} ${failureText(r.failureMessage)}`;
+}
+
+/**
+ * A task's failure message as the FAILED line plus, below it, the user function's stack frames the
+ * Worker appended (lines `    at ...`; src/executor/call-outcome.ts), each on its own indented line.
+ */
+export function failureText(message: string): string {
+  const lines = message.split('\n');
+  const frames = lines.filter((l) => /^\s+at \S/.test(l));
+  const head = lines.filter((l) => !/^\s+at \S/.test(l)).join(' ');
+  return `${oneLine(head) || '-'}\n${frames.map((f) => `    ${f.trim()}\n`).join('')}`;
 }
 
 /** The first plugin result's JSON (ReturnValueResultHandler: the call outputs), cut to one short line. */
@@ -237,10 +278,20 @@ function shortResult(pluginResults: readonly { pluginName: string; result?: unkn
   return text.length > MAX_RESULT_CHARS ? `${text.slice(0, MAX_RESULT_CHARS - 1)}…` : text;
 }
 
-/** A message flattened to one line of at most 300 characters. */
+/** The longest line oneLine() prints, and how much of a longer message's end it keeps. */
+export const ONE_LINE_MAX = 1_000;
+const ONE_LINE_TAIL = 400;
+
+/**
+ * A message flattened to one line of at most ONE_LINE_MAX characters. A longer one loses its middle, not
+ * its end: failure messages put what to do last (`...; available: hello_world, erc20_transfers`), and the
+ * head says what failed. The whole message stays in `--json` output and the task's result.
+ */
 export function oneLine(s: string): string {
   const flat = s.replace(/\s+/g, ' ').trim();
-  return flat.length > 300 ? `${flat.slice(0, 299)}…` : flat;
+  if (flat.length <= ONE_LINE_MAX) return flat;
+  const head = ONE_LINE_MAX - ONE_LINE_TAIL - 3;
+  return `${flat.slice(0, head)} … ${flat.slice(flat.length - ONE_LINE_TAIL)}`;
 }
 
 function jsonOutcome(

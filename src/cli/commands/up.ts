@@ -1,7 +1,7 @@
 // `blockx up` (and `npm start`): the one-machine cluster. Validates the config and plugins, starts the
 // storage, the registry, a Coordinator and N Workers with their Executors, runs the demo tasks through the
 // Coordinator (up-demo.ts), prints the addresses and results, then serves until SIGINT/SIGTERM.
-// `--once` stops after the demo: exit 0 when it succeeded, 1 when it failed.
+// `--once` stops after the demo: exit 0 when both demo tasks succeeded, 1 when one failed.
 import type { Command } from 'commander';
 import { CONFIG_FLAG, EXIT, UsageError, type CliIo } from '../io.js';
 import { runDemo } from './up-demo.js';
@@ -19,10 +19,13 @@ export function registerUpCommand(program: Command, io: CliIo, setExit: (code: n
     .command('up')
     .description('one-machine cluster: coordinator + workers + executors, in-process registry, SQLite')
     .option(...CONFIG_FLAG)
-    .option('--once', 'run the demo task, print its result and exit')
+    .option(
+      '--once',
+      'run the two demo tasks (hello_world; erc20_transfers over one block), print their results and exit: 0 when both succeeded, 1 otherwise',
+    )
     .option('--listen <addr>', 'coordinator address (default: up.coordinatorListen)')
     .option('--workers <n>', 'number of workers (default: up.workers)')
-    .option('--no-demo', 'skip the demo task')
+    .option('--no-demo', 'skip the demo tasks')
     .action(async (opts: UpOptions) => setExit(await up(opts, io)));
 }
 

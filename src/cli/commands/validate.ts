@@ -2,12 +2,15 @@
 // including the builder's and writer's `config` against their plugins' schemas. Prints every problem
 // with its location; exit 0 when all is valid, 1 otherwise. A writer whose config names a table that is
 // undeclared or not `writable: true` is a problem too, naming the rule `tables.<name>.writable`
-// (docs/storage.md, "Which tables tasks may write").
+// (docs/storage.md, "Which tables tasks may write"). So is a function that is not in the functions folder,
+// and a table or column the config does not declare, with a "did you mean" (task-references.ts). A task
+// file that is not JSON is reported at its line:column.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { ConfigError, ConfigNotFoundError, PluginLoadError, type SchemaIssue } from '../../kernel/errors.js';
 import type { Kernel } from '../../kernel/kernel.js';
+import { parseJsonWithPosition } from '../../client/json-error.js';
 import { CONFIG_FLAG, EXIT, type CliIo } from '../io.js';
 
 export function registerValidateCommand(program: Command, io: CliIo, setExit: (code: number) => void): void {
@@ -46,6 +49,8 @@ export async function validateAll(
   const { bootKernel } = await import('../../kernel/kernel.js');
   const { validateTaskInput } = await import('../../kernel/task-validation.js');
   const { writerTableIssues } = await import('../../services/storage/table-write-rule.js');
+  const { taskReferenceIssues } = await import('../task-references.js');
+  const { localFunctionNames } = await import('../function-names.js');
   let kernel: Kernel | undefined;
   try {
     kernel = await bootKernel({ configPath, cwd: io.cwd(), env: io.env });
@@ -68,14 +73,29 @@ export async function validateAll(
       report.plugins.problems = err.errors.map((e) => e.message);
     } else throw err;
   }
+  const functions = kernel ? localFunctionNames(kernel.config) : undefined;
   for (const file of taskFiles) {
     const shown = path.relative(io.cwd(), path.resolve(io.cwd(), file)) || file;
-    const problems = kernel
-      ? validateTaskFile(path.resolve(io.cwd(), file), (json) => [
-          ...validateTaskInput(json, kernel.plugins),
-          ...resultHandlerTableIssues(json, kernel, writerTableIssues),
-        ])
-      : [];
+    const problems =
+      kernel && functions
+        ? validateTaskFile(path.resolve(io.cwd(), file), (json) => {
+            const schema = validateTaskInput(json, kernel.plugins);
+            // Names (functions, tables, columns) only once the shape is right: a missing key is one issue.
+            const references =
+              schema.length > 0
+                ? []
+                : taskReferenceIssues(json, {
+                    functions: functions.names,
+                    functionsDir: shownPath(io.cwd(), functions.dir),
+                    tables: kernel.config.tables,
+                  });
+            const reported = new Set(references.map((i) => i.path));
+            const writable = resultHandlerTableIssues(json, kernel, writerTableIssues).filter(
+              (i) => !reported.has(i.path),
+            );
+            return [...schema, ...references, ...writable];
+          })
+        : [];
     report.tasks.push({ file: shown, ok: kernel !== undefined && problems.length === 0, problems });
   }
   report.ok = report.config.ok && report.plugins.ok && report.tasks.every((t) => t.ok);
@@ -103,13 +123,13 @@ function validateTaskFile(file: string, validate: (json: unknown) => SchemaIssue
   } catch (err) {
     return [{ path: '', rule: 'readable', message: `cannot read file: ${(err as Error).message}` }];
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    return [{ path: '', rule: 'json', message: `not valid JSON: ${(err as Error).message}` }];
+  const parsed = parseJsonWithPosition(text);
+  if (!parsed.ok) {
+    const message =
+      parsed.line === undefined ? `not valid JSON: ${parsed.message}` : `not valid JSON at ${parsed.message}`;
+    return [{ path: '', rule: 'json', message }];
   }
-  return validate(json);
+  return validate(parsed.value);
 }
 
 function printReport(r: ValidationReport, io: CliIo): void {
@@ -136,4 +156,10 @@ function printReport(r: ValidationReport, io: CliIo): void {
       ? `valid: config, plugins and ${r.tasks.length} task file(s)\n`
       : `invalid: ${bad} problem source(s)\n`,
   );
+}
+
+/** `dir` relative to the cwd when it is under it, else absolute. */
+function shownPath(cwd: string, dir: string): string {
+  const relative = path.relative(cwd, dir);
+  return relative === '' || relative.startsWith('..') ? dir : relative;
 }

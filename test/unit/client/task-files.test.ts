@@ -1,4 +1,5 @@
-// Reading task inputs: one-task JSON files, JSON Lines files, stdin; every problem with FILE[:LINE].
+// Reading task inputs: one-task JSON files, JSON Lines files, stdin; every problem with FILE[:LINE], a
+// syntax error with its line:column.
 import { describe, expect, it } from 'vitest';
 import { dialAddress } from '../../../src/client/address.js';
 import { readTaskSources } from '../../../src/client/task-files.js';
@@ -27,8 +28,10 @@ describe('readTaskSources', () => {
       ['many.jsonl:4', { task_id: 'c' }],
       ['/other/x.ndjson:1', { task_id: 'd' }],
     ]);
-    expect(r.problems.map((p) => p.where)).toEqual(['many.jsonl:5', 'bad.json', 'missing.json']);
-    expect(r.problems[0]?.message).toMatch(/^not valid JSON: /);
+    // A syntax error names its line:column (a JSON Lines line: FILE:LINE:COLUMN).
+    expect(r.problems.map((p) => p.where)).toEqual(['many.jsonl:5:2', 'bad.json:1:12', 'missing.json']);
+    expect(r.problems[0]?.message).toBe('not valid JSON: expected a property name in double quotes, got "o"');
+    expect(r.problems[1]?.message).toBe('not valid JSON: expected a value, got the end of the input');
     expect(r.problems[2]?.message).toBe('cannot read file: ENOENT: /w/missing.json');
     // seq orders tasks and problems together, in input order
     const order = [...r.tasks, ...r.problems].sort((a, b) => a.seq - b.seq).map((x) => x.where);
@@ -36,8 +39,8 @@ describe('readTaskSources', () => {
       'one.json',
       'many.jsonl:1',
       'many.jsonl:4',
-      'many.jsonl:5',
-      'bad.json',
+      'many.jsonl:5:2',
+      'bad.json:1:12',
       'missing.json',
       '/other/x.ndjson:1',
     ]);

@@ -1,6 +1,13 @@
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { classifyError, completedFrame, failedFrame } from '../../../src/executor/call-outcome.js';
+import {
+  USER_STACK_MAX_FRAMES,
+  classifyError,
+  completedFrame,
+  failedFrame,
+  userStackFrames,
+} from '../../../src/executor/call-outcome.js';
 import { CallWaitError, RetryableError } from '../../../src/executor/sdk.js';
 
 const id = { callId: 'c1', attempt: 2 };
@@ -154,5 +161,55 @@ describe('readThrown: thrown values that run code when read (issue 16: they made
         },
       ),
     );
+  });
+});
+
+describe('userStackFrames: only the function author’s own frames travel', () => {
+  const root = path.resolve(import.meta.dirname, '../../..');
+  const stack = [
+    'Error: bad input 1',
+    '    at inner (file:///srv/app/functions/thrower.ts?blockx-epoch=0fa69285:2:9)',
+    '    at thrower (/srv/app/functions/thrower.ts:5:10)',
+    '    at helper (/srv/app/node_modules/lodash/lodash.js:10:3)',
+    `    at runCall (${root}/dist/executor/call-runner-thread.js:120:7)`,
+    `    at runCall (${root}/src/executor/call-runner-thread.ts:120:7)`,
+    '    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)',
+    '    at new Promise (<anonymous>)',
+    '    at async Promise.all (index 0)',
+    '    at /srv/app/functions/anon.mjs:3:1',
+  ].join('\n');
+
+  it('keeps the frames in user files, as paths without the epoch query', () => {
+    expect(userStackFrames(stack)).toBe(
+      [
+        '    at inner (/srv/app/functions/thrower.ts:2:9)',
+        '    at thrower (/srv/app/functions/thrower.ts:5:10)',
+        '    at /srv/app/functions/anon.mjs:3:1',
+      ].join('\n'),
+    );
+  });
+
+  it.each([
+    ['no stack', undefined],
+    ['only internal frames', 'Error: x\n    at node:internal/x:1:1\n    at new Promise (<anonymous>)'],
+    ['a message without frames', 'just text'],
+  ])('%s → undefined', (_name, s) => {
+    expect(userStackFrames(s)).toBeUndefined();
+  });
+
+  it(`keeps at most ${USER_STACK_MAX_FRAMES} frames of bounded length`, () => {
+    const deep = [
+      'Error: deep',
+      ...Array.from({ length: 50 }, (_, i) => `    at f${i} (/fn/${'x'.repeat(500)}.ts:${i + 1}:1)`),
+    ];
+    const frames = userStackFrames(deep.join('\n'))!.split('\n');
+    expect(frames).toHaveLength(USER_STACK_MAX_FRAMES);
+    expect(frames.every((f) => f.length <= 304)).toBe(true);
+  });
+
+  it('classifyError sends the user frames as the failure stack', () => {
+    const err = new Error('boom');
+    err.stack = stack;
+    expect(classifyError(err, undefined).stack).toBe(userStackFrames(stack));
   });
 });

@@ -28,6 +28,7 @@ import {
   type RetryScope,
   type Sleep,
 } from './retry-runner.js';
+import { canonicalScanPlan } from './canonical-block.js';
 import { resumableScan } from './resumable-scan.js';
 import { tableConfig, toStorageScanQuery } from './scan-query.js';
 import { taskIoTransaction } from './task-io-transaction.js';
@@ -222,9 +223,31 @@ export class StorageTaskIoScope implements TaskIoScope {
     return Promise.all(reads);
   }
 
-  private async *scan(phase: IoPhase, table: string, query: ScanQuery | undefined): AsyncGenerator<Row> {
+  private async *scan(phase: IoPhase, table: string, asked: ScanQuery | undefined): AsyncGenerator<Row> {
     if (this.closed) throw this.closedError(phase, 'scan', table);
     const config = tableConfig(this.options.backend.tables, table);
+    toStorageScanQuery(table, config, asked); // a bad query fails before any lookup
+    // A block number reads the canonical block of that height (canonical-block.ts, docs/storage.md).
+    const plan = canonicalScanPlan(this.options.backend.tables, table, asked);
+    let query = plan.query;
+    if (plan.kind === 'lookup') {
+      const hashes: string[] = [];
+      const lookupConfig = tableConfig(this.options.backend.tables, plan.table);
+      for await (const row of resumableScan({
+        backend: this.options.backend,
+        table: plan.table,
+        query: toStorageScanQuery(plan.table, lookupConfig, plan.query),
+        signal: this.signal,
+        attempts: new RetryAttempts(this.retryScope(phase), 'scan', plan.table),
+        onRow: undefined,
+      })) {
+        const hash = row[plan.hashColumn];
+        if (typeof hash === 'string') hashes.push(hash);
+      }
+      const resolved = plan.scanFor(hashes);
+      if (resolved === undefined) return;
+      query = resolved;
+    }
     const storageQuery = toStorageScanQuery(table, config, query);
     const seedCache = this.cache.enabled && storageQuery.columns === undefined;
     let seeded = 0;
