@@ -2,6 +2,12 @@
 // PostgreSQL, beside a plain SQL `INSERT ... SELECT` of the same rows in the same database as the floor.
 //
 //   npx tsx bench/block-pipeline.ts [--rows 10000] [--runs 5] [--only sqlite|postgres] [--read-copies N]
+//                                   [--language js|python] [--python-function block_pipeline_row|erc20_transfers]
+//
+// `--language python` runs the calls on the Python Executor (docs/executor.md § Python functions on a
+// Worker): the functions folder is a temp copy of bench/python-functions/block_pipeline_row.py (the same
+// work as the TS function: one ctx.io.get, then the row), or with `--python-function erc20_transfers`
+// of examples/python-functions/erc20_transfers.py (the same row, without the block read).
 //
 // `--read-copies 0` runs the executor without read copies (executor.readCopyMaxEntries 0): every
 // ctx.io.get then travels to the Worker, as before read copies existed.
@@ -29,7 +35,7 @@
 // (test/support/postgres.ts; skipped with a note when the Debian postgresql binaries are missing).
 // Each backend: one warm-up run of each, then `--runs` runs alternating pipeline and floor; the table
 // shows the median (and the pipeline's min). Goal (issue): the 10,000-row block in under 1 s on SQLite.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -49,8 +55,12 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '5' },
     only: { type: 'string' },
     'read-copies': { type: 'string' },
+    language: { type: 'string', default: 'js' },
+    'python-function': { type: 'string', default: 'block_pipeline_row' },
   },
 });
+const LANGUAGE = values.language;
+const PYTHON_FUNCTION = values['python-function'];
 const ROWS = Number(values.rows);
 const RUNS = Number(values.runs);
 /** executor.readCopyMaxEntries for the run (default: the config's); 0 shows the pipeline without copies. */
@@ -58,15 +68,31 @@ const READ_COPIES = values['read-copies'] === undefined ? undefined : Number(val
 if (
   !(Number.isSafeInteger(ROWS) && ROWS > 0 && Number.isSafeInteger(RUNS) && RUNS > 0) ||
   (READ_COPIES !== undefined && !(Number.isSafeInteger(READ_COPIES) && READ_COPIES >= 0)) ||
-  (values.only !== undefined && values.only !== 'sqlite' && values.only !== 'postgres')
+  (values.only !== undefined && values.only !== 'sqlite' && values.only !== 'postgres') ||
+  (LANGUAGE !== 'js' && LANGUAGE !== 'python') ||
+  (PYTHON_FUNCTION !== 'block_pipeline_row' && PYTHON_FUNCTION !== 'erc20_transfers')
 ) {
   console.error(
-    'usage: bench/block-pipeline.ts [--rows N>0] [--runs N>0] [--only sqlite|postgres] [--read-copies N>=0]',
+    'usage: bench/block-pipeline.ts [--rows N>0] [--runs N>0] [--only sqlite|postgres] [--read-copies N>=0] ' +
+      '[--language js|python] [--python-function block_pipeline_row|erc20_transfers]',
   );
   process.exit(2);
 }
 const CHAIN = 1;
 const NUMBER = 1;
+/** The function each event row is given to. */
+const FUNCTION = LANGUAGE === 'python' ? PYTHON_FUNCTION : 'block_pipeline_row';
+
+/** The functions folder of the run: bench/functions, or a temp folder with the one Python function. */
+async function functionsDirFor(tmp: string): Promise<string> {
+  if (LANGUAGE === 'js') return path.join(REPO, 'bench', 'functions');
+  const from =
+    PYTHON_FUNCTION === 'erc20_transfers'
+      ? path.join(REPO, 'examples', 'python-functions', 'erc20_transfers.py')
+      : path.join(REPO, 'bench', 'python-functions', 'block_pipeline_row.py');
+  await copyFile(from, path.join(tmp, `${PYTHON_FUNCTION}.py`));
+  return tmp;
+}
 
 type Kind = 'sqlite' | 'postgres';
 
@@ -165,7 +191,7 @@ async function runPipeline(w: PipelineWorker): Promise<PipelineRun> {
     taskId,
     functionCallConfig: {
       type: 'BlockTableCallConfig',
-      config: { function: 'block_pipeline_row', table: 'events', chainId: CHAIN, block: { number: NUMBER } },
+      config: { function: FUNCTION, table: 'events', chainId: CHAIN, block: { number: NUMBER } },
     },
     resultHandler: {
       type: 'BlockWriteResultHandler',
@@ -203,9 +229,24 @@ async function runPipeline(w: PipelineWorker): Promise<PipelineRun> {
 }
 
 async function measureBackend(kind: Kind, url: string, floor: () => Promise<Floor>, data: TransferBlock) {
+  const fnTmp = await mkdtemp(path.join(tmpdir(), 'blockx-bench-fn-'));
+  try {
+    return await measureBackendIn(kind, url, floor, data, await functionsDirFor(fnTmp));
+  } finally {
+    await rm(fnTmp, { recursive: true, force: true });
+  }
+}
+
+async function measureBackendIn(
+  kind: Kind,
+  url: string,
+  floor: () => Promise<Floor>,
+  data: TransferBlock,
+  functionsDir: string,
+) {
   const loaded = loadConfig({
     configPath: path.join(REPO, 'blockx.config.yaml'),
-    env: { BLOCKX_STORAGE_URL: url, BLOCKX_FUNCTIONS_DIR: path.join(REPO, 'bench', 'functions') },
+    env: { BLOCKX_STORAGE_URL: url, BLOCKX_FUNCTIONS_DIR: functionsDir },
   });
   const block = loaded.deployments.block!;
   const config =
@@ -346,7 +387,8 @@ async function main(): Promise<number> {
   }
   console.log(
     `\nblock-pipeline: ${ROWS.toLocaleString('en-US')} rows, 1 warm-up + ${RUNS} measured runs per backend; ` +
-      `real Worker (gRPC on 127.0.0.1) + Executor child (${BUILT ? 'built' : 'src/ under tsx'}; ` +
+      `real Worker (gRPC on 127.0.0.1) + ${LANGUAGE === 'python' ? `Python Executor (${FUNCTION}.py)` : 'Executor child'} ` +
+      `(${BUILT ? 'built' : 'src/ under tsx'}; ` +
       `read copies ${READ_COPIES === undefined ? 'as configured' : READ_COPIES === 0 ? 'off' : `max ${READ_COPIES}`}); ` +
       `Node ${process.version}; ${cpus().length} cores, ` +
       `load average ${loadBefore.toFixed(2)} before the run\n`,

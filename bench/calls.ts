@@ -2,7 +2,7 @@
 //
 //   npx tsx bench/calls.ts [--calls 100000] [--tasks 100] [--task-calls 1000] [--task-slots 32]
 //                          [--threads 2] [--executor built|tsx] [--runs 3]
-//                          [--only worker|isolation|uds|piscina]
+//                          [--only worker|isolation|python|uds|piscina]
 //
 // Rows (no-op calls; the function is test/fixtures/functions/noop.ts, `async () => null`):
 //  - dispatcher→executor, 1 task × 100,000 calls: ExecutorCallRunner.run (the Worker's dispatcher core
@@ -19,13 +19,18 @@
 //  - isolation: the two dispatcher→executor rows with `executor.isolation` none and task (SES lockdown,
 //    frozen global, a module instance per task; docs/security.md, "Task isolation"), measured in turn in
 //    the same run (none, task, none, task, …), and the per-call ratio task/none.
+//  - python (docs/executor.md § Python functions on a Worker): one Worker with both executors over one
+//    functions folder (noop.ts and noop_py.py, `def main(ctx): return None`), 1 task × 100,000 calls of
+//    each language through the same dispatcher and router, and the whole Worker over gRPC for each;
+//    beside them the raw Python UDS ping-pong (bench/lib/python-pingpong.ts: Node ↔ a standard-library
+//    Python echo of the executor's frames), the ceiling of any Python executor.
 // Each row is warmed up, then measured `--runs` times; the table shows the median and the range.
 //
 // The executor command: `built` (`node bin/blockx.js executor`, needs `npm run build`) when dist/ is
 // there, else `tsx` (from src/ under tsx). Goal (issue 4): ≥ 30,000 calls/s, and faster than Piscina.
 
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer, connect } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -46,6 +51,7 @@ import {
 } from '../src/services/worker/adapters/executor-supervisor.js';
 import { runWorker } from '../src/services/worker/app/run-worker.js';
 import { BUILT } from './lib/built.js';
+import { startPythonPingPong } from './lib/python-pingpong.js';
 
 const REPO = path.resolve(import.meta.dirname, '..');
 const WORK = path.join(REPO, 'bench', '.work');
@@ -113,11 +119,12 @@ function median(xs: readonly number[]): number {
 async function withExecutor<T>(
   fn: (ports: ExecutorPorts, kernel: Kernel, config: BlockxConfig) => Promise<T>,
   isolation?: 'task' | 'none',
+  functionsDir = FUNCTIONS,
 ): Promise<T> {
   const kernel = await bootKernel({
     configPath: path.join(REPO, 'blockx.config.yaml'),
     cwd: REPO,
-    env: { BLOCKX_FUNCTIONS_DIR: FUNCTIONS, BLOCKX_LOG_LEVEL: 'error' },
+    env: { BLOCKX_FUNCTIONS_DIR: functionsDir, BLOCKX_LOG_LEVEL: 'error' },
     deployments: ['block'],
   });
   const dep = kernel.config.deployments.block!;
@@ -133,7 +140,7 @@ async function withExecutor<T>(
   const ports = createExecutorPorts({
     config,
     deployment: 'block',
-    functionsDir: FUNCTIONS,
+    functionsDir,
     executorCommand: EXECUTOR === 'built' ? defaultExecutorCommand() : tsxExecutorCommand(),
   });
   await ports.start();
@@ -145,8 +152,8 @@ async function withExecutor<T>(
   }
 }
 
-function noopCalls(n: number): CallSpec[] {
-  const call: CallSpec = { function: 'noop', args: [] };
+function noopCalls(n: number, fn = 'noop'): CallSpec[] {
+  const call: CallSpec = { function: fn, args: [] };
   return Array.from({ length: n }, () => call);
 }
 
@@ -185,11 +192,15 @@ async function lanes(tasks: number, run: () => Promise<void>): Promise<void> {
 }
 
 /** SubmitTask + WatchTasks to the terminal update; checks the outputs came back. */
-async function grpcTask(client: WorkerServiceClient, callList: readonly unknown[][]): Promise<void> {
+async function grpcTask(
+  client: WorkerServiceClient,
+  callList: readonly unknown[][],
+  fn = 'noop',
+): Promise<void> {
   const taskId = `bench-grpc-${++taskSeq}`;
   const task = taskInputToWire({
     taskId,
-    functionCallConfig: { type: 'CallListCallConfig', config: { function: 'noop', callList } },
+    functionCallConfig: { type: 'CallListCallConfig', config: { function: fn, callList } },
     resultHandler: { type: 'ReturnValueResultHandler', config: {} },
     taskTimeoutMs: 600_000,
   });
@@ -209,6 +220,31 @@ async function grpcTask(client: WorkerServiceClient, callList: readonly unknown[
   const outputs = last.result?.executeResult.pluginResults[0]?.result;
   if (last.state !== 'SUCCEEDED' || !Array.isArray(outputs) || outputs.length !== callList.length) {
     throw new Error(`bench task ${taskId} did not succeed: ${JSON.stringify(last.result?.executeResult)}`);
+  }
+}
+
+/** A whole Worker (runWorker in this process) over `ports`, and a gRPC client of it, for `fn`. */
+async function withGrpcWorker<T>(
+  ports: ExecutorPorts,
+  kernel: Kernel,
+  config: BlockxConfig,
+  fn: (client: WorkerServiceClient) => Promise<T>,
+): Promise<T> {
+  const worker = await runWorker({
+    config,
+    deployment: 'block',
+    plugins: kernel.plugins,
+    callRunner: ports.callRunner,
+    codeEpochs: ports.codeEpochs,
+    executorReadiness: ports.executorReadiness,
+    listen: '127.0.0.1:0',
+  });
+  const client = createWorkerClient(worker.address);
+  try {
+    return await fn(client);
+  } finally {
+    client.close();
+    await worker.close();
   }
 }
 
@@ -233,30 +269,17 @@ async function workerRows(): Promise<Row[]> {
         () => lanes(TASKS, () => runTask(ports, small)),
       ),
     );
-    const worker = await runWorker({
-      config,
-      deployment: 'block',
-      plugins: kernel.plugins,
-      callRunner: ports.callRunner,
-      codeEpochs: ports.codeEpochs,
-      executorReadiness: ports.executorReadiness,
-      listen: '127.0.0.1:0',
-    });
-    const client = createWorkerClient(worker.address);
-    try {
-      const callList = Array.from({ length: TASK_CALLS }, () => []);
-      rows.push(
-        await measure(
+    const callList = Array.from({ length: TASK_CALLS }, () => []);
+    rows.push(
+      await withGrpcWorker(ports, kernel, config, (client) =>
+        measure(
           `worker over gRPC, ${TASKS} tasks × ${fmt(TASK_CALLS)} calls, ${TASK_SLOTS} clients`,
           TASKS * TASK_CALLS,
           () => lanes(Math.min(TASKS, 20), () => grpcTask(client, callList)),
           () => lanes(TASKS, () => grpcTask(client, callList)),
         ),
-      );
-    } finally {
-      client.close();
-      await worker.close();
-    }
+      ),
+    );
     return rows;
   });
 }
@@ -305,6 +328,68 @@ async function isolationRows(): Promise<Row[]> {
       console.error(`  ${row.name}: ${fmt((row.calls / median(row.ms)) * 1000)} calls/s`);
       rows.push(row);
     }
+  }
+  return rows;
+}
+
+/**
+ * JS and Python no-op calls through one Worker with both executors (same dispatcher, same router), in
+ * the same run, and the raw Python UDS ping-pong they are measured against.
+ */
+async function pythonRows(dir: string): Promise<Row[]> {
+  const functionsDir = path.join(dir, 'functions');
+  mkdirSync(functionsDir);
+  copyFileSync(path.join(FUNCTIONS, 'noop.ts'), path.join(functionsDir, 'noop.ts'));
+  writeFileSync(path.join(functionsDir, 'noop_py.py'), 'def main(ctx):\n    return None\n');
+  const rows = await withExecutor(
+    async (ports, kernel, config) => {
+      if (!ports.pythonStarted) throw new Error('the Python executor did not start');
+      const out: Row[] = [];
+      for (const [label, fn] of [
+        ['JS executor', 'noop'],
+        ['Python executor', 'noop_py'],
+      ] as const) {
+        const big = noopCalls(CALLS, fn);
+        out.push(
+          await measure(
+            `dispatcher→${label} (both running), 1 task × ${fmt(CALLS)} calls`,
+            CALLS,
+            () => runTask(ports, noopCalls(Math.min(CALLS, 20_000), fn)),
+            () => runTask(ports, big),
+          ),
+        );
+      }
+      const callList = Array.from({ length: TASK_CALLS }, () => []);
+      await withGrpcWorker(ports, kernel, config, async (client) => {
+        for (const [label, fn] of [
+          ['JS', 'noop'],
+          ['Python', 'noop_py'],
+        ] as const) {
+          out.push(
+            await measure(
+              `worker over gRPC → ${label} executor, ${TASKS} tasks × ${fmt(TASK_CALLS)} calls, ${TASK_SLOTS} clients`,
+              TASKS * TASK_CALLS,
+              () => lanes(Math.min(TASKS, 20), () => grpcTask(client, callList, fn)),
+              () => lanes(TASKS, () => grpcTask(client, callList, fn)),
+            ),
+          );
+        }
+      });
+      return out;
+    },
+    undefined,
+    functionsDir,
+  );
+  const pp = await startPythonPingPong(dir, { inflight: 1024 });
+  try {
+    const ms: number[] = [];
+    await pp.run(10_000);
+    for (let i = 0; i < RUNS; i++) ms.push(await pp.run(CALLS));
+    const row = { name: `raw Python UDS ping-pong, length-prefixed JSON, 1,024 in flight`, calls: CALLS, ms };
+    console.error(`  ${row.name}: ${fmt((CALLS / median(ms)) * 1000)} calls/s`);
+    rows.push(row);
+  } finally {
+    await pp.close();
   }
   return rows;
 }
@@ -433,6 +518,7 @@ async function main(): Promise<void> {
   const cases: [string, () => Promise<Row[]>][] = [
     ['worker', workerRows],
     ['isolation', isolationRows],
+    ['python', () => pythonRows(dir)],
     ['uds', async () => [await udsPingPong(dir, CALLS, 1024)]],
     ['piscina', async () => [await piscina(CALLS, undefined), await piscina(CALLS, 2)]],
   ];
@@ -462,6 +548,21 @@ async function main(): Promise<void> {
     console.log(
       `| ${r.name} | ${fmt(r.calls)} | ${fmt(rate)} | ${fmt(lo)}–${fmt(hi)} | ${fmt(1e6 / rate, 1)} | ${vs} |`,
     );
+  }
+  // Python against its ceiling (the raw Python ping-pong) and against the JS executor of the same run.
+  const py = rows.find((r) => r.name.startsWith('dispatcher→Python executor'));
+  const js = rows.find((r) => r.name.startsWith('dispatcher→JS executor'));
+  const ppRow = rows.find((r) => r.name.startsWith('raw Python UDS'));
+  if (py && js && ppRow) {
+    const pyGrpc = rows.find((r) => r.name.startsWith('worker over gRPC → Python'));
+    const jsGrpc = rows.find((r) => r.name.startsWith('worker over gRPC → JS'));
+    console.log('\nPython executor (same run)\n');
+    console.log('| ratio | value |');
+    console.log('| --- | ---: |');
+    console.log(`| dispatcher→Python / raw Python ping-pong | ${fmt(rateOf(py) / rateOf(ppRow), 2)}× |`);
+    console.log(`| dispatcher→Python / dispatcher→JS | ${fmt(rateOf(py) / rateOf(js), 2)}× |`);
+    if (pyGrpc && jsGrpc)
+      console.log(`| gRPC Worker→Python / gRPC Worker→JS | ${fmt(rateOf(pyGrpc) / rateOf(jsGrpc), 2)}× |`);
   }
   // The isolation rows come in pairs (none, task) of the same shape: the cost of isolation per call.
   const iso = rows.filter((r) => r.name.includes(', isolation '));

@@ -41,7 +41,7 @@ import type * as LeanBindModule from '../src/grpc/lean-bind.js';
 import type * as RunCoordinatorModule from '../src/services/coordinator/app/run-coordinator.js';
 import type * as CoordinatorCoreModule from '../src/services/coordinator/core/index.js';
 import type * as EtcdWriterModule from '../src/services/registry/etcd-registry-writer.js';
-import type { WorkerHeartbeat } from '../src/services/registry/heartbeat.js';
+import type { WorkerHeartbeat } from '../src/contracts/heartbeat.js';
 import type * as RunWorkerModule from '../src/services/worker/app/run-worker.js';
 import type { RunningWorker } from '../src/services/worker/app/run-worker.js';
 import { startEtcd } from '../test/support/etcd.js';

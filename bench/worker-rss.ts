@@ -1,5 +1,5 @@
 // bench/worker-rss: the memory a Worker holds for retained results. A Worker (runWorker, block
-// deployment, LocalCallRunner: functions in-process) runs in its own process with RESULT_RETENTION_MS of
+// deployment, functions in-process: runWorker's default in-process link) runs in its own process with RESULT_RETENTION_MS of
 // a day; this process submits `--tasks` empty tasks to it (SubmitTask without a slot: the Worker reserves
 // inline; CallListCallConfig with an empty call list, no result handler) from `--inflight` concurrent
 // clients, waits until none is running, then reads the Worker's RSS (/proc/<pid>/status VmRSS) and heap
@@ -154,7 +154,7 @@ async function main(): Promise<void> {
     const total = TASKS + 1_000;
 
     console.log(
-      `\nworker-rss: ${fmtInt(TASKS)} empty tasks (after 1,000 warm-up) into one Worker process (LocalCallRunner, ` +
+      `\nworker-rss: ${fmtInt(TASKS)} empty tasks (after 1,000 warm-up) into one Worker process (in-process link, ` +
         `RESULT_RETENTION_MS ${fmtInt(RETENTION_MS)}), ${INFLIGHT} SubmitTask in flight, ${fmtInt(TASKS / seconds)} tasks/s; ` +
         `heap after a full GC; first task's result still retained: ${retained ? 'yes' : 'NO'}; ` +
         `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}\n`,

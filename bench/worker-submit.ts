@@ -10,8 +10,8 @@
 // child process, as a Worker is deployed, and the clients in this one; `--same-process` puts the servers on this process's main thread instead, and
 // `--client-thread` moves the clients to a worker_thread. Echo and worker are always measured the same
 // way, so their ratio is comparable. `BENCH_SERVER_CPU_PROF=DIR` writes a CPU profile of the server process.
-// The worker runs functions with LocalCallRunner (in-process), so this measures the Worker protocol path;
-// bench/calls measures the Executor path. It uses
+// The worker runs functions in-process (the dispatcher over the in-process link: runWorker's default),
+// so this measures the Worker protocol path; bench/calls measures the Executor path. It uses
 // the repository's plugins; the task is `CallListCallConfig` hello_world with one call, no result handler.
 //
 // Rows: a closed loop with `--clients` in flight (throughput; by Little's law its latency is

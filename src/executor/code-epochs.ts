@@ -35,6 +35,8 @@ export interface FunctionCodeViewOptions {
   readonly ttlMs?: number;
   /** Milliseconds clock, injectable for tests. */
   readonly clock?: () => number;
+  /** Which file names are functions (listFunctionFiles' `parse`). Default: the JS rule. */
+  readonly parseFileName?: (fileName: string) => { readonly name: string } | null;
 }
 
 /** Content hash of a set of files: order-independent, 16 hex digits. */
@@ -52,6 +54,7 @@ export class FunctionCodeView implements EpochSource {
   readonly dir: string;
   private readonly ttlMs: number;
   private readonly clock: () => number;
+  private readonly parseFileName: FunctionCodeViewOptions['parseFileName'];
   private readonly snapshots = new Map<string, EpochSnapshot>();
   private readonly pins = new Map<string, number>();
   private readonly listeners = new Set<(epoch: string) => void>();
@@ -66,6 +69,7 @@ export class FunctionCodeView implements EpochSource {
     this.dir = options.dir;
     this.ttlMs = options.ttlMs ?? 250;
     this.clock = options.clock ?? Date.now;
+    this.parseFileName = options.parseFileName;
   }
 
   /** The epoch of the directory as it is now, at most `maxAgeMs` (default: the view's ttl) stale. */
@@ -122,7 +126,7 @@ export class FunctionCodeView implements EpochSource {
 
   private async refresh(): Promise<string> {
     const startedAt = this.clock();
-    const listing = await listFunctionFiles(this.dir);
+    const listing = await listFunctionFiles(this.dir, this.parseFileName);
     if (listing.signature !== this.signature || this.current === undefined) {
       const files = await this.readAll(listing.files);
       const id = computeEpochId(files);

@@ -31,15 +31,22 @@ export interface FunctionListing {
   readonly signature: string;
 }
 
-/** Stat every function file of `dir`. Throws FunctionsDirError when the directory cannot be read. */
-export async function listFunctionFiles(dir: string): Promise<FunctionListing> {
+/**
+ * Stat every function file of `dir`. Throws FunctionsDirError when the directory cannot be read.
+ * `parse` decides which file names are functions (default: the JS rule; the Worker's code view also
+ * lists Python files, docs/executor.md § Python functions on a Worker).
+ */
+export async function listFunctionFiles(
+  dir: string,
+  parse: (fileName: string) => { readonly name: string } | null = parseFunctionFileName,
+): Promise<FunctionListing> {
   let entries: string[];
   try {
     entries = await readdir(dir);
   } catch (err) {
     throw new FunctionsDirError(dir, { cause: err });
   }
-  const candidates = entries.filter((f) => parseFunctionFileName(f) !== null).sort();
+  const candidates = entries.filter((f) => parse(f) !== null).sort();
   const stats = await Promise.all(
     candidates.map(async (fileName): Promise<FunctionFileStat | null> => {
       const path = join(dir, fileName);
@@ -47,7 +54,7 @@ export async function listFunctionFiles(dir: string): Promise<FunctionListing> {
         const s = await stat(path, { bigint: true });
         if (!s.isFile()) return null;
         return {
-          name: parseFunctionFileName(fileName)!.name,
+          name: parse(fileName)!.name,
           fileName,
           path,
           size: Number(s.size),

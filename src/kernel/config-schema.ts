@@ -74,8 +74,11 @@ export function describeSchemaError(err: ErrorObject): DescribedError {
   }
 }
 
-/** Closest candidate by edit distance, when it is close enough to be a plausible typo. */
-function closest(word: string, candidates: string[]): string | undefined {
+/**
+ * Closest candidate by edit distance, when it is close enough to be a plausible typo. Also the
+ * "did you mean" of `blockx validate`'s function, table and column checks (src/cli/task-references.ts).
+ */
+export function closest(word: string, candidates: string[]): string | undefined {
   let best: string | undefined;
   let bestDist = Infinity;
   for (const c of candidates) {

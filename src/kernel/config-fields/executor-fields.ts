@@ -13,6 +13,13 @@ export const EXECUTOR_GROUPS: readonly ConfigGroup[] = [
     description: 'The Executor a Worker spawns and supervises.',
     typeName: 'ExecutorConfig',
   },
+  {
+    section: 'executor',
+    path: 'python',
+    description:
+      'The Python Executor a Worker runs beside the JS one for `functions/<name>.py` (docs/executor.md, Python functions on a Worker).',
+    typeName: 'PythonExecutorConfig',
+  },
 ];
 
 export const EXECUTOR_FIELDS: readonly ConfigField[] = [
@@ -94,5 +101,20 @@ export const EXECUTOR_FIELDS: readonly ConfigField[] = [
     default: 4096,
     description:
       'Resident memory of the whole Executor process; above it the thread holding the most memory is terminated (its calls fail with EXECUTOR_MEMORY_LIMIT). 0 turns the check off.',
+  }),
+  e({
+    path: 'python.enabled',
+    type: { t: 'enum', values: ['auto', 'on', 'off'], typed: true },
+    default: 'auto',
+    description:
+      'auto: the Worker starts the Python Executor once the functions folder holds a .py function (at start, or when the first one appears); on: always, at start; off: never (a call of a Python function fails with a load error).',
+  }),
+  e({
+    path: 'python.interpreter',
+    type: { t: 'string' },
+    default: '',
+    defaultText: 'empty ($BLOCKX_PYTHON, else python3)',
+    description:
+      'The Python interpreter that runs the Python Executor: a command on PATH or an absolute path.',
   }),
 ];

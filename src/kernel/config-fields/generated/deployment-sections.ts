@@ -220,6 +220,24 @@ export interface WorkerConfig {
   readonly runTasks: RunTasksConfig;
 }
 
+/**
+ * The Python Executor a Worker runs beside the JS one for `functions/<name>.py` (docs/executor.md,
+ * Python functions on a Worker).
+ */
+export interface PythonExecutorConfig {
+  /**
+   * auto: the Worker starts the Python Executor once the functions folder holds a .py function (at
+   * start, or when the first one appears); on: always, at start; off: never (a call of a Python
+   * function fails with a load error). Default auto.
+   */
+  readonly enabled: 'auto' | 'on' | 'off';
+  /**
+   * The Python interpreter that runs the Python Executor: a command on PATH or an absolute path.
+   * Default empty ($BLOCKX_PYTHON, else python3).
+   */
+  readonly interpreter: string;
+}
+
 /** The Executor a Worker spawns and supervises. */
 export interface ExecutorConfig {
   /** Folder for the Worker↔Executor Unix sockets. Default empty (the OS temp dir). */
@@ -266,4 +284,9 @@ export interface ExecutorConfig {
    * terminated (its calls fail with EXECUTOR_MEMORY_LIMIT). 0 turns the check off. Default 4096.
    */
   readonly maxRssMb: number;
+  /**
+   * The Python Executor a Worker runs beside the JS one for `functions/<name>.py` (docs/executor.md,
+   * Python functions on a Worker).
+   */
+  readonly python: PythonExecutorConfig;
 }

@@ -1,0 +1,379 @@
+"""The executor's main process: the Worker connection, routing, deadlines (docs/executor.md, "The Python
+Executor"). It runs no function code. One thread, one selector loop; the clock is read once per turn.
+Frames queued during a turn are written together at its end, on every socket.
+"""
+
+import json
+import os
+import selectors
+import signal
+import time
+
+from blockx_executor import shm
+from blockx_executor.epochs import EPOCH_UNKNOWN, EpochStore
+from blockx_executor.frames import FrameDecoder, OutBuffer, ProtocolError, parse_message
+from blockx_executor.logs import log_line
+from blockx_executor.outcome import failed_frame
+from blockx_executor.router_upkeep import STUCK_AFTER_S, RouterUpkeep
+from blockx_executor.units import Call
+
+SWEEP_S = 0.025
+PARENT_CHECK_S = 1.0
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def check_execute_call(m):
+    """What is wrong with an ExecuteCall, or None (executor-main.ts checkExecuteCall)."""
+    get = m.get
+    v = get("callId")
+    if type(v) is not str or v == "":
+        return "callId must be a non-empty string"
+    v = get("attempt")
+    if type(v) is not int or v < 1:
+        return "attempt must be a positive integer"
+    if type(get("taskId")) is not str:
+        return "taskId must be a string"
+    v = get("function")
+    if type(v) is not str or v == "":
+        return "function must be a non-empty string"
+    v = get("codeEpoch")
+    if type(v) is not str or v == "":
+        return "codeEpoch must be a non-empty string"
+    if type(get("args")) is not list:
+        return "args must be an array"
+    v = get("budgetMs")
+    if (type(v) is not int and type(v) is not float) or v < 0:
+        return "budgetMs must be a number >= 0"
+    v = get("ioCache")
+    if v is not None and (type(v) is not str or v == ""):
+        return "ioCache must be a non-empty string when present"
+    return None
+
+
+class Router(RouterUpkeep):
+    def __init__(self, conn, options, max_frame_bytes):
+        self.conn = conn
+        self.o = dict(options, max_frame_bytes=max_frame_bytes)
+        self.max_frame_bytes = max_frame_bytes
+        self.failed_starts = 0
+        self.hard_limit_s = options["cancel_hard_limit_ms"] / 1000.0
+        self.sel = selectors.DefaultSelector()
+        self.decoder = FrameDecoder(max_frame_bytes)
+        self.out = OutBuffer()
+        self.conn_writing = False
+        self.epochs = EpochStore(options["functions_dir"])
+        self.calls = {}
+        self.queue = []
+        self.units = []
+        self.cancelling = {}
+        self.watch_started = []
+        self.now = time.monotonic()
+        self.stop_reason = None
+        self.shutdown_at = None
+        self.beating = False
+        self.hb_seq = 0
+        self.parent = os.getppid()
+        self.wake_r, self.wake_w = os.pipe()
+
+    # ---- life -------------------------------------------------------------------------------------
+
+    def run(self):
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(self.wake_w, False)
+        signal.set_wakeup_fd(self.wake_w)
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: self.stop("signal"))
+        self.conn.setblocking(False)
+        self.sel.register(self.conn, selectors.EVENT_READ, None)
+        self.sel.register(self.wake_r, selectors.EVENT_READ, "wake")
+        for i in range(self.o["units"]):
+            self.units.append(self._spawn(i))
+        interval = self.o["heartbeat_interval_ms"] / 1000.0
+        next_sweep = next_beat = next_parent = self.now
+        try:
+            while self.stop_reason is None:
+                timeout = max(0.0, min(next_sweep, next_beat if self.beating else next_sweep) - time.monotonic())
+                events = self.sel.select(timeout)
+                self.now = time.monotonic()
+                for key, mask in events:
+                    self._event(key, mask)
+                    if self.stop_reason is not None:
+                        break
+                if self.now >= next_sweep:
+                    next_sweep = self.now + SWEEP_S
+                    self._sweep()
+                if self.beating and self.now >= next_beat:
+                    next_beat = self.now + interval
+                    self._heartbeat()
+                if self.now >= next_parent:
+                    next_parent = self.now + PARENT_CHECK_S
+                    if os.getppid() != self.parent:
+                        self.stop("parent %d is gone" % self.parent)
+                if self.queue:
+                    self._drain_queue()
+                if self.shutdown_at is not None and (not self.calls or self.now >= self.shutdown_at):
+                    self.stop(self.shutdown_reason)
+                self._flush()
+        finally:
+            self._close()
+        return self.stop_reason
+
+    def stop(self, reason):
+        if self.stop_reason is None:
+            self.stop_reason = reason
+
+    def _close(self):
+        for u in self.units:
+            self._reap(u, kill=True)
+        try:
+            self.conn.setblocking(True)
+            self.conn.settimeout(1.0)
+            if self.out.parts or self.out.pending:
+                self.conn.sendall(self.out.pending + b"".join(self.out.parts))
+        except OSError:
+            pass
+        self.conn.close()
+
+    # ---- sockets ----------------------------------------------------------------------------------
+
+    def _event(self, key, mask):
+        if key.data == "wake":
+            try:
+                os.read(self.wake_r, 512)
+            except OSError:
+                pass
+            return
+        if mask & selectors.EVENT_WRITE:
+            if key.data is None:
+                self._write_conn()
+            elif not key.data.dead:
+                self._write_unit(key.data)
+        if not mask & selectors.EVENT_READ:
+            return
+        if key.data is None:
+            self._read_conn()
+        elif not key.data.dead:
+            self._read_unit(key.data)
+
+    def _read_conn(self):
+        try:
+            data = self.conn.recv(1 << 20)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as err:
+            self.stop("socket error: %s" % err)
+            return
+        if not data:
+            self.stop("connection closed")
+            return
+        try:
+            for payload in self.decoder.push(data):
+                self._message(parse_message(payload), payload)
+        except ProtocolError as err:
+            log_line("error", "protocol error, closing: %s" % err)
+            self.stop("protocol error: %s" % err)
+        except Exception as err:  # a frame that parses but cannot be handled (executor-main.ts)
+            log_line("error", "protocol error, closing: cannot handle a frame: %r" % err)
+            self.stop("protocol error: %r" % err)
+
+    def _flush(self):
+        if not self.conn_writing and self.out.parts:
+            self._write_conn()
+        for u in self.units:
+            if not u.dead and not u.writing and u.out.parts:
+                self._write_unit(u)
+
+    def _write_conn(self):
+        try:
+            done = self.out.write_to(self.conn)
+        except OSError as err:
+            self.stop("socket error: %s" % err)
+            return
+        if done != (not self.conn_writing):
+            self.conn_writing = not done
+            events = selectors.EVENT_READ | (0 if done else selectors.EVENT_WRITE)
+            self.sel.modify(self.conn, events, None)
+
+    def _write_unit(self, u):
+        try:
+            done = u.out.write_to(u.sock)
+        except OSError:
+            self._unit_gone(u, "its pipe broke")
+            return
+        if done != (not u.writing):
+            u.writing = not done
+            self.sel.modify(u.sock, selectors.EVENT_READ | (0 if done else selectors.EVENT_WRITE), u)
+
+    def _send(self, payload):
+        self.out.add(payload)
+
+    # ---- Worker frames ----------------------------------------------------------------------------
+
+    def _message(self, m, raw):
+        t = m["type"]
+        if t == "ExecuteCall":
+            self._execute(m, raw)
+        elif t == "ResumeCall":
+            self._resume(m, raw)
+        elif t == "CancelCall":
+            self._cancel(m)
+        elif t == "DefineEpoch":
+            self.epochs.define(m)
+        elif t == "RetireEpoch":
+            self._retire(m.get("epoch"))
+        elif t == "DropIoCache":
+            pass  # this executor keeps no read copies: every read goes to the Worker's cache
+        elif t == "Shutdown":
+            grace = m.get("graceMs")
+            grace = grace if isinstance(grace, (int, float)) and not isinstance(grace, bool) else 0
+            self.shutdown_reason = "shutdown: %s" % m.get("reason", "")
+            self.shutdown_at = self.now + max(0, grace) / 1000.0
+        else:
+            log_line("warn", "ignoring unknown frame type %s" % t[:40])
+
+    def _execute(self, m, raw):
+        problem = check_execute_call(m)
+        if problem:
+            log_line("error", "ignoring a malformed ExecuteCall: %s" % problem)
+            return
+        key = ("%s#%d" % (m["callId"], m["attempt"])).encode()
+        if key in self.calls:
+            log_line("error", "ignoring a second ExecuteCall for attempt %s" % key.decode())
+            return
+        epoch, why = self.epochs.get(m["codeEpoch"])
+        if epoch is None:
+            self._send(failed_frame(m["callId"], m["attempt"], "load", False, why, code=EPOCH_UNKNOWN))
+            return
+        err = epoch.resolve(m["function"])[1]
+        if err is not None:
+            self._send(failed_frame(m["callId"], m["attempt"], "load", False, err[1], code=err[0]))
+            return
+        c = Call(key, m, b"X" + raw)
+        self.calls[key] = c
+        self._route(c, epoch)
+
+    def _route(self, c, epoch=None):
+        best = None
+        for u in self.units:
+            if u.load < self.o["max_calls_per_unit"] and u.healthy(self.now, STUCK_AFTER_S):
+                if best is None or u.load < best.load:
+                    best = u
+        if best is None:
+            self.queue.append(c)
+            return
+        if c.epoch not in best.epochs:
+            if epoch is None:
+                epoch, why = self.epochs.get(c.epoch)
+                if epoch is None:
+                    self._end(c, failed_frame(c.call_id, c.attempt, "load", False, why, code=EPOCH_UNKNOWN))
+                    return
+            best.out.add(b"D" + _dumps({"epoch": c.epoch, "functionsDir": epoch.functions_dir,
+                                        "files": epoch.python}).encode())
+            best.epochs.add(c.epoch)
+        c.unit = best
+        c.seq = best.next_seq
+        best.next_seq += 1
+        best.unpicked.append(c)
+        best.calls[c.key] = c
+        best.load += 1
+        best.out.add(c.raw)
+
+    def _drain_queue(self):
+        queue, self.queue = self.queue, []
+        for i, c in enumerate(queue):
+            self._route(c)
+            if self.queue:  # no room: keep the rest in order
+                self.queue.extend(queue[i + 1 :])
+                return
+
+    def _resume(self, m, raw):
+        if not isinstance(m.get("callId"), str) or not isinstance(m.get("attempt"), int):
+            log_line("error", "ignoring a malformed ResumeCall")
+            return
+        c = self.calls.get(("%s#%d" % (m["callId"], m["attempt"])).encode())
+        if c is None or c.unit is None or c.waiting == 0:
+            return
+        c.waiting -= 1
+        if c.waiting == 0:
+            c.waited_s += self.now - c.wait_since
+            c.unit.load += 1
+        c.unit.out.add(b"R" + raw)
+
+    def _cancel(self, m, reason=None):
+        key = ("%s#%d" % (m.get("callId"), m.get("attempt"))).encode()
+        c = self.calls.get(key)
+        if c is None or c.cancel_reason is not None:
+            return
+        reason = reason or m.get("reason") or "cancelled by the worker"
+        reason = reason if isinstance(reason, str) else "cancelled by the worker"
+        if c.unit is None:  # still queued here: it never started
+            self.queue = [q for q in self.queue if q is not c]
+            self._end(c, failed_frame(c.call_id, c.attempt, "deadline", True,
+                                      "cancelled before it started (%s)" % reason, duration_ms=0))
+            return
+        c.cancel_reason = reason
+        c.hard_deadline = self.now + self.hard_limit_s
+        c.unit.cancelling += 1
+        self.cancelling[key] = c
+        shm.mark_cancelled(c.unit.page, c.seq)
+        c.unit.out.add(b"C" + _dumps({"key": key.decode(), "reason": reason}).encode())
+
+    def _retire(self, epoch):
+        if not isinstance(epoch, str):
+            return
+        self.epochs.retire(epoch)
+        for u in self.units:
+            if epoch in u.epochs and not u.dead:
+                u.epochs.discard(epoch)
+                u.out.add(b"E" + epoch.encode())
+
+    # ---- execution process frames -----------------------------------------------------------------
+
+    def _read_unit(self, u):
+        try:
+            data = u.sock.recv(1 << 20)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._unit_gone(u, "exited")
+            return
+        for p in u.decoder.push(data):
+            tag = p[:1]
+            klen = int.from_bytes(p[1:5], "big")
+            key = p[5 : 5 + klen]
+            body = p[5 + klen :]
+            c = u.calls.get(key)
+            if tag == b"T":
+                if c is not None:
+                    if c.waiting == 0:
+                        u.load -= 1
+                    self._end(c, body)
+            elif tag == b"W":
+                if c is not None:
+                    if c.waiting == 0:
+                        c.wait_since = self.now
+                        u.load -= 1
+                    c.waiting += 1
+                    c.waited_any = True
+                    self._send(body)
+            elif tag == b"Y":
+                u.ready = True
+                self.failed_starts = 0
+                if not self.beating and all(x.ready for x in self.units if not x.dead):
+                    self.beating = True
+                    self._heartbeat()
+
+    def _end(self, c, frame_json):
+        """The attempt's one terminal frame."""
+        c.done = True
+        self.calls.pop(c.key, None)
+        u = c.unit
+        if u is not None:
+            u.calls.pop(c.key, None)
+            if c.cancel_reason is not None:
+                u.cancelling -= 1
+                self.cancelling.pop(c.key, None)
+        self._send(frame_json)
+

@@ -1,0 +1,123 @@
+// The same frames, the same answers: test/support/executor-frame-conformance.ts run against the JS
+// executor (from src/ under tsx) and the Python executor, each played by a test that is the Worker at
+// the socket. Plus what every executor does at the edges of the protocol: the handshake, a frame
+// over the limit, a payload that is not JSON, Shutdown.
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { pythonExecutorCommand } from '../../../src/executor/python-command.js';
+import { DEFAULT_MAX_FRAME_BYTES } from '../../../src/executor/frame-codec.js';
+import { tsxExecutorCommand } from '../../../src/services/worker/adapters/executor-supervisor.js';
+import { CONFORMANCE_ROWS, FrameSession, type Language } from '../../support/executor-frame-conformance.js';
+
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
+
+const COMMANDS: Record<Language, () => string[]> = {
+  js: tsxExecutorCommand,
+  python: () => pythonExecutorCommand(),
+};
+
+describe.each(['js', 'python'] as const)('%s executor frame conformance', (language) => {
+  let s: FrameSession;
+
+  beforeAll(async () => {
+    s = new FrameSession(language, COMMANDS[language]());
+    await s.start();
+  });
+
+  afterAll(async () => {
+    await s?.stop();
+  });
+
+  it('says Hello with the spawn secret, then heartbeats (ready)', () => {
+    expect(s.hello).toMatchObject({
+      type: 'Hello',
+      protocolVersion: 1,
+      executorVersion: expect.any(String),
+      pid: expect.any(Number),
+      threads: 2,
+      functionsDir: s.functionsDir,
+      secret: s.secret,
+    });
+    expect(s.firstHeartbeat).toMatchObject({
+      type: 'Heartbeat',
+      seq: 0,
+      pid: s.hello!.pid,
+      inflight: 0,
+      queued: 0,
+      threads: 2,
+      epochs: expect.any(Number),
+      rssBytes: expect.any(Number),
+    });
+    expect(s.firstHeartbeat!.rssBytes as number).toBeGreaterThan(1024 * 1024);
+  });
+
+  it.each(CONFORMANCE_ROWS.map((r) => [r.name, r] as const))('%s', async (_name, row) => {
+    for (const step of row.steps) {
+      if ('send' in step) {
+        s.send(step.send);
+        continue;
+      }
+      const got = await s.take(step.expect.length);
+      expect(got).toMatchObject(step.expect);
+      for (const f of got) for (const field of step.absent ?? []) expect(f).not.toHaveProperty(field);
+      if (step.quietMs) {
+        await new Promise((r) => setTimeout(r, step.quietMs));
+        expect(s.frames).toEqual([]);
+      }
+    }
+  });
+});
+
+describe.each(['js', 'python'] as const)('%s executor at the protocol edges', (language) => {
+  const sessions: FrameSession[] = [];
+  const open = async () => {
+    const s = new FrameSession(language, COMMANDS[language]());
+    sessions.push(s);
+    await s.start();
+    return s;
+  };
+
+  afterAll(async () => {
+    await Promise.all(sessions.map((s) => s.stop()));
+  });
+
+  it('closes the connection on a frame declared over the limit, and exits', async () => {
+    const s = await open();
+    const header = Buffer.alloc(4);
+    header.writeUInt32BE(DEFAULT_MAX_FRAME_BYTES + 1);
+    s.writeRaw(header);
+    await s.waitFor(() => s.closed, 10_000, 'close');
+    expect(await s.exited()).toBe(0);
+  });
+
+  it('closes the connection on a payload that is not a JSON object with a type', async () => {
+    const s = await open();
+    const body = Buffer.from('{"no": "type"}');
+    const header = Buffer.alloc(4);
+    header.writeUInt32BE(body.length);
+    s.writeRaw(Buffer.concat([header, body]));
+    await s.waitFor(() => s.closed, 10_000, 'close');
+    expect(await s.exited()).toBe(0);
+  });
+
+  it('Shutdown lets a running call finish within graceMs, then exits 0', async () => {
+    const s = await open();
+    s.send([
+      {
+        type: 'ExecuteCall',
+        taskId: 't',
+        callId: 'grace-1',
+        attempt: 1,
+        function: 'conf_sleep',
+        args: [150],
+        codeEpoch: 'EPOCH',
+        budgetMs: 5000,
+      },
+      { type: 'Shutdown', reason: 'test', graceMs: 5_000 },
+    ]);
+    const frames = await s.take(2).catch(() => s.frames);
+    expect(frames.filter((f) => f.type === 'CallCompleted')).toMatchObject([
+      { callId: 'grace-1', value: 'slept' },
+    ]);
+    expect(await s.exited()).toBe(0);
+  });
+});
