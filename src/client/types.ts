@@ -1,6 +1,7 @@
 // The shapes the TypeScript client takes and returns.
 import type { ChannelOptions } from '@grpc/grpc-js';
 import type { GetClusterStatusResponse__Output } from '../generated/proto/blockx/coordinator/v1/GetClusterStatusResponse.js';
+import type { ClusterStatusView } from '../contracts/cluster-status.js';
 import type { TlsPem } from '../kernel/tls-files.js';
 import type { PluginConfig, PluginResult, TaskResult, TaskState, TaskUpdate } from '../grpc/domain-types.js';
 
@@ -97,74 +98,13 @@ export interface TaskStatusView {
   readonly result?: TaskResult;
 }
 
-/**
- * CoordinatorAdminService.GetClusterStatus as received (camelCase, int64 as numbers): the Coordinator's
- * view of its Workers (docs/coordinator.md). A named domain type: the generated wire type stays private.
- */
-export interface ClusterStatusView {
-  /** The Coordinator answers ReserveWorkerSlot (first full view built, watch not down beyond the grace). */
-  readonly ready: boolean;
-  /** Why it is not ready; empty when ready. */
-  readonly unavailableReason: string;
-  /** The Coordinator's clock when the view was read (UTC ms); ages below are relative to it. */
-  readonly nowMs: number;
-  /** A full Worker list has been applied at least once. */
-  readonly initialized: boolean;
-  /** When the registry watch broke (UTC ms), 0 while connected. */
-  readonly watchDisconnectedAtMs: number;
-  /** The registry prefixes the Coordinator watches. */
-  readonly registryPrefixes: readonly string[];
-  /** The limits the rows are judged against. */
-  readonly limits: CoordinatorLimitsView | null;
-  /** One row per Worker, sorted by address. */
-  readonly workers: readonly WorkerStatusView[];
-}
-
-/** The Coordinator limits a ClusterStatusView judges its Workers against. */
-export interface CoordinatorLimitsView {
-  readonly heartbeatTimeoutMs: number;
-  readonly watchGracePeriodMs: number;
-  readonly slotTtlMs: number;
-  readonly maxCandidates: number;
-  readonly circuitBreakerThreshold: number;
-  readonly circuitBreakerCooldownMs: number;
-  readonly cpuRedLine: number;
-  readonly memoryRedLine: number;
-  readonly errorRateRedLine: number;
-}
-
-/** One Worker in a ClusterStatusView. */
-export interface WorkerStatusView {
-  readonly workerAddr: string;
-  /** The registry prefix the Worker's winning heartbeat came from, and its format ("legacy" or "v2"). */
-  readonly registryPrefix: string;
-  readonly registryFormat: string;
-  /** Slots by the last heartbeat: free = taskSlots - reservedSlots - runningTasks (may be negative). */
-  readonly taskSlots: number;
-  readonly reservedSlots: number;
-  readonly runningTasks: number;
-  readonly freeSlots: number;
-  /** Fractions 0..1, as the Worker reported them. */
-  readonly cpuPercent: number;
-  readonly memoryPercent: number;
-  readonly memoryAvailableBytes: number;
-  readonly memoryTotalBytes: number;
-  readonly processRssBytes: number;
-  readonly errorRate: number;
-  /** Heartbeat time by the Worker's clock, and its age by the Coordinator's. */
-  readonly lastHeartbeatMs: number;
-  readonly heartbeatAgeMs: number;
-  /** "closed", "open" (until breakerOpenUntilMs) or "half-open". */
-  readonly breakerState: string;
-  readonly breakerOpenUntilMs: number;
-  /** Rejections and timeouts since the last successful reservation; the ranking penalty. */
-  readonly consecutiveFailures: number;
-  readonly penalty: number;
-  /** Would the next ReserveWorkerSlot consider this Worker? If not, the first hard filter it fails. */
-  readonly routable: boolean;
-  readonly notRoutableCode: string;
-  readonly notRoutableReason: string;
-}
+// The cluster status view is a shared contract (src/contracts/cluster-status.ts): the Coordinator builds
+// it, the client returns it. Named here too, so client users import every shape from one module.
+export type {
+  ClusterStatusView,
+  CoordinatorLimitsView,
+  WorkerStatusView,
+} from '../contracts/cluster-status.js';
 
 // The wire type must fit the view: a proto change that drops or retypes a field fails type-checking here.
 type Fits<T extends ClusterStatusView> = T;

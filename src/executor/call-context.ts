@@ -2,6 +2,7 @@
 // with lazily created parts: most calls never touch `signal`, `io` or `log`, and a no-op call should
 // not pay for an AbortController and three closures.
 
+import { classifyError, completedFrame, failedFrame } from './call-outcome.js';
 import type { CallBlock, ExecuteCallMessage, WaitRequest } from './protocol.js';
 import { rowScan } from '../kernel/row-scan.js';
 import type { CallContext, CallIo, CallLogger, CallScan, IoScanOptions, LogFields } from './sdk.js';
@@ -38,6 +39,95 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 /** The abort reason a cancelled call sees on `ctx.signal` and in rejected waits. */
 export function cancellationError(reason: string): Error {
   return new DOMException(`call cancelled: ${reason}`, 'AbortError');
+}
+
+/** The record of an attempt that starts now (`startedAt`: performance.now()). */
+export function newRunningCall(call: ExecuteCallMessage, key: string, startedAt: number): RunningCall {
+  return {
+    call,
+    key,
+    startedAt,
+    done: false,
+    cancelReason: undefined,
+    controller: undefined,
+    nextRequestId: 0,
+    ioHits: 0,
+    copyLeads: undefined,
+    waits: undefined,
+  };
+}
+
+/** CancelCall of a running attempt: `ctx.signal` aborts and every open request rejects, once. */
+export function cancelRunningCall(run: RunningCall, reason: string): void {
+  if (run.cancelReason !== undefined) return;
+  run.cancelReason = reason;
+  const error = cancellationError(reason);
+  run.controller?.abort(error);
+  const waits = run.waits;
+  run.waits = undefined;
+  if (waits) for (const w of waits.values()) w.reject(error);
+}
+
+/**
+ * Calls `fn` with the attempt's `ctx` and arguments and reports how it ended, exactly once: `completed`
+ * with the value (awaited when it is a thenable) or `failed` with what was thrown. Reading `then` and
+ * calling it can run the function's code (a Proxy, a getter): both are guarded.
+ */
+export function invokeFunction(
+  run: RunningCall,
+  host: CallHost,
+  fn: (...args: unknown[]) => unknown,
+  completed: (value: unknown) => void,
+  failed: (err: unknown) => void,
+): void {
+  let result: unknown;
+  try {
+    result = fn(new CallContextImpl(run, host), ...run.call.args);
+  } catch (err) {
+    failed(err);
+    return;
+  }
+  let then: unknown;
+  try {
+    then = result !== null && result !== undefined ? (result as { then?: unknown }).then : undefined;
+  } catch (err) {
+    failed(err);
+    return;
+  }
+  if (typeof then !== 'function') {
+    completed(result);
+    return;
+  }
+  try {
+    (then as PromiseLike<unknown>['then']).call(result, completed, failed);
+  } catch (err) {
+    failed(err);
+  }
+}
+
+/**
+ * The terminal frame of `run` returning `value`: CallCompleted, or CallFailed when the value cannot travel
+ * (call-outcome.ts). Never throws.
+ */
+export function completedFrameOf(run: RunningCall, value: unknown, maxFrameBytes: number): string {
+  try {
+    return completedFrame(run.call, value, performance.now() - run.startedAt, maxFrameBytes, run.ioHits);
+  } catch (err) {
+    return failedFrameOf(run, err);
+  }
+}
+
+/** The CallFailed frame of `run` having thrown `err`, classified (call-outcome.ts). Never throws. */
+export function failedFrameOf(run: RunningCall, err: unknown): string {
+  let f: ReturnType<typeof classifyError>;
+  try {
+    f = classifyError(err, run.cancelReason);
+  } catch {
+    // classifyError reads thrown values defensively; this is the last line: a call must always end
+    // with a frame, never hang to its budget.
+    f = { kind: 'user', retryable: false, message: 'the function threw a value that cannot be described' };
+  }
+  return failedFrame(run.call, { ...f, durationMs: performance.now() - run.startedAt, ioHits: run.ioHits });
 }
 
 export class CallContextImpl implements CallContext {

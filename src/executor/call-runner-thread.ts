@@ -18,13 +18,17 @@
 import { register } from 'node:module';
 import { MessageChannel, parentPort, workerData } from 'node:worker_threads';
 import {
-  CallContextImpl,
+  cancelRunningCall,
   cancellationError,
+  completedFrameOf,
+  failedFrameOf,
+  invokeFunction,
+  newRunningCall,
   type CallHost,
   type LogLevel,
   type RunningCall,
 } from './call-context.js';
-import { classifyError, completedFrame, failedFrame, readThrown } from './call-outcome.js';
+import { failedFrame, readThrown } from './call-outcome.js';
 import { ExecutorErrorCode } from './errors.js';
 import { attemptKey, type ExecuteCallMessage, type WaitRequest } from './protocol.js';
 import { ReadCopies, deepFreeze, readCopyHits, readCopyKey, type IoRequest } from './read-copies.js';
@@ -166,36 +170,12 @@ function finish(run: RunningCall, frame: string): void {
 
 function complete(run: RunningCall, value: unknown): void {
   if (run.done) return;
-  let frame: string;
-  try {
-    frame = completedFrame(
-      run.call,
-      value,
-      performance.now() - run.startedAt,
-      data.maxFrameBytes,
-      run.ioHits,
-    );
-  } catch (err) {
-    fail(run, err);
-    return;
-  }
-  finish(run, frame);
+  finish(run, completedFrameOf(run, value, data.maxFrameBytes));
 }
 
 function fail(run: RunningCall, err: unknown): void {
   if (run.done) return;
-  let f: ReturnType<typeof classifyError>;
-  try {
-    f = classifyError(err, run.cancelReason);
-  } catch {
-    // classifyError reads thrown values defensively (call-outcome.ts); this is the last line: a call
-    // must always end with a frame, never hang to its budget.
-    f = { kind: 'user', retryable: false, message: 'the function threw a value that cannot be described' };
-  }
-  finish(
-    run,
-    failedFrame(run.call, { ...f, durationMs: performance.now() - run.startedAt, ioHits: run.ioHits }),
-  );
+  finish(run, failedFrameOf(run, err));
 }
 
 function failLoad(run: RunningCall, message: string): void {
@@ -213,34 +193,13 @@ function failLoad(run: RunningCall, message: string): void {
 
 function invoke(run: RunningCall, fn: Fn): void {
   if (run.done) return;
-  let result: unknown;
-  try {
-    result = fn(new CallContextImpl(run, host), ...run.call.args);
-  } catch (err) {
-    fail(run, err);
-    return;
-  }
-  // Reading `then` and calling it can run the function's code (a Proxy, a getter): guard both.
-  let then: unknown;
-  try {
-    then = result !== null && result !== undefined ? (result as { then?: unknown }).then : undefined;
-  } catch (err) {
-    fail(run, err);
-    return;
-  }
-  if (typeof then === 'function') {
-    try {
-      (then as PromiseLike<unknown>['then']).call(
-        result,
-        (v) => complete(run, v),
-        (e) => fail(run, e),
-      );
-    } catch (err) {
-      fail(run, err);
-    }
-  } else {
-    complete(run, result);
-  }
+  invokeFunction(
+    run,
+    host,
+    fn,
+    (v) => complete(run, v),
+    (e) => fail(run, e),
+  );
 }
 
 function start(raw: string, moduleKey: string): void {
@@ -250,18 +209,7 @@ function start(raw: string, moduleKey: string): void {
   const call = JSON.parse(raw) as ExecuteCallMessage;
   const key = attemptKey(call.callId, call.attempt);
   if (running.has(key)) return;
-  const run: RunningCall = {
-    call,
-    key,
-    startedAt: performance.now(),
-    done: false,
-    cancelReason: undefined,
-    controller: undefined,
-    nextRequestId: 0,
-    ioHits: 0,
-    copyLeads: undefined,
-    waits: undefined,
-  };
+  const run = newRunningCall(call, key, performance.now());
   running.set(key, run);
   const entry = modules.get(moduleKey);
   const inst = entry === undefined ? undefined : modules.instanceFor(entry, call.taskId);
@@ -281,12 +229,7 @@ function control(m: ThreadControl): void {
   switch (m.t) {
     case 'cancel': {
       const run = running.get(attemptKey(m.callId, m.attempt));
-      if (!run || run.cancelReason !== undefined) return;
-      run.cancelReason = m.reason;
-      const error = cancellationError(m.reason);
-      run.controller?.abort(error);
-      if (run.waits) for (const w of run.waits.values()) w.reject(error);
-      run.waits = undefined;
+      if (run) cancelRunningCall(run, m.reason);
       return;
     }
     case 'resume': {

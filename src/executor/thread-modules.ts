@@ -4,6 +4,7 @@
 
 import type { MessagePort } from 'node:worker_threads';
 import { readThrown } from './call-outcome.js';
+import { functionOfModule } from './core/function-resolution.js';
 import { countInstance, type ThreadModule, type ThreadSignals } from './thread-messages.js';
 
 export type Fn = (...args: unknown[]) => unknown;
@@ -71,16 +72,9 @@ export class ThreadModules {
     if (entry.tasks === undefined) entry.code = undefined;
     inst.loading = import(inst.url).then(
       (mod: Record<string, unknown>) => {
-        const fn = mod.default;
-        if (typeof fn !== 'function') {
-          const names = Object.keys(mod).filter((k) => k !== 'default');
-          throw new Error(
-            `${entry.path} has no default export function` +
-              (fn === undefined ? '' : ` (its default export is ${fn === null ? 'null' : typeof fn})`) +
-              (names.length ? `; its exports: ${names.join(', ')}` : ''),
-          );
-        }
-        inst.fn = fn as Fn;
+        const found = functionOfModule(mod, entry.path);
+        if (!found.ok) throw new Error(found.message);
+        inst.fn = found.fn;
         return inst.fn;
       },
       (err: unknown) => {

@@ -18,7 +18,7 @@ import { HealthClient, checkHealth } from '../../src/grpc/health.js';
 import { SERVICE_NAMES } from '../../src/grpc/proto.js';
 import { businessCodeOf } from '../../src/grpc/status.js';
 import type { ReserveWorkerSlotResponseWireOut } from '../../src/grpc/wire-types.js';
-import type { WorkerHeartbeat } from '../../src/services/registry/heartbeat.js';
+import type { WorkerHeartbeat } from '../../src/contracts/heartbeat.js';
 import { startEtcd } from '../support/etcd.js';
 import { eventually } from '../support/eventually.js';
 

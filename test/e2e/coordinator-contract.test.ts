@@ -11,7 +11,7 @@ import { runCoordinator } from '../../src/services/coordinator/app/run-coordinat
 import type { RunningCoordinator } from '../../src/services/coordinator/app/run-coordinator.js';
 import { HeartbeatPublisher } from '../../src/services/worker/adapters/heartbeat-publisher.js';
 import { EtcdRegistryWriter } from '../../src/services/registry/etcd-registry-writer.js';
-import { encodeWorkerHeartbeat } from '../../src/services/registry/heartbeat.js';
+import { encodeWorkerHeartbeat } from '../../src/contracts/heartbeat.js';
 import { resolveConfig } from '../../src/kernel/config.js';
 import { parseConfigText } from '../../src/kernel/config-source.js';
 import { createCoordinatorClient, unaryCall } from '../../src/grpc/clients.js';

@@ -12,8 +12,8 @@ import { EtcdWorkerWatcher } from '../../src/services/coordinator/adapters/etcd-
 import { CoordinatorCore } from '../../src/services/coordinator/core/coordinator-core.js';
 import { DEFAULT_COORDINATOR_CORE_CONFIG } from '../../src/services/coordinator/core/config.js';
 import { EtcdRegistryReader } from '../../src/services/registry/etcd-registry-reader.js';
-import { encodeWorkerHeartbeat } from '../../src/services/registry/heartbeat.js';
-import type { WorkerHeartbeat } from '../../src/services/registry/heartbeat.js';
+import { encodeWorkerHeartbeat } from '../../src/contracts/heartbeat.js';
+import type { WorkerHeartbeat } from '../../src/contracts/heartbeat.js';
 import type { Logger } from '../../src/services/registry/registry-port.js';
 import { startEtcd } from '../support/etcd.js';
 import type { EtcdServer } from '../support/etcd.js';

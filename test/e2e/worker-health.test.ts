@@ -3,7 +3,7 @@
 // stays 0 while the tasks fail CALL_FAILED. Before, two such failures put it above the 0.5 red line.
 import { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseWorkerHeartbeat, type WorkerHeartbeat } from '../../src/services/registry/heartbeat.js';
+import { parseWorkerHeartbeat, type WorkerHeartbeat } from '../../src/contracts/heartbeat.js';
 import { startEtcd, type EtcdServer } from '../support/etcd.js';
 import { eventually } from '../support/eventually.js';
 import { callListTask, submit, terminalOf } from '../support/worker-tasks.js';

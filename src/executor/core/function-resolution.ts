@@ -1,8 +1,10 @@
 // Which file is function `name` (docs/executor.md § Functions): the one rule for every place that runs
-// functions, the executor (function-compiler.ts, over an epoch snapshot) and the in-process runner
-// (function-loader.ts, over the directory). A function is `functions/<name>.ts`, `.mjs` or `.js` at the
-// top level; names are identifiers (letters, digits, `_`, `-`). Exactly one file may define a name: two
-// (say `x.ts` and `x.js`) is an error, never a silent preference. Pure: it is given the file list.
+// functions, the executor (function-compiler.ts, over an epoch snapshot) and the Worker's in-process link
+// (services/worker/adapters/in-process-functions.ts, over the directory). A function is
+// `functions/<name>.ts`, `.mjs` or `.js` at the top level; names are identifiers (letters, digits, `_`,
+// `-`). Exactly one file may define a name: two (say `x.ts` and `x.js`) is an error, never a silent
+// preference. The function is the module's default export (functionOfModule). Pure: it is given the file
+// list, or the imported module.
 
 import { ExecutorErrorCode } from '../errors.js';
 
@@ -62,4 +64,26 @@ export function resolveFunctionFile<F extends { readonly name: string; readonly 
     };
   }
   return { ok: true, file: candidates[0]! };
+}
+
+/**
+ * The function a module defines: its default export, which must be a function; otherwise the message
+ * says what the module exports instead. `path` names the file in that message.
+ */
+export function functionOfModule(
+  mod: Readonly<Record<string, unknown>>,
+  path: string,
+):
+  | { readonly ok: true; readonly fn: (...args: unknown[]) => unknown }
+  | { readonly ok: false; readonly message: string } {
+  const fn = mod['default'];
+  if (typeof fn === 'function') return { ok: true, fn: fn as (...args: unknown[]) => unknown };
+  const names = Object.keys(mod).filter((k) => k !== 'default');
+  return {
+    ok: false,
+    message:
+      `${path} has no default export function` +
+      (fn === undefined ? '' : ` (its default export is ${fn === null ? 'null' : typeof fn})`) +
+      (names.length ? `; its exports: ${names.join(', ')}` : ''),
+  };
 }

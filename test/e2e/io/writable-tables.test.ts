@@ -8,14 +8,21 @@
 //     fails PLUGIN_FAILED, not retryable, leaving the events rows and its own token_transfers upsert unwritten;
 //   - the writable output table token_transfers is still written.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import blockWriter from '../../../plugins/writers/block-write/src/index.js';
+import blockWriter, {
+  type BlockWriteResultHandlerConfig,
+} from '../../../plugins/writers/block-write/src/index.js';
 import type { TaskInput } from '../../../src/grpc/domain-types.js';
 import type { TaskCtx } from '../../../src/kernel/plugin-types.js';
 import { writeSyntheticChain } from '../../../src/services/storage/block-data/index.js';
+import { pluginConfigOf } from '../../support/plugin-config.js';
 import { CHAIN_ID, newTaskId, rowsWhere, startIoStack, testDatabases, type IoStack } from './harness.js';
 
 const dbs = testDatabases('wt');
 const BLOCK = 2;
+// The writer's config as a Worker hands it over: validated, the schema defaults filled in.
+const blockConfig = await pluginConfigOf<BlockWriteResultHandlerConfig>(
+  new URL('../../../plugins/writers/block-write/', import.meta.url),
+);
 
 function blockWriteTask(table: string): TaskInput {
   return {
@@ -80,7 +87,7 @@ describe.each([
       };
       const run = blockWriter.execute(
         taskCtx,
-        { table: 'events', chainId: CHAIN_ID, block: { number: BLOCK } },
+        blockConfig({ table: 'events', chainId: CHAIN_ID, block: { number: BLOCK } }),
         [],
         scope.io('result'),
       );

@@ -7,8 +7,12 @@
 //   const report = await runWrites(fleet, jobs, 64);   // 64 writes in flight per backend
 //   report.failures  // every write that did not succeed, with its error
 import { randomUUID } from 'node:crypto';
-import blockBundleWriter from '../../../plugins/writers/block-bundle-write/src/index.js';
-import blockWriter from '../../../plugins/writers/block-write/src/index.js';
+import blockBundleWriter, {
+  type BlockBundleWriteResultHandlerConfig,
+} from '../../../plugins/writers/block-bundle-write/src/index.js';
+import blockWriter, {
+  type BlockWriteResultHandlerConfig,
+} from '../../../plugins/writers/block-write/src/index.js';
 import tableUpsertsWriter from '../../../plugins/writers/table-upserts/src/index.js';
 import type { BlockxConfig, TableConfig } from '../../../src/kernel/config-types.js';
 import type { TaskCtx, WriterPlugin } from '../../../src/kernel/plugin-types.js';
@@ -16,6 +20,7 @@ import { openStorage } from '../../../src/services/storage/open-storage.js';
 import type { Row, StorageBackend } from '../../../src/services/storage/types.js';
 import { StorageIoScopeFactory } from '../../../src/services/worker/adapters/io/index.js';
 import { TOP_LEVEL_DEFAULTS } from '../../../src/kernel/config-defaults.js';
+import { pluginConfigOf } from '../../support/plugin-config.js';
 
 export const CHAIN_ID = 1;
 export const TABLE = 'token_transfers';
@@ -112,23 +117,31 @@ export type WriteJob =
     }
   | { readonly kind: 'upserts'; readonly rows: readonly Row[] };
 
+// The writers' configs as a Worker hands them over: validated, the schema defaults filled in.
+const blockConfig = await pluginConfigOf<BlockWriteResultHandlerConfig>(
+  new URL('../../../plugins/writers/block-write/', import.meta.url),
+);
+const bundleConfig = await pluginConfigOf<BlockBundleWriteResultHandlerConfig>(
+  new URL('../../../plugins/writers/block-bundle-write/', import.meta.url),
+);
+
 function writerOf(job: WriteJob): { writer: WriterPlugin<unknown>; config: unknown; outputs: unknown[] } {
   switch (job.kind) {
     case 'block':
       return {
         writer: blockWriter as WriterPlugin<unknown>,
-        config: { table: TABLE, chainId: CHAIN_ID, block: { number: job.number } },
+        config: blockConfig({ table: TABLE, chainId: CHAIN_ID, block: { number: job.number } }),
         outputs: [...job.rows],
       };
     case 'bundle':
       return {
         writer: blockBundleWriter as WriterPlugin<unknown>,
-        config: {
+        config: bundleConfig({
           table: TABLE,
           chainId: CHAIN_ID,
           bundle: job.bundle,
           ...(job.bundleSize === undefined ? {} : { bundleSize: job.bundleSize }),
-        },
+        }),
         outputs: [...job.rows],
       };
     case 'upserts':

@@ -1,8 +1,8 @@
 // Process-level tests of the Worker: spawn the worker entry (src/app/worker-main.ts under
 // tsx; `blockx worker` runs the same workerCommand once the CLI wires it) and talk to it over real gRPC.
 // Covers each status code of docs/task-lifecycle.md's table, a task timeout, result retention expiry,
-// draining on SIGTERM, and hello_world end to end (functions run in-process with LocalCallRunner until the
-// executor path is wired).
+// draining on SIGTERM, and hello_world end to end (functions run in the Executor child the Worker
+// supervises, src/services/worker/app/executor-runtime.ts).
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

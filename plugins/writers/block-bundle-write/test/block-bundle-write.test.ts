@@ -30,12 +30,14 @@ const output = (blockNumber: number, logIdx: number, amount = '2'): Row => {
 };
 
 // Bundles of 10 blocks: bundle 2 is blocks 11..20.
-const config: BlockBundleWriteResultHandlerConfig = {
-  table: 'token_transfers',
-  chainId: 1,
-  bundle: 2,
-  bundleSize: 10,
-};
+/** `input` as the kernel hands it to the writer: validated, the schema's defaults filled in. */
+function resolved(input: object): BlockBundleWriteResultHandlerConfig {
+  const copy = structuredClone(input);
+  if (!validate(copy)) throw new Error(JSON.stringify(validate.errors));
+  return copy as BlockBundleWriteResultHandlerConfig;
+}
+
+const config = resolved({ table: 'token_transfers', chainId: 1, bundle: 2, bundleSize: 10 });
 
 function seeded(): MemoryTaskIo {
   return MemoryTaskIo.fromConfigFile().seed('token_transfers', [
@@ -93,7 +95,7 @@ describe('BlockBundleWriteResultHandler writer', () => {
     const io = seeded();
     await bundleWriter.execute(
       taskCtx(),
-      { table: 'token_transfers', chainId: 1, bundle: 0 },
+      resolved({ table: 'token_transfers', chainId: 1, bundle: 0 }),
       [output(0, 0)],
       io,
     );
@@ -146,6 +148,14 @@ describe('BlockBundleWriteResultHandler writer', () => {
     await expect(bundleWriter.execute(taskCtx(), config, [output(12, 0)], io)).rejects.toBe(reset);
     expect(reset.retryable).toBe(true);
     expect(io.snapshot()).toEqual(before);
+  });
+
+  it('the schema is the only source of defaults: validation fills in bundleSize and the columns', () => {
+    expect(resolved({ table: 't', chainId: 1, bundle: 1 })).toMatchObject({
+      bundleSize: 1000,
+      columns: { chainColumn: 'chain_id', blockColumn: 'block_number' },
+    });
+    expect(config).toMatchObject({ bundleSize: 10, columns: { chainColumn: 'chain_id' } });
   });
 
   it('accepts the README example config', () => {

@@ -1,7 +1,8 @@
 // BlockWriteResultHandler: replaces every row of one block (of one chain) in an output table with the
 // rows the calls returned, in one transaction. Running the same task twice leaves the same table state:
 // the second run deletes what the first wrote and writes the same rows again. Rows of other blocks and
-// other chains are never touched. The config has already been validated against ../schema.json.
+// other chains are never touched. The config has already been validated against ../schema.json, which
+// fills in its defaults (docs/plugins.md § Config and defaults): the schema is the only place they live.
 import { defineWriter, type PluginResult } from '../../../../src/plugin.js';
 import { blockRows } from './block-rows.js';
 
@@ -11,8 +12,8 @@ export interface BlockWriteResultHandlerConfig {
   readonly table: string;
   readonly chainId: number;
   readonly block: { readonly number: number };
-  /** Where rows carry their chain and block number (defaults chain_id, block_number). */
-  readonly columns?: { readonly chainColumn?: string; readonly blockColumn?: string };
+  /** Where rows carry their chain and block number (schema defaults chain_id, block_number). */
+  readonly columns: { readonly chainColumn: string; readonly blockColumn: string };
 }
 
 const PLUGIN_NAME = 'BlockWriteResultHandler';
@@ -22,18 +23,8 @@ const blockWriter = defineWriter<BlockWriteResultHandlerConfig>({
   async execute(_taskCtx, config, outputs, io): Promise<PluginResult[]> {
     const { chainId, table } = config;
     const number = config.block.number;
-    // The kernel fills columns in from ../schema.json (docs/plugins.md § Config and
-    // defaults); the fallbacks below stay only for callers that run this writer without the kernel
-    // (test/e2e/storage/concurrent-writers.ts, test/e2e/io/writable-tables.test.ts).
     // Every output is checked before the transaction opens: a bad one writes nothing.
-    const rows = blockRows(
-      outputs,
-      { chainId, number },
-      {
-        chainColumn: config.columns?.chainColumn ?? 'chain_id',
-        blockColumn: config.columns?.blockColumn ?? 'block_number',
-      },
-    );
+    const rows = blockRows(outputs, { chainId, number }, config.columns);
     // IO errors propagate unchanged: the IO scope has classified them (`retryable`) and retried already.
     await io.transaction((tx) => tx.replaceBlockRows(table, { number, chainId }, rows));
     return [

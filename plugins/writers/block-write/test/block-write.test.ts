@@ -29,7 +29,14 @@ const output = (logIdx: number, amount = '2'): Row => {
   return rest;
 };
 
-const config: BlockWriteResultHandlerConfig = { table: 'token_transfers', chainId: 1, block: { number: 1 } };
+/** `input` as the kernel hands it to the writer: validated, the schema's defaults filled in. */
+function resolved(input: object): BlockWriteResultHandlerConfig {
+  const copy = structuredClone(input);
+  if (!validate(copy)) throw new Error(JSON.stringify(validate.errors));
+  return copy as BlockWriteResultHandlerConfig;
+}
+
+const config = resolved({ table: 'token_transfers', chainId: 1, block: { number: 1 } });
 
 function seeded(): MemoryTaskIo {
   return MemoryTaskIo.fromConfigFile().seed('token_transfers', [
@@ -189,6 +196,13 @@ describe('BlockWriteResultHandler writer', () => {
     expect(err).toBeInstanceOf(StorageError);
     expect(err).toMatchObject({ code: StorageErrorCode.BAD_VALUE, retryable: false });
     expect(io.snapshot()).toEqual(before);
+  });
+
+  it('the schema is the only source of defaults: validation fills in the columns', () => {
+    expect(config.columns).toEqual({ chainColumn: 'chain_id', blockColumn: 'block_number' });
+    expect(
+      resolved({ table: 't', chainId: 1, block: { number: 1 }, columns: { chainColumn: 'c' } }).columns,
+    ).toEqual({ chainColumn: 'c', blockColumn: 'block_number' });
   });
 
   it('accepts the README example config', () => {

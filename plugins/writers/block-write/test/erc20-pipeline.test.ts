@@ -2,15 +2,14 @@
 // one call per event of block 1, functions/erc20_transfers turns each into a token_transfers row (or
 // null), and BlockWriteResultHandler replaces the block's rows.
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { CallContext } from '../../../../src/function.js';
-import { loadPluginPackage } from '../../../../src/kernel/plugin-loader.js';
 import { decodeErc20Transfer } from '../../../../src/services/storage/block-data/erc20.js';
 import erc20Transfers from '../../../../functions/erc20_transfers.js';
 import blockTableBuilder from '../../../builders/block-table/src/index.js';
 import { addressTopic, blockRow, eventRow, TRANSFER_TOPIC } from '../../../../test/support/chain-fixture.js';
 import { MemoryTaskIo } from '../../../../test/support/memory-task-io.js';
+import { pluginConfigOf } from '../../../../test/support/plugin-config.js';
 import { pluginTaskCtx } from '../../../../test/support/plugin-package.js';
 import blockWriter from '../src/index.js';
 
@@ -24,11 +23,7 @@ const ctx = pluginTaskCtx;
 
 /** `config` as the kernel hands it to the plugin at `dir`: validated, the schema's defaults filled in. */
 async function resolvedFor(dir: string, config: unknown): Promise<never> {
-  const loaded = await loadPluginPackage(fileURLToPath(new URL(dir, import.meta.url)));
-  if ('errors' in loaded) throw new Error(loaded.errors.map((e) => e.message).join('\n'));
-  const copy = structuredClone(config);
-  if (!loaded.plugin.validate(copy)) throw new Error(JSON.stringify(loaded.plugin.validate.errors));
-  return copy as never;
+  return (await pluginConfigOf<never>(new URL(dir, import.meta.url)))(config);
 }
 const builderConfig = await resolvedFor('../../../builders/block-table/', task.functionCallConfig.config);
 const writerConfig = await resolvedFor('../', task.resultHandler.config);

@@ -8,19 +8,14 @@
 
 import type { CoordinatorAdminServiceHandlers } from '../../../grpc/proto.js';
 import type { GetClusterStatusResponse } from '../../../generated/proto/blockx/coordinator/v1/GetClusterStatusResponse.js';
-import type { WorkerStatus as WorkerStatusWire } from '../../../generated/proto/blockx/coordinator/v1/WorkerStatus.js';
-import type { RegistryPrefixFormat } from '../../../contracts/registry-prefix.js';
 import { silentLogger } from '../../registry/registry-port.js';
 import type { Logger } from '../../registry/registry-port.js';
-import { clusterStatus } from '../core/cluster-status.js';
-import type { ClusterStatus, ClusterWorkerStatus } from '../core/cluster-status.js';
+import { clusterStatus, clusterStatusView } from '../core/cluster-status.js';
+import type { ClusterStatus, RegistrySource } from '../core/cluster-status.js';
 import type { CoordinatorCore } from '../core/coordinator-core.js';
 import { toServiceError } from './grpc-status.js';
 
-export interface RegistrySource {
-  readonly prefix: string;
-  readonly format: RegistryPrefixFormat;
-}
+export type { RegistrySource } from '../core/cluster-status.js';
 
 export interface AdminServiceOptions {
   /** The prefixes the Coordinator watches (reported as-is; one prefix also labels every Worker). */
@@ -76,58 +71,12 @@ export function adminServiceHandlers(
   };
 }
 
-/** The wire form of a cluster status (absent optional times are 0, absent strings empty). */
+/** The wire form of a cluster status: the shared view (core clusterStatusView) with mutable arrays. */
 export function clusterStatusToWire(
   status: ClusterStatus,
   registryPrefixes: readonly string[],
   sourceOf: (workerAddr: string) => RegistrySource | undefined,
 ): GetClusterStatusResponse {
-  const l = status.limits;
-  return {
-    ready: status.ready,
-    unavailableReason: status.unavailableReason ?? '',
-    nowMs: status.nowMs,
-    initialized: status.initialized,
-    watchDisconnectedAtMs: status.watchDisconnectedAtMs ?? 0,
-    registryPrefixes: [...registryPrefixes],
-    limits: {
-      heartbeatTimeoutMs: l.heartbeatTimeoutMs,
-      watchGracePeriodMs: l.watchGracePeriodMs,
-      slotTtlMs: l.slotTtlMs,
-      maxCandidates: l.maxCandidates,
-      circuitBreakerThreshold: l.circuitBreakerThreshold,
-      circuitBreakerCooldownMs: l.circuitBreakerCooldownMs,
-      cpuRedLine: l.cpuRedLine,
-      memoryRedLine: l.memoryRedLine,
-      errorRateRedLine: l.errorRateRedLine,
-    },
-    workers: status.workers.map((w) => workerStatusToWire(w, sourceOf(w.workerAddr))),
-  };
-}
-
-function workerStatusToWire(w: ClusterWorkerStatus, source: RegistrySource | undefined): WorkerStatusWire {
-  return {
-    workerAddr: w.workerAddr,
-    registryPrefix: source?.prefix ?? '',
-    registryFormat: source?.format ?? '',
-    taskSlots: w.taskSlots,
-    reservedSlots: w.reservedSlots,
-    runningTasks: w.runningTasks,
-    freeSlots: w.freeSlots,
-    cpuPercent: w.cpuPercent,
-    memoryPercent: w.memoryPercent,
-    memoryAvailableBytes: w.memoryAvailableBytes,
-    memoryTotalBytes: w.memoryTotalBytes,
-    processRssBytes: w.processRssBytes,
-    errorRate: w.errorRate,
-    lastHeartbeatMs: w.lastHeartbeatMs,
-    heartbeatAgeMs: w.heartbeatAgeMs,
-    breakerState: w.breakerState,
-    breakerOpenUntilMs: w.breakerOpenUntilMs ?? 0,
-    consecutiveFailures: w.consecutiveFailures,
-    penalty: w.penalty,
-    routable: w.routable,
-    notRoutableCode: w.notRoutable?.code ?? '',
-    notRoutableReason: w.notRoutable?.reason ?? '',
-  };
+  const view = clusterStatusView(status, registryPrefixes, sourceOf);
+  return { ...view, registryPrefixes: [...view.registryPrefixes], workers: [...view.workers] };
 }

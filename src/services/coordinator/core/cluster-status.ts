@@ -12,7 +12,17 @@
 // Breaker states: "open" while now < deadline; "half-open" once the cooldown has passed but the failure
 // count is still at the threshold (the next failure re-opens it at once, a success clears it); "closed"
 // otherwise.
+//
+// clusterStatusView turns the result into the shared view (src/contracts/cluster-status.ts) the
+// Coordinator sends and every reader receives: absent optional values become 0 or the empty string.
 
+import type {
+  ClusterStatusView,
+  HeartbeatFigures,
+  WorkerJudgement,
+  WorkerStatusView,
+} from '../../../contracts/cluster-status.js';
+import type { RegistryPrefixFormat } from '../../../contracts/registry-prefix.js';
 import type { CoordinatorCoreConfig } from './config.js';
 import { heartbeatFreshness } from './freshness.js';
 import type { WorkerView } from './worker-view.js';
@@ -36,30 +46,11 @@ export interface NotRoutable {
   readonly reason: string;
 }
 
-export interface ClusterWorkerStatus {
-  readonly workerAddr: string;
-  readonly taskSlots: number;
-  readonly reservedSlots: number;
-  readonly runningTasks: number;
-  /**
-   * taskSlots - reserved - running, net of this Coordinator's claims and reservations not yet shown by
-   * a heartbeat (what selection uses); negative when a heartbeat reports over-commitment.
-   */
-  readonly freeSlots: number;
-  readonly cpuPercent: number;
-  readonly memoryPercent: number;
-  readonly memoryAvailableBytes: number;
-  readonly memoryTotalBytes: number;
-  readonly processRssBytes: number;
-  readonly errorRate: number;
-  readonly lastHeartbeatMs: number;
-  readonly heartbeatAgeMs: number;
+/** One row: the heartbeat's figures and the shared judgement (contracts/cluster-status.ts), typed. */
+export interface ClusterWorkerStatus extends HeartbeatFigures, WorkerJudgement {
   readonly breakerState: BreakerState;
   /** When an open breaker closes; undefined unless open. */
   readonly breakerOpenUntilMs: number | undefined;
-  readonly consecutiveFailures: number;
-  readonly penalty: number;
-  readonly routable: boolean;
   /** Undefined when routable. */
   readonly notRoutable: NotRoutable | undefined;
 }
@@ -101,6 +92,71 @@ export function clusterStatus(core: ClusterStatusSource, now: number): ClusterSt
     watchDisconnectedAtMs: core.watchDisconnectedAtMs,
     limits: core.config,
     workers,
+  };
+}
+
+/** Where a Worker's winning heartbeat came from (known to the registry watcher, not the core). */
+export interface RegistrySource {
+  readonly prefix: string;
+  readonly format: RegistryPrefixFormat;
+}
+
+/**
+ * The shared view of `status`. `registryPrefixes` are the prefixes watched; `sourceOf` says which one a
+ * Worker came from (undefined: unknown, reported empty).
+ */
+export function clusterStatusView(
+  status: ClusterStatus,
+  registryPrefixes: readonly string[],
+  sourceOf: (workerAddr: string) => RegistrySource | undefined,
+): ClusterStatusView {
+  const l = status.limits;
+  return {
+    ready: status.ready,
+    unavailableReason: status.unavailableReason ?? '',
+    nowMs: status.nowMs,
+    initialized: status.initialized,
+    watchDisconnectedAtMs: status.watchDisconnectedAtMs ?? 0,
+    registryPrefixes: [...registryPrefixes],
+    limits: {
+      heartbeatTimeoutMs: l.heartbeatTimeoutMs,
+      watchGracePeriodMs: l.watchGracePeriodMs,
+      slotTtlMs: l.slotTtlMs,
+      maxCandidates: l.maxCandidates,
+      circuitBreakerThreshold: l.circuitBreakerThreshold,
+      circuitBreakerCooldownMs: l.circuitBreakerCooldownMs,
+      cpuRedLine: l.cpuRedLine,
+      memoryRedLine: l.memoryRedLine,
+      errorRateRedLine: l.errorRateRedLine,
+    },
+    workers: status.workers.map((w) => workerStatusView(w, sourceOf(w.workerAddr))),
+  };
+}
+
+function workerStatusView(w: ClusterWorkerStatus, source: RegistrySource | undefined): WorkerStatusView {
+  return {
+    workerAddr: w.workerAddr,
+    registryPrefix: source?.prefix ?? '',
+    registryFormat: source?.format ?? '',
+    taskSlots: w.taskSlots,
+    reservedSlots: w.reservedSlots,
+    runningTasks: w.runningTasks,
+    freeSlots: w.freeSlots,
+    cpuPercent: w.cpuPercent,
+    memoryPercent: w.memoryPercent,
+    memoryAvailableBytes: w.memoryAvailableBytes,
+    memoryTotalBytes: w.memoryTotalBytes,
+    processRssBytes: w.processRssBytes,
+    errorRate: w.errorRate,
+    lastHeartbeatMs: w.lastHeartbeatMs,
+    heartbeatAgeMs: w.heartbeatAgeMs,
+    breakerState: w.breakerState,
+    breakerOpenUntilMs: w.breakerOpenUntilMs ?? 0,
+    consecutiveFailures: w.consecutiveFailures,
+    penalty: w.penalty,
+    routable: w.routable,
+    notRoutableCode: w.notRoutable?.code ?? '',
+    notRoutableReason: w.notRoutable?.reason ?? '',
   };
 }
 

@@ -64,6 +64,7 @@ export {
   NotRoutableCode,
   breakerState,
   clusterStatus,
+  clusterStatusView,
   clusterWorkerStatus,
   routingBlocker,
 } from './cluster-status.js';
@@ -73,4 +74,5 @@ export type {
   ClusterStatusSource,
   ClusterWorkerStatus,
   NotRoutable,
+  RegistrySource,
 } from './cluster-status.js';

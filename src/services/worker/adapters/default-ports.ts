@@ -5,7 +5,7 @@
 //                            storage, like hello_world with ReturnValueResultHandler, runs), and every
 //                            IO operation rejects with NoStorageError (not retryable).
 //   StaticCodeEpochSource    one fixed epoch; pins are counted only so tests can check they are released.
-//   ManualExecutorReadiness  readiness pushed by hand (tests, LocalCallRunner: ready at once; the app
+//   ManualExecutorReadiness  readiness pushed by hand (tests, the in-process link: ready at once; the app
 //                            feeds it from the executor link's executorReady / executorLost events).
 //   codeEpochsFromView       the real CodeEpochSource over the executor's FunctionCodeView.
 

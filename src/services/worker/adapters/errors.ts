@@ -7,12 +7,6 @@ import { BlockxError } from '../../../kernel/errors.js';
 export const WorkerRuntimeErrorCode = {
   /** The task IO scope has no storage behind it (standalone worker without the IO subsystem). */
   NO_STORAGE: 'NO_STORAGE',
-  /** LocalCallRunner: no `functions/<name>.{js,mjs,ts}`. */
-  FUNCTION_NOT_FOUND: 'FUNCTION_NOT_FOUND',
-  /** LocalCallRunner: the module does not default-export a function. */
-  FUNCTION_INVALID: 'FUNCTION_INVALID',
-  /** LocalCallRunner: a call ran past its per-call budget (`callDeadlineMs`). */
-  CALL_DEADLINE_EXCEEDED: 'CALL_DEADLINE_EXCEEDED',
   /** runWorker: the config declares no such deployment. */
   DEPLOYMENT_UNKNOWN: 'DEPLOYMENT_UNKNOWN',
 } as const;
@@ -31,37 +25,6 @@ export class NoStorageError extends BlockxError {
     );
     this.taskId = taskId;
     this.operation = operation;
-  }
-}
-
-/** A function a call names cannot be loaded. Not retryable. */
-export class FunctionLoadError extends BlockxError {
-  declare readonly code:
-    typeof WorkerRuntimeErrorCode.FUNCTION_NOT_FOUND | typeof WorkerRuntimeErrorCode.FUNCTION_INVALID;
-  readonly retryable = false;
-  readonly functionName: string;
-  readonly functionsDir: string;
-  constructor(
-    code: typeof WorkerRuntimeErrorCode.FUNCTION_NOT_FOUND | typeof WorkerRuntimeErrorCode.FUNCTION_INVALID,
-    fields: { functionName: string; functionsDir: string; message: string },
-    options?: { cause?: unknown },
-  ) {
-    super(code, `function ${fields.functionName} (in ${fields.functionsDir}): ${fields.message}`, options);
-    this.functionName = fields.functionName;
-    this.functionsDir = fields.functionsDir;
-  }
-}
-
-/** A call ran past its budget. */
-export class CallDeadlineError extends BlockxError {
-  declare readonly code: typeof WorkerRuntimeErrorCode.CALL_DEADLINE_EXCEEDED;
-  readonly budgetMs: number;
-  constructor(functionName: string, budgetMs: number) {
-    super(
-      WorkerRuntimeErrorCode.CALL_DEADLINE_EXCEEDED,
-      `call of ${functionName} exceeded its ${budgetMs} ms budget`,
-    );
-    this.budgetMs = budgetMs;
   }
 }
 

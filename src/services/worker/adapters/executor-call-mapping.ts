@@ -56,5 +56,10 @@ export function toCallFailure(ev: Extract<ExecutorLinkEvent, { type: 'callFailed
   if (ev.kind === 'load') {
     return { kind: 'user', retryable: false, message: ev.code ? `${ev.code}: ${ev.message}` : ev.message };
   }
-  return { kind: ev.kind, retryable: ev.retryable, message: ev.message };
+  return {
+    kind: ev.kind,
+    retryable: ev.retryable,
+    message: ev.message,
+    ...(ev.stack !== undefined ? { stack: ev.stack } : {}),
+  };
 }

@@ -2,7 +2,7 @@
 // supply. The orchestrator is written against these interfaces only, so each side can be replaced by a
 // fake in tests and by the real implementation when it lands:
 //
-//   CallPhaseRunner     the Calls phase: dispatcher core + executor link (or LocalCallRunner for dev/tests)
+//   CallPhaseRunner     the Calls phase: dispatcher core + executor link (the in-process link for dev/tests)
 //   CodeEpochSource     pins the Function Code View at activation (FunctionCodeView from src/executor/)
 //   TaskIoScopeFactory  the task-scoped storage access of the IO subsystem
 //   ExecutorReadiness   executor ready / lost, which opens and closes admissions in the core

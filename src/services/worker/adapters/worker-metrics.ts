@@ -44,7 +44,7 @@ export interface WorkerMetricsSources {
   /** The slot table now (`core.deriveHeartbeat(now)`). */
   readonly slots: () => HeartbeatCounts;
   readonly semaphores: AdmissionSemaphores;
-  /** Absent when the Calls phase has no dispatcher (LocalCallRunner): those series stay at 0. */
+  /** Absent when the Calls phase has no dispatcher (a test's fake runner): those series stay at 0. */
   readonly dispatcher?: () => DispatcherFigures;
   /** Absent when no IO scope factory reports stats: those series stay at 0. */
   readonly io?: () => IoFigures;
@@ -52,7 +52,8 @@ export interface WorkerMetricsSources {
 
 /**
  * The `stats()` of a port implementation that has one, as a figures source: ExecutorCallRunner has
- * dispatcher stats (LocalCallRunner has none), StorageIoScopeFactory has IO counters. A figure that
+ * dispatcher stats (over the executor socket or the in-process link alike), StorageIoScopeFactory has
+ * IO counters. A figure that
  * turns out not to be a number is skipped at scrape time, never reported as garbage.
  */
 export function statsSourceOf<T>(port: unknown): (() => T) | undefined {

@@ -3,9 +3,10 @@
 //
 //   runWorker(opts) → { address, port, core, orchestrator, drain(), close() }
 //
-// Ports not given get their standalone defaults: LocalCallRunner (in-process functions; dev/tests only,
-// logged as such), one static code epoch, an IO scope without storage, and an executor that is ready
-// at once. Health is NOT_SERVING until the executor is ready and again from the start of a drain (the
+// Ports not given get their standalone defaults: the real Calls phase (ExecutorCallRunner, the
+// dispatcher) over an in-process link that runs the functions in this process (in-process-link.ts;
+// dev/tests only, logged as such, closed with the Worker), one static code epoch, an IO scope without
+// storage, and an executor that is ready at once. Health is NOT_SERVING until the executor is ready and again from the start of a drain (the
 // core's ServingStatusChanged drives it).
 //
 // drain(): stop admitting (SubmitTask / RequestTaskSlot answer Unavailable), stop heartbeats (the
@@ -46,7 +47,8 @@ import { DeploymentUnknownError } from '../adapters/errors.js';
 import { workerServiceHandlers } from '../adapters/grpc-server.js';
 import { RunTasksStreams } from '../adapters/run-tasks-stream.js';
 import { HeartbeatPublisher } from '../adapters/heartbeat-publisher.js';
-import { LocalCallRunner } from '../adapters/local-call-runner.js';
+import { dispatcherConfigFromWorker } from '../adapters/executor-call-runner.js';
+import { createInProcessCallRunner, type InProcessCallRunner } from '../adapters/in-process-link.js';
 import { Orchestrator } from '../adapters/orchestrator.js';
 import { silentWorkerLogger, withBoundedTaskIds, type WorkerLogger } from '../adapters/worker-logger.js';
 import type {
@@ -69,11 +71,14 @@ export interface RunWorkerOptions {
   /** The deployment whose `worker` section this process runs (`block`, `bundle`, ...). */
   readonly deployment: string;
   readonly plugins: PluginRegistry;
-  /** The Calls phase. Default: LocalCallRunner over `config.functions.dir` (dev/tests only). */
+  /**
+   * The Calls phase. Default: the dispatcher over an in-process link to `config.functions.dir`
+   * (createInProcessCallRunner; dev/tests only: nothing isolates the functions from the Worker).
+   */
   readonly callRunner?: CallPhaseRunner;
   readonly codeEpochs?: CodeEpochSource;
   readonly ioScopes?: TaskIoScopeFactory;
-  /** Default: ready at once (right for LocalCallRunner or a runner that needs no executor). */
+  /** Default: ready at once (right for the in-process link or a runner that needs no executor). */
   readonly executorReadiness?: ExecutorReadiness;
   /** Where heartbeats go (etcd, or the in-process registry of `blockx up`); none = standalone. */
   readonly registryWriter?: WorkerRegistryWriter;
@@ -125,35 +130,23 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
   // Refused before anything starts: a plaintext listener other hosts can reach (docs/security.md).
   const tls = serviceTls(config.tls, `deployments.${deployment}.worker.listen`, listen);
 
-  const core = new WorkerCore({
-    config: {
-      taskSlots: w.taskSlots,
-      defaultTtlMs: w.defaultTtlMs,
-      taskDeadlineMs: w.taskDeadlineMs,
-      maxTaskTimeoutMs: w.maxTaskTimeoutMs,
-      maxSlotTtlMs: w.maxSlotTtlMs,
-      maxReservedSlotsPerClient: w.maxReservedSlotsPerClient,
-      resultRetentionMs: w.resultRetentionMs,
-      watchDisconnectGraceMs: w.watchDisconnectGraceMs,
-      timerScanMs: w.timerScanMs,
-    },
-    newSlotId: randomUUID,
-  });
+  // The core reads its own fields of the section (core/config.ts) and ignores the rest.
+  const core = new WorkerCore({ config: w, newSlotId: randomUUID });
 
   let callRunner = opts.callRunner;
+  let inProcess: InProcessCallRunner | undefined;
   if (callRunner === undefined) {
     logger.warn(
       { functions_dir: config.functions.dir },
-      'no executor wired: running functions in-process with LocalCallRunner (development and tests only)',
+      'no executor wired: running functions in-process (development and tests only; a function that ' +
+        'ignores ctx.signal cannot be stopped, and a hot loop blocks the worker)',
     );
-    callRunner = new LocalCallRunner({
+    inProcess = createInProcessCallRunner({
       functionsDir: config.functions.dir,
-      maxInflightCalls: w.taskMaxInflightCalls,
-      callDeadlineMs: w.callDeadlineMs,
-      maxCollectedOutputBytes: w.maxCollectedOutputBytes,
-      callRetry: w.callRetry,
+      dispatcher: dispatcherConfigFromWorker(w),
       logger,
     });
+    callRunner = inProcess.runner;
   }
   const ioScopes = opts.ioScopes ?? new NoStorageIoScopeFactory();
   if (opts.ioScopes === undefined)
@@ -293,6 +286,7 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
       await publisher?.stop();
       await shutdownServer(server, graceMs);
       await orchestrator.settled();
+      inProcess?.close();
       await metricsServer?.close();
       logger.info({ address }, 'worker stopped');
     })());

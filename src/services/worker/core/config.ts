@@ -1,36 +1,11 @@
 // Configuration of the Worker core and the one place task timeouts are resolved
 // (`effectiveTaskDeadlineMs`, docs/task-lifecycle.md § Deadlines). Defaults and env variables are rows
-// of the kernel's config field table (docs/configuration.md); the core derives its defaults from it.
+// of the kernel's config field table (docs/configuration.md); the core derives its type and its defaults
+// from it.
 
+import type { WorkerConfig } from '../../../kernel/config-fields/generated/deployment-sections.js';
 import { sectionDefaults } from '../../../kernel/config-fields/index.js';
 import { WorkerAdmissionError, WorkerCoreConfigError, type WorkerConfigIssue } from './errors.js';
-
-export interface WorkerCoreConfig {
-  /** How many tasks may hold a slot (ALLOCATED or RUNNING) at once. Env `WORKER_TASK_SLOTS`. */
-  readonly taskSlots: number;
-  /** Lease of the slot `SubmitTask` reserves inline without a slot id (docs/task-lifecycle.md § SubmitTask). */
-  readonly defaultTtlMs: number;
-  /**
-   * Largest `ttl_ms` RequestTaskSlot accepts; above it the request is InvalidArgument, so no client can
-   * hold a slot for longer (docs/security.md § Input bounds). Env `MAX_SLOT_TTL_MS`.
-   */
-  readonly maxSlotTtlMs: number;
-  /**
-   * Most unsubmitted reservations one client may hold at once; 0 = no fixed limit (the fair-share
-   * reclaim still applies). Env `MAX_RESERVED_SLOTS_PER_CLIENT` (docs/security.md § Reservations per client).
-   */
-  readonly maxReservedSlotsPerClient: number;
-  /** Timeout of a task submitted with `taskTimeoutMs = 0`, from acceptance. Env `TASK_DEADLINE_MS`. */
-  readonly taskDeadlineMs: number;
-  /** Largest accepted `taskTimeoutMs`; above it SubmitTask is InvalidArgument. Env `MAX_TASK_TIMEOUT_MS`. */
-  readonly maxTaskTimeoutMs: number;
-  /** How long a terminal result stays queryable and idempotent. Env `RESULT_RETENTION_MS`. */
-  readonly resultRetentionMs: number;
-  /** Grace from the last Watch detaching to WATCH_DISCONNECTED; 0 = off. Env `WATCH_DISCONNECT_GRACE_MS`. */
-  readonly watchDisconnectGraceMs: number;
-  /** How often the app calls `tickTimers` when it does not arm a timer on `nextDeadline()`. */
-  readonly timerScanMs: number;
-}
 
 /** The fields the core reads, in the order of the config table. */
 const CORE_FIELDS = [
@@ -43,7 +18,15 @@ const CORE_FIELDS = [
   'resultRetentionMs',
   'watchDisconnectGraceMs',
   'timerScanMs',
-] as const satisfies readonly (keyof WorkerCoreConfig)[];
+] as const satisfies readonly (keyof WorkerConfig)[];
+
+/**
+ * The worker settings the core reads. What each means, its default and its env variable are written
+ * once, on the generated `WorkerConfig` (from the config field table, docs/configuration.md); the core
+ * adds only its own checks (validateWorkerCoreConfig). `timerScanMs` is how often the app calls
+ * `tickTimers` when it does not arm a timer on `nextDeadline()`.
+ */
+export type WorkerCoreConfig = Pick<WorkerConfig, (typeof CORE_FIELDS)[number]>;
 
 /**
  * The core's share of the kernel's worker defaults (kernel/config-fields/, docs/configuration.md): the

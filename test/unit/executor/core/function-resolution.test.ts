@@ -1,5 +1,5 @@
 // The one function resolver (src/executor/core/function-resolution.ts), used by the executor and by
-// LocalCallRunner alike.
+// the Worker's in-process link alike.
 import { describe, expect, it } from 'vitest';
 import {
   parseFunctionFileName,

@@ -3,8 +3,8 @@
 // disconnected → list → reconnected sequence of an outage.
 import { describe, expect, it } from 'vitest';
 import { InProcessRegistry } from '../../../../src/services/registry/in-process-registry.js';
-import { parseWorkerHeartbeat } from '../../../../src/services/registry/heartbeat.js';
-import type { WorkerHeartbeat } from '../../../../src/services/registry/heartbeat.js';
+import { parseWorkerHeartbeat } from '../../../../src/contracts/heartbeat.js';
+import type { WorkerHeartbeat } from '../../../../src/contracts/heartbeat.js';
 import type { RegistryEvent } from '../../../../src/services/registry/registry-port.js';
 
 const A = '/blockx/workers/';

@@ -109,7 +109,8 @@ export function settleFailure(s: DispatcherState, node: CallNode, failure: CallF
     convergeTask(s, task, {
       code: 'CALL_FAILED',
       retryable: false,
-      message: `call ${node.callId} (${node.fn}) failed after ${node.attempt} attempt(s): ${failure.kind}: ${failure.message}`,
+      // The user's stack frames, when the function threw, follow on lines of their own.
+      message: `call ${node.callId} (${node.fn}) failed after ${node.attempt} attempt(s): ${failure.kind}: ${failure.message}${failure.stack ? `\n${failure.stack}` : ''}`,
       cancelReason: 'fast_fail',
       failedCall: {
         callId: node.callId,

@@ -22,6 +22,8 @@ export interface CallFailure {
   /** The error says a new attempt may succeed. `executor_crash` and `deadline` are retried regardless. */
   readonly retryable: boolean;
   readonly message: string;
+  /** The user function's own stack frames, one per line (src/executor/call-outcome.ts userStackFrames). */
+  readonly stack?: string;
 }
 
 /** Opaque id a call gives one of its waits, echoed in the `ResumeCall` that answers it. */

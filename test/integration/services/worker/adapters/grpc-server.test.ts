@@ -266,7 +266,7 @@ describe('Watch-disconnect grace', () => {
   });
 });
 
-describe('hello_world end to end with LocalCallRunner', () => {
+describe('hello_world end to end with the in-process link (runWorker default)', () => {
   let worker: RunningWorker | undefined;
   let client: WorkerServiceClient | undefined;
   beforeAll(async () => {

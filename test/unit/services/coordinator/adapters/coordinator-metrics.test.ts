@@ -15,7 +15,7 @@ import {
   CoordinatorError,
   CoordinatorErrorCode,
 } from '../../../../../src/services/coordinator/core/errors.js';
-import type { WorkerHeartbeat } from '../../../../../src/services/registry/heartbeat.js';
+import type { WorkerHeartbeat } from '../../../../../src/contracts/heartbeat.js';
 import { histogram, sample } from '../../../kernel/observability/metric-values.js';
 import { FakeReserver, NOW, hb, readyCore } from './fakes.js';
 import type { Step } from './fakes.js';

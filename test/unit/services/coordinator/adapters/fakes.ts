@@ -9,7 +9,7 @@ import type {
   SlotRequestOptions,
   SlotReserver,
 } from '../../../../../src/services/coordinator/adapters/slot-reserver.js';
-import type { WorkerHeartbeat } from '../../../../../src/services/registry/heartbeat.js';
+import type { WorkerHeartbeat } from '../../../../../src/contracts/heartbeat.js';
 
 export const NOW = 50_000;
 

@@ -2,10 +2,13 @@
 // a Worker is reported routable exactly when selectCandidate (with every other Worker excluded) picks it.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { clusterStatus } from '../../../../../src/services/coordinator/core/cluster-status.js';
+import {
+  clusterStatus,
+  clusterStatusView,
+} from '../../../../../src/services/coordinator/core/cluster-status.js';
 import { CoordinatorCore } from '../../../../../src/services/coordinator/core/coordinator-core.js';
 import { DEFAULT_COORDINATOR_CORE_CONFIG } from '../../../../../src/services/coordinator/core/config.js';
-import type { WorkerHeartbeat } from '../../../../../src/services/registry/heartbeat.js';
+import type { WorkerHeartbeat } from '../../../../../src/contracts/heartbeat.js';
 import { coreWith, hb } from './fixtures.js';
 
 const NOW = 20_000;
@@ -141,6 +144,89 @@ describe('clusterStatus', () => {
       code: 'NOT_READY',
       reason: 'coordinator not ready: registry watch disconnected for 10001 ms (grace 10000 ms)',
     });
+  });
+});
+
+describe('clusterStatusView', () => {
+  const source = { prefix: '/blockx/workers/', format: 'v2' } as const;
+  // [what, core, now, sourceOf, expected top-level fields, expected row fields]
+  const cases: [string, () => CoordinatorCore, number, boolean, object, object | undefined][] = [
+    [
+      'ready, closed breaker: absent values become 0 / empty, source labels the row',
+      () => coreWith([hb('w:1', { lastHeartbeatMs: NOW })], {}, NOW),
+      NOW,
+      true,
+      { ready: true, unavailableReason: '', watchDisconnectedAtMs: 0 },
+      {
+        registryPrefix: '/blockx/workers/',
+        registryFormat: 'v2',
+        breakerState: 'closed',
+        breakerOpenUntilMs: 0,
+        routable: true,
+        notRoutableCode: '',
+        notRoutableReason: '',
+      },
+    ],
+    [
+      'not ready, source unknown: reason and code in words, prefix empty',
+      () => {
+        const core = coreWith([hb('w:1', { lastHeartbeatMs: NOW })], {}, NOW);
+        core.markWatchDisconnected(NOW);
+        return core;
+      },
+      NOW + 10_001,
+      false,
+      {
+        ready: false,
+        unavailableReason: 'registry watch disconnected for 10001 ms (grace 10000 ms)',
+        watchDisconnectedAtMs: NOW,
+      },
+      { registryPrefix: '', registryFormat: '', routable: false, notRoutableCode: 'NOT_READY' },
+    ],
+    [
+      'open breaker: its deadline is reported',
+      () => {
+        const core = coreWith([hb('w:1', { lastHeartbeatMs: NOW })], {}, NOW);
+        for (let i = 0; i < 3; i++) core.recordSlotRejection('w:1', NOW);
+        return core;
+      },
+      NOW,
+      true,
+      { ready: true },
+      { breakerState: 'open', breakerOpenUntilMs: NOW + 10_000, notRoutableCode: 'BREAKER_OPEN' },
+    ],
+    [
+      'no Workers',
+      () => new CoordinatorCore(DEFAULT_COORDINATOR_CORE_CONFIG),
+      NOW,
+      true,
+      { ready: false, initialized: false, workers: [] },
+      undefined,
+    ],
+  ];
+  it.each(cases)('%s', (_what, make, now, known, top, firstRow) => {
+    const core = make();
+    const view = clusterStatusView(clusterStatus(core, now), ['/blockx/workers/'], () =>
+      known ? source : undefined,
+    );
+    expect(view).toMatchObject({ nowMs: now, registryPrefixes: ['/blockx/workers/'], ...top });
+    expect(view.limits).toEqual({
+      heartbeatTimeoutMs: DEFAULT_COORDINATOR_CORE_CONFIG.heartbeatTimeoutMs,
+      watchGracePeriodMs: DEFAULT_COORDINATOR_CORE_CONFIG.watchGracePeriodMs,
+      slotTtlMs: DEFAULT_COORDINATOR_CORE_CONFIG.slotTtlMs,
+      maxCandidates: DEFAULT_COORDINATOR_CORE_CONFIG.maxCandidates,
+      circuitBreakerThreshold: DEFAULT_COORDINATOR_CORE_CONFIG.circuitBreakerThreshold,
+      circuitBreakerCooldownMs: DEFAULT_COORDINATOR_CORE_CONFIG.circuitBreakerCooldownMs,
+      cpuRedLine: DEFAULT_COORDINATOR_CORE_CONFIG.cpuRedLine,
+      memoryRedLine: DEFAULT_COORDINATOR_CORE_CONFIG.memoryRedLine,
+      errorRateRedLine: DEFAULT_COORDINATOR_CORE_CONFIG.errorRateRedLine,
+    });
+    if (firstRow !== undefined) expect(view.workers[0]).toMatchObject(firstRow);
+    // Every row carries the core's numbers unchanged.
+    const rows = clusterStatus(core, now).workers;
+    expect(view.workers.map((w) => [w.workerAddr, w.freeSlots, w.heartbeatAgeMs, w.penalty])).toEqual(
+      rows.map((w) => [w.workerAddr, w.freeSlots, w.heartbeatAgeMs, w.penalty]),
+    );
   });
 });
 

@@ -2,7 +2,7 @@
 import type { CoordinatorCoreConfig } from '../../../../../src/services/coordinator/core/config.js';
 import { DEFAULT_COORDINATOR_CORE_CONFIG } from '../../../../../src/services/coordinator/core/config.js';
 import { CoordinatorCore } from '../../../../../src/services/coordinator/core/coordinator-core.js';
-import type { WorkerHeartbeat } from '../../../../../src/services/registry/heartbeat.js';
+import type { WorkerHeartbeat } from '../../../../../src/contracts/heartbeat.js';
 
 /** A healthy, idle Worker with 4 slots whose heartbeat was taken at `lastHeartbeatMs` (default 1000). */
 export function hb(workerAddr: string, over: Partial<WorkerHeartbeat> = {}): WorkerHeartbeat {

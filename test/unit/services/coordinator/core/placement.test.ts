@@ -7,7 +7,7 @@ import {
   rendezvousScore,
 } from '../../../../../src/services/coordinator/core/rendezvous.js';
 import { MAX_NO_SLOT_MESSAGE } from '../../../../../src/services/coordinator/core/no-slot-message.js';
-import type { WorkerHeartbeat } from '../../../../../src/services/registry/heartbeat.js';
+import type { WorkerHeartbeat } from '../../../../../src/contracts/heartbeat.js';
 import { coreWith, hb, pick } from './fixtures.js';
 
 const NOW = 50_000;

@@ -8,7 +8,7 @@ import {
 import type { RegistryEntry } from '../../../../../src/services/coordinator/core/prefix-merge.js';
 import { PrefixMergeView } from '../../../../../src/services/coordinator/core/prefix-merge-view.js';
 import type { MergeChange } from '../../../../../src/services/coordinator/core/prefix-merge-view.js';
-import type { RegistryPrefixFormat } from '../../../../../src/services/registry/prefix.js';
+import type { RegistryPrefixFormat } from '../../../../../src/contracts/registry-prefix.js';
 import { hb } from './fixtures.js';
 
 const LEGACY = '/blockx/bundle-workers/';

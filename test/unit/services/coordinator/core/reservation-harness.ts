@@ -13,7 +13,7 @@ import type {
   ReserveResult,
   SlotAnswer,
 } from '../../../../../src/services/coordinator/core/reservation-types.js';
-import type { WorkerHeartbeat } from '../../../../../src/services/registry/heartbeat.js';
+import type { WorkerHeartbeat } from '../../../../../src/contracts/heartbeat.js';
 import { hb } from './fixtures.js';
 
 export const T0 = 1_000;

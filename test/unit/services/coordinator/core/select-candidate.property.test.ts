@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { CoordinatorCoreConfig } from '../../../../../src/services/coordinator/core/config.js';
 import { CoordinatorCore } from '../../../../../src/services/coordinator/core/coordinator-core.js';
 import type { CoordinatorInput, SlotOutcome } from '../../../../../src/services/coordinator/core/inputs.js';
-import type { WorkerHeartbeat } from '../../../../../src/services/registry/heartbeat.js';
+import type { WorkerHeartbeat } from '../../../../../src/contracts/heartbeat.js';
 
 const CFG: CoordinatorCoreConfig = {
   heartbeatTimeoutMs: 100,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { FilterCounts } from '../../../../../src/services/coordinator/core/errors.js';
-import type { WorkerHeartbeat } from '../../../../../src/services/registry/heartbeat.js';
+import type { WorkerHeartbeat } from '../../../../../src/contracts/heartbeat.js';
 import { coreWith, hb, pick } from './fixtures.js';
 
 // Defaults: heartbeatTimeoutMs 10000, red lines cpu 0.9 / memory 0.9 / errorRate 0.5, breaker 3 × 10 s.

@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  CallDeadlineError,
   DeploymentUnknownError,
-  FunctionLoadError,
   NoStorageError,
   WorkerRuntimeErrorCode,
 } from '../../../../../src/services/worker/adapters/errors.js';
@@ -17,18 +15,6 @@ describe('WorkerRuntimeErrorCode', () => {
     const io = new NoStorageError('t1', 'get');
     expect(io).toBeInstanceOf(BlockxError);
     expect(io).toMatchObject({ code: 'NO_STORAGE', taskId: 't1', operation: 'get', retryable: false });
-    const fn = new FunctionLoadError('FUNCTION_NOT_FOUND', {
-      functionName: 'f',
-      functionsDir: '/d',
-      message: 'no f',
-    });
-    expect(fn).toMatchObject({
-      code: 'FUNCTION_NOT_FOUND',
-      functionName: 'f',
-      functionsDir: '/d',
-      retryable: false,
-    });
-    expect(new CallDeadlineError('f', 5)).toMatchObject({ code: 'CALL_DEADLINE_EXCEEDED', budgetMs: 5 });
     const dep = new DeploymentUnknownError('nope', ['block', 'bundle']);
     expect(dep).toMatchObject({ code: 'DEPLOYMENT_UNKNOWN', deployment: 'nope' });
     expect(dep.message).toContain('block, bundle');

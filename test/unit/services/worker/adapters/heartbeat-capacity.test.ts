@@ -3,7 +3,7 @@
 // least one) was freed since it, never sooner, at most one per window, none when off or stopped.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { HeartbeatPublisher } from '../../../../../src/services/worker/adapters/heartbeat-publisher.js';
-import type { WorkerHeartbeat } from '../../../../../src/services/registry/heartbeat.js';
+import type { WorkerHeartbeat } from '../../../../../src/contracts/heartbeat.js';
 import type { WorkerRegistryWriter } from '../../../../../src/services/registry/registry-port.js';
 
 class RecordingWriter implements WorkerRegistryWriter {
