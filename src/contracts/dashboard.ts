@@ -1,0 +1,81 @@
+// The dashboard's data (docs/dashboard.md): what the Coordinator's dashboard feed assembles every second
+// and what the page receives as JSON over Server-Sent Events. One shape for the feed (services/
+// coordinator) and the server that sends it (services/dashboard); plain JSON (numbers are UTC ms or
+// counts), nothing secret (no task inputs, no configs, no tokens). Pure types: no IO.
+
+import type { ClusterStatusView } from './cluster-status.js';
+
+/** Everything the page shows, at one instant. */
+export interface DashboardSnapshot {
+  /** When the snapshot was assembled (UTC ms, the Coordinator's clock). */
+  readonly atMs: number;
+  /** The Coordinator's view of its Workers (the same view as `blockx status`). */
+  readonly cluster: ClusterStatusView;
+  /** Terminal tasks per time bucket over the last minutes, oldest first (docs/dashboard.md § Charts). */
+  readonly throughput: readonly ThroughputPoint[];
+  /** The most recent tasks across all Workers, newest first (bounded; docs/dashboard.md § Tasks). */
+  readonly recentTasks: readonly RecentTaskView[];
+  /** Backfill jobs that reported progress recently, newest first. */
+  readonly backfills: readonly BackfillJobView[];
+}
+
+/** Tasks that ended in one bucket `[atMs, atMs + bucketMs)`. */
+export interface ThroughputPoint {
+  readonly atMs: number;
+  readonly bucketMs: number;
+  readonly succeeded: number;
+  readonly failed: number;
+}
+
+export type RecentTaskState = 'ALLOCATED' | 'RUNNING' | 'SUCCEEDED' | 'FAILED';
+
+/** One task as a Worker last reported it. */
+export interface RecentTaskView {
+  readonly taskId: string;
+  readonly workerAddr: string;
+  readonly state: RecentTaskState;
+  /** When the task was admitted (UTC ms), 0 if it has not started. */
+  readonly startedAtMs: number;
+  /** When it ended (UTC ms), 0 while it runs. */
+  readonly endedAtMs: number;
+  /** endedAtMs - startedAtMs once ended, else 0. */
+  readonly durationMs: number;
+  /** The builder plugin type (e.g. "CallListCallConfig"). */
+  readonly builder: string;
+  /** Empty on success. */
+  readonly failureCode: string;
+  /** Empty on success; bounded in length by the Worker. */
+  readonly failureMessage: string;
+  /** The code version the task ran (docs/functions-deploy.md); empty when unknown. */
+  readonly codeVersion: string;
+}
+
+/** A backfill job's progress, as its client last reported it. */
+export interface BackfillJobView {
+  readonly jobId: string;
+  /** The run of the job (a rerun after `--fresh` is a new run). */
+  readonly run: string;
+  readonly per: 'block' | 'bundle';
+  readonly fromBlock: number;
+  readonly toBlock: number;
+  /** Units (blocks or bundles) in the job. */
+  readonly units: number;
+  readonly succeeded: number;
+  readonly failed: number;
+  /** Units a previous run already did. */
+  readonly skipped: number;
+  readonly inFlight: number;
+  readonly startedAtMs: number;
+  /** When the client last reported (UTC ms). */
+  readonly updatedAtMs: number;
+  /** The client reported the end of the job. */
+  readonly finished: boolean;
+}
+
+/** What the dashboard server needs from its feed. */
+export interface DashboardSource {
+  /** The latest snapshot. */
+  snapshot(): DashboardSnapshot;
+  /** Calls `listener` after each new snapshot; returns the unsubscribe function. */
+  onSnapshot(listener: (snapshot: DashboardSnapshot) => void): () => void;
+}
