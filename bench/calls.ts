@@ -52,6 +52,7 @@ import {
 import { runWorker } from '../src/services/worker/app/run-worker.js';
 import { BUILT } from './lib/built.js';
 import { startPythonPingPong } from './lib/python-pingpong.js';
+import { framePingPong } from './lib/frame-pingpong.js';
 
 const REPO = path.resolve(import.meta.dirname, '..');
 const WORK = path.join(REPO, 'bench', '.work');
@@ -411,39 +412,7 @@ async function udsPingPong(dir: string, n: number, inflight: number): Promise<Ro
   await new Promise<void>((resolve) => server.listen(sockPath, resolve));
   const sock = connect(sockPath);
   await new Promise((resolve) => sock.once('connect', resolve));
-  const decoder = new FrameDecoder();
-  const writer = new FrameWriter(sock);
-  const run = (total: number) =>
-    new Promise<void>((resolve) => {
-      let next = 0;
-      let done = 0;
-      const submit = (): void => {
-        const i = next++;
-        writer.send({
-          type: 'ExecuteCall',
-          taskId: 't',
-          callId: `t/${i}`,
-          attempt: 1,
-          function: 'noop',
-          args: [],
-          codeEpoch: 'e',
-          budgetMs: 5000,
-        });
-      };
-      const onData = (chunk: Buffer): void => {
-        for (const raw of decoder.pushRaw(chunk)) {
-          JSON.parse(raw);
-          done++;
-          if (next < total) submit();
-          if (done === total) {
-            sock.off('data', onData);
-            resolve();
-          }
-        }
-      };
-      sock.on('data', onData);
-      for (let i = 0; i < Math.min(inflight, total); i++) submit();
-    });
+  const run = framePingPong(sock, inflight);
   try {
     return await measure(
       `raw UDS ping-pong, length-prefixed JSON, ${fmt(inflight)} in flight`,

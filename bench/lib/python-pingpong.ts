@@ -8,8 +8,8 @@ import { spawn } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { FrameDecoder, FrameWriter } from '../../src/executor/frame-codec.js';
 import { pythonInterpreter } from '../../src/executor/python-command.js';
+import { framePingPong } from './frame-pingpong.js';
 
 const SCRIPT = path.join(import.meta.dirname, 'python_pingpong.py');
 
@@ -42,42 +42,7 @@ export async function startPythonPingPong(
     sock.once('error', reject);
   });
   sock.setNoDelay?.(true);
-  const decoder = new FrameDecoder();
-  const writer = new FrameWriter(sock);
-  let round = 0;
-  const run = (total: number) =>
-    new Promise<number>((resolve) => {
-      const t0 = performance.now();
-      const r = round++;
-      let next = 0;
-      let done = 0;
-      const submit = (): void => {
-        const i = next++;
-        writer.send({
-          type: 'ExecuteCall',
-          taskId: 't',
-          callId: `t/${r}/${i}`,
-          attempt: 1,
-          function: 'noop',
-          args: [],
-          codeEpoch: 'e',
-          budgetMs: 5000,
-        });
-      };
-      const onData = (chunk: Buffer): void => {
-        for (const raw of decoder.pushRaw(chunk)) {
-          JSON.parse(raw);
-          done++;
-          if (next < total) submit();
-          if (done === total) {
-            sock.off('data', onData);
-            resolve(performance.now() - t0);
-          }
-        }
-      };
-      sock.on('data', onData);
-      for (let i = 0; i < Math.min(inflight, total); i++) submit();
-    });
+  const run = framePingPong(sock, inflight);
   return {
     run,
     close: async () => {
