@@ -173,7 +173,7 @@ describe('mutual TLS on every endpoint, etcd with TLS and auth', () => {
     }
   });
 
-  it('the CLI reads the tls key: `blockx status` with BLOCKX_TLS_* is answered, without them it fails', async () => {
+  it('the CLI reads the tls key: `blockx status` with BLOCKX_TLS_* is answered, without them it is unreachable (exit 2)', async () => {
     const status = (env: Record<string, string>) =>
       execFileAsync(process.execPath, [CLI, 'status', '--json', '--timeout', '3000'], {
         env: { ...cluster.env, ...env },
@@ -193,7 +193,11 @@ describe('mutual TLS on every endpoint, etcd with TLS and auth', () => {
     });
     expect(ok.code, ok.stderr).toBe(0);
     expect((JSON.parse(ok.stdout) as { workers: unknown[] }).workers).toHaveLength(2);
+    // Without them the TLS handshake never completes: an unreachable coordinator (exit 2), one line
+    // that names the address and suggests the TLS mismatch (src/client/reachability.ts).
     const plain = await status({});
-    expect(plain.code).toBe(1);
+    expect(plain.code, plain.stderr).toBe(2);
+    expect(plain.stderr).toMatch(/TLS mismatch \(this client uses plaintext/);
+    expect(plain.stderr.trim().split('\n')).toHaveLength(1);
   });
 });
