@@ -139,11 +139,15 @@ describe('WorkerErrorRate: properties on virtual time', () => {
           for (const g of gaps) {
             t += g;
             const v = r.rateAt(t);
-            expect(v).toBeLessThanOrEqual(prev);
+            // F and N decay by the same factor, so F/N holds exactly in the reals while N is above the
+            // floor; in doubles the quotient of two decayed values may round one ulp up. Rising means
+            // more than rounding.
+            expect(v).toBeLessThanOrEqual(prev + 4 * Number.EPSILON * Math.max(prev, 1e-300));
             prev = v;
           }
         },
       ),
+      { numRuns: 2000 },
     );
   });
 
