@@ -14,7 +14,7 @@ import type { BlockxConfig } from '../kernel/config-types.js';
 export function localFunctionNames(config: BlockxConfig): { dir: string; names: string[] | undefined } {
   const base = config.configFile ? path.dirname(config.configFile) : process.cwd();
   const dir = path.resolve(base, config.functions.dir);
-  if ((config.functions as { source?: string }).source === 'cluster') return { dir, names: undefined };
+  if (config.functions.source === 'cluster') return { dir, names: undefined };
   let entries: string[];
   try {
     entries = readdirSync(dir);

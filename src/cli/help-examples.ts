@@ -40,6 +40,21 @@ export const HELP_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     'blockx backfill examples/tasks/bundle-transfers.json --from 1 --to 10000 --per bundle --json',
   ],
   status: ['blockx status', 'blockx status --coordinator 127.0.0.1:50051 --json'],
+  functions: [
+    'blockx functions deploy                     # publish functions.dir to etcd; workers on functions.source: cluster switch',
+    'blockx functions list                       # kept versions, and which worker runs which',
+    'blockx functions use 3f9a                   # roll back (or forward) to a kept version by a unique prefix',
+  ],
+  'functions deploy': [
+    "blockx functions deploy                     # the config's functions.dir",
+    'blockx functions deploy ./functions --etcd http://10.0.0.5:2379 --json',
+    'COORDINATOR_LISTEN=127.0.0.1:50051 blockx functions deploy   # blockx up without etcd: via its coordinator',
+  ],
+  'functions list': [
+    'blockx functions list',
+    'ETCD_ENDPOINTS=http://127.0.0.1:2379 blockx functions list --json',
+  ],
+  'functions use': ['blockx functions use 3f9a0c2d', 'blockx functions use 3f9a0c2d5e1b7a44 --json'],
   validate: [
     'blockx validate                             # the config and every plugin',
     'blockx validate examples/tasks/*.json --json # task files too, as JSON',
@@ -65,7 +80,6 @@ export const HELP_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     'blockx certs --name worker-2 --host 10.0.0.12',
     'blockx certs --name alice --client          # a submitter certificate',
   ],
-  functions: ['blockx functions list', 'blockx functions --help'],
 };
 
 /** The path of a command under the root program, e.g. `data generate` ('' for the root). */

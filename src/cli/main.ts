@@ -18,6 +18,7 @@ import { registerDataCommand } from './commands/data.js';
 import { registerDbCommand } from './commands/db.js';
 import { registerCertsCommand } from './commands/certs.js';
 import { registerCoordinatorCommand } from './commands/coordinator.js';
+import { registerFunctionsCommand } from './commands/functions.js';
 import { describeCliError } from './errors.js';
 import { addHelpExamples } from './help-examples.js';
 import { EXIT, UsageError, type CliIo } from './io.js';
@@ -52,6 +53,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
   registerSubmitCommand(program, io, setExit);
   registerBackfillCommand(program, io, setExit);
   registerStatusCommand(program, io, setExit);
+  registerFunctionsCommand(program, io, setExit);
   registerCertsCommand(program, io, setExit);
 
   const command = argv.find((a) => !a.startsWith('-'));

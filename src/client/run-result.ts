@@ -21,6 +21,7 @@ export function runResultOf(
     failureMessage: ex?.failureMessage ?? '',
     retryable: ex?.retryable ?? false,
     pluginResults: ex?.pluginResults ?? [],
+    codeVersion: update.result?.codeVersion ?? '',
     update,
     attempts,
     durationMs,

@@ -83,6 +83,12 @@ export interface TaskRunResult {
   /** Whether resubmitting the task may help (the client decides on task-level retries; docs/retries.md). */
   readonly retryable: boolean;
   readonly pluginResults: readonly PluginResult[];
+  /**
+   * The code version the task ran on (docs/functions-deploy.md): the content hash of the function files
+   * its Worker pinned. '' (or absent, in results built by hand) when the Worker reported none (an older
+   * Worker, or no activation).
+   */
+  readonly codeVersion?: string;
   /** The terminal update as the Worker sent it. */
   readonly update: TaskUpdate;
   /** Reserve and submit calls it took. */

@@ -85,4 +85,11 @@ export interface WorkerStatusView extends HeartbeatFigures, WorkerJudgement {
   /** The first hard filter a Worker that is not routable fails; both empty when routable. */
   readonly notRoutableCode: string;
   readonly notRoutableReason: string;
+  /**
+   * The code version by the last heartbeat (docs/functions-deploy.md); '' when the Worker sent none.
+   * Optional in the type (views from an older Coordinator lack it); this Coordinator always sets it.
+   */
+  readonly codeVersion?: string;
+  /** Why the Worker is not on the deployed version (heartbeat `codeVersionError`); '' when it is. As above. */
+  readonly codeVersionError?: string;
 }

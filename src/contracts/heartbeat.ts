@@ -35,7 +35,24 @@ export interface WorkerHeartbeat {
    * field, so older Workers and Coordinators interoperate. At most `reservedSlots`.
    */
   readonly reclaimableSlots?: number;
+  /**
+   * The code version the Worker serves new tasks from (docs/functions-deploy.md): the content hash of
+   * its function files (local folder or deployed bundle). Optional: older Workers do not send it.
+   * At most MAX_CODE_VERSION_CHARS of [A-Za-z0-9._:-].
+   */
+  readonly codeVersion?: string;
+  /**
+   * Why the Worker is not on the cluster's current deployed version (a bundle it refused, a fetch that
+   * failed), at most MAX_CODE_VERSION_ERROR_CHARS; absent when it is. Optional, newer field.
+   */
+  readonly codeVersionError?: string;
 }
+
+/** Longest accepted `codeVersion` (a version id is 16 hex digits; room for longer schemes). */
+export const MAX_CODE_VERSION_CHARS = 64;
+/** Longest accepted `codeVersionError`; a Worker truncates longer reasons. */
+export const MAX_CODE_VERSION_ERROR_CHARS = 300;
+const CODE_VERSION_PATTERN = /^[A-Za-z0-9._:-]+$/;
 
 export type HeartbeatParseResult =
   | { readonly ok: true; readonly value: WorkerHeartbeat }
@@ -52,7 +69,10 @@ export const MAX_HEARTBEAT_SLOTS = 100_000;
 
 /** The numeric fields in their canonical (encoding) order, with the rule each must satisfy. */
 const NUMERIC_FIELDS: ReadonlyArray<
-  readonly [Exclude<keyof WorkerHeartbeat, 'workerAddr' | 'reclaimableSlots'>, FieldKind]
+  readonly [
+    Exclude<keyof WorkerHeartbeat, 'workerAddr' | 'reclaimableSlots' | 'codeVersion' | 'codeVersionError'>,
+    FieldKind,
+  ]
 > = [
   ['taskSlots', 'count'],
   ['reservedSlots', 'count'],
@@ -135,6 +155,30 @@ export function parseWorkerHeartbeat(json: string | Uint8Array): HeartbeatParseR
     if (problem !== undefined) return fail(problem, 'reclaimableSlots');
     out['reclaimableSlots'] = v;
   }
+  if (Object.hasOwn(obj, 'codeVersion')) {
+    const v = obj['codeVersion'];
+    if (
+      typeof v !== 'string' ||
+      v.length === 0 ||
+      v.length > MAX_CODE_VERSION_CHARS ||
+      !CODE_VERSION_PATTERN.test(v)
+    )
+      return fail(`must be 1..${MAX_CODE_VERSION_CHARS} characters of [A-Za-z0-9._:-]`, 'codeVersion');
+    out['codeVersion'] = v;
+  }
+  if (Object.hasOwn(obj, 'codeVersionError')) {
+    const v = obj['codeVersionError'];
+    if (
+      typeof v !== 'string' ||
+      v.length > MAX_CODE_VERSION_ERROR_CHARS ||
+      BAD_ADDR_CHARS.test(v.replace(/ /g, ''))
+    )
+      return fail(
+        `must be a string of at most ${MAX_CODE_VERSION_ERROR_CHARS} characters without control characters`,
+        'codeVersionError',
+      );
+    if (v.length > 0) out['codeVersionError'] = v;
+  }
   return { ok: true, value: out as unknown as WorkerHeartbeat };
 }
 
@@ -144,6 +188,9 @@ export function encodeWorkerHeartbeat(hb: WorkerHeartbeat): string {
   for (const [field] of NUMERIC_FIELDS) out[field] = hb[field];
   if (hb.reclaimableSlots !== undefined && hb.reclaimableSlots > 0)
     out['reclaimableSlots'] = hb.reclaimableSlots;
+  if (hb.codeVersion !== undefined && hb.codeVersion !== '') out['codeVersion'] = hb.codeVersion;
+  if (hb.codeVersionError !== undefined && hb.codeVersionError !== '')
+    out['codeVersionError'] = hb.codeVersionError.slice(0, MAX_CODE_VERSION_ERROR_CHARS);
   return JSON.stringify(out);
 }
 

@@ -39,49 +39,56 @@ export interface FunctionCodeViewOptions {
   readonly parseFileName?: (fileName: string) => { readonly name: string } | null;
 }
 
-/** Content hash of a set of files: order-independent, 16 hex digits. */
-export function computeEpochId(files: readonly EpochFile[]): string {
+/**
+ * The full SHA-256 (64 hex digits) of a set of files: order-independent, over each file's name and
+ * source. A deployed bundle is verified against it (docs/functions-deploy.md); the epoch id is its prefix.
+ */
+export function computeCodeDigest(files: readonly Pick<EpochFile, 'fileName' | 'source'>[]): string {
   const hash = createHash('sha256');
   for (const f of [...files].sort((a, b) =>
     a.fileName < b.fileName ? -1 : a.fileName > b.fileName ? 1 : 0,
   )) {
     hash.update(f.fileName).update('\0').update(f.source).update('\0');
   }
-  return hash.digest('hex').slice(0, 16);
+  return hash.digest('hex');
 }
 
-export class FunctionCodeView implements EpochSource {
-  readonly dir: string;
-  private readonly ttlMs: number;
-  private readonly clock: () => number;
-  private readonly parseFileName: FunctionCodeViewOptions['parseFileName'];
-  private readonly snapshots = new Map<string, EpochSnapshot>();
-  private readonly pins = new Map<string, number>();
+/** Digits of the digest that make an epoch id (and a code version). */
+export const EPOCH_ID_HEX_DIGITS = 16;
+
+/** Content hash of a set of files: order-independent, 16 hex digits (the code version of the files). */
+export function computeEpochId(files: readonly Pick<EpochFile, 'fileName' | 'source'>[]): string {
+  return computeCodeDigest(files).slice(0, EPOCH_ID_HEX_DIGITS);
+}
+
+/**
+ * What a Worker's executor side needs of a code view, whichever source feeds it: the local folder
+ * (FunctionCodeView) or the cluster's deployed version (services/worker/adapters/cluster-code-view.ts).
+ */
+export interface WorkerCodeView extends EpochSource {
+  /** The epoch new tasks get now. */
+  currentEpoch(): Promise<string>;
+  /** Resolve the current epoch and pin it in one step. */
+  pinCurrent(): Promise<string>;
+  unpin(epoch: string): void;
+  /** The epoch last resolved as current (no IO), undefined before the first resolution. */
+  readonly currentId: string | undefined;
+  /** Live epochs with their pin counts (current first). */
+  epochs(): { epoch: string; pins: number; current: boolean }[];
+}
+
+/**
+ * The books both code views keep: the live snapshots, their pins, the current epoch, and the retire
+ * listeners. A snapshot lives while it is current or pinned; `makeCurrent` switches new tasks to a
+ * snapshot and retires the previous one unless a running task still pins it.
+ */
+export abstract class PinnedEpochs implements WorkerCodeView {
+  protected readonly snapshots = new Map<string, EpochSnapshot>();
+  protected readonly pins = new Map<string, number>();
   private readonly listeners = new Set<(epoch: string) => void>();
-  /** Source per file, valid while the file's stat key is unchanged. */
-  private readonly sourceCache = new Map<string, { statKey: string; source: string }>();
-  private current: string | undefined;
-  private signature: string | undefined;
-  private checkedAtMs = Number.NEGATIVE_INFINITY;
-  private refreshing: Promise<string> | undefined;
+  protected current: string | undefined;
 
-  constructor(options: FunctionCodeViewOptions) {
-    this.dir = options.dir;
-    this.ttlMs = options.ttlMs ?? 250;
-    this.clock = options.clock ?? Date.now;
-    this.parseFileName = options.parseFileName;
-  }
-
-  /** The epoch of the directory as it is now, at most `maxAgeMs` (default: the view's ttl) stale. */
-  currentEpoch(maxAgeMs = this.ttlMs): Promise<string> {
-    if (this.current !== undefined && this.clock() - this.checkedAtMs < maxAgeMs) {
-      return Promise.resolve(this.current);
-    }
-    this.refreshing ??= this.refresh().finally(() => {
-      this.refreshing = undefined;
-    });
-    return this.refreshing;
-  }
+  abstract currentEpoch(): Promise<string>;
 
   /** Resolve the current epoch and pin it in one step, so it cannot be retired in between. */
   async pinCurrent(): Promise<string> {
@@ -112,6 +119,10 @@ export class FunctionCodeView implements EpochSource {
     return this.snapshots.get(epoch);
   }
 
+  get currentId(): string | undefined {
+    return this.current;
+  }
+
   onRetire(listener: (epoch: string) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -124,20 +135,63 @@ export class FunctionCodeView implements EpochSource {
       .sort((a, b) => Number(b.current) - Number(a.current));
   }
 
+  /** New tasks get `snapshot` from now on; the previous epoch is retired unless pinned. */
+  protected makeCurrent(snapshot: EpochSnapshot): string | undefined {
+    if (!this.snapshots.has(snapshot.id)) this.snapshots.set(snapshot.id, snapshot);
+    const previous = this.current;
+    this.current = snapshot.id;
+    if (previous !== undefined && previous !== snapshot.id && !this.pins.has(previous)) this.retire(previous);
+    return previous;
+  }
+
+  private retire(epoch: string): void {
+    if (!this.snapshots.delete(epoch)) return;
+    for (const listener of this.listeners) listener(epoch);
+  }
+}
+
+export class FunctionCodeView extends PinnedEpochs {
+  readonly dir: string;
+  private readonly ttlMs: number;
+  private readonly clock: () => number;
+  private readonly parseFileName: FunctionCodeViewOptions['parseFileName'];
+  /** Source per file, valid while the file's stat key is unchanged. */
+  private readonly sourceCache = new Map<string, { statKey: string; source: string }>();
+  private signature: string | undefined;
+  private checkedAtMs = Number.NEGATIVE_INFINITY;
+  private refreshing: Promise<string> | undefined;
+
+  constructor(options: FunctionCodeViewOptions) {
+    super();
+    this.dir = options.dir;
+    this.ttlMs = options.ttlMs ?? 250;
+    this.clock = options.clock ?? Date.now;
+    this.parseFileName = options.parseFileName;
+  }
+
+  /** The epoch of the directory as it is now, at most `maxAgeMs` (default: the view's ttl) stale. */
+  currentEpoch(maxAgeMs = this.ttlMs): Promise<string> {
+    if (this.current !== undefined && this.clock() - this.checkedAtMs < maxAgeMs) {
+      return Promise.resolve(this.current);
+    }
+    this.refreshing ??= this.refresh().finally(() => {
+      this.refreshing = undefined;
+    });
+    return this.refreshing;
+  }
+
   private async refresh(): Promise<string> {
     const startedAt = this.clock();
     const listing = await listFunctionFiles(this.dir, this.parseFileName);
-    if (listing.signature !== this.signature || this.current === undefined) {
+    let id = this.current;
+    if (listing.signature !== this.signature || id === undefined) {
       const files = await this.readAll(listing.files);
-      const id = computeEpochId(files);
-      if (!this.snapshots.has(id)) this.snapshots.set(id, { id, functionsDir: this.dir, files });
+      id = computeEpochId(files);
+      this.makeCurrent(this.snapshots.get(id) ?? { id, functionsDir: this.dir, files });
       this.signature = listing.signature;
-      const previous = this.current;
-      this.current = id;
-      if (previous !== undefined && previous !== id && !this.pins.has(previous)) this.retire(previous);
     }
     this.checkedAtMs = startedAt;
-    return this.current;
+    return id;
   }
 
   private async readAll(stats: readonly FunctionFileStat[]): Promise<EpochFile[]> {
@@ -156,10 +210,5 @@ export class FunctionCodeView implements EpochSource {
     );
     for (const name of this.sourceCache.keys()) if (!seen.has(name)) this.sourceCache.delete(name);
     return files.filter((f): f is EpochFile => f !== null);
-  }
-
-  private retire(epoch: string): void {
-    if (!this.snapshots.delete(epoch)) return;
-    for (const listener of this.listeners) listener(epoch);
   }
 }

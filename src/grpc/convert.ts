@@ -199,12 +199,14 @@ export function taskResultToWire(result: TaskResult, field = 'result'): TaskResu
       ),
       failureMessage: ex.failureMessage,
     },
+    codeVersion: result.codeVersion ?? '',
   };
 }
 
 /** Returns undefined when the message is absent (null), e.g. for a task that is not terminal yet. */
 export function taskResultFromWire(
-  wire: TaskResultWireOut | null | undefined,
+  // code_version is a newer field: a decoded message always has it, hand-built ones may not.
+  wire: (Omit<TaskResultWireOut, 'codeVersion'> & { readonly codeVersion?: string }) | null | undefined,
   field = 'result',
 ): TaskResult | undefined {
   if (!wire) return undefined;
@@ -219,7 +221,9 @@ export function taskResultFromWire(
         failureMessage: ex.failureMessage,
       }
     : { failureCode: '', retryable: false, pluginResults: [], failureMessage: '' };
-  return { success: wire.success, executeResult };
+  return wire.codeVersion
+    ? { success: wire.success, executeResult, codeVersion: wire.codeVersion }
+    : { success: wire.success, executeResult };
 }
 
 /** Accepts the state as a name or as the proto enum number (see TaskStateLike). */

@@ -21,6 +21,8 @@ export interface ExecuteResult {
 export interface TaskResult {
   readonly success: boolean;
   readonly executeResult: ExecuteResult;
+  /** The code version the task ran on (docs/functions-deploy.md); absent when the Worker sent none. */
+  readonly codeVersion?: string;
 }
 
 /** One WatchTasks update in domain form. */

@@ -125,7 +125,7 @@ export function resolveConfig(
   if (issues.length > 0) throw new ConfigError(issues);
 
   // 6. Resolve paths against the config file's folder, then freeze.
-  draft.functions = { dir: path.resolve(draft.baseDir, draft.functions.dir) };
+  draft.functions = { ...draft.functions, dir: path.resolve(draft.baseDir, draft.functions.dir) };
   draft.plugins = { ...draft.plugins, dirs: draft.plugins.dirs.map((d) => path.resolve(draft.baseDir, d)) };
   const file = (p: string): string => (p === '' ? '' : path.resolve(draft.baseDir, p));
   draft.tls = { ...draft.tls, ca: file(draft.tls.ca), cert: file(draft.tls.cert), key: file(draft.tls.key) };

@@ -201,10 +201,13 @@ describe('blockx submit / status against `blockx up`', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/coordinator \S+: ready · 2 worker\(s\)/);
     expect(r.stdout).toMatch(
-      /^WORKER +REGISTRY +SLOTS +RESERVED +RUNNING +FREE +CPU +MEM +ERRORS +BREAKER +HEARTBEAT +ROUTABLE$/m,
+      /^WORKER +REGISTRY +SLOTS +RESERVED +RUNNING +FREE +CPU +MEM +ERRORS +BREAKER +HEARTBEAT +CODE +ROUTABLE$/m,
     );
-    for (const w of workers)
+    for (const w of workers) {
       expect(r.stdout).toMatch(new RegExp(`^${w.replace(/\./g, '\\.')} +legacy /blockx/workers/ +64 `, 'm'));
+      // Local mode has a code version too: the functions folder's epoch id (docs/functions-deploy.md).
+      expect(r.stdout).toMatch(new RegExp(`^${w.replace(/\./g, '\\.')} .* ago +[0-9a-f]{16} +yes$`, 'm'));
+    }
 
     const json = await blockx(['status', '--coordinator', coordinator, '--json']);
     expect(json.code).toBe(0);

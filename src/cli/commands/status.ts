@@ -1,7 +1,8 @@
 // `blockx status [--coordinator ADDR] [--json] [--config FILE]`: the Coordinator's view of its Workers
 // (CoordinatorAdminService.GetClusterStatus), one row per Worker: address, registry prefix, slots
 // (total, reserved, running, free), cpu, memory, error rate, breaker, heartbeat age, and whether the next
-// reservation would consider it (and if not, why). Exit 0 when the Coordinator answered, 2 when it
+// reservation would consider it (and if not, why), and the code version it serves (docs/functions-deploy.md;
+// a Worker that could not switch to the deployed version gets a line under the table saying why). Exit 0 when the Coordinator answered, 2 when it
 // cannot be reached within the connect timeout (src/cli/connect.ts), 1 when the call failed otherwise.
 //
 // The address: --coordinator, else COORDINATOR_LISTEN, else the config's `up.coordinatorListen` (else the
@@ -123,6 +124,7 @@ export function renderStatus(address: string, v: ClusterStatusView): string {
     errors: percent(w.errorRate),
     breaker: breaker(w, v.nowMs),
     heartbeat: `${age(w.heartbeatAgeMs)} ago`,
+    code: (w.codeVersion || '-') + (w.codeVersionError ? ' !' : ''),
     routable: w.routable ? 'yes' : `no: ${w.notRoutableReason}`,
   }));
   const columns = [
@@ -137,9 +139,13 @@ export function renderStatus(address: string, v: ClusterStatusView): string {
     'errors',
     'breaker',
     'heartbeat',
+    'code',
     'routable',
   ] as const;
-  return `${lines.join('\n')}\n${renderTable(columns, rows)}`;
+  const codeProblems = v.workers
+    .filter((w) => w.codeVersionError)
+    .map((w) => `! ${w.workerAddr} code: ${w.codeVersionError}\n`);
+  return `${lines.join('\n')}\n${renderTable(columns, rows)}${codeProblems.join('')}`;
 }
 
 function breaker(w: ClusterStatusView['workers'][number], nowMs: number): string {

@@ -58,6 +58,9 @@ describe('renderStatus', () => {
             consecutiveFailures: 3,
             routable: false,
             notRoutableReason: 'circuit breaker open for 4.0 s more (3 consecutive failures)',
+            codeVersion: '0123456789abcdef',
+            codeVersionError:
+              'refused version fedcba9876543210: hash mismatch; still serving 0123456789abcdef',
           }),
         ],
       }),
@@ -65,9 +68,10 @@ describe('renderStatus', () => {
     expect(text.split('\n')).toEqual([
       'coordinator 127.0.0.1:8080: ready · 2 worker(s), 1 routable',
       'registry: /blockx/workers/',
-      'WORKER  REGISTRY                 SLOTS  RESERVED  RUNNING  FREE  CPU  MEM  ERRORS  BREAKER                   HEARTBEAT  ROUTABLE',
-      'w:1     legacy /blockx/workers/  8      1         2        5     25%  50%  0%      closed                    0.2s ago   yes',
-      'w:2     -                        8      1         2        5     25%  50%  0%      open 4.0s more (3 fails)  0.2s ago   no: circuit breaker open for 4.0 s more (3 consecutive failures)',
+      'WORKER  REGISTRY                 SLOTS  RESERVED  RUNNING  FREE  CPU  MEM  ERRORS  BREAKER                   HEARTBEAT  CODE                ROUTABLE',
+      'w:1     legacy /blockx/workers/  8      1         2        5     25%  50%  0%      closed                    0.2s ago   -                   yes',
+      'w:2     -                        8      1         2        5     25%  50%  0%      open 4.0s more (3 fails)  0.2s ago   0123456789abcdef !  no: circuit breaker open for 4.0 s more (3 consecutive failures)',
+      '! w:2 code: refused version fedcba9876543210: hash mismatch; still serving 0123456789abcdef',
       '',
     ]);
   });

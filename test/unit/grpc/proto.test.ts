@@ -53,7 +53,7 @@ const contract: [string, string][] = [
     'string task_id = 1; PluginConfig function_call_config = 2; PluginConfig result_handler = 3; int64 task_timeout_ms = 4',
   ],
   [`${W}PluginConfig`, 'string type = 1; bytes config = 2'],
-  [`${W}TaskResult`, 'bool success = 1; ExecuteResult execute_result = 2'],
+  [`${W}TaskResult`, 'bool success = 1; ExecuteResult execute_result = 2; string code_version = 3'],
   [
     `${W}ExecuteResult`,
     'string failure_code = 1; bool retryable = 2; repeated PluginResult plugin_results = 3; string failure_message = 4',

@@ -1,5 +1,5 @@
 // CoordinatorAdminService (proto/blockx/coordinator/v1/admin.proto): the read-only status view behind
-// `blockx status`. The core is read under the CoordinatorServer's read lock, like selection, so a reply
+// `blockx status`, and the functions RPCs of an in-process cluster (functions-admin.ts). The core is read under the CoordinatorServer's read lock, like selection, so a reply
 // is one consistent snapshot; the pure query is core/cluster-status.ts. Nothing here changes routing.
 //
 // Which registry prefix a Worker came from is known to the watcher, not the core. Pass `registryEntryOf`
@@ -13,6 +13,8 @@ import type { Logger } from '../../registry/registry-port.js';
 import { clusterStatus, clusterStatusView } from '../core/cluster-status.js';
 import type { ClusterStatus, RegistrySource } from '../core/cluster-status.js';
 import type { CoordinatorCore } from '../core/coordinator-core.js';
+import type { FunctionsStore } from '../../functions-store/functions-store.js';
+import { functionsAdminHandlers } from './functions-admin.js';
 import { toServiceError } from './grpc-status.js';
 
 export type { RegistrySource } from '../core/cluster-status.js';
@@ -25,6 +27,8 @@ export interface AdminServiceOptions {
   /** UTC ms (default: the server's clock, Date.now). */
   readonly clock?: () => number;
   readonly logger?: Logger;
+  /** The functions store of an in-process cluster (functions-admin.ts); absent: those RPCs refuse. */
+  readonly functions?: FunctionsStore;
 }
 
 /** What the handlers need of CoordinatorServer: its read lock around the core. */
@@ -43,6 +47,7 @@ export function adminServiceHandlers(
     opts.registryEntryOf ?? (prefixes.length === 1 ? () => prefixes[0] : (): undefined => undefined);
 
   return {
+    ...functionsAdminHandlers(opts.functions, logger),
     GetClusterStatus(_call, callback) {
       server
         .withCoreRead((core) => clusterStatus(core, clock()))

@@ -48,6 +48,9 @@ export interface NotRoutable {
 
 /** One row: the heartbeat's figures and the shared judgement (contracts/cluster-status.ts), typed. */
 export interface ClusterWorkerStatus extends HeartbeatFigures, WorkerJudgement {
+  /** The heartbeat's code version and why it is not the deployed one ('' when absent). */
+  readonly codeVersion: string;
+  readonly codeVersionError: string;
   readonly breakerState: BreakerState;
   /** When an open breaker closes; undefined unless open. */
   readonly breakerOpenUntilMs: number | undefined;
@@ -157,6 +160,8 @@ function workerStatusView(w: ClusterWorkerStatus, source: RegistrySource | undef
     routable: w.routable,
     notRoutableCode: w.notRoutable?.code ?? '',
     notRoutableReason: w.notRoutable?.reason ?? '',
+    codeVersion: w.codeVersion,
+    codeVersionError: w.codeVersionError,
   };
 }
 
@@ -192,6 +197,8 @@ export function clusterWorkerStatus(
     penalty: v.penalty,
     routable: notRoutable === undefined,
     notRoutable,
+    codeVersion: v.codeVersion ?? '',
+    codeVersionError: v.codeVersionError ?? '',
   };
 }
 

@@ -66,6 +66,8 @@ export function createWorkerView(
     errorRate: hb.errorRate,
     lastHeartbeatMs: hb.lastHeartbeatMs,
     reclaimableSlots: hb.reclaimableSlots ?? 0,
+    codeVersion: hb.codeVersion ?? '',
+    codeVersionError: hb.codeVersionError ?? '',
     circuitBreakerDeadlineMs: previous?.circuitBreakerDeadlineMs ?? 0,
     recentFailureCount: previous?.recentFailureCount ?? 0,
     penalty: previous?.penalty ?? 0,
@@ -94,6 +96,8 @@ export function assignHeartbeat(view: WorkerView, hb: WorkerHeartbeat, slotTtlMs
   view.errorRate = hb.errorRate;
   view.lastHeartbeatMs = hb.lastHeartbeatMs;
   view.reclaimableSlots = hb.reclaimableSlots ?? 0;
+  view.codeVersion = hb.codeVersion ?? '';
+  view.codeVersionError = hb.codeVersionError ?? '';
   forgetReflectedReservations(view, now, slotTtlMs);
 }
 

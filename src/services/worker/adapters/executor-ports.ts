@@ -22,7 +22,7 @@
 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { FunctionCodeView } from '../../../executor/code-epochs.js';
+import { FunctionCodeView, type WorkerCodeView } from '../../../executor/code-epochs.js';
 import { pythonExecutorCommand } from '../../../executor/python-command.js';
 import type { BlockxConfig } from '../../../kernel/config-types.js';
 import {
@@ -69,6 +69,13 @@ export interface ExecutorPortsOptions {
   readonly pythonCommand?: readonly string[];
   /** How often the functions folder is looked at for new epochs while idle. Default FOLDER_CHECK_MS. */
   readonly folderCheckMs?: number;
+  /**
+   * Where epochs come from. Default: a FunctionCodeView over `functionsDir` (functions.source: local);
+   * `functions.source: cluster` passes the deployed-version view (cluster-code-view.ts).
+   */
+  readonly codeView?: WorkerCodeView;
+  /** What the heartbeat says about the code; default: the view's current epoch. */
+  readonly codeVersion?: () => { readonly version?: string; readonly error?: string };
 }
 
 /** The folder check while no task pins (collision errors, the first `.py`): 1 s, one readdir + stats. */
@@ -85,7 +92,7 @@ export interface ExecutorPorts {
   /** Whether the Python executor has been started. */
   readonly pythonStarted: boolean;
   readonly router: ExecutorRouter;
-  readonly codeView: FunctionCodeView;
+  readonly codeView: WorkerCodeView;
   /** `<socketDir>/bx-XXXXXX/executor.sock`; known once `start()` has resolved. */
   readonly socketPath: string;
   /** Listen on the sockets and spawn the executors the folder needs. Resolves once listening (not
@@ -135,7 +142,8 @@ export function createExecutorPorts(options: ExecutorPortsOptions): ExecutorPort
 
   // One view over the files of both languages: a task pins one epoch for all its calls, whichever
   // executor runs them. A folder without `.py` files has the same epoch ids as before.
-  const codeView = new FunctionCodeView({ dir: functionsDir, parseFileName: parseAnyFunctionFileName });
+  const codeView: WorkerCodeView =
+    options.codeView ?? new FunctionCodeView({ dir: functionsDir, parseFileName: parseAnyFunctionFileName });
   const languageOfFile = (fileName: string) => parseAnyFunctionFileName(fileName)?.language ?? null;
   const readiness = new ExecutorSetReadiness();
   let closing: Promise<void> | undefined;
@@ -258,6 +266,10 @@ export function createExecutorPorts(options: ExecutorPortsOptions): ExecutorPort
         inventories.of(pin.epoch); // collision log and lazy Python start, at the latest here
         return pin;
       },
+      // The code version is the epoch id (docs/functions-deploy.md), local folder or deployed bundle.
+      codeVersion:
+        options.codeVersion ??
+        (() => (codeView.currentId === undefined ? {} : { version: codeView.currentId })),
     },
     executorReadiness: readiness,
     supervisor,

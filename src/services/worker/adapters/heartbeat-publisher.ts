@@ -56,6 +56,11 @@ export interface HeartbeatPublisherOptions {
   readonly deriveHeartbeat: () => SlotFigures;
   /** Decayed share of recent tasks that failed through the worker's fault, 0..1 (default: always 0). */
   readonly errorRate?: () => number;
+  /**
+   * The code version new tasks get and, when it is not the cluster's deployed one, why
+   * (docs/functions-deploy.md). Default: neither field is sent.
+   */
+  readonly codeVersion?: () => { readonly version?: string; readonly error?: string };
   readonly metrics?: HostMetricsSource;
   /**
    * The soonest an extra heartbeat follows the previous one after `capacityFreed()` on a busy worker
@@ -164,6 +169,7 @@ export class HeartbeatPublisher {
       this.hostSampledAt = now;
     }
     const host = this.hostSample;
+    const code = this.opts.codeVersion?.();
     return {
       workerAddr: this.opts.workerAddr,
       taskSlots: count(slots.taskSlots),
@@ -179,6 +185,8 @@ export class HeartbeatPublisher {
         ? { reclaimableSlots: Math.min(count(slots.reclaimableSlots), count(slots.reservedSlots)) }
         : {}),
       lastHeartbeatMs: Math.floor(now),
+      ...(code?.version ? { codeVersion: code.version } : {}),
+      ...(code?.error ? { codeVersionError: code.error } : {}),
     };
   }
 

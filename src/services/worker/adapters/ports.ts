@@ -54,6 +54,12 @@ export interface CodeEpochPin {
 export interface CodeEpochSource {
   /** Resolves the current epoch and pins it in one step. Rejects → the task fails ACTIVATION_FAILED. */
   pin(): Promise<CodeEpochPin>;
+  /**
+   * The code version new tasks get now, and why it is not the cluster's deployed one (heartbeat fields
+   * codeVersion / codeVersionError, docs/functions-deploy.md). No IO. Optional: sources without it
+   * report no code version.
+   */
+  codeVersion?(): { readonly version?: string; readonly error?: string };
 }
 
 /** Retry scopes (docs/task-lifecycle.md): which phase an IO operation belongs to decides its retry budget. */

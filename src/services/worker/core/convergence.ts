@@ -65,6 +65,11 @@ export function convergeTask(
     if (code !== '') commands.push({ type: 'CancelTaskCalls', taskId: task.taskId, reason: code });
   }
   const fromPhase = task.phase;
+  // Every result says which code ran it (docs/functions-deploy.md): the epoch pinned at activation.
+  const result: TaskResult =
+    task.codeEpoch === undefined
+      ? outcome.result
+      : { ...outcome.result, codeVersion: String(task.codeEpoch) };
   s.tasks.delete(task.taskId);
   s.watches.clearGrace(task.taskId);
   s.slots.release(task.slotId);
@@ -72,7 +77,7 @@ export function convergeTask(
   s.results.put({
     taskId: task.taskId,
     state: outcome.state,
-    result: outcome.result,
+    result,
     convergedAtMs: now,
     retainedUntilMs,
   });
@@ -81,7 +86,7 @@ export function convergeTask(
     taskId: task.taskId,
     slotId: task.slotId,
     state: outcome.state,
-    result: outcome.result,
+    result,
     fromPhase,
     slotReleased: true,
     retainedUntilMs,
@@ -90,7 +95,7 @@ export function convergeTask(
     type: 'NotifyTerminal',
     taskId: task.taskId,
     state: outcome.state,
-    result: outcome.result,
+    result,
   });
   maybeDrained(s, commands);
 }

@@ -98,6 +98,11 @@ export interface ExecuteResult {
 export interface TaskResult {
   readonly success: boolean;
   readonly executeResult: ExecuteResult;
+  /**
+   * The code version the task ran on: its pinned code epoch (docs/functions-deploy.md). Set by
+   * convergence; absent (empty on the wire) when the task ended before activation pinned one.
+   */
+  readonly codeVersion?: string;
 }
 
 /** The function code version pinned at activation; opaque to the core. */

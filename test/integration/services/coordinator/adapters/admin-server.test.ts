@@ -54,9 +54,13 @@ function coordinator(
 }
 
 describe('CoordinatorAdminService.GetClusterStatus', () => {
-  it('is served under its fixed method path', () => {
+  it('is served under its fixed method paths', () => {
+    // The functions RPCs (docs/functions-deploy.md § blockx up without etcd) are additions.
     expect(Object.values(coordinatorAdminServiceDefinition).map((m) => m.path)).toEqual([
       `/${SERVICE_NAMES.coordinatorAdmin}/GetClusterStatus`,
+      `/${SERVICE_NAMES.coordinatorAdmin}/DeployFunctions`,
+      `/${SERVICE_NAMES.coordinatorAdmin}/UseFunctions`,
+      `/${SERVICE_NAMES.coordinatorAdmin}/ListFunctions`,
     ]);
     expect(SERVICE_NAMES.coordinatorAdmin).toBe('blockx.coordinator.v1.CoordinatorAdminService');
   });

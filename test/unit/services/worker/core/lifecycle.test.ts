@@ -71,9 +71,11 @@ describe('main path', () => {
       },
     ];
     const done = core.handleTaskPhaseFinished('t1', 'Plugin', { ok: true, pluginResults }, 40);
+    // The result names the code epoch pinned at activation (docs/functions-deploy.md).
     const result = {
       success: true,
       executeResult: { failureCode: '', retryable: false, pluginResults, failureMessage: '' },
+      codeVersion: 'epoch-9',
     };
     expect(done.commands).toEqual([
       {

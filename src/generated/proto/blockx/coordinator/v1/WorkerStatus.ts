@@ -51,6 +51,16 @@ export interface WorkerStatus {
   'routable'?: (boolean);
   'notRoutableCode'?: (string);
   'notRoutableReason'?: (string);
+  /**
+   * The code version the Worker serves new tasks from, by its last heartbeat (docs/functions-deploy.md);
+   * empty for a Worker that does not report one.
+   */
+  'codeVersion'?: (string);
+  /**
+   * Why the Worker is not on the cluster's deployed version (a refused bundle, a failed fetch); empty
+   * when it is, or when it serves its local folder.
+   */
+  'codeVersionError'?: (string);
 }
 
 export interface WorkerStatus__Output {
@@ -100,4 +110,14 @@ export interface WorkerStatus__Output {
   'routable': (boolean);
   'notRoutableCode': (string);
   'notRoutableReason': (string);
+  /**
+   * The code version the Worker serves new tasks from, by its last heartbeat (docs/functions-deploy.md);
+   * empty for a Worker that does not report one.
+   */
+  'codeVersion': (string);
+  /**
+   * Why the Worker is not on the cluster's deployed version (a refused bundle, a failed fetch); empty
+   * when it is, or when it serves its local folder.
+   */
+  'codeVersionError': (string);
 }

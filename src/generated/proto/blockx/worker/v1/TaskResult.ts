@@ -16,6 +16,11 @@ export interface TaskResult {
    * Details of the execution outcome.
    */
   'executeResult'?: (_blockx_worker_v1_ExecuteResult | null);
+  /**
+   * The code version (content hash of the function files, docs/functions-deploy.md) the task's calls
+   * ran on: the epoch pinned at activation. Empty when the task ended before it pinned one.
+   */
+  'codeVersion'?: (string);
 }
 
 /**
@@ -30,4 +35,9 @@ export interface TaskResult__Output {
    * Details of the execution outcome.
    */
   'executeResult': (_blockx_worker_v1_ExecuteResult__Output | null);
+  /**
+   * The code version (content hash of the function files, docs/functions-deploy.md) the task's calls
+   * ran on: the epoch pinned at activation. Empty when the task ended before it pinned one.
+   */
+  'codeVersion': (string);
 }

@@ -1,0 +1,141 @@
+// The functions part of CoordinatorAdminService (proto/blockx/coordinator/v1/admin.proto;
+// docs/functions-deploy.md § blockx up without etcd): deploy / use / list on the store the Coordinator
+// holds for an in-process cluster. A Coordinator without a store (every etcd cluster: `blockx functions`
+// writes etcd itself) answers FAILED_PRECONDITION saying so. The one mapping of store error codes to
+// gRPC statuses is `functionsStatusOf`; the store's code travels in the blockx error-code metadata.
+
+import * as grpc from '@grpc/grpc-js';
+import type { FunctionsChange } from '../../../generated/proto/blockx/coordinator/v1/FunctionsChange.js';
+import type { FunctionsVersion } from '../../../generated/proto/blockx/coordinator/v1/FunctionsVersion.js';
+import type { CoordinatorAdminServiceHandlers } from '../../../grpc/proto.js';
+import { grpcStatusError } from '../../../grpc/status.js';
+import { decodeBundle, isVersionId } from '../../functions-store/bundle.js';
+import { MAX_BUNDLE_STORED_BYTES } from '../../functions-store/bundle-limits.js';
+import { FunctionsStoreErrorCode as Code } from '../../functions-store/errors.js';
+import type { FunctionsStore } from '../../functions-store/functions-store.js';
+import type { VersionEntry } from '../../functions-store/version-index.js';
+import type { Logger } from '../../registry/registry-port.js';
+
+type FunctionsHandlers = Pick<
+  CoordinatorAdminServiceHandlers,
+  'DeployFunctions' | 'UseFunctions' | 'ListFunctions'
+>;
+
+/** gRPC status of a functions store error code (unknown codes are INTERNAL). */
+export function functionsStatusOf(code: string): grpc.status {
+  switch (code) {
+    case Code.BUNDLE_EMPTY:
+    case Code.BUNDLE_TOO_LARGE:
+    case Code.BUNDLE_CORRUPT:
+    case Code.BUNDLE_TAMPERED:
+    case Code.VERSION_AMBIGUOUS:
+      return grpc.status.INVALID_ARGUMENT;
+    case Code.VERSION_UNKNOWN:
+      return grpc.status.NOT_FOUND;
+    case Code.NO_DEPLOYMENT:
+      return grpc.status.FAILED_PRECONDITION;
+    case Code.STORE_CONFLICT:
+      return grpc.status.ABORTED;
+    default:
+      return grpc.status.INTERNAL;
+  }
+}
+
+function toStatus(err: unknown, logger: Logger, rpc: string): grpc.ServiceError {
+  const code = (err as { code?: unknown }).code;
+  const message = err instanceof Error ? err.message : String(err);
+  if (typeof code === 'string' && functionsStatusOf(code) !== grpc.status.INTERNAL) {
+    return grpcStatusError(functionsStatusOf(code), message, code);
+  }
+  logger.error({ err: message, rpc }, 'functions admin call failed unexpectedly');
+  return grpcStatusError(grpc.status.INTERNAL, `${rpc}: ${message}`);
+}
+
+const versionWire = (e: VersionEntry): FunctionsVersion => ({
+  version: e.version,
+  digest: e.digest,
+  fileNames: [...e.fileNames],
+  sourceBytes: e.sourceBytes,
+  storedBytes: e.storedBytes,
+  deployedAtMs: e.deployedAtMs,
+});
+
+export function functionsAdminHandlers(store: FunctionsStore | undefined, logger: Logger): FunctionsHandlers {
+  const noStore = (): grpc.ServiceError =>
+    grpcStatusError(
+      grpc.status.FAILED_PRECONDITION,
+      'this coordinator holds no functions store: with etcd, `blockx functions` writes etcd itself ' +
+        '(--etcd / registry.etcd.endpoints); an in-process cluster needs functions.source: cluster',
+    );
+  const answer = <T>(
+    rpc: string,
+    work: (s: FunctionsStore) => Promise<T>,
+    cb: grpc.sendUnaryData<T>,
+  ): void => {
+    if (store === undefined) {
+      cb(noStore());
+      return;
+    }
+    work(store).then(
+      (res) => cb(null, res),
+      (err: unknown) => cb(toStatus(err, logger, rpc)),
+    );
+  };
+  return {
+    DeployFunctions(call, callback) {
+      answer(
+        'DeployFunctions',
+        async (s): Promise<FunctionsChange> => {
+          const { bundle, version } = call.request;
+          if (!isVersionId(version)) {
+            throw Object.assign(new Error('version must be 16 hex digits'), { code: Code.BUNDLE_CORRUPT });
+          }
+          if (bundle.length > MAX_BUNDLE_STORED_BYTES) {
+            throw Object.assign(
+              new Error(
+                `the bundle is ${bundle.length} bytes; at most ${MAX_BUNDLE_STORED_BYTES} are accepted`,
+              ),
+              { code: Code.BUNDLE_TOO_LARGE },
+            );
+          }
+          const files = decodeBundle(bundle, { version }).files;
+          const out = await s.deploy(files);
+          return {
+            entry: versionWire(out.entry),
+            changed: out.changed,
+            newVersion: out.newVersion,
+            previous: out.previous,
+            pruned: [...out.pruned],
+          };
+        },
+        callback,
+      );
+    },
+    UseFunctions(call, callback) {
+      answer(
+        'UseFunctions',
+        async (s): Promise<FunctionsChange> => {
+          const out = await s.use(call.request.version);
+          return {
+            entry: versionWire(out.entry),
+            changed: out.changed,
+            newVersion: false,
+            previous: out.previous,
+            pruned: [],
+          };
+        },
+        callback,
+      );
+    },
+    ListFunctions(_call, callback) {
+      answer(
+        'ListFunctions',
+        async (s) => {
+          const index = await s.list();
+          return { current: index.current, versions: index.versions.map(versionWire) };
+        },
+        callback,
+      );
+    },
+  };
+}
