@@ -22,6 +22,8 @@ export const PROTO_FILES = [
   'blockx/coordinator/v1/coordinator.proto',
   'blockx/bundlecoordinator/v1/bundle_coordinator.proto',
   'blockx/coordinator/v1/admin.proto',
+  'blockx/worker/v1/worker_admin.proto',
+  'blockx/coordinator/v1/jobs.proto',
 ];
 
 /** The decoding options, as generator flags. Keep in step with PROTO_LOADER_OPTIONS (src/grpc/proto.ts). */

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// `npm test`: make sure the real servers the e2e tier needs are installed, run the checks (build, lint,
+// `npm test`: make sure the real servers the e2e tier needs are installed (etcd, PostgreSQL, and Debian's
+// `chromium` for the dashboard's browser test), run the checks (build, lint,
 // format, typecheck, generated-code freshness), then every vitest project, one tier at a time in TIERS
 // order (cheapest first; see test/README.md). The last line printed is always `N passed, N failed,
 // N skipped` over all tiers; the exit code is non-zero if a step failed, a test failed, or no test ran.
@@ -18,7 +19,11 @@ const resultsDir = 'test-results';
 // The vitest projects of vitest.config.ts, in the order they run. Every tier runs (a failure in one does
 // not skip the next) and the summary counts them all.
 const TIERS = ['unit', 'integration', 'process', 'e2e'];
-const INSTALL_HINT = 'sudo apt-get install -y etcd-server postgresql';
+const INSTALL_HINT = 'sudo apt-get install -y etcd-server postgresql python3';
+// The browser test (test/e2e/dashboard-browser.test.ts) drives it; without it that file is skipped
+// locally, and fails under CI=true.
+const CHROMIUM_HINT = 'sudo apt-get install -y chromium';
+const inCi = process.env.CI === 'true';
 
 const argv = process.argv.slice(2);
 const skipBuild = argv.includes('--no-build') && process.env.CI !== 'true';
@@ -32,7 +37,9 @@ process.exit(code);
 async function main() {
   const ensured = await ensureServers();
   if (!ensured) {
-    console.error('etcd and PostgreSQL are needed for the e2e tests. Install them with:');
+    console.error(
+      'etcd and PostgreSQL (the e2e tests) and python3 (the Python Executor tests) are needed. Install them with:',
+    );
     console.log(INSTALL_HINT);
     return 2;
   }
@@ -92,21 +99,64 @@ async function main() {
   return vitestStatus !== 0 || counts.failed > 0 || counts.failedFiles > 0 || counts.passed === 0 ? 1 : 0;
 }
 
-/** True when etcd and PostgreSQL are present (installing them with apt-get when running as root). */
+/**
+ * True when etcd, PostgreSQL and python3 (the Python Executor's tests) are present, installing what is missing with apt-get when running as
+ * root (chromium too, in an apt-get run of its own). A missing chromium is not fatal here: the browser test
+ * skips itself with a message, except under CI=true, where it fails.
+ */
 async function ensureServers() {
   const missing = () =>
-    [findEtcd() ? undefined : 'etcd', findInitdb() ? undefined : 'postgresql'].filter(Boolean);
-  if (missing().length === 0) return true;
+    [
+      findEtcd() ? undefined : 'etcd',
+      findInitdb() ? undefined : 'postgresql',
+      findPython() ? undefined : 'python3',
+    ].filter(Boolean);
+  const servers = [
+    ...(findEtcd() ? [] : ['etcd-server']),
+    ...(findInitdb() ? [] : ['postgresql']),
+    ...(findPython() ? [] : ['python3']),
+  ];
+  const wantChromium = !findChromium();
+  if (servers.length === 0 && !wantChromium) return true;
   const isRoot = process.getuid?.() === 0;
   if (!isRoot || !onPath('apt-get')) {
-    console.error(`test: missing ${missing().join(' and ')}`);
-    return false;
+    if (wantChromium) warnNoChromium();
+    if (servers.length > 0) console.error(`test: missing ${missing().join(' and ')}`);
+    return servers.length === 0;
   }
-  console.log(`test: missing ${missing().join(' and ')}; installing with apt-get`);
+  console.log(
+    `test: missing ${[...servers, ...(wantChromium ? ['chromium'] : [])].join(', ')}; installing with apt-get`,
+  );
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  if ((await runStep('apt-get', ['update'], env)) !== 0) return false;
-  if ((await runStep('apt-get', ['install', '-y', 'etcd-server', 'postgresql'], env)) !== 0) return false;
+  if ((await runStep('apt-get', ['update'], env)) !== 0 && servers.length > 0) return false;
+  if (servers.length > 0 && (await runStep('apt-get', ['install', '-y', ...servers], env)) !== 0)
+    return false;
+  // Its own run: a chromium that cannot be installed must not keep the servers from being installed.
+  if (wantChromium) await runStep('apt-get', ['install', '-y', 'chromium'], env);
+  if (!findChromium()) warnNoChromium();
   return missing().length === 0;
+}
+
+function warnNoChromium() {
+  console.error(
+    inCi
+      ? `test: chromium is missing and CI=true: the dashboard browser test will fail (${CHROMIUM_HINT})`
+      : `test: chromium is missing: the dashboard browser test is skipped (${CHROMIUM_HINT})`,
+  );
+}
+
+function findChromium() {
+  return (
+    (process.env.BLOCKX_CHROMIUM !== undefined && isExecutable(process.env.BLOCKX_CHROMIUM)) ||
+    isExecutable('/usr/bin/chromium') ||
+    isExecutable('/usr/bin/chromium-browser')
+  );
+}
+
+/** The interpreter the Python Executor tests use: `BLOCKX_PYTHON`, else python3 (docs/executor.md). */
+function findPython() {
+  const chosen = process.env.BLOCKX_PYTHON;
+  return chosen !== undefined && chosen !== '' ? isExecutable(chosen) || onPath(chosen) : onPath('python3');
 }
 
 function findEtcd() {

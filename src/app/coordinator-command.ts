@@ -1,11 +1,14 @@
 // `blockx coordinator --deployment <name>` (docs/architecture.md § CLI): boots the kernel (the config
 // with the COORDINATOR_* env overrides applied to that deployment, and the plugins, so their
 // serviceAssembled / shutdown hooks fire here as under `blockx up` and `blockx worker`), runs the
-// Coordinator through the service lifecycle (lifecycle.ts) with the process's Prometheus endpoint, stops
+// Coordinator through the service lifecycle (lifecycle.ts) with the process's Prometheus endpoint and,
+// when `observability.dashboard.listenAddr` is set, its web dashboard (docs/dashboard.md), stops
 // gracefully on SIGINT/SIGTERM, exits 0 (1 when a teardown step failed). A config problem throws
 // ConfigError, which the CLI reports with exit code 2.
 import { bootKernel } from '../kernel/kernel.js';
+import { createDashboardFeed } from '../services/coordinator/adapters/dashboard-feed.js';
 import { createCoordinatorLogger, runCoordinator } from '../services/coordinator/app/run-coordinator.js';
+import { checkDashboardAddress, serveDashboard } from '../services/dashboard/app/serve-dashboard.js';
 import { startServices } from './lifecycle.js';
 import { startProcessMetrics } from './process-metrics.js';
 import { planCoordinator } from './service-plans.js';
@@ -47,6 +50,8 @@ export async function coordinatorCommand(
     deployments: [deployment],
   });
   const { config } = kernel;
+  // A dashboard address that would be refused is refused before the Coordinator starts.
+  checkDashboardAddress(config, config.observability.dashboard.listenAddr);
   const logger = createCoordinatorLogger(config, deployment);
   // Signals are listened for once the services are being assembled (the plugins' serviceAssembled taps
   // may announce readiness), and never left installed by a config error.
@@ -61,7 +66,7 @@ export async function coordinatorCommand(
       logger,
       assemble: async (stack) => {
         const metrics = await startProcessMetrics(config, stack, logger);
-        return stack.adopt(
+        const coordinator = stack.adopt(
           'coordinator',
           await runCoordinator({
             config,
@@ -70,6 +75,24 @@ export async function coordinatorCommand(
             metrics: { registry: metrics.registryFor({ service: 'coordinator', deployment }) },
           }),
         );
+        const { dashboard } = config.observability;
+        if (dashboard.listenAddr !== '') {
+          const dashboardLog = logger.child({ component: 'dashboard' });
+          stack.adopt(
+            'dashboard',
+            await serveDashboard({
+              config,
+              listenAddr: dashboard.listenAddr,
+              feed: createDashboardFeed({
+                ...coordinator.dashboardFeedInputs,
+                intervalMs: dashboard.intervalMs,
+                logger: dashboardLog,
+              }),
+              logger: dashboardLog,
+            }),
+          );
+        }
+        return coordinator;
       },
     });
   } catch (err) {

@@ -1,13 +1,18 @@
 // Service assembly of `blockx up`: one machine, one process tree — the storage (opened and migrated
 // once, shared by the workers), the registry (in-process, or etcd when the config names endpoints), a
-// Coordinator, N Workers each with its Executor, and one Prometheus endpoint for all of them. It walks the
+// Coordinator, N Workers each with its Executor, one Prometheus endpoint for all of them, and the
+// Coordinator's web dashboard (docs/dashboard.md; on by default, see upDashboardListen). It walks the
 // plan of kernel/service-plan.ts through the one service lifecycle (lifecycle.ts): assemble on a
 // teardown stack → serviceAssembled → … → close(): the stack unwinds in reverse order → shutdown.
 import type { Logger as PinoLogger } from 'pino';
 import type { Kernel } from '../kernel/kernel.js';
 import { planUp, type ServicePlan } from '../kernel/service-plan.js';
 import type { BlockxConfig, DeploymentConfig } from '../kernel/config-types.js';
+import { createDashboardFeed } from '../services/coordinator/adapters/dashboard-feed.js';
 import { runCoordinator } from '../services/coordinator/app/run-coordinator.js';
+import { checkDashboardAddress, serveDashboard } from '../services/dashboard/app/serve-dashboard.js';
+import { FunctionsStore } from '../services/functions-store/functions-store.js';
+import { MemoryFunctionsKv } from '../services/functions-store/memory-kv.js';
 import { InProcessRegistry } from '../services/registry/in-process-registry.js';
 import type { WorkerRegistryWriter } from '../services/registry/registry-port.js';
 import type { StorageBackend } from '../services/storage/types.js';
@@ -36,6 +41,11 @@ export interface RunClusterOptions {
   readonly logger: PinoLogger;
   /** Overrides `up.coordinatorListen` (e.g. 127.0.0.1:0 in tests). */
   readonly coordinatorListen?: string;
+  /**
+   * Where the dashboard listens ('' = none). Default: `observability.dashboard.listenAddr`, else
+   * upDashboardListen (next to the coordinator).
+   */
+  readonly dashboardListen?: string;
   /** Builds the Calls phase of worker `index`; default: a supervised Executor per worker. */
   readonly executorFor?: (
     index: number,
@@ -54,6 +64,8 @@ export interface RunningCluster {
   readonly storage: StorageBackend;
   /** `host:port` of the Prometheus endpoint (all services of the cluster), '' when off. */
   readonly metricsAddress: string;
+  /** `http://host:port/` of the dashboard, '' when off. */
+  readonly dashboardUrl: string;
   /** Stops every service (last started first), then fires the shutdown hook. Idempotent. */
   close(): Promise<void>;
 }
@@ -77,9 +89,22 @@ export async function runCluster(opts: RunClusterOptions): Promise<RunningCluste
         deployment,
         logger: logger.child({ service: 'executor', worker: index }),
         io,
+        ...(functionsStore ? { functionsStore } : {}),
       }));
+  const dashboardListen =
+    opts.dashboardListen ??
+    (config.observability.dashboard.listenAddr ||
+      upDashboardListen((config.deployments[name] as DeploymentConfig).coordinator.listen));
+  // Refused before anything starts (a plaintext address other hosts can reach, a malformed one).
+  checkDashboardAddress(config, dashboardListen);
   const useEtcd = config.registry.etcd.endpoints.length > 0;
   const inProcess = useEtcd ? undefined : new InProcessRegistry();
+  // Deployed functions of an in-process cluster live in memory here, served by the Coordinator's admin
+  // service to `blockx functions` (docs/functions-deploy.md § blockx up without etcd); with etcd, in etcd.
+  const functionsStore =
+    !useEtcd && config.functions.source === 'cluster'
+      ? new FunctionsStore(new MemoryFunctionsKv())
+      : undefined;
 
   const running = await startServices<ClusterServices>({
     kernel,
@@ -100,6 +125,7 @@ export async function runCluster(opts: RunClusterOptions): Promise<RunningCluste
           logger: logger.child({ service: 'coordinator' }),
           metrics: { registry: metrics.registryFor({ service: 'coordinator', deployment: name }) },
           ...(inProcess ? { registry: inProcess } : {}),
+          ...(functionsStore ? { functionsStore } : {}),
         }),
       );
 
@@ -135,12 +161,28 @@ export async function runCluster(opts: RunClusterOptions): Promise<RunningCluste
         }
         workerAddresses.push(worker.address);
       }
+      // Started last, so it stops first: its feed never polls a Worker that is shutting down.
+      const dashboardLog = logger.child({ service: 'dashboard' });
+      const dashboard = stack.adopt(
+        'dashboard',
+        await serveDashboard({
+          config,
+          listenAddr: dashboardListen,
+          feed: createDashboardFeed({
+            ...coordinator.dashboardFeedInputs,
+            intervalMs: config.observability.dashboard.intervalMs,
+            logger: dashboardLog,
+          }),
+          logger: dashboardLog,
+        }),
+      );
       return {
         coordinatorAddress: coordinator.address,
         workerAddresses,
         registry: useEtcd ? 'etcd' : 'in-process',
         storage: storage.backend,
         metricsAddress: metrics.address,
+        dashboardUrl: dashboard.url,
       };
     },
   });
@@ -151,6 +193,16 @@ export async function runCluster(opts: RunClusterOptions): Promise<RunningCluste
       await running.stop('cluster stopped');
     },
   };
+}
+
+/**
+ * `blockx up`'s dashboard address when the config names none: loopback, at the coordinator's port + 1
+ * (127.0.0.1:8081 beside the default 127.0.0.1:8080), or a free port when the coordinator's port is 0 (as
+ * tests ask) or the last one. A port in use fails the start with one line, like the coordinator's.
+ */
+export function upDashboardListen(coordinatorListen: string): string {
+  const port = Number(/:(\d{1,5})$/.exec(coordinatorListen.trim())?.[1] ?? 0);
+  return `127.0.0.1:${port > 0 && port < 65_535 ? port + 1 : 0}`;
 }
 
 async function registryWriterFor(

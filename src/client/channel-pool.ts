@@ -6,23 +6,27 @@ import * as grpc from '@grpc/grpc-js';
 import { CLIENT_CHANNEL_OPTIONS } from '../grpc/channel-options.js';
 import {
   CoordinatorAdminServiceClient,
+  CoordinatorJobsServiceClient,
   CoordinatorServiceClient,
   WorkerServiceClient,
 } from '../grpc/proto.js';
 import { channelCredentials } from '../grpc/tls.js';
 import type { TlsMaterial } from '../kernel/tls-files.js';
 
-type Kind = 'worker' | 'coordinator' | 'admin';
+type Kind = 'worker' | 'coordinator' | 'admin' | 'jobs';
 type StubOf<K extends Kind> = K extends 'worker'
   ? WorkerServiceClient
   : K extends 'coordinator'
     ? CoordinatorServiceClient
-    : CoordinatorAdminServiceClient;
+    : K extends 'jobs'
+      ? CoordinatorJobsServiceClient
+      : CoordinatorAdminServiceClient;
 
 const CTORS = {
   worker: WorkerServiceClient,
   coordinator: CoordinatorServiceClient,
   admin: CoordinatorAdminServiceClient,
+  jobs: CoordinatorJobsServiceClient,
 } as const;
 
 export class ChannelPool {
@@ -50,6 +54,11 @@ export class ChannelPool {
 
   admin(address: string): CoordinatorAdminServiceClient {
     return this.stub('admin', address);
+  }
+
+  /** CoordinatorJobsService (backfill progress reports, docs/dashboard-data.md). */
+  jobs(address: string): CoordinatorJobsServiceClient {
+    return this.stub('jobs', address);
   }
 
   /** Addresses with an open channel (for tests and diagnostics). */

@@ -35,6 +35,7 @@ import { watchTaskUpdates } from './watch.js';
 import type { BackfillPlan } from './backfill/plan.js';
 import type { BackfillJournal } from './backfill/journal.js';
 import { runBackfill, type BackfillEvent, type BackfillSummary } from './backfill/run-backfill.js';
+import { createProgressReporter } from './backfill/progress-reporter.js';
 import { checkTaskRetryPolicy, DEFAULT_TASK_RETRY_BACKOFF } from './task-retry.js';
 import { BatchedTaskRunner } from './batch/batch-runner.js';
 import { taskInputOf } from './task-input.js';
@@ -53,6 +54,14 @@ export interface BackfillOptions {
   readonly journal?: BackfillJournal;
   readonly stop?: AbortSignal;
   readonly signal?: AbortSignal;
+  /**
+   * Report the job's progress to the Coordinator for its dashboard (docs/dashboard-data.md § Backfill
+   * jobs). Default true through a coordinator; never with `worker`. Advisory: a Coordinator without the
+   * service, or one that fails it, never slows or fails the job.
+   */
+  readonly reportProgress?: boolean;
+  /** Told once why progress reporting stopped (e.g. the Coordinator predates it). Default: silent. */
+  readonly debug?: (message: string, fields: Record<string, unknown>) => void;
 }
 
 export class BlockxClient {
@@ -206,6 +215,26 @@ export class BlockxClient {
       sleep: this.sleep,
       random: this.random,
       clock: this.clock,
+      ...(this.coordinator !== undefined && opts.reportProgress !== false
+        ? { progress: this.progressReporter(this.coordinator, opts.debug) }
+        : {}),
+    });
+  }
+
+  /** ReportBackfillProgress on the Coordinator's pooled channel (./backfill/progress-reporter.ts). */
+  private progressReporter(
+    address: string,
+    debug: BackfillOptions['debug'],
+  ): ReturnType<typeof createProgressReporter> {
+    return createProgressReporter({
+      send: (progress, timeoutMs) => {
+        const jobs = this.pool.jobs(address);
+        return unaryCall<unknown>((md, o, cb) => jobs.reportBackfillProgress(progress, md, o, cb), {
+          timeoutMs,
+          signal: this.lifetime.signal,
+        }).then(() => undefined);
+      },
+      ...(debug ? { debug } : {}),
     });
   }
 

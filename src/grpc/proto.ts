@@ -17,6 +17,8 @@ import type { ProtoGrpcType as WorkerProto } from '../generated/proto/worker.js'
 import type { ProtoGrpcType as CoordinatorProto } from '../generated/proto/coordinator.js';
 import type { ProtoGrpcType as BundleCoordinatorProto } from '../generated/proto/bundle_coordinator.js';
 import type { ProtoGrpcType as CoordinatorAdminProto } from '../generated/proto/admin.js';
+import type { ProtoGrpcType as WorkerAdminProto } from '../generated/proto/worker_admin.js';
+import type { ProtoGrpcType as CoordinatorJobsProto } from '../generated/proto/jobs.js';
 import type {
   WorkerServiceClient as WorkerServiceClientType,
   WorkerServiceDefinition,
@@ -37,6 +39,16 @@ import type {
   CoordinatorAdminServiceDefinition,
   CoordinatorAdminServiceHandlers,
 } from '../generated/proto/blockx/coordinator/v1/CoordinatorAdminService.js';
+import type {
+  WorkerAdminServiceClient as WorkerAdminServiceClientType,
+  WorkerAdminServiceDefinition,
+  WorkerAdminServiceHandlers,
+} from '../generated/proto/blockx/worker/v1/WorkerAdminService.js';
+import type {
+  CoordinatorJobsServiceClient as CoordinatorJobsServiceClientType,
+  CoordinatorJobsServiceDefinition,
+  CoordinatorJobsServiceHandlers,
+} from '../generated/proto/blockx/coordinator/v1/CoordinatorJobsService.js';
 
 /**
  * The package's `proto/` folder. This file is two levels under the package root both as
@@ -50,6 +62,8 @@ export const PROTO_FILES = [
   'blockx/coordinator/v1/coordinator.proto',
   'blockx/bundlecoordinator/v1/bundle_coordinator.proto',
   'blockx/coordinator/v1/admin.proto',
+  'blockx/worker/v1/worker_admin.proto',
+  'blockx/coordinator/v1/jobs.proto',
 ] as const;
 
 /** See the header comment; a unit test pins these against the generator flags. */
@@ -68,6 +82,8 @@ export const SERVICE_NAMES = {
   coordinator: 'blockx.coordinator.v1.CoordinatorService',
   bundleCoordinator: 'blockx.bundlecoordinator.v1.BundleCoordinatorService',
   coordinatorAdmin: 'blockx.coordinator.v1.CoordinatorAdminService',
+  workerAdmin: 'blockx.worker.v1.WorkerAdminService',
+  coordinatorJobs: 'blockx.coordinator.v1.CoordinatorJobsService',
 } as const;
 
 /** The raw proto-loader package definition of every proto in PROTO_FILES (loaded once, at import). */
@@ -80,12 +96,16 @@ export const packageDefinition: PackageDefinition = loadSync([...PROTO_FILES], {
 const loaded = grpc.loadPackageDefinition(packageDefinition) as unknown as WorkerProto &
   CoordinatorProto &
   BundleCoordinatorProto &
-  CoordinatorAdminProto;
+  CoordinatorAdminProto &
+  WorkerAdminProto &
+  CoordinatorJobsProto;
 
 const workerCtor = loaded.blockx.worker.v1.WorkerService;
 const coordinatorCtor = loaded.blockx.coordinator.v1.CoordinatorService;
 const bundleCoordinatorCtor = loaded.blockx.bundlecoordinator.v1.BundleCoordinatorService;
 const coordinatorAdminCtor = loaded.blockx.coordinator.v1.CoordinatorAdminService;
+const workerAdminCtor = loaded.blockx.worker.v1.WorkerAdminService;
+const coordinatorJobsCtor = loaded.blockx.coordinator.v1.CoordinatorJobsService;
 
 /** `new WorkerServiceClient(addr, credentials, options)`; see src/grpc/clients.ts for the usual setup. */
 export const WorkerServiceClient = workerCtor;
@@ -97,6 +117,12 @@ export type BundleCoordinatorServiceClient = BundleCoordinatorServiceClientType;
 /** Read-only admin view of a Coordinator (proto/blockx/coordinator/v1/admin.proto; `blockx status`). */
 export const CoordinatorAdminServiceClient = coordinatorAdminCtor;
 export type CoordinatorAdminServiceClient = CoordinatorAdminServiceClientType;
+/** Read-only recent tasks of a Worker (proto/blockx/worker/v1/worker_admin.proto; the dashboard feed). */
+export const WorkerAdminServiceClient = workerAdminCtor;
+export type WorkerAdminServiceClient = WorkerAdminServiceClientType;
+/** Backfill progress reports to a Coordinator (proto/blockx/coordinator/v1/jobs.proto). */
+export const CoordinatorJobsServiceClient = coordinatorJobsCtor;
+export type CoordinatorJobsServiceClient = CoordinatorJobsServiceClientType;
 
 /** Service definitions for `server.addService(definition, handlers)`. */
 /**
@@ -132,10 +158,14 @@ export const bundleCoordinatorServiceDefinition: BundleCoordinatorServiceDefinit
   bundleCoordinatorCtor.service;
 export const coordinatorAdminServiceDefinition: CoordinatorAdminServiceDefinition =
   coordinatorAdminCtor.service;
+export const workerAdminServiceDefinition: WorkerAdminServiceDefinition = workerAdminCtor.service;
+export const coordinatorJobsServiceDefinition: CoordinatorJobsServiceDefinition = coordinatorJobsCtor.service;
 
 export type {
   WorkerServiceHandlers,
   CoordinatorServiceHandlers,
   BundleCoordinatorServiceHandlers,
   CoordinatorAdminServiceHandlers,
+  WorkerAdminServiceHandlers,
+  CoordinatorJobsServiceHandlers,
 };

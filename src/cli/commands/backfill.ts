@@ -212,6 +212,13 @@ async function backfill(templatePath: string, opts: BackfillOptions, io: CliIo):
       journal,
       stop: stop.signal,
       signal: cancel.signal,
+      // Why the dashboard got no progress reports (docs/dashboard-data.md), with BLOCKX_LOG_LEVEL=debug.
+      ...(io.env.BLOCKX_LOG_LEVEL === 'debug'
+        ? {
+            debug: (m: string, f: Record<string, unknown>) =>
+              io.stderr(`blockx: debug: ${m} ${JSON.stringify(f)}\n`),
+          }
+        : {}),
     });
     for await (const e of events) {
       summary = onEvent(e, { per, json: opts.json === true, emit, counts, plan }) ?? summary;

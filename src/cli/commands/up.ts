@@ -1,6 +1,7 @@
 // `blockx up` (and `npm start`): the one-machine cluster. Validates the config and plugins, starts the
 // storage, the registry, a Coordinator and N Workers with their Executors, runs the demo tasks through the
-// Coordinator (up-demo.ts), prints the addresses and results, then serves until SIGINT/SIGTERM.
+// Coordinator (up-demo.ts), prints the addresses (the dashboard's among them: docs/dashboard.md) and
+// results, then serves until SIGINT/SIGTERM.
 // `--once` stops after the demo: exit 0 when both demo tasks succeeded, 1 when one failed.
 import type { Command } from 'commander';
 import { CONFIG_FLAG, EXIT, UsageError, type CliIo } from '../io.js';
@@ -12,6 +13,8 @@ interface UpOptions {
   listen?: string;
   workers?: string;
   demo?: boolean;
+  /** `--dashboard ADDR` (a string), `--no-dashboard` (false), or neither (undefined). */
+  dashboard?: string | boolean;
 }
 
 export function registerUpCommand(program: Command, io: CliIo, setExit: (code: number) => void): void {
@@ -26,6 +29,11 @@ export function registerUpCommand(program: Command, io: CliIo, setExit: (code: n
     .option('--listen <addr>', 'coordinator address (default: up.coordinatorListen)')
     .option('--workers <n>', 'number of workers (default: up.workers)')
     .option('--no-demo', 'skip the demo tasks')
+    .option(
+      '--dashboard <addr>',
+      "web dashboard address (default: observability.dashboard.listenAddr, else 127.0.0.1 at the coordinator's port + 1)",
+    )
+    .option('--no-dashboard', 'serve no web dashboard')
     .action(async (opts: UpOptions) => setExit(await up(opts, io)));
 }
 
@@ -41,6 +49,15 @@ async function up(opts: UpOptions, io: CliIo): Promise<number> {
     if (!/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]*):\d{1,5}$/.test(opts.listen))
       throw new UsageError(`--listen must be host:port, got ${opts.listen}`);
     flags.push({ path: ['up', 'coordinatorListen'], value: opts.listen, flag: '--listen' });
+  }
+  if (typeof opts.dashboard === 'string') {
+    if (!/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]*):\d{1,5}$/.test(opts.dashboard))
+      throw new UsageError(`--dashboard must be host:port, got ${opts.dashboard}`);
+    flags.push({
+      path: ['observability', 'dashboard', 'listenAddr'],
+      value: opts.dashboard,
+      flag: '--dashboard',
+    });
   }
   const [
     { bootKernelWithConfig },
@@ -70,12 +87,17 @@ async function up(opts: UpOptions, io: CliIo): Promise<number> {
   const plan = planUp(config);
   io.stdout(`blockx up: deployment "${plan.deployment}" from ${config.configFile}\n`);
   for (const s of plan.services) io.stdout(`  ${describePlannedService(s)}\n`);
-  const cluster = await runCluster({ kernel, logger });
+  const cluster = await runCluster({
+    kernel,
+    logger,
+    ...(opts.dashboard === false ? { dashboardListen: '' } : {}),
+  });
   io.stdout(`coordinator listening on ${cluster.coordinatorAddress} (${cluster.registry} registry)\n`);
   cluster.workerAddresses.forEach((addr, i) => io.stdout(`worker #${i} listening on ${addr}\n`));
   io.stdout(`storage ${cluster.storage.displayUrl}\n`);
   if (cluster.metricsAddress !== '')
     io.stdout(`metrics on http://${cluster.metricsAddress}${config.observability.prometheus.path}\n`);
+  if (cluster.dashboardUrl !== '') io.stdout(`dashboard  ${cluster.dashboardUrl}\n`);
 
   let ok = true;
   try {

@@ -12,6 +12,7 @@ import type { GiveUpReason, RetryReason, TaskRetryPolicy } from '../task-retry.j
 import type { TaskRunResult } from '../types.js';
 import type { BackfillJournal } from './journal.js';
 import type { BackfillPlan, BackfillUnit } from './plan.js';
+import type { BackfillProgress, BackfillProgressSink } from './progress-reporter.js';
 
 export interface BackfillRunOptions {
   readonly concurrency: number;
@@ -26,6 +27,11 @@ export interface BackfillRunOptions {
   readonly random: () => number;
   /** UTC ms, for durations. */
   readonly clock: () => number;
+  /**
+   * Told the job's counts as they change and once at the end (the Coordinator's dashboard,
+   * ./progress-reporter.ts). Advisory: it never throws and bounds its own wait.
+   */
+  readonly progress?: BackfillProgressSink;
 }
 
 export type UnitState = 'SUCCEEDED' | 'FAILED' | 'SKIPPED';
@@ -102,6 +108,23 @@ export async function* runBackfill(
   const skippedUnits = plan.units.filter((u) => done.has(u.key));
   const size = (u: BackfillUnit): number => u.lastBlock - u.firstBlock + 1;
   const counts = { succeeded: 0, failed: 0, skipped: 0, attempts: 0, rows: 0, ran: 0 };
+  // The same counts in units (what a progress report says), and units that ended.
+  const unitCounts = { succeeded: 0, failed: 0, ended: 0 };
+  const progressOf = (finished: boolean): BackfillProgress => ({
+    jobId: plan.jobId,
+    run,
+    per: plan.per,
+    fromBlock: plan.units[0]?.firstBlock ?? 0,
+    toBlock: plan.units[plan.units.length - 1]?.lastBlock ?? 0,
+    units: plan.units.length,
+    succeeded: unitCounts.succeeded,
+    failed: unitCounts.failed,
+    skipped: skippedUnits.length,
+    inFlight: counts.ran - unitCounts.ended,
+    startedAtMs: started,
+    finished,
+  });
+  opts.progress?.update(progressOf(false));
 
   yield { type: 'start', units: plan.units.length, skipped: skippedUnits.length };
   for (const unit of skippedUnits) {
@@ -124,7 +147,13 @@ export async function* runBackfill(
       const unit = todo[next++];
       if (unit === undefined) return;
       counts.ran++;
-      push(await runUnit(runner, plan, unit, run, opts, push));
+      opts.progress?.update(progressOf(false));
+      const report = await runUnit(runner, plan, unit, run, opts, push);
+      unitCounts.ended++;
+      if (report.state === 'SUCCEEDED') unitCounts.succeeded++;
+      else unitCounts.failed++;
+      opts.progress?.update(progressOf(false));
+      push(report);
     }
   };
   let lanesDone = false;
@@ -167,6 +196,7 @@ export async function* runBackfill(
     seconds: Math.round(opts.clock() - started) / 1000,
     interrupted: remaining > 0 || (stopped() && counts.failed > 0),
   };
+  await opts.progress?.finish(progressOf(true));
   yield { type: 'summary', summary };
   return summary;
 }

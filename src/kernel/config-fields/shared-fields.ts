@@ -68,6 +68,12 @@ export const SHARED_GROUPS: readonly ConfigGroup[] = [
     typeName: 'ObservabilityConfig',
   },
   { section: 'top', path: 'observability.prometheus', description: 'The Prometheus metrics endpoint.' },
+  {
+    section: 'top',
+    path: 'observability.dashboard',
+    description:
+      'The web dashboard of the Coordinator (docs/dashboard.md): the cluster, throughput and failures, recent tasks and backfill jobs, live.',
+  },
   { section: 'top', path: 'up', description: '`blockx up`: the one-machine cluster.', typeName: 'UpConfig' },
 ];
 
@@ -237,6 +243,14 @@ export const SHARED_FIELDS: readonly ConfigField[] = [
     description: 'Folder of function modules, relative to the config file.',
   }),
   top({
+    path: 'functions.source',
+    type: { t: 'enum', values: ['local', 'cluster'], typed: true },
+    default: 'local',
+    env: 'BLOCKX_FUNCTIONS_SOURCE',
+    description:
+      'Where a Worker gets its function code (docs/functions-deploy.md). `local`: the `functions.dir` folder of its machine. `cluster`: the version deployed with `blockx functions deploy` (in etcd), fetched and hash-checked; new tasks switch to a newly deployed version, running tasks keep theirs.',
+  }),
+  top({
     path: 'plugins.dirs',
     type: { t: 'list', item: 'string' },
     default: ['plugins/builders', 'plugins/writers'],
@@ -263,6 +277,38 @@ export const SHARED_FIELDS: readonly ConfigField[] = [
     env: 'BLOCKX_PROMETHEUS_PATH',
     envParser: 'urlPath',
     description: 'HTTP path of the metrics.',
+  }),
+  top({
+    path: 'observability.dashboard.listenAddr',
+    type: TEXT,
+    default: '',
+    defaultText:
+      "empty: `blockx coordinator` serves none; `blockx up` serves one on 127.0.0.1 at its coordinator's port + 1 (8081), or a free port when that port is 0",
+    env: 'BLOCKX_DASHBOARD_LISTEN_ADDR',
+    description:
+      'host:port the Coordinator serves its web dashboard on (HTTPS with client certificates when `tls` is set; without TLS only loopback unless tls.allowPlaintext).',
+  }),
+  top({
+    path: 'observability.dashboard.intervalMs',
+    type: { t: 'int', min: 100, max: 60_000 },
+    default: 1000,
+    env: 'BLOCKX_DASHBOARD_INTERVAL_MS',
+    description: 'How often the Coordinator assembles a new snapshot and pushes it to open pages.',
+  }),
+  top({
+    path: 'observability.dashboard.maxEventClients',
+    type: { t: 'int', min: 1, max: 1000 },
+    default: 16,
+    env: 'BLOCKX_DASHBOARD_MAX_EVENT_CLIENTS',
+    description: 'Live pages (event streams) served at once; one more is answered 503.',
+  }),
+  top({
+    path: 'observability.dashboard.allowedHosts',
+    type: { t: 'list', item: 'string' },
+    default: [],
+    env: 'BLOCKX_DASHBOARD_ALLOWED_HOSTS',
+    description:
+      'Host names the page may be opened by over plain HTTP besides IP addresses and localhost (a defence against DNS rebinding; with TLS any name is accepted).',
   }),
   top({
     path: 'observability.logLevel',

@@ -119,6 +119,13 @@ export interface FunctionsConfig {
    * BLOCKX_FUNCTIONS_DIR.
    */
   readonly dir: string;
+  /**
+   * Where a Worker gets its function code (docs/functions-deploy.md). `local`: the `functions.dir`
+   * folder of its machine. `cluster`: the version deployed with `blockx functions deploy` (in etcd),
+   * fetched and hash-checked; new tasks switch to a newly deployed version, running tasks keep theirs.
+   * Default local. Env BLOCKX_FUNCTIONS_SOURCE.
+   */
+  readonly source: 'local' | 'cluster';
 }
 
 /** Plugin packages. */
@@ -143,6 +150,35 @@ export interface ObservabilityConfig {
     readonly listenAddr: string;
     /** HTTP path of the metrics. Default /metrics. Env BLOCKX_PROMETHEUS_PATH. */
     readonly path: string;
+  };
+  /**
+   * The web dashboard of the Coordinator (docs/dashboard.md): the cluster, throughput and failures,
+   * recent tasks and backfill jobs, live.
+   */
+  readonly dashboard: {
+    /**
+     * host:port the Coordinator serves its web dashboard on (HTTPS with client certificates when `tls`
+     * is set; without TLS only loopback unless tls.allowPlaintext). Default empty: `blockx coordinator`
+     * serves none; `blockx up` serves one on 127.0.0.1 at its coordinator's port + 1 (8081), or a free
+     * port when that port is 0. Env BLOCKX_DASHBOARD_LISTEN_ADDR.
+     */
+    readonly listenAddr: string;
+    /**
+     * How often the Coordinator assembles a new snapshot and pushes it to open pages. Default 1000. Env
+     * BLOCKX_DASHBOARD_INTERVAL_MS.
+     */
+    readonly intervalMs: number;
+    /**
+     * Live pages (event streams) served at once; one more is answered 503. Default 16. Env
+     * BLOCKX_DASHBOARD_MAX_EVENT_CLIENTS.
+     */
+    readonly maxEventClients: number;
+    /**
+     * Host names the page may be opened by over plain HTTP besides IP addresses and localhost (a
+     * defence against DNS rebinding; with TLS any name is accepted). Default []. Env
+     * BLOCKX_DASHBOARD_ALLOWED_HOSTS.
+     */
+    readonly allowedHosts: readonly string[];
   };
   /** Level of the JSON log lines (pino). Default info. Env BLOCKX_LOG_LEVEL. */
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';

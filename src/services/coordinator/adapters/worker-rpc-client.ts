@@ -12,10 +12,12 @@
 
 import * as grpc from '@grpc/grpc-js';
 import { CLIENT_CHANNEL_OPTIONS } from '../../../grpc/channel-options.js';
+import { channelCredentials } from '../../../grpc/tls.js';
 import { createWorkerClient, unaryCall, type UnaryCallOptions } from '../../../grpc/clients.js';
 import { CLIENT_IDENTITY_METADATA_KEY } from '../../../kernel/client-identity.js';
 import type { TlsMaterial } from '../../../kernel/tls-files.js';
-import type { WorkerServiceClient } from '../../../grpc/proto.js';
+import { WorkerAdminServiceClient, type WorkerServiceClient } from '../../../grpc/proto.js';
+import type { ListRecentTasksResponse__Output } from '../../../generated/proto/blockx/worker/v1/ListRecentTasksResponse.js';
 import { businessCodeOf, isServiceError } from '../../../grpc/status.js';
 import type {
   RequestTaskSlotResponseWireOut,
@@ -143,6 +145,8 @@ export function repliesOfGrants(
 
 interface Channel {
   readonly client: WorkerServiceClient;
+  /** WorkerAdminService on the same channel (the dashboard feed), created on first use. */
+  admin: WorkerAdminServiceClient | undefined;
   inFlight: number;
   lastUsedMs: number;
   forgotten: boolean;
@@ -268,6 +272,34 @@ export class WorkerRpcClient implements SlotReserver {
     return requestSlotsOneByOne(this, workerAddr, req, opts);
   }
 
+  /**
+   * WorkerAdminService.ListRecentTasks on the Worker's channel (the dashboard feed,
+   * docs/dashboard-data.md). Rejects with the gRPC error (UNIMPLEMENTED from a Worker that predates it).
+   */
+  async listRecentTasks(
+    workerAddr: string,
+    req: { readonly afterSeq: number; readonly limit: number },
+    opts: { readonly timeoutMs: number },
+  ): Promise<ListRecentTasksResponse__Output> {
+    const channel = this.channel(workerAddr);
+    // The admin stub shares the WorkerService stub's channel: no second connection per Worker.
+    channel.admin ??= new WorkerAdminServiceClient(workerAddr, channelCredentials(this.tls), {
+      channelOverride: channel.client.getChannel(),
+    });
+    const admin = channel.admin;
+    channel.inFlight += 1;
+    try {
+      return await unaryCall<ListRecentTasksResponse__Output>(
+        (md, o, cb) => admin.listRecentTasks({ afterSeq: req.afterSeq, limit: req.limit }, md, o, cb),
+        { timeoutMs: opts.timeoutMs },
+      );
+    } finally {
+      channel.inFlight -= 1;
+      channel.lastUsedMs = Date.now();
+      if (channel.forgotten && channel.inFlight === 0) channel.client.close();
+    }
+  }
+
   /** The Worker left the registry: close its channel (after calls in flight finish). */
   forget(workerAddr: string): void {
     const channel = this.channels.get(workerAddr);
@@ -294,7 +326,14 @@ export class WorkerRpcClient implements SlotReserver {
     let channel = this.channels.get(workerAddr);
     if (channel === undefined) {
       const client = createWorkerClient(workerAddr, this.channelOptions, this.tls);
-      channel = { client, inFlight: 0, lastUsedMs: Date.now(), forgotten: false, batchUnsupportedUntilMs: 0 };
+      channel = {
+        client,
+        admin: undefined,
+        inFlight: 0,
+        lastUsedMs: Date.now(),
+        forgotten: false,
+        batchUnsupportedUntilMs: 0,
+      };
       this.channels.set(workerAddr, channel);
     }
     return channel;

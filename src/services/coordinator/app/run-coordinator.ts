@@ -17,7 +17,11 @@
 // and `blockx coordinator`); `prometheusListen` makes runCoordinator serve it itself, at
 // `observability.prometheus.path`, until close() (tests and embedding).
 
+import type { FunctionsStore } from '../../functions-store/functions-store.js';
 import { adminServiceHandlers } from '../adapters/admin-server.js';
+import type { DashboardFeedOptions, RecentTasksClient } from '../adapters/dashboard-feed.js';
+import { jobsServiceHandlers } from '../adapters/jobs-server.js';
+import { BackfillJobs } from '../core/backfill-jobs.js';
 import * as grpc from '@grpc/grpc-js';
 import type { pino } from 'pino';
 import type { Registry } from 'prom-client';
@@ -26,6 +30,7 @@ import { createHealth } from '../../../grpc/health.js';
 import {
   bundleCoordinatorServiceDefinition,
   coordinatorAdminServiceDefinition,
+  coordinatorJobsServiceDefinition,
   coordinatorServiceDefinition,
   SERVICE_NAMES,
 } from '../../../grpc/proto.js';
@@ -79,6 +84,8 @@ export interface RunCoordinatorOptions {
    * until close(). Normally the process entry serves them; this is for tests and embedding.
    */
   readonly prometheusListen?: string;
+  /** The functions store of an in-process cluster, served by the admin service (docs/functions-deploy.md). */
+  readonly functionsStore?: FunctionsStore;
 }
 
 export interface RunningCoordinator {
@@ -94,8 +101,21 @@ export interface RunningCoordinator {
   readonly metrics: CoordinatorMetrics;
   /** The HTTP endpoint started for `prometheusListen`; undefined without it. */
   readonly metricsServer: RunningMetricsServer | undefined;
+  /**
+   * What `createDashboardFeed` (adapters/dashboard-feed.ts) needs of this Coordinator:
+   * `createDashboardFeed({ ...running.dashboardFeedInputs, logger })`. The feed reads; it owns nothing here.
+   */
+  readonly dashboardFeedInputs: Pick<
+    DashboardFeedOptions,
+    'coordinatorServer' | 'workerClients' | 'backfillJobs' | 'registryPrefixes' | 'clock'
+  >;
   close(): Promise<void>;
 }
+
+/** The Worker channels when a test injected its own SlotReserver: no Worker can be polled. */
+const NO_WORKER_CHANNELS: RecentTasksClient = {
+  listRecentTasks: () => Promise.reject(new Error('no worker channels (a test reserver is injected)')),
+};
 
 /** JSON lines on stdout (the Coordinator prints nothing else there) at observability.logLevel. */
 export function createCoordinatorLogger(config: BlockxConfig, deployment: string): pino.Logger {
@@ -205,7 +225,19 @@ export async function runCoordinator(opts: RunCoordinatorOptions): Promise<Runni
   else
     grpcServer.addService(bundleCoordinatorServiceDefinition, new BundleCoordinatorServer(server).handlers());
   // Operator view (`blockx status`): a separate service, so the CoordinatorService contract is untouched.
-  grpcServer.addService(coordinatorAdminServiceDefinition, adminServiceHandlers(server, { prefixes }));
+  grpcServer.addService(
+    coordinatorAdminServiceDefinition,
+    adminServiceHandlers(server, {
+      prefixes,
+      ...(opts.functionsStore ? { functions: opts.functionsStore } : {}),
+    }),
+  );
+  // Backfill progress for the dashboard (docs/dashboard-data.md § Backfill jobs): advisory, bounded.
+  const backfillJobs = new BackfillJobs();
+  grpcServer.addService(
+    coordinatorJobsServiceDefinition,
+    jobsServiceHandlers(backfillJobs, { clock, logger }),
+  );
   health.addToServer(grpcServer);
 
   let port: number;
@@ -255,6 +287,13 @@ export async function runCoordinator(opts: RunCoordinatorOptions): Promise<Runni
     watcherStats: () => watcher.stats,
     metrics,
     metricsServer,
+    dashboardFeedInputs: {
+      coordinatorServer: server,
+      workerClients: rpc ?? NO_WORKER_CHANNELS,
+      backfillJobs,
+      registryPrefixes: prefixes,
+      clock,
+    },
     close: () => {
       closing ??= (async () => {
         readiness.stop();

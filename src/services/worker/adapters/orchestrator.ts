@@ -53,6 +53,8 @@ export { silentWorkerLogger, type WorkerLogger } from './worker-logger.js';
 
 /** What the rest of the worker hears from the orchestrator. Every method is optional. */
 export interface OrchestratorListener {
+  /** A task was admitted (PrepareTaskActivation): it is RUNNING from now (the recent-task ring). */
+  onTaskAdmitted?(task: AdmittedTask): void;
   /** A task converged (NotifyTerminal): push it to its watchers. */
   onTerminal?(taskId: string, state: TerminalTaskState, result: TaskResult): void;
   /** An ALLOCATED slot expired without a submission; the task id is unknown again. */
@@ -66,6 +68,14 @@ export interface OrchestratorListener {
 }
 
 export type PhaseName = 'builder' | 'calls' | 'plugin';
+
+/** What a listener learns of an admitted task: nothing of its input beyond the builder type. */
+export interface AdmittedTask {
+  readonly taskId: string;
+  /** The Call Builder plugin type. */
+  readonly builder: string;
+  readonly acceptedAtMs: number;
+}
 
 /** One phase of one task, from its Start command to its result (admission wait included). */
 export interface PhaseTiming {
@@ -322,6 +332,12 @@ export class Orchestrator {
       },
       'task accepted',
     );
+    const admitted: AdmittedTask = {
+      taskId: cmd.taskId,
+      builder: cmd.input.functionCallConfig.type,
+      acceptedAtMs: cmd.acceptedAtMs,
+    };
+    this.notify((l) => l.onTaskAdmitted?.(admitted));
     void activateTask(this.phases, cmd, rt).catch((err: unknown) => this.phaseCrashed(cmd.taskId, err));
   }
 

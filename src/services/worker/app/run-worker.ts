@@ -24,7 +24,7 @@ import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { SERVER_OPTIONS } from '../../../grpc/channel-options.js';
 import { createHealth, type Health } from '../../../grpc/health.js';
-import { SERVICE_NAMES, workerServiceDefinition } from '../../../grpc/proto.js';
+import { SERVICE_NAMES, workerAdminServiceDefinition, workerServiceDefinition } from '../../../grpc/proto.js';
 import { bindServer, shutdownServer } from '../../../grpc/server.js';
 import { serverCredentials } from '../../../grpc/tls.js';
 import { serviceTls } from '../../../kernel/tls-files.js';
@@ -45,6 +45,7 @@ import {
 } from '../adapters/default-ports.js';
 import { DeploymentUnknownError } from '../adapters/errors.js';
 import { workerServiceHandlers } from '../adapters/grpc-server.js';
+import { RecentTasksRecorder, workerAdminServiceHandlers } from '../adapters/admin-server.js';
 import { RunTasksStreams } from '../adapters/run-tasks-stream.js';
 import { HeartbeatPublisher } from '../adapters/heartbeat-publisher.js';
 import { dispatcherConfigFromWorker } from '../adapters/executor-call-runner.js';
@@ -153,11 +154,12 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
     logger.info({}, 'no storage wired: task IO operations will fail (NO_STORAGE)');
   const readiness = opts.executorReadiness ?? new ManualExecutorReadiness(true);
 
+  const codeEpochs: CodeEpochSource = opts.codeEpochs ?? new StaticCodeEpochSource('local');
   const orchestrator = new Orchestrator({
     core,
     plugins,
     callRunner,
-    codeEpochs: opts.codeEpochs ?? new StaticCodeEpochSource('local'),
+    codeEpochs,
     ioScopes,
     admission: w.admission,
     logger,
@@ -183,6 +185,9 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
     io: opts.ioStats ?? statsSourceOf<IoFigures>(ioScopes),
   });
   orchestrator.addListener(metrics);
+  // The recent-task ring behind WorkerAdminService.ListRecentTasks (docs/dashboard-data.md).
+  const recentTasks = new RecentTasksRecorder(() => orchestrator.now());
+  orchestrator.addListener(recentTasks);
 
   const health = createHealth([SERVICE_NAMES.worker]);
   let publisher: HeartbeatPublisher | undefined;
@@ -221,6 +226,15 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
     workerServiceDefinition,
     workerServiceHandlers({ orchestrator, subscriptions, plugins: admission, logger, runTasks }),
   );
+  server.addService(
+    workerAdminServiceDefinition,
+    workerAdminServiceHandlers({
+      recent: recentTasks.tasks,
+      workerInstance: randomUUID(),
+      now: () => orchestrator.now(),
+      logger,
+    }),
+  );
   health.addToServer(server);
   const port = await bindServer(server, listen, serverCredentials(tls));
   address = advertiseAddress({
@@ -248,6 +262,7 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
       capacityHeartbeatMs: w.capacityHeartbeatMs,
       deriveHeartbeat: () => core.deriveHeartbeat(orchestrator.now()),
       errorRate: () => orchestrator.recentErrorRate,
+      ...(codeEpochs.codeVersion ? { codeVersion: () => codeEpochs.codeVersion?.() ?? {} } : {}),
       logger,
     });
   }

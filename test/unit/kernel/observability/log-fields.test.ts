@@ -28,7 +28,11 @@ function capture() {
 }
 
 const config: Pick<BlockxConfig, 'observability'> = {
-  observability: { prometheus: { listenAddr: '', path: '/metrics' }, logLevel: 'debug' },
+  observability: {
+    prometheus: { listenAddr: '', path: '/metrics' },
+    dashboard: { listenAddr: '', intervalMs: 1000, maxEventClients: 16, allowedHosts: [] },
+    logLevel: 'debug',
+  },
 };
 const MiB = 1024 * 1024;
 

@@ -16,7 +16,13 @@ function capture() {
 }
 
 function config(logLevel: LogLevel): Pick<BlockxConfig, 'observability'> {
-  return { observability: { prometheus: { listenAddr: '', path: '/metrics' }, logLevel } };
+  return {
+    observability: {
+      prometheus: { listenAddr: '', path: '/metrics' },
+      dashboard: { listenAddr: '', intervalMs: 1000, maxEventClients: 16, allowedHosts: [] },
+      logLevel,
+    },
+  };
 }
 
 describe('createLogger', () => {

@@ -1,0 +1,164 @@
+// Backfill jobs as their clients report them (CoordinatorJobsService.ReportBackfillProgress,
+// docs/dashboard-data.md § Backfill jobs). A bounded table keyed by (job id, run): a report is checked
+// field by field (`checkBackfillReport`), then replaces the entry of its run. An entry expires
+// BACKFILL_JOB_RETAIN_MS after its last report, so a client that died leaves no trace for long. At most
+// MAX_BACKFILL_JOBS entries: a new job when the table is full first pushes out expired ones, then the
+// finished one reported least recently; if every entry is a live running job, the report is refused.
+// No IO, no clock: `now` is an argument.
+
+import type { BackfillJobView } from '../../../contracts/dashboard.js';
+
+/** Jobs kept at most. */
+export const MAX_BACKFILL_JOBS = 256;
+/** How long an entry is kept after its last report (finished or not). */
+export const BACKFILL_JOB_RETAIN_MS = 120_000;
+export const MAX_JOB_ID_CHARS = 128;
+export const MAX_RUN_CHARS = 64;
+
+/** A report as it arrives (the wire message in camelCase, int64 as numbers). */
+export interface BackfillProgressReport {
+  readonly jobId: string;
+  readonly run: string;
+  readonly per: string;
+  readonly fromBlock: number;
+  readonly toBlock: number;
+  readonly units: number;
+  readonly succeeded: number;
+  readonly failed: number;
+  readonly skipped: number;
+  readonly inFlight: number;
+  readonly startedAtMs: number;
+  readonly finished: boolean;
+}
+
+/** Why a report was refused: the field and what is wrong with it. */
+export class BackfillReportError extends Error {
+  constructor(
+    readonly code: 'InvalidArgument' | 'TooManyJobs',
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'BackfillReportError';
+  }
+}
+
+const PRINTABLE = /^[\x21-\x7e]+$/;
+
+function checkLabel(field: string, value: string, max: number): void {
+  if (value.length === 0 || value.length > max || !PRINTABLE.test(value)) {
+    throw new BackfillReportError(
+      'InvalidArgument',
+      field,
+      `${field} must be 1 to ${max} printable ASCII characters without spaces (got ${value.length} characters)`,
+    );
+  }
+}
+
+function checkCount(field: string, value: number): void {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new BackfillReportError('InvalidArgument', field, `${field} must be a non-negative integer`);
+  }
+}
+
+/** Throws BackfillReportError (InvalidArgument) naming the first field out of bounds. */
+export function checkBackfillReport(r: BackfillProgressReport): BackfillJobView['per'] {
+  checkLabel('job_id', r.jobId, MAX_JOB_ID_CHARS);
+  checkLabel('run', r.run, MAX_RUN_CHARS);
+  if (r.per !== 'block' && r.per !== 'bundle') {
+    throw new BackfillReportError('InvalidArgument', 'per', 'per must be "block" or "bundle"');
+  }
+  for (const [field, value] of [
+    ['from_block', r.fromBlock],
+    ['to_block', r.toBlock],
+    ['units', r.units],
+    ['succeeded', r.succeeded],
+    ['failed', r.failed],
+    ['skipped', r.skipped],
+    ['in_flight', r.inFlight],
+    ['started_at_ms', r.startedAtMs],
+  ] as const) {
+    checkCount(field, value);
+  }
+  if (r.fromBlock > r.toBlock) {
+    throw new BackfillReportError('InvalidArgument', 'to_block', 'to_block must not be below from_block');
+  }
+  if (r.succeeded + r.failed + r.skipped + r.inFlight > r.units) {
+    throw new BackfillReportError(
+      'InvalidArgument',
+      'units',
+      'succeeded + failed + skipped + in_flight must not exceed units',
+    );
+  }
+  return r.per;
+}
+
+export class BackfillJobs {
+  /** Insertion order = order of last report (a report moves its entry to the end). */
+  private readonly jobs = new Map<string, BackfillJobView>();
+
+  constructor(
+    readonly maxJobs: number = MAX_BACKFILL_JOBS,
+    readonly retainMs: number = BACKFILL_JOB_RETAIN_MS,
+  ) {}
+
+  get size(): number {
+    return this.jobs.size;
+  }
+
+  /** Records `r` (checked) at `now`; throws BackfillReportError when refused. */
+  report(r: BackfillProgressReport, now: number): BackfillJobView {
+    const per = checkBackfillReport(r);
+    const key = `${r.jobId} ${r.run}`;
+    this.expire(now);
+    if (!this.jobs.has(key) && this.jobs.size >= this.maxJobs && !this.evictFinished()) {
+      throw new BackfillReportError(
+        'TooManyJobs',
+        'job_id',
+        `the coordinator already tracks ${this.maxJobs} running backfill jobs`,
+      );
+    }
+    const view: BackfillJobView = {
+      jobId: r.jobId,
+      run: r.run,
+      per,
+      fromBlock: r.fromBlock,
+      toBlock: r.toBlock,
+      units: r.units,
+      succeeded: r.succeeded,
+      failed: r.failed,
+      skipped: r.skipped,
+      inFlight: r.inFlight,
+      startedAtMs: r.startedAtMs,
+      updatedAtMs: now,
+      finished: r.finished,
+    };
+    this.jobs.delete(key);
+    this.jobs.set(key, view);
+    return view;
+  }
+
+  /** Entries not expired at `now`, most recently reported first. */
+  list(now: number): BackfillJobView[] {
+    this.expire(now);
+    return [...this.jobs.values()].reverse();
+  }
+
+  private expire(now: number): void {
+    for (const [key, job] of this.jobs) {
+      // Sorted by report time: the first live entry ends the sweep.
+      if (now - job.updatedAtMs < this.retainMs) break;
+      this.jobs.delete(key);
+    }
+  }
+
+  private evictFinished(): boolean {
+    for (const [key, job] of this.jobs) {
+      if (job.finished) {
+        this.jobs.delete(key);
+        return true;
+      }
+    }
+    return false;
+  }
+}

@@ -1,0 +1,93 @@
+// `blockx up` and its dashboard, through the built CLI (bin/blockx.js → dist/): the address printed
+// among the others, `--no-dashboard`, and the two ways the address can be refused — in use (one line,
+// exit 2) and reachable from other hosts without TLS (exit 2 before any service starts).
+import { spawn } from 'node:child_process';
+import { createServer, type Server } from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const REPO = path.resolve(import.meta.dirname, '../..');
+const BIN = path.join(REPO, 'bin/blockx.js');
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function up(args: string[]): Promise<Run> {
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !/^(BLOCKX_|WORKER_|COORDINATOR_|ETCD_)/.test(k)),
+  );
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [BIN, 'up', '--no-demo', '--once', '--workers', '1', '--listen', '127.0.0.1:0', ...args],
+      { cwd: REPO, env: { ...env, BLOCKX_STORAGE_URL: 'sqlite::memory:' } },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`blockx up ${args.join(' ')} timed out\n${stdout}\n${stderr}`));
+    }, 50_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** stderr without the services' JSON log lines. */
+const lines = (text: string): string[] =>
+  text.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('{'));
+
+describe('blockx up and its dashboard', () => {
+  it('prints the dashboard URL among its addresses, and none with --no-dashboard', async () => {
+    const on = await up([]);
+    expect(on.code, on.stderr).toBe(0);
+    expect(on.stdout).toMatch(/^dashboard {2}http:\/\/127\.0\.0\.1:\d+\/$/m);
+    const off = await up(['--no-dashboard']);
+    expect(off.code, off.stderr).toBe(0);
+    expect(off.stdout).not.toMatch(/dashboard/);
+  });
+
+  it('an address other hosts can reach without TLS is exit 2 before any service starts', async () => {
+    const r = await up(['--dashboard', '0.0.0.0:0']);
+    expect(r.code).toBe(2);
+    expect(lines(r.stderr).join('\n')).toMatch(
+      /^blockx: observability\.dashboard\.listenAddr 0\.0\.0\.0:0 is reachable from other hosts, and TLS is off/,
+    );
+    expect(r.stdout).not.toMatch(/listening on/);
+  });
+
+  it('a malformed --dashboard is a usage error', async () => {
+    const r = await up(['--dashboard', 'nope']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--dashboard must be host:port');
+  });
+
+  describe('a dashboard port already in use', () => {
+    let held: Server | undefined;
+    let port = 0;
+    beforeAll(async () => {
+      held = createServer();
+      await new Promise<void>((resolve) => held!.listen(0, '127.0.0.1', resolve));
+      port = (held.address() as { port: number }).port;
+    });
+    afterAll(async () => {
+      await new Promise<void>((resolve) => (held ? held.close(() => resolve()) : resolve()));
+    });
+
+    it('is exit 2 and one line naming the address, no stack', async () => {
+      const r = await up(['--dashboard', `127.0.0.1:${port}`]);
+      expect(r.code, r.stderr).toBe(2);
+      expect(lines(r.stderr)).toEqual([
+        `blockx: address 127.0.0.1:${port} is already in use (EADDRINUSE): stop the other process or choose another address in the config`,
+      ]);
+      expect(r.stderr).not.toMatch(/^\s+at /m);
+    });
+  });
+});

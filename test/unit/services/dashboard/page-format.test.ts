@@ -1,0 +1,90 @@
+// The pure parts of the page's scripts (web/dashboard/format.js, charts.js), imported as the browser
+// imports them: plain ES modules, no build step.
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const WEB = path.resolve(import.meta.dirname, '../../../../web/dashboard');
+
+interface FormatModule {
+  formatDuration(ms: number): string;
+  formatAge(thenMs: number, nowMs: number): string;
+  formatPercent(fraction: number): string;
+  backfillProgress(job: Record<string, unknown>): number;
+  slotsUsed(worker: { taskSlots: number; freeSlots: number }): number;
+  shortId(id: string, max?: number): string;
+}
+interface ChartsModule {
+  niceCeiling(v: number): number;
+  barGeometry(
+    values: number[],
+    width: number,
+    height: number,
+  ): { yMax: number; bars: { x: number; y: number; width: number; height: number }[] };
+}
+const load = async <T>(file: string): Promise<T> =>
+  (await import(pathToFileURL(path.join(WEB, file)).href)) as T;
+
+describe('format.js', async () => {
+  const f = await load<FormatModule>('format.js');
+
+  it.each([
+    [0, '0 ms'],
+    [850, '850 ms'],
+    [5_000, '5 s'],
+    [1_234, '1.23 s'],
+    [12_340, '12.3 s'],
+    [245_000, '4 min 05 s'],
+    [600_000, '10 min'],
+    [7_380_000, '2 h 03 min'],
+    [-1, '–'],
+    [Number.NaN, '–'],
+  ])('formatDuration(%d) = %s', (ms, text) => expect(f.formatDuration(ms)).toBe(text));
+
+  it('formatPercent, formatAge', () => {
+    expect(f.formatPercent(0.4567)).toBe('46%');
+    expect(f.formatPercent(0.045)).toBe('4.5%');
+    expect(f.formatPercent(0)).toBe('0%');
+    expect(f.formatAge(1_000, 1_400)).toBe('400 ms ago');
+    expect(f.formatAge(0, 1_400)).toBe('–');
+  });
+
+  it('backfillProgress counts succeeded, failed and skipped units, capped at 1', () => {
+    const job = { units: 200, succeeded: 50, failed: 10, skipped: 40, finished: false };
+    expect(f.backfillProgress(job)).toBe(0.5);
+    expect(f.backfillProgress({ ...job, succeeded: 500 })).toBe(1);
+    expect(f.backfillProgress({ ...job, units: 0 })).toBe(0);
+    expect(f.backfillProgress({ ...job, units: 0, finished: true })).toBe(1);
+  });
+
+  it('slotsUsed is total minus free, never negative; shortId keeps both ends', () => {
+    expect(f.slotsUsed({ taskSlots: 8, freeSlots: 5 })).toBe(3);
+    expect(f.slotsUsed({ taskSlots: 8, freeSlots: 9 })).toBe(0);
+    expect(f.shortId('0123456789abcdefghij', 11)).toBe('01234…fghij');
+    expect(f.shortId('short', 11)).toBe('short');
+  });
+});
+
+describe('charts.js', async () => {
+  const c = await load<ChartsModule>('charts.js');
+
+  it.each([
+    [0, 1],
+    [1, 1],
+    [3, 5],
+    [7, 10],
+    [11, 20],
+    [120, 200],
+    [501, 1000],
+  ])('niceCeiling(%d) = %d', (v, nice) => expect(c.niceCeiling(v)).toBe(nice));
+
+  it('barGeometry: one slot per value, heights scaled to the nice maximum, bars on the baseline', () => {
+    const { yMax, bars } = c.barGeometry([0, 5, 10, 2], 400, 100);
+    expect(yMax).toBe(10);
+    expect(bars.map((b) => b.x)).toEqual([0, 100, 200, 300]);
+    expect(bars.map((b) => b.height)).toEqual([0, 50, 100, 20]);
+    for (const b of bars) expect(b.y + b.height).toBe(100);
+    expect(bars[1]?.width).toBe(99);
+    expect(c.barGeometry([], 400, 100)).toEqual({ yMax: 1, bars: [] });
+  });
+});
