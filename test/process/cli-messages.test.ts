@@ -328,7 +328,12 @@ describe('against a running `blockx up`', () => {
       ['submit', '--json', file('thrower2.json', task('thrower', [[2]])), '--coordinator', coordinator],
       env,
     );
-    const result = JSON.parse(j.stdout.trim().split('\n')[0]!) as { failureMessage: string };
+    const result = JSON.parse(j.stdout.trim().split('\n')[0]!) as {
+      failureMessage: string;
+      codeVersion: string;
+    };
+    // The code version that ran it (the functions folder's content hash, docs/functions-deploy.md).
+    expect(result.codeVersion).toMatch(/^[0-9a-f]{16}$/);
     expect(result.failureMessage).toContain(`\n    at inner (${path.join(functions, 'thrower.mjs')}:2:9)`);
     expect(output.text()).toContain(`at inner (${path.join(functions, 'thrower.mjs')}:2:9)`);
   });

@@ -324,6 +324,7 @@ function jsonOutcome(
     state: r.state,
     success: r.success,
     workerAddr: r.workerAddr,
+    codeVersion: r.codeVersion ?? '',
     failureCode: r.failureCode,
     failureMessage: r.failureMessage,
     retryable: r.retryable,
