@@ -167,6 +167,26 @@ describe('blockx functions against a real etcd', () => {
     expect(missing.stderr).toMatch(/FOLDER_UNREADABLE: cannot read the functions folder/);
   });
 
+  it('deploy warns about each import the bundle does not carry, and still deploys', async () => {
+    const helpers = writeFolder(root, 'helpers', {
+      'uses.ts':
+        "import { twice } from './lib/twice.js';\nexport default (_c: unknown, x: number) => twice(x);\n",
+      'uses_py.py': 'from .util import f\n\ndef main(ctx):\n    return f()\n',
+    });
+    const r = await blockx(['functions', 'deploy', helpers, '--json'], env);
+    expect(r.code, r.stderr).toBe(0);
+    const warnings = r.stderr.split('\n').filter((l) => l.includes('warning:'));
+    expect(warnings).toEqual([
+      expect.stringContaining('uses.ts imports ./lib/twice.js, which the bundle does not carry'),
+      expect.stringContaining('uses_py.py imports .util, which the bundle does not carry'),
+    ]);
+    const out = JSON.parse(r.stdout) as { localImports: unknown };
+    expect(out.localImports).toEqual([
+      { fileName: 'uses.ts', specifier: './lib/twice.js' },
+      { fileName: 'uses_py.py', specifier: '.util' },
+    ]);
+  });
+
   it('an etcd or a coordinator that does not answer is exit 2 naming it', async () => {
     const port = await freePort();
     const down = await blockx(['functions', 'list', '--etcd', `127.0.0.1:${port}`]);

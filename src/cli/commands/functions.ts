@@ -157,8 +157,19 @@ async function deploy(ctx: StoreContext, dir: string | undefined): Promise<numbe
   const folder = dir === undefined ? ctx.config.functions.dir : path.resolve(ctx.io.cwd(), dir);
   const { readFunctionsFolder } = await import('../../services/functions-store/folder.js');
   const files = await readFunctionsFolder(folder);
+  const { localImports } = await import('../../services/functions-store/local-imports.js');
+  const { readdir } = await import('node:fs/promises');
+  const unpinned = localImports(files, await readdir(folder).catch(() => []));
   const out = await ctx.backend.deploy(files);
   const e = out.entry;
+  // Not an error (a helper may be installed on every machine on purpose), but never silent.
+  for (const i of unpinned) {
+    ctx.io.stderr(
+      `blockx functions deploy: warning: ${i.fileName} imports ${i.specifier}, which the bundle does not ` +
+        `carry: on workers it resolves from their own functions.dir, not from this version ` +
+        `(docs/functions-deploy.md § What a bundle holds)\n`,
+    );
+  }
   if (ctx.json) {
     ctx.io.stdout(
       `${JSON.stringify({
@@ -174,6 +185,7 @@ async function deploy(ctx: StoreContext, dir: string | undefined): Promise<numbe
         newVersion: out.newVersion,
         previous: out.previous,
         pruned: out.pruned,
+        localImports: unpinned,
       })}\n`,
     );
     return EXIT.OK;
