@@ -3,7 +3,7 @@
 // unreachable / address in use; src/cli/io.ts), and no stack trace. Also: names checked before run time
 // (did you mean), JSON errors at line:column, COORDINATOR_LISTEN honoured, a user function's own stack
 // frames under its FAILED line.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -11,45 +11,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/ports.js';
 import { captureOutput, spawnTracked, stopGroup, waitForLine } from '../support/processes.js';
+import { BIN, REPO, cleanEnv, runBlockx } from '../support/cli.js';
 
-const REPO = path.resolve(import.meta.dirname, '../..');
-const BIN = path.join(REPO, 'bin/blockx.js');
+const blockx = (args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs?: number) =>
+  runBlockx(args, { env: cleanEnv(env), ...(timeoutMs === undefined ? {} : { timeoutMs }) });
 const HELLO = path.join(REPO, 'examples/tasks/hello-world.json');
 const BLOCK_TABLE = path.join(REPO, 'examples/tasks/block-table-transfers.json');
-
-function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !/^(BLOCKX_|WORKER_|COORDINATOR_|ETCD_|GRPC_)/.test(k)),
-  );
-  return { ...env, ...extra };
-}
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
-
-function blockx(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 40_000): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO, env: cleanEnv(env) });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`blockx ${args.join(' ')} timed out\n${stdout}\n${stderr}`));
-    }, timeoutMs);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr, ms: Date.now() - started });
-    });
-    child.stdin.end();
-  });
-}
 
 /** The non-empty lines of a stream, without the services' JSON log lines. */
 function lines(text: string): string[] {

@@ -1,44 +1,16 @@
 // `blockx up` and its dashboard, through the built CLI (bin/blockx.js → dist/): the address printed
 // among the others, `--no-dashboard`, and the two ways the address can be refused — in use (one line,
 // exit 2) and reachable from other hosts without TLS (exit 2 before any service starts).
-import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanEnv, runBlockx } from '../support/cli.js';
 
-const REPO = path.resolve(import.meta.dirname, '../..');
-const BIN = path.join(REPO, 'bin/blockx.js');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function up(args: string[]): Promise<Run> {
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !/^(BLOCKX_|WORKER_|COORDINATOR_|ETCD_)/.test(k)),
-  );
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [BIN, 'up', '--no-demo', '--once', '--workers', '1', '--listen', '127.0.0.1:0', ...args],
-      { cwd: REPO, env: { ...env, BLOCKX_STORAGE_URL: 'sqlite::memory:' } },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`blockx up ${args.join(' ')} timed out\n${stdout}\n${stderr}`));
-    }, 50_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
+/** A one-machine `blockx up --once` with one worker on free ports and in-memory SQLite. */
+const up = (args: string[]) =>
+  runBlockx(['up', '--no-demo', '--once', '--workers', '1', '--listen', '127.0.0.1:0', ...args], {
+    env: cleanEnv({ BLOCKX_STORAGE_URL: 'sqlite::memory:' }),
+    timeoutMs: 50_000,
   });
-}
 
 /** stderr without the services' JSON log lines. */
 const lines = (text: string): string[] =>

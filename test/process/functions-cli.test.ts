@@ -2,7 +2,7 @@
 // and `blockx up` on that etcd with `functions.source: cluster` (docs/functions-deploy.md): the version
 // printed is the local code view's epoch id of the same folder; list/use/errors and their exit codes;
 // `blockx status` and `blockx functions list` show which version the worker runs.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,38 +14,9 @@ import { startEtcd, type EtcdServer } from '../support/etcd.js';
 import { eventually } from '../support/eventually.js';
 import { freePort } from '../support/ports.js';
 import { captureOutput, stopGroup, spawnTracked, waitForLine } from '../support/processes.js';
+import { BIN, REPO, cleanEnv, runBlockx } from '../support/cli.js';
 
-const REPO = path.resolve(import.meta.dirname, '../..');
-const BIN = path.join(REPO, 'bin/blockx.js');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-const baseEnv = (): NodeJS.ProcessEnv =>
-  Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !/^(BLOCKX_|WORKER_|COORDINATOR_|ETCD_)/.test(k)),
-  );
-
-function blockx(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO, env: { ...baseEnv(), ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`blockx ${args.join(' ')} timed out\n${stdout}\n${stderr}`));
-    }, 40_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const blockx = (args: string[], env: NodeJS.ProcessEnv = {}) => runBlockx(args, { env: cleanEnv(env) });
 
 function writeFolder(root: string, name: string, files: Record<string, string>): string {
   const dir = path.join(root, name);
@@ -229,7 +200,7 @@ describe('blockx functions against a real etcd', () => {
         {
           cwd: REPO,
           env: {
-            ...baseEnv(),
+            ...cleanEnv(),
             ...env,
             BLOCKX_STORAGE_URL: 'sqlite::memory:',
             BLOCKX_FUNCTIONS_SOURCE: 'cluster',
@@ -289,7 +260,7 @@ describe('blockx functions against a real etcd', () => {
         {
           cwd: REPO,
           env: {
-            ...baseEnv(),
+            ...cleanEnv(),
             BLOCKX_STORAGE_URL: 'sqlite::memory:',
             BLOCKX_FUNCTIONS_SOURCE: 'cluster',
             BLOCKX_FUNCTIONS_DIR: emptyDir,

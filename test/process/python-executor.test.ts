@@ -2,7 +2,7 @@
 // folder with `.py` functions, tasks submitted with `blockx submit`: a Python function's return values,
 // a JS function calling a Python one, and the Python erc20_transfers writing the token_transfers rows
 // the TypeScript decoder expects (docs/executor.md § Python functions on a Worker).
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -10,9 +10,8 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tokenTransfersOf } from '../../src/services/storage/block-data/index.js';
 import { captureOutput, spawnTracked, stopGroup, waitForLine } from '../support/processes.js';
+import { BIN, REPO, cleanEnv, runBlockx } from '../support/cli.js';
 
-const REPO = path.resolve(import.meta.dirname, '../..');
-const BIN = path.join(REPO, 'bin/blockx.js');
 const BLOCKS = [1, 2, 3, 4];
 
 const dir = mkdtempSync(path.join(tmpdir(), 'blockx-python-'));
@@ -20,39 +19,16 @@ const functionsDir = path.join(dir, 'functions');
 const db = path.join(dir, 'chain.db');
 
 function env(): NodeJS.ProcessEnv {
-  const clean = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !/^(BLOCKX_|WORKER_|COORDINATOR_|ETCD_)/.test(k)),
-  );
-  return {
-    ...clean,
+  return cleanEnv({
     BLOCKX_STORAGE_URL: `sqlite:${db}`,
     BLOCKX_FUNCTIONS_DIR: functionsDir,
     COORDINATOR_CPU_RED_LINE: '1',
     COORDINATOR_MEMORY_RED_LINE: '1',
-  };
-}
-
-function blockx(
-  args: string[],
-  timeoutMs = 40_000,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO, env: env() });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`blockx ${args.join(' ')} timed out\n${stdout}\n${stderr}`));
-    }, timeoutMs);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end();
   });
 }
+
+const blockx = (args: string[], timeoutMs?: number) =>
+  runBlockx(args, { env: env(), ...(timeoutMs === undefined ? {} : { timeoutMs }) });
 
 const file = (name: string, value: unknown): string => {
   const p = path.join(dir, name);

@@ -3,54 +3,16 @@
 //
 // The cluster's red lines are raised to 1 (COORDINATOR_CPU/MEMORY_RED_LINE) so that a busy test machine
 // does not make the Coordinator filter its Workers as overloaded; storage is in memory.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BlockxClient } from '../../src/client/client.js';
 import { captureOutput, spawnTracked, stopGroup, waitForLine } from '../support/processes.js';
+import { BIN, REPO, cleanEnv, runBlockx } from '../support/cli.js';
 
-const REPO = path.resolve(import.meta.dirname, '../..');
-const BIN = path.join(REPO, 'bin/blockx.js');
-
-function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(
-      ([k]) =>
-        !/^(BLOCKX_|WORKER_|COORDINATOR_|ETCD_|TASK_DEADLINE_MS|MAX_TASK_TIMEOUT_MS|RESULT_RETENTION_MS)/.test(
-          k,
-        ),
-    ),
-  );
-  return { ...env, ...extra };
-}
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the CLI without blocking the test process (the cluster lives in another process anyway). */
-function blockx(args: string[], opts: { input?: string; timeoutMs?: number } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO, env: cleanEnv() });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`blockx ${args.join(' ')} timed out\n${stdout}\n${stderr}`));
-    }, opts.timeoutMs ?? 40_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end(opts.input ?? '');
-  });
-}
+const blockx = runBlockx;
 
 function helloTask(name: string, taskId?: string): Record<string, unknown> {
   return {

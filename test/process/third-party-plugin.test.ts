@@ -3,7 +3,7 @@
 // temp dir, next to a `node_modules/blockx` link to this package (what `npm install blockx` gives it),
 // declared in that project's blockx.config.yaml under plugins.packages, and run by the built CLI:
 // `blockx plugins` lists it, and a task submitted to `blockx up` goes through it (docs/plugins.md).
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,42 +11,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BlockxClient } from '../../src/client/client.js';
 import type { ClientTaskInput } from '../../src/client/index.js';
 import { captureOutput, spawnTracked, stopGroup, waitForLine } from '../support/processes.js';
+import { BIN, REPO, cleanEnv, runBlockx } from '../support/cli.js';
 
-const REPO = path.resolve(import.meta.dirname, '../..');
-const BIN = path.join(REPO, 'bin/blockx.js');
+/** Runs the CLI in `cwd` (the scratch project). */
+const blockx = (cwd: string, args: string[]) => runBlockx(args, { cwd });
 const FIXTURE = path.join(REPO, 'test/fixtures/third-party-plugin');
-
-function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !/^(BLOCKX_|WORKER_|COORDINATOR_|ETCD_)/.test(k)),
-  );
-  return { ...env, ...extra };
-}
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the CLI in `cwd` without blocking the test process (the cluster is another process). */
-function blockx(cwd: string, args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: cleanEnv() });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`blockx ${args.join(' ')} timed out\n${stdout}\n${stderr}`));
-    }, 40_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 /** The scratch project: its own config and functions, the plugin installed, blockx linked. */
 function scratchProject(): string {
