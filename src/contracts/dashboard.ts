@@ -50,8 +50,11 @@ export interface RecentTaskView {
   readonly codeVersion: string;
 }
 
-/** A backfill job's progress, as its client last reported it. */
-export interface BackfillJobView {
+/**
+ * What a backfill client reports of its job (CoordinatorJobsService.ReportBackfillProgress,
+ * proto/blockx/coordinator/v1/jobs.proto, in camelCase; docs/dashboard-data.md).
+ */
+export interface BackfillProgress {
   readonly jobId: string;
   /** The run of the job (a rerun after `--fresh` is a new run). */
   readonly run: string;
@@ -66,10 +69,14 @@ export interface BackfillJobView {
   readonly skipped: number;
   readonly inFlight: number;
   readonly startedAtMs: number;
-  /** When the client last reported (UTC ms). */
-  readonly updatedAtMs: number;
   /** The client reported the end of the job. */
   readonly finished: boolean;
+}
+
+/** A backfill job's progress, as its client last reported it. */
+export interface BackfillJobView extends BackfillProgress {
+  /** When the client last reported (UTC ms). */
+  readonly updatedAtMs: number;
 }
 
 /** What the dashboard server needs from its feed. */

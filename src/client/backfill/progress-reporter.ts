@@ -10,29 +10,16 @@
 // FINAL_REPORT_WAIT_MS) only when the Coordinator has already answered a report, so a Coordinator that
 // never did costs the job nothing.
 
+import type { BackfillProgress } from '../../contracts/dashboard.js';
+
+export type { BackfillProgress } from '../../contracts/dashboard.js';
+
 /** How often the latest progress is sent. */
 export const PROGRESS_REPORT_INTERVAL_MS = 1_000;
 /** The deadline of one report. */
 export const PROGRESS_REPORT_TIMEOUT_MS = 2_000;
 /** How long `finish` waits for the last report, at most (and only after an answered one). */
 export const FINAL_REPORT_WAIT_MS = 1_000;
-
-/** What one report says (the wire message of jobs.proto in camelCase). */
-export interface BackfillProgress {
-  readonly jobId: string;
-  readonly run: string;
-  readonly per: 'block' | 'bundle';
-  readonly fromBlock: number;
-  readonly toBlock: number;
-  /** Units (blocks or bundles) in the job, and how many ended each way so far. */
-  readonly units: number;
-  readonly succeeded: number;
-  readonly failed: number;
-  readonly skipped: number;
-  readonly inFlight: number;
-  readonly startedAtMs: number;
-  readonly finished: boolean;
-}
 
 /** What the engine sees of a reporter. */
 export interface BackfillProgressSink {

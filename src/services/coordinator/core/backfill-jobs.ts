@@ -6,7 +6,7 @@
 // finished one reported least recently; if every entry is a live running job, the report is refused.
 // No IO, no clock: `now` is an argument.
 
-import type { BackfillJobView } from '../../../contracts/dashboard.js';
+import type { BackfillJobView, BackfillProgress } from '../../../contracts/dashboard.js';
 
 /** Jobs kept at most. */
 export const MAX_BACKFILL_JOBS = 256;
@@ -15,21 +15,8 @@ export const BACKFILL_JOB_RETAIN_MS = 120_000;
 export const MAX_JOB_ID_CHARS = 128;
 export const MAX_RUN_CHARS = 64;
 
-/** A report as it arrives (the wire message in camelCase, int64 as numbers). */
-export interface BackfillProgressReport {
-  readonly jobId: string;
-  readonly run: string;
-  readonly per: string;
-  readonly fromBlock: number;
-  readonly toBlock: number;
-  readonly units: number;
-  readonly succeeded: number;
-  readonly failed: number;
-  readonly skipped: number;
-  readonly inFlight: number;
-  readonly startedAtMs: number;
-  readonly finished: boolean;
-}
+/** A report as it arrives (int64 as numbers), before `per` is checked. */
+export type BackfillProgressReport = Omit<BackfillProgress, 'per'> & { readonly per: string };
 
 /** Why a report was refused: the field and what is wrong with it. */
 export class BackfillReportError extends Error {
