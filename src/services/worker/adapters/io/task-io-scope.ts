@@ -226,7 +226,7 @@ export class StorageTaskIoScope implements TaskIoScope {
   private async *scan(phase: IoPhase, table: string, asked: ScanQuery | undefined): AsyncGenerator<Row> {
     if (this.closed) throw this.closedError(phase, 'scan', table);
     const config = tableConfig(this.options.backend.tables, table);
-    toStorageScanQuery(table, config, asked); // a bad query fails before any lookup
+    const askedQuery = toStorageScanQuery(table, config, asked); // a bad query fails before any lookup
     // A block number reads the canonical block of that height (canonical-block.ts, docs/storage.md).
     const plan = canonicalScanPlan(this.options.backend.tables, table, asked);
     let query = plan.query;
@@ -248,7 +248,8 @@ export class StorageTaskIoScope implements TaskIoScope {
       if (resolved === undefined) return;
       query = resolved;
     }
-    const storageQuery = toStorageScanQuery(table, config, query);
+    // Most scans are served as asked: translate the query once.
+    const storageQuery = query === asked ? askedQuery : toStorageScanQuery(table, config, query);
     const seedCache = this.cache.enabled && storageQuery.columns === undefined;
     let seeded = 0;
     yield* resumableScan({
