@@ -4,8 +4,10 @@
 // Coordinator through the service lifecycle (lifecycle.ts) with the process's Prometheus endpoint and,
 // when `observability.dashboard.listenAddr` is set, its web dashboard (docs/dashboard.md), stops
 // gracefully on SIGINT/SIGTERM, exits 0 (1 when a teardown step failed). A config problem throws
-// ConfigError, which the CLI reports with exit code 2.
+// ConfigError, which the CLI reports with exit code 2. COORDINATOR_CPU_PROFILE / COORDINATOR_TRACE
+// profile the whole command (docs/performance.md § Profiling).
 import { bootKernel } from '../kernel/kernel.js';
+import { withProfiling } from '../kernel/observability/profiling.js';
 import { createDashboardFeed } from '../services/coordinator/adapters/dashboard-feed.js';
 import { createCoordinatorLogger, runCoordinator } from '../services/coordinator/app/run-coordinator.js';
 import { checkDashboardAddress, serveDashboard } from '../services/dashboard/app/serve-dashboard.js';
@@ -33,10 +35,18 @@ export interface CoordinatorCommandOptions {
  * Runs until `until` settles (default: the first SIGINT or SIGTERM), then shuts down. Resolves with the
  * exit code.
  */
-export async function coordinatorCommand(
+export function coordinatorCommand(
   opts: CoordinatorCommandOptions,
   io: CoordinatorCommandIo,
   until?: Promise<unknown>,
+): Promise<number> {
+  return withProfiling('coordinator', 'blockx coordinator', io, () => serveCoordinator(opts, io, until));
+}
+
+async function serveCoordinator(
+  opts: CoordinatorCommandOptions,
+  io: CoordinatorCommandIo,
+  until: Promise<unknown> | undefined,
 ): Promise<number> {
   const { deployment } = opts;
   if (!deployment) {

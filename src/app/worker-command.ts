@@ -9,10 +9,12 @@
 //
 // Prints one line on stdout once it serves: `worker listening on <advertised addr> (bound <host:port>,
 // deployment <name>)`; logs go to stderr as pino JSON lines (level from BLOCKX_LOG_LEVEL / config).
-// What is assembled, in order, is in worker-assembly.ts.
+// What is assembled, in order, is in worker-assembly.ts. WORKER_CPU_PROFILE / WORKER_TRACE profile the
+// whole command (docs/performance.md § Profiling).
 import { pino } from 'pino';
 import { bootKernel } from '../kernel/kernel.js';
 import { boundedPino } from '../kernel/observability/logger.js';
+import { withProfiling } from '../kernel/observability/profiling.js';
 import type { RunningWorker } from '../services/worker/app/run-worker.js';
 import type { WorkerLogger } from '../services/worker/adapters/worker-logger.js';
 import { startServices } from './lifecycle.js';
@@ -45,10 +47,18 @@ export interface WorkerCommandDeps extends WorkerAssemblyDeps {
   readonly onListening?: (worker: RunningWorker) => void;
 }
 
-export async function workerCommand(
+export function workerCommand(
   opts: WorkerCommandOptions,
   io: WorkerCommandIo,
   deps: WorkerCommandDeps = {},
+): Promise<number> {
+  return withProfiling('worker', 'blockx worker', io, () => serveWorker(opts, io, deps));
+}
+
+async function serveWorker(
+  opts: WorkerCommandOptions,
+  io: WorkerCommandIo,
+  deps: WorkerCommandDeps,
 ): Promise<number> {
   const { deployment } = opts;
   const kernel = await bootKernel({

@@ -4,7 +4,8 @@
 // ./functions), --threads, --heartbeat-interval-ms, --cancel-hard-limit-ms, --max-calls-per-thread,
 // --read-copy-max-entries (0 turns read copies off), --isolation task|none, --thread-heap-mb,
 // --thread-memory-mb and --max-rss-mb (0 turns either check off), --secret-fd N.
-// Exit codes: 0 after a normal stop, 1 on a runtime failure, 2 on bad flags (or an unreadable secret).
+// Exit codes: 0 after a normal stop, 1 on a runtime failure, 2 on bad flags (or an unreadable secret, or
+// an EXECUTOR_CPU_PROFILE / EXECUTOR_TRACE file that cannot be written: docs/performance.md § Profiling).
 //
 // The secret (docs/security.md, "The executor socket"): the Worker serves only a connection whose Hello
 // carries the secret it made for this spawn. It travels on a file descriptor, never in argv or the
@@ -17,9 +18,15 @@ import { closeSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { withProfiling } from '../kernel/observability/profiling.js';
 import { runExecutor, type ExecutorOptions } from './executor-main.js';
 
-export async function executorCommand(argv: readonly string[]): Promise<number> {
+export function executorCommand(argv: readonly string[]): Promise<number> {
+  const io = { env: process.env, stderr: (s: string) => void process.stderr.write(s) };
+  return withProfiling('executor', 'blockx executor', io, () => serveExecutor(argv));
+}
+
+async function serveExecutor(argv: readonly string[]): Promise<number> {
   let options: ExecutorOptions;
   try {
     const parsed = parseExecutorArgs(argv, process.env);

@@ -3,6 +3,8 @@
 // Coordinator (up-demo.ts), prints the addresses (the dashboard's among them: docs/dashboard.md) and
 // results, then serves until SIGINT/SIGTERM.
 // `--once` stops after the demo: exit 0 when both demo tasks succeeded, 1 when one failed.
+// Coordinator and Workers share this one process: COORDINATOR_CPU_PROFILE / COORDINATOR_TRACE profile it
+// (WORKER_* ones do not apply here; docs/performance.md § Profiling).
 import type { Command } from 'commander';
 import { CONFIG_FLAG, EXIT, UsageError, type CliIo } from '../io.js';
 import { runDemo } from './up-demo.js';
@@ -34,7 +36,16 @@ export function registerUpCommand(program: Command, io: CliIo, setExit: (code: n
       "web dashboard address (default: observability.dashboard.listenAddr, else 127.0.0.1 at the coordinator's port + 1)",
     )
     .option('--no-dashboard', 'serve no web dashboard')
-    .action(async (opts: UpOptions) => setExit(await up(opts, io)));
+    .action(async (opts: UpOptions) => {
+      const { withProfiling, PROFILING_VARIABLES } = await import('../../kernel/observability/profiling.js');
+      for (const variable of Object.values(PROFILING_VARIABLES.worker))
+        if (io.env[variable])
+          io.stderr(
+            `blockx up: ${variable} does not apply (the workers run in this process); ` +
+              `${variable.replace('WORKER_', 'COORDINATOR_')} profiles it\n`,
+          );
+      setExit(await withProfiling('coordinator', 'blockx up', io, () => up(opts, io)));
+    });
 }
 
 async function up(opts: UpOptions, io: CliIo): Promise<number> {

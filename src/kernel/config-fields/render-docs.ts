@@ -3,6 +3,7 @@
 import { defaultText, type ConfigField, type ConfigSection } from './field.js';
 import { fieldTree, type GroupNode } from './field-tree.js';
 import { CONFIG_FIELDS, groupOf } from './index.js';
+import { PROFILING_VARIABLES } from '../observability/profiling.js';
 
 const cell = (text: string): string => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 const code = (text: string): string => `\`${text}\``;
@@ -79,6 +80,11 @@ an error naming the variable; an empty variable counts as unset.
 ## Fields
 `;
 
+const PROFILING_INTRO = `Not config fields: the profiling variables (docs/performance.md § Profiling). Each names a file the
+process records into for its whole life, written when it stops cleanly; \`%p\` in the name is replaced by
+the process id, and an Executor's file always gets its pid. Under \`blockx up\` (Coordinator and Workers
+in one process) the \`COORDINATOR_\` ones apply.`;
+
 const ADDING = `## Adding a field
 
 A setting is written down once, as one row of the field table in \`src/kernel/config-fields/\`
@@ -115,6 +121,12 @@ export function renderConfigDocs(fields: readonly ConfigField[] = CONFIG_FIELDS)
   out.push('| `BLOCKX_CONFIG` | the config file |');
   for (const f of fields.filter((row) => row.env !== undefined))
     out.push(`| ${code(f.env as string)} | ${code(SECTION_PREFIX[f.section] + f.path)} |`);
+  out.push('', PROFILING_INTRO, '', '| variable | records |', '| --- | --- |');
+  for (const [role, v] of Object.entries(PROFILING_VARIABLES))
+    out.push(
+      `| ${code(v.cpuProfile)} | a CPU profile of the ${role} (\`.cpuprofile\`) |`,
+      `| ${code(v.trace)} | trace events of the ${role} (Chrome trace-event JSON) |`,
+    );
   out.push('', ADDING);
   return out.join('\n');
 }

@@ -1,0 +1,167 @@
+// Process-level tests of whole-lifetime profiling (docs/performance.md § Profiling): the built CLI with
+// COORDINATOR_* / WORKER_* / EXECUTOR_* _CPU_PROFILE and _TRACE set, stopped with SIGTERM, leaves a
+// `.cpuprofile` with samples and a trace-events JSON with events; a path that cannot be written is one
+// line on stderr and exit code 2. (`blockx coordinator` alone needs etcd, an e2e matter; here the
+// Coordinator is profiled under `blockx up`, which runs it, and its bad-path check is the same.)
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { BIN, REPO, cleanEnv, runBlockx } from '../support/cli.js';
+import { freePort } from '../support/ports.js';
+import { captureOutput, spawnTracked, stopGroup, waitForLine } from '../support/processes.js';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'blockx-profiling-'));
+const children = new Set<ChildProcess>();
+
+afterAll(async () => {
+  for (const child of children) await stopGroup(child, 'SIGKILL', 1_000);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface CpuProfile {
+  nodes: { id: number; callFrame: { functionName: string } }[];
+  samples: number[];
+  startTime: number;
+  endTime: number;
+}
+
+interface TraceFile {
+  traceEvents: { name: string; ph: string; pid: number; ts: number }[];
+}
+
+/** The file parsed as a V8 CPU profile that sampled something. */
+function expectCpuProfile(file: string): CpuProfile {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  expect(profile.nodes.length).toBeGreaterThan(1);
+  expect(profile.samples.length).toBeGreaterThan(0);
+  const ids = new Set(profile.nodes.map((n) => n.id));
+  expect(profile.samples.every((s) => ids.has(s))).toBe(true);
+  expect(profile.endTime).toBeGreaterThan(profile.startTime);
+  return profile;
+}
+
+/** The file parsed as Chrome trace-event JSON of process `pid`, with V8 events among them. */
+function expectTrace(file: string, pid: number): TraceFile {
+  const trace = JSON.parse(readFileSync(file, 'utf8')) as TraceFile;
+  expect(trace.traceEvents.length).toBeGreaterThan(0);
+  for (const e of trace.traceEvents.slice(0, 50)) {
+    expect(typeof e.name).toBe('string');
+    expect(typeof e.ph).toBe('string');
+    expect(e.pid).toBe(pid);
+  }
+  expect(trace.traceEvents.some((e) => e.ph !== 'M' && typeof e.ts === 'number')).toBe(true);
+  return trace;
+}
+
+/** Starts `blockx ARGS` (tracked, own process group) and waits for `ready` on its output. */
+async function serve(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ready: RegExp,
+): Promise<{ child: ChildProcess; output: () => string }> {
+  const child = spawnTracked(process.execPath, [BIN, ...args], { cwd: REPO, env: cleanEnv(env) });
+  children.add(child);
+  const tail = captureOutput(child);
+  await waitForLine(child, ready, 45_000).catch((err: Error) => {
+    throw new Error(`${err.message}\n${tail.text()}`);
+  });
+  return { child, output: () => tail.text() };
+}
+
+/** SIGTERM to the command alone (as an operator's kill); resolves with its exit code. */
+function terminate(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    child.once('exit', (code) => resolve(code));
+    child.kill('SIGTERM');
+  });
+}
+
+describe('profiling variables', () => {
+  it('blockx worker: WORKER_* profile the worker, EXECUTOR_* its executor (file name gets the pid)', async () => {
+    const out = path.join(dir, 'worker');
+    mkdirSync(out);
+    const { child, output } = await serve(
+      ['worker', '--deployment', 'block'],
+      {
+        WORKER_LISTEN: '127.0.0.1:0',
+        BLOCKX_STORAGE_URL: `sqlite:${path.join(out, 'db.sqlite')}`,
+        WORKER_CPU_PROFILE: path.join(out, 'worker-%p.cpuprofile'),
+        WORKER_TRACE: path.join(out, 'worker.trace.json'),
+        EXECUTOR_CPU_PROFILE: path.join(out, 'executor.cpuprofile'),
+        EXECUTOR_TRACE: path.join(out, 'executor-%p.json'),
+      },
+      /^worker listening on \S+/,
+    );
+    const addr = /^worker listening on (\S+)/m.exec(output())?.[1] ?? '';
+    // Work for both processes: one task through the worker and its executor.
+    const submit = await runBlockx(
+      ['submit', 'examples/tasks/hello-world.json', '--worker', addr, '--wait'],
+      {
+        env: cleanEnv({ BLOCKX_STORAGE_URL: `sqlite:${path.join(out, 'db.sqlite')}` }),
+      },
+    );
+    expect(submit.code, submit.stderr).toBe(0);
+    expect(await terminate(child), output()).toBe(0);
+    const pid = child.pid as number;
+
+    expectCpuProfile(path.join(out, `worker-${pid}.cpuprofile`));
+    expectTrace(path.join(out, 'worker.trace.json'), pid);
+    const executorProfiles = readdirSync(out).filter((f) => /^executor\.\d+\.cpuprofile$/.test(f));
+    expect(executorProfiles).toHaveLength(1);
+    const executorPid = Number(/^executor\.(\d+)\./.exec(executorProfiles[0] as string)?.[1]);
+    expect(executorPid).not.toBe(pid);
+    const profile = expectCpuProfile(path.join(out, executorProfiles[0] as string));
+    expect(profile.nodes.some((n) => n.callFrame.functionName !== '')).toBe(true);
+    expectTrace(path.join(out, `executor-${executorPid}.json`), executorPid);
+  }, 90_000);
+
+  it('blockx up: COORDINATOR_* profile its one process; a WORKER_* variable is named as not applying', async () => {
+    const out = path.join(dir, 'up');
+    mkdirSync(out);
+    const { child, output } = await serve(
+      ['up', '--no-demo', '--no-dashboard', '--workers', '1', '--listen', `127.0.0.1:${await freePort()}`],
+      {
+        BLOCKX_STORAGE_URL: `sqlite:${path.join(out, 'db.sqlite')}`,
+        COORDINATOR_CPU_PROFILE: path.join(out, 'up.cpuprofile'),
+        COORDINATOR_TRACE: path.join(out, 'up.trace.json'),
+        WORKER_CPU_PROFILE: path.join(out, 'worker.cpuprofile'),
+      },
+      /^serving; press Ctrl-C/,
+    );
+    expect(output()).toContain(
+      'blockx up: WORKER_CPU_PROFILE does not apply (the workers run in this process); COORDINATOR_CPU_PROFILE profiles it',
+    );
+    expect(await terminate(child), output()).toBe(0);
+    expectCpuProfile(path.join(out, 'up.cpuprofile'));
+    const trace = expectTrace(path.join(out, 'up.trace.json'), child.pid as number);
+    expect(trace.traceEvents.some((e) => e.name === 'V8.GCScavenger' || e.name.startsWith('V8.'))).toBe(true);
+    expect(existsSync(path.join(out, 'worker.cpuprofile'))).toBe(false);
+  }, 90_000);
+
+  it.each([
+    [['coordinator', '--deployment', 'block'], 'COORDINATOR_CPU_PROFILE', 'blockx coordinator'],
+    [['coordinator', '--deployment', 'block'], 'COORDINATOR_TRACE', 'blockx coordinator'],
+    [['up', '--no-demo'], 'COORDINATOR_TRACE', 'blockx up'],
+    [['worker', '--deployment', 'block'], 'WORKER_CPU_PROFILE', 'blockx worker'],
+    [['worker', '--deployment', 'block'], 'WORKER_TRACE', 'blockx worker'],
+    [['executor', '--socket', '/tmp/never.sock'], 'EXECUTOR_CPU_PROFILE', 'blockx executor'],
+    [['executor', '--socket', '/tmp/never.sock'], 'EXECUTOR_TRACE', 'blockx executor'],
+  ])(
+    '%j with %s in a missing folder: one line naming it, exit 2, nothing started',
+    async (args, variable, label) => {
+      const file = path.join(dir, 'no-such-folder', 'out.json');
+      const r = await runBlockx(args, { env: cleanEnv({ [variable]: file, WORKER_LISTEN: '127.0.0.1:0' }) });
+      expect(r.code).toBe(2);
+      const lines = r.stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        new RegExp(
+          `^${label}: ${variable}=${dir}/no-such-folder/out(\\.\\d+)?\\.json: cannot write the file \\(ENOENT`,
+        ),
+      );
+      expect(r.stdout).toBe('');
+    },
+  );
+});
