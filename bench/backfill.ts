@@ -1,34 +1,42 @@
-// bench/backfill: a generated chain (10,000 blocks by default) backfilled into token_transfers through a
-// real cluster — `blockx coordinator` + 2 `blockx worker` processes on one etcd (test/support/cluster.ts)
-// — on SQLite and on PostgreSQL, beside a hand-written floor measured in the same run on the same storage.
+// bench/backfill: BlockX's main job against what a user would write instead (docs/performance.md § The
+// backfill floor). A generated chain (`blockx data generate`, 3,000 blocks by default) is backfilled into
+// token_transfers on a fresh SQLite file and on a PostgreSQL server the bench starts
+// (test/support/postgres.ts), three ways, in one run on the same blocks:
 //
-//   npx tsx bench/backfill.ts [--blocks 10000] [--only sqlite|postgres] [--concurrency 64]
-//                             [--bundle-concurrency WORKERS] [--workers 2]
-//   npm run bench -- --only backfill
+//   npx tsx bench/backfill.ts [--blocks 3000] [--storage sqlite|postgres] [--workers 2]
+//                             [--concurrency 64] [--bundle-concurrency WORKERS]
+//   npm run bench -- --only backfill        (both storages, the defaults)
 //
-// Rows of the table, per storage (token_transfers is cleared before each):
-//   floor              bench/lib/backfill-floor.ts: one process reads each block's events (the template's
-//                      selector filter), runs functions/erc20_transfers.ts on every row as the Executor
-//                      would, and replaces the block's rows in one transaction, block after block, on the
-//                      repository's storage backend (open-storage.ts: the Workers' SQL path).
-//   blockx per-block   `blockx backfill examples/tasks/block-table-transfers.json --per block`: one task per
+//   floor              bench/lib/backfill-floor*.ts: one process, the raw driver (better-sqlite3 / pg), block
+//                      after block: the canonical block's Transfer events, decoded as
+//                      functions/erc20_transfers.ts does, the block's token_transfers rows replaced in one
+//                      transaction. It imports nothing from src/: it is the baseline.
+//   blockx per-block   `blockx backfill examples/tasks/block-table-transfers.json --per block` through the
+//                      built CLI against `blockx up --workers 2` (bench/lib/backfill-up.ts): one task per
 //                      block (BlockTableCallConfig → erc20_transfers → BlockWriteResultHandler).
 //   blockx per-bundle  `blockx backfill examples/tasks/bundle-transfers.json --per bundle`: one task per
 //                      aligned bundle of 1,000 blocks (BlockBundleCallConfig → BlockBundleWriteResultHandler).
-// Both go through the coordinator. `seconds`, blocks/s, rows/s and the ratio are over the seconds the job's
-// summary reports (the floor's clock likewise excludes process start); `command s` is the CLI's wall time,
-// node start and kernel boot included. After every row the table must hold exactly the floor's row count
-// (every block was written), or the bench fails.
+//
+// token_transfers is cleared before each run. After each BlockX run the table must equal the floor's —
+// same row count and the same SHA-256 over every row in key order (bench/lib/backfill-table.ts) — with
+// 0 failed tasks, or the bench exits 1. `throughput blockx/floor` = floor seconds / BlockX seconds on
+// the same blocks (≥ 1: BlockX was faster). Seconds are the job's own (the summary's `seconds`; the
+// floor's clock likewise starts with its connection open); `command s` is the CLI's wall time, node
+// start included. CPU (bench/lib/proc-cpu.ts, /proc/<pid>/stat, 10 ms ticks) is per block and per call
+// (a call = one event decoded, the count the floor made): `main` is the floor's process on the floor
+// row and the `blockx up` process (Coordinator + Workers) on BlockX rows; `executors` are up's children
+// (one Executor per Worker). The PostgreSQL server's own CPU is in none of them.
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type * as ConfigModule from '../src/kernel/config.js';
-import type * as OpenStorageModule from '../src/services/storage/open-storage.js';
-import type { StorageBackend } from '../src/services/storage/types.js';
-import { REPO, startCluster, type TestCluster } from '../test/support/cluster.js';
-import { builtLabel, loadBuilt } from './lib/built.js';
-import { countRows, runFloor, type FloorResult } from './lib/backfill-floor.js';
+import { REPO, runBlockx } from '../test/support/cli.js';
+import { TRANSFER_SELECTOR, type FloorJob, type FloorResult } from './lib/backfill-floor.js';
+import { runPostgresFloor } from './lib/backfill-floor-postgres.js';
+import { runSqliteFloor } from './lib/backfill-floor-sqlite.js';
 import { readTemplate, runBackfill, type BackfillRun } from './lib/backfill-run.js';
+import { openOutputTable, type OutputTable, type TableFingerprint } from './lib/backfill-table.js';
+import { benchEnv, startUp, type UpCluster } from './lib/backfill-up.js';
+import { builtLabel } from './lib/built.js';
 import {
   STORAGE_KINDS,
   STORAGE_NAMES,
@@ -36,11 +44,12 @@ import {
   withFreshStorage,
   type StorageKind,
 } from './lib/fresh-storage.js';
+import { cpuSnapshot, cpuSpent, type CpuSpent } from './lib/proc-cpu.js';
 
 const { values } = parseArgs({
   options: {
-    blocks: { type: 'string', default: '10000' },
-    only: { type: 'string' },
+    blocks: { type: 'string', default: '3000' },
+    storage: { type: 'string' },
     concurrency: { type: 'string', default: '64' },
     'bundle-concurrency': { type: 'string' },
     workers: { type: 'string', default: '2' },
@@ -49,153 +58,191 @@ const { values } = parseArgs({
 const BLOCKS = Number(values.blocks);
 const CONCURRENCY = Number(values.concurrency);
 const WORKERS = Number(values.workers);
-/** Bundles in flight: one per worker by default (a bundle task is parallel inside; 10 at once would time out). */
+/** Bundles in flight: one per worker by default (a bundle task is parallel inside). */
 const BUNDLE_CONCURRENCY = Number(values['bundle-concurrency'] ?? WORKERS);
 if (
   ![BLOCKS, CONCURRENCY, WORKERS, BUNDLE_CONCURRENCY].every((n) => Number.isSafeInteger(n) && n > 0) ||
-  (values.only !== undefined && values.only !== 'sqlite' && values.only !== 'postgres')
+  (values.storage !== undefined && !(STORAGE_KINDS as readonly string[]).includes(values.storage))
 ) {
   console.error(
-    'usage: bench/backfill.ts [--blocks N>0] [--only sqlite|postgres] [--concurrency N>0] ' +
-      '[--bundle-concurrency N>0] [--workers N>0]',
+    'usage: bench/backfill.ts [--blocks N>0] [--storage sqlite|postgres] [--workers N>0] ' +
+      '[--concurrency N>0] [--bundle-concurrency N>0]',
   );
   process.exit(2);
 }
 const CHAIN = 1;
-const OUTPUT_TABLE = 'token_transfers';
 const BLOCK_TEMPLATE = path.join(REPO, 'examples/tasks/block-table-transfers.json');
 const BUNDLE_TEMPLATE = path.join(REPO, 'examples/tasks/bundle-transfers.json');
 const BUNDLE_SIZE = 1_000;
+const GENERATE_TIMEOUT_MS = 900_000;
 
 interface Row {
   readonly run: string;
-  readonly storage: string;
   readonly blocks: number;
   readonly tasks?: number;
   readonly failed?: number;
   readonly attempts?: number;
   readonly seconds?: number;
   readonly commandSeconds?: number;
-  readonly rows?: number;
+  readonly calls?: number;
+  readonly table?: TableFingerprint;
+  readonly sameRows?: boolean;
   readonly ratio?: number;
+  readonly mainCpuMs?: number;
+  readonly executorCpuMs?: number;
   readonly note?: string;
 }
 
-async function openBackend(cluster: TestCluster): Promise<StorageBackend> {
-  const { loadConfig } = await loadBuilt<typeof ConfigModule>('kernel/config');
-  const { openStorage } = await loadBuilt<typeof OpenStorageModule>('services/storage/open-storage');
-  const config = loadConfig({ configPath: cluster.configPath, env: cluster.env });
-  return openStorage(config.storage, config.tables, { baseDir: config.baseDir });
+/** The floor reproduces the per-block template's scan: check the template still asks for it. */
+function checkTemplate(): void {
+  const { table, where } = readTemplate(BLOCK_TEMPLATE);
+  if (table !== 'events' || where.selector !== TRANSFER_SELECTOR || Object.keys(where).length !== 1)
+    throw new Error(`${BLOCK_TEMPLATE} no longer scans events by the Transfer selector: update the floor`);
 }
 
-const clear = (backend: StorageBackend): Promise<number> =>
-  backend.transaction((tx) => tx.deleteWhere(OUTPUT_TABLE, { chain_id: CHAIN }));
+function runFloor(kind: StorageKind, storageUrl: string, job: FloorJob): Promise<FloorResult> {
+  return kind === 'sqlite'
+    ? runSqliteFloor(storageUrl.slice('sqlite:'.length), job)
+    : runPostgresFloor(storageUrl, job);
+}
 
-/** The three rows of one storage, in one cluster. */
+async function blockxRow(
+  up: UpCluster,
+  table: OutputTable,
+  floor: { result: FloorResult; table: TableFingerprint },
+  kind: StorageKind,
+  per: 'block' | 'bundle',
+): Promise<Row> {
+  await table.clear(CHAIN);
+  const before = cpuSnapshot(up.pid);
+  const run: BackfillRun = await runBackfill(up, {
+    template: per === 'block' ? BLOCK_TEMPLATE : BUNDLE_TEMPLATE,
+    per,
+    from: 1,
+    // --per bundle takes whole bundles; past BLOCKS there are no blocks, so no rows either.
+    to: per === 'block' ? BLOCKS : Math.ceil(BLOCKS / BUNDLE_SIZE) * BUNDLE_SIZE,
+    concurrency: per === 'block' ? CONCURRENCY : BUNDLE_CONCURRENCY,
+  });
+  const cpu: CpuSpent = cpuSpent(before, cpuSnapshot(up.pid));
+  const stored = await table.fingerprint();
+  const sameRows = stored.rows === floor.table.rows && stored.sha256 === floor.table.sha256;
+  if (!sameRows || run.failed > 0)
+    console.error(
+      `${STORAGE_NAMES[kind]} per-${per}: ${run.failed} failed task(s), ${stored.rows} rows ` +
+        `(floor ${floor.table.rows}, ${sameRows ? 'same' : 'different'} rows); output tail:\n${run.tail}`,
+    );
+  return {
+    run: `blockx ${kind} per-${per}`,
+    blocks: BLOCKS,
+    tasks: run.tasks,
+    failed: run.failed,
+    attempts: run.attempts,
+    seconds: run.jobSeconds,
+    commandSeconds: run.wallSeconds,
+    calls: floor.result.events,
+    table: stored,
+    sameRows,
+    ratio: floor.result.seconds / run.jobSeconds,
+    mainCpuMs: cpu.mainMs,
+    executorCpuMs: cpu.childrenMs,
+    ...(cpu.children === WORKERS ? {} : { note: `${cpu.children} executor processes at the end` }),
+  };
+}
+
+/** The three rows of one storage. */
 async function measure(kind: StorageKind, storageUrl: string): Promise<Row[]> {
-  const storage = STORAGE_NAMES[kind];
-  const cluster = await startCluster({ workers: WORKERS, storageUrl });
-  let backend: StorageBackend | undefined;
+  const generated = await runBlockx(
+    ['data', 'generate', '--chain', String(CHAIN), '--blocks', String(BLOCKS)],
+    { env: benchEnv(storageUrl), timeoutMs: GENERATE_TIMEOUT_MS },
+  );
+  if (generated.code !== 0)
+    throw new Error(`blockx data generate exited ${generated.code}:\n${generated.stdout}${generated.stderr}`);
+  const table = await openOutputTable(storageUrl);
+  let up: UpCluster | undefined;
   try {
-    await cluster.generateChain(BLOCKS, { chain: CHAIN });
-    backend = await openBackend(cluster);
-    const template = readTemplate(BLOCK_TEMPLATE);
-    await clear(backend);
-    const floor: FloorResult = await runFloor(backend, {
-      chainId: CHAIN,
-      from: 1,
-      to: BLOCKS,
-      where: template.where,
-      sourceTable: template.table,
-      outputTable: OUTPUT_TABLE,
-    });
-    const floorRows = await countRows(backend, OUTPUT_TABLE, 'log_idx');
-    if (floorRows !== floor.rows)
-      throw new Error(`${storage} floor: wrote ${floor.rows} rows, the table holds ${floorRows}`);
+    await table.clear(CHAIN);
+    const result = await runFloor(kind, storageUrl, { chainId: CHAIN, from: 1, to: BLOCKS });
+    const floor = { result, table: await table.fingerprint() };
+    if (floor.table.rows !== result.rows)
+      throw new Error(`floor: wrote ${result.rows} rows, the table holds ${floor.table.rows}`);
     const rows: Row[] = [
-      { run: `floor ${kind}`, storage, blocks: BLOCKS, seconds: floor.seconds, rows: floorRows, ratio: 1 },
-    ];
-    for (const per of ['block', 'bundle'] as const) {
-      await clear(backend);
-      const run: BackfillRun = await runBackfill(cluster, {
-        template: per === 'block' ? BLOCK_TEMPLATE : BUNDLE_TEMPLATE,
-        per,
-        from: 1,
-        // --per bundle takes whole bundles; past BLOCKS there are no blocks, so no rows either.
-        to: per === 'block' ? BLOCKS : Math.ceil(BLOCKS / BUNDLE_SIZE) * BUNDLE_SIZE,
-        concurrency: per === 'block' ? CONCURRENCY : BUNDLE_CONCURRENCY,
-      });
-      const stored = await countRows(backend, OUTPUT_TABLE, 'log_idx');
-      rows.push({
-        run: `blockx ${kind} per-${per}`,
-        storage,
+      {
+        run: `floor ${kind}`,
         blocks: BLOCKS,
-        tasks: run.tasks,
-        failed: run.failed,
-        attempts: run.attempts,
-        seconds: run.jobSeconds,
-        commandSeconds: run.wallSeconds,
-        rows: stored,
-        ratio: run.jobSeconds / floor.seconds,
-        ...(stored === floorRows ? {} : { note: `ROW COUNT ${stored} ≠ floor ${floorRows}` }),
-      });
-      if (stored !== floorRows || run.failed > 0) {
-        console.error(`${storage} per-${per}: ${run.failed} failed task(s); output tail:\n${run.tail}`);
-      }
-    }
+        seconds: result.seconds,
+        calls: result.events,
+        table: floor.table,
+        ratio: 1,
+        mainCpuMs: result.cpuMs,
+      },
+    ];
+    up = await startUp({ storageUrl, workers: WORKERS });
+    for (const per of ['block', 'bundle'] as const) rows.push(await blockxRow(up, table, floor, kind, per));
     return rows;
   } catch (err) {
-    console.error(`${storage}: ${err instanceof Error ? err.message : String(err)}\n${cluster.output()}`);
+    if (up !== undefined) console.error(`--- blockx up ---\n${up.output()}`);
     throw err;
   } finally {
-    await backend?.close();
-    await cluster.stop();
+    await up?.stop();
+    await table.close();
   }
 }
 
 const fmt = (n: number | undefined, digits = 0): string =>
-  n === undefined
+  n === undefined || !Number.isFinite(n)
     ? ''
     : n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 function report(rows: readonly Row[]): void {
   console.log(
-    '| run | blocks | tasks | failed tasks | attempts | seconds | command s | blocks/s | rows/s | token_transfers rows | time blockx/floor |',
+    '| run | blocks | tasks | failed tasks | attempts | seconds | command s | blocks/s | calls | token_transfers rows | ' +
+      'same rows as floor | throughput blockx/floor | main CPU ms/block | main CPU µs/call | ' +
+      'executors CPU ms/block | executors CPU µs/call |',
   );
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|');
   for (const r of rows) {
-    const perSecond = (n: number): string => (r.seconds === undefined ? '' : fmt(n / r.seconds));
+    const perBlock = (ms: number | undefined): string => fmt(ms === undefined ? ms : ms / r.blocks, 2);
+    const perCall = (ms: number | undefined): string =>
+      fmt(ms === undefined || r.calls === undefined ? undefined : (ms * 1000) / r.calls, 1);
+    const same = r.sameRows === undefined ? '' : r.sameRows ? 'yes' : '**NO**';
     console.log(
-      `| ${r.run} | ${fmt(r.blocks)} | ${fmt(r.tasks)} | ${fmt(r.failed)} | ${fmt(r.attempts)} | ${fmt(r.seconds, 1)} | ` +
-        `${fmt(r.commandSeconds, 1)} | ${perSecond(r.blocks)} | ${r.rows === undefined ? '' : perSecond(r.rows)} | ` +
-        `${fmt(r.rows)} | ${r.ratio === undefined ? '' : `${r.ratio.toFixed(1)}×`}${r.note ? ` ${r.note}` : ''} |`,
+      `| ${r.run} | ${fmt(r.blocks)} | ${fmt(r.tasks)} | ${fmt(r.failed)} | ${fmt(r.attempts)} | ` +
+        `${fmt(r.seconds, 2)} | ${fmt(r.commandSeconds, 1)} | ` +
+        `${r.seconds === undefined ? '' : fmt(r.blocks / r.seconds)} | ${fmt(r.calls)} | ${fmt(r.table?.rows)} | ` +
+        `${same} | ${r.ratio === undefined ? '' : `${r.ratio.toFixed(2)}×`} | ${perBlock(r.mainCpuMs)} | ` +
+        `${perCall(r.mainCpuMs)} | ${perBlock(r.executorCpuMs)} | ${perCall(r.executorCpuMs)} |` +
+        `${r.note ? ` ${r.note}` : ''}`,
     );
   }
 }
 
 async function main(): Promise<number> {
+  checkTemplate();
   const loadBefore = loadavg()[0] ?? 0;
   const rows: Row[] = [];
   let failed = false;
-  for (const kind of STORAGE_KINDS.filter((k) => values.only === undefined || values.only === k)) {
+  for (const kind of STORAGE_KINDS.filter((k) => values.storage === undefined || values.storage === k)) {
     const skipped = storageUnavailable(kind);
     if (skipped !== undefined) {
-      rows.push({ run: kind, storage: STORAGE_NAMES[kind], blocks: BLOCKS, note: skipped });
+      rows.push({ run: kind, blocks: BLOCKS, note: skipped });
       continue;
     }
     try {
       rows.push(...(await withFreshStorage(kind, 'blockx_backfill', (url) => measure(kind, url))));
     } catch (err) {
       failed = true;
+      console.error(`${STORAGE_NAMES[kind]}: ${err instanceof Error ? err.message : String(err)}`);
       const message = err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err);
-      rows.push({ run: kind, storage: STORAGE_NAMES[kind], blocks: BLOCKS, note: `failed: ${message}` });
+      rows.push({ run: kind, blocks: BLOCKS, note: `failed: ${message}` });
     }
   }
-  failed ||= rows.some((r) => (r.failed ?? 0) > 0 || r.note?.startsWith('ROW COUNT') === true);
+  failed ||= rows.some((r) => (r.failed ?? 0) > 0 || r.sameRows === false);
   console.log(
     `\nbackfill: chain ${CHAIN}, ${BLOCKS.toLocaleString('en-US')} generated blocks (\`blockx data generate\`), ` +
-      `erc20_transfers into ${OUTPUT_TABLE}; cluster: coordinator + ${WORKERS} workers on etcd, ` +
-      `--concurrency ${CONCURRENCY} per block, ${BUNDLE_CONCURRENCY} per bundle; ${builtLabel()}; floor: one process, one transaction per block; ` +
+      `erc20_transfers into token_transfers; BlockX: \`blockx up --workers ${WORKERS}\` (built CLI), ` +
+      `--concurrency ${CONCURRENCY} per block, ${BUNDLE_CONCURRENCY} per bundle; ${builtLabel()}; ` +
+      `floor: one process on the raw driver, one transaction per block; calls = events decoded; ` +
+      `main = the floor's process / the \`blockx up\` process, executors = its children; ` +
       `Node ${process.version}; ${cpus().length} cores, load average ${loadBefore.toFixed(2)} before the run, ` +
       `${(loadavg()[0] ?? 0).toFixed(2)} after (the machine is shared: compare rows of one run)\n`,
   );

@@ -1,10 +1,9 @@
-// The cluster side of bench/backfill: one `blockx backfill TEMPLATE --from --to --per block|bundle --json`
-// against a test cluster's coordinator, timed from outside, with its summary line parsed. Every run is a
+// One `blockx backfill TEMPLATE --from --to --per block|bundle --json` of bench/backfill against a
+// cluster's coordinator, timed from outside, with its summary line parsed. Every run is a
 // fresh job (`--fresh`, journal in a temp dir): nothing is skipped, and nothing is written to the repo.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { TestCluster } from '../../test/support/cluster.js';
 
 export interface BackfillJob {
   readonly template: string;
@@ -13,6 +12,15 @@ export interface BackfillJob {
   /** Inclusive. */
   readonly to: number;
   readonly concurrency: number;
+}
+
+/** Where the job runs: a coordinator, and a way to run the CLI against it. */
+export interface BackfillTarget {
+  readonly coordinatorAddr: string;
+  cli(
+    args: readonly string[],
+    opts: { timeoutMs: number },
+  ): Promise<{ code: number | null; stdout: string; stderr: string }>;
 }
 
 export interface BackfillRun {
@@ -56,7 +64,7 @@ interface Summary {
 const tailOf = (s: string): string => s.slice(-4_000);
 const TIMEOUT_MS = 3 * 3_600_000;
 
-export async function runBackfill(cluster: TestCluster, job: BackfillJob): Promise<BackfillRun> {
+export async function runBackfill(cluster: BackfillTarget, job: BackfillJob): Promise<BackfillRun> {
   const stateDir = mkdtempSync(path.join(tmpdir(), 'blockx-bench-backfill-state-'));
   const started = performance.now();
   const r = await cluster
