@@ -24,6 +24,11 @@ export interface ConformanceHandle {
   readonly reopen: ((opts?: OpenOptions) => Promise<StorageBackend>) | undefined;
   /** Closes every backend it opened and removes the database. */
   cleanup(): Promise<void>;
+  /**
+   * Runs SQL on a connection of its own to the backend's database, resolving with the result rows.
+   * Undefined where no other connection can reach it (sqlite::memory:); the tests that need it skip.
+   */
+  readonly sql?: (text: string, params?: readonly unknown[]) => Promise<Record<string, unknown>[]>;
 }
 
 export type MakeBackend = (opts?: OpenOptions) => Promise<ConformanceHandle>;

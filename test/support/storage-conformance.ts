@@ -5,6 +5,7 @@ import { describe } from 'vitest';
 import { conformanceDataTests } from './storage-conformance-data.js';
 import type { ConformanceCapabilities, MakeBackend } from './storage-conformance-fixtures.js';
 import { conformanceOpsTests } from './storage-conformance-ops.js';
+import { conformanceWriteTests } from './storage-conformance-writes.js';
 
 export * from './storage-conformance-fixtures.js';
 
@@ -16,5 +17,6 @@ export function describeBackendConformance(
   describe(`${name}: StorageBackend conformance`, () => {
     conformanceDataTests(makeBackend);
     conformanceOpsTests(makeBackend, caps);
+    conformanceWriteTests(makeBackend);
   });
 }

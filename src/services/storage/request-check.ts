@@ -4,7 +4,7 @@
 
 import type { ColumnConfig, TableConfig } from '../../kernel/config-types.js';
 import { StorageError, StorageErrorCode } from './errors.js';
-import { keyProblems, rowProblems, valueProblem } from './row-check.js';
+import { keyProblems, ownValue, rowProblems, valueProblem } from './row-check.js';
 import type { Condition } from './sql-statements.js';
 import type { BackendKind, BlockRange, Row, RowFilter, RowKey, StorageScanQuery } from './types.js';
 import { encodeValue } from './value-codec.js';
@@ -83,14 +83,16 @@ export function encodeRow(ctx: RequestContext, name: string, table: TableConfig,
   const problems = rowProblems(name, table, row);
   if (problems.length > 0) {
     const column = Object.entries(table.columns).find(([c, decl]) => {
-      const v = row[c];
+      const v = ownValue(row, c);
       if (v === undefined) return !decl.nullable;
       if (v === null) return !decl.nullable;
       return valueProblem(decl.type, v) !== undefined;
     })?.[0];
     throw badValue(ctx, name, `bad row for table "${name}": ${problems.join('; ')}`, column);
   }
-  return Object.entries(table.columns).map(([c, decl]) => encodeValue(ctx.kind, decl.type, row[c] ?? null));
+  return Object.entries(table.columns).map(([c, decl]) =>
+    encodeValue(ctx.kind, decl.type, ownValue(row, c) ?? null),
+  );
 }
 
 /** `key` ∪ `values` as one full row; a key column in `values` must agree with the key. */

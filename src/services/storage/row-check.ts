@@ -8,7 +8,8 @@
 
 import type { ColumnConfig, ColumnType, TableConfig } from '../../kernel/config-types.js';
 
-const HEX = /^0x(?:[0-9a-fA-F]{2})*$/;
+/** A bytes value: "0x" and an even number of hex digits. */
+export const HEX_BYTES = /^0x(?:[0-9a-fA-F]{2})*$/;
 
 /** Why `value` is not a valid `type` value, or undefined when it is. */
 export function valueProblem(type: ColumnType, value: unknown): string | undefined {
@@ -25,15 +26,34 @@ export function valueProblem(type: ColumnType, value: unknown): string | undefin
     case 'boolean':
       return typeof value === 'boolean' ? undefined : `expected a boolean, got ${describe(value)}`;
     case 'json':
-      return value === undefined ? 'expected a JSON value, got undefined' : undefined;
+      return value === undefined ? 'expected a JSON value, got undefined' : jsonProblem(value);
     case 'bytes':
-      return typeof value === 'string' && HEX.test(value)
+      return typeof value === 'string' && HEX_BYTES.test(value)
         ? undefined
         : `expected a 0x-prefixed hex string, got ${describe(value)}`;
     default: {
       const unreachable: never = type;
       return `unknown column type ${String(unreachable)}`;
     }
+  }
+}
+
+/**
+ * A row's own value of `column`: undefined when absent, even for a name Object.prototype has
+ * ("constructor", "toString"), which a plain `record[column]` would read from the prototype.
+ */
+export function ownValue(record: Readonly<Record<string, unknown>>, column: string): unknown {
+  return Object.hasOwn(record, column) ? record[column] : undefined;
+}
+
+/** Why JSON.stringify cannot write `value` (a BigInt, a cycle, a function), or undefined. */
+function jsonProblem(value: unknown): string | undefined {
+  try {
+    return typeof JSON.stringify(value) === 'string'
+      ? undefined
+      : `expected a JSON value, got ${typeof value}`;
+  } catch (err) {
+    return `not writable as JSON: ${err instanceof Error ? err.message : String(err)}`;
   }
 }
 
@@ -82,7 +102,7 @@ export function rowProblems(
   }
   if ((opts.mode ?? 'full') === 'full') {
     for (const [column, decl] of Object.entries(table.columns)) {
-      if (record[column] === undefined && !decl.nullable) out.push(`column "${column}" is missing`);
+      if (ownValue(record, column) === undefined && !decl.nullable) out.push(`column "${column}" is missing`);
     }
   }
   return out;
@@ -103,7 +123,7 @@ export function keyProblems(tableName: string, table: TableConfig, key: unknown)
       );
   }
   for (const column of table.primaryKey) {
-    const value = record[column];
+    const value = ownValue(record, column);
     if (value === undefined) out.push(`primary key column "${column}" is missing`);
     else {
       const decl = table.columns[column];

@@ -4,6 +4,7 @@
 
 import type { ColumnConfig, TableConfig } from '../../kernel/config-types.js';
 import { Admission } from './admission.js';
+import { TableWrites } from './bulk-writes.js';
 import { StorageError, StorageErrorCode } from './errors.js';
 import { planMigration } from './migrate.js';
 import { checkScan, encodeKey, tableOf } from './request-check.js';
@@ -50,6 +51,7 @@ export class SqlBackend implements StorageBackend, TransactionHost {
   readonly tables: Readonly<Record<string, TableConfig>>;
   readonly ctx: RequestContext;
   private readonly gate: Admission;
+  private readonly writes = new Map<string, TableWrites>();
   private closed = false;
   private closing: Promise<void> | undefined;
 
@@ -85,6 +87,17 @@ export class SqlBackend implements StorageBackend, TransactionHost {
         ...(table === undefined ? {} : { table }),
       });
     return this.driver.classify(err, table);
+  }
+
+  writesOf(table: string): TableWrites {
+    let w = this.writes.get(table);
+    if (w === undefined) {
+      // A staging table name no declared table can have (those are lower-case identifiers).
+      const stage = `BlockX stage ${Object.keys(this.tables).indexOf(table)}`;
+      w = new TableWrites(this.dialect, table, this.tables[table] as TableConfig, stage);
+      this.writes.set(table, w);
+    }
+    return w;
   }
 
   async migrate(opts: { readonly checkOnly?: boolean } = {}): Promise<MigrationReport> {

@@ -15,6 +15,11 @@ export interface SqlRunner {
   all(stmt: Statement): Promise<Record<string, unknown>[]>;
   /** Runs a statement that returns no rows; resolves with the number of rows it changed. */
   run(stmt: Statement): Promise<number>;
+  /**
+   * PostgreSQL only: runs `COPY … FROM STDIN` (`sql`) with `data` (COPY text, pg-copy.ts) as its input;
+   * resolves with the rows copied. Absent where the driver has no COPY (SQLite).
+   */
+  readonly copyFrom?: (sql: string, data: readonly string[]) => Promise<number>;
 }
 
 export interface ConnectionOptions {

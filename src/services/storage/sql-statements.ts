@@ -144,11 +144,36 @@ export function rowsPerInsert(dialect: Dialect, columnCount: number): number {
   return Math.max(1, Math.min(dialect.maxRowsPerInsert, byParams));
 }
 
+/** The conflict clause of an upsert: DO UPDATE SET every non-key column (DO NOTHING when there is none). */
+function onConflict(table: TableConfig, columns: readonly string[]): string {
+  const others = columns.filter((c) => !table.primaryKey.includes(c));
+  const action =
+    others.length === 0
+      ? 'DO NOTHING'
+      : `DO UPDATE SET ${others.map((c) => `${quoteIdent(c)} = excluded.${quoteIdent(c)}`).join(', ')}`;
+  return `ON CONFLICT (${table.primaryKey.map(quoteIdent).join(', ')}) ${action}`;
+}
+
 /**
- * A multi-row upsert: INSERT ... ON CONFLICT (pk) DO UPDATE SET every other column (DO NOTHING when
- * every column is in the key). `rows` hold encoded values for every declared column, in `columns` order,
- * with no two rows sharing a key (PostgreSQL refuses to update one row twice in one statement).
+ * The SQL of a multi-row upsert of `rowCount` rows: INSERT ... VALUES (row), ... ON CONFLICT (pk) DO
+ * UPDATE SET every other column. Its parameters are the rows' encoded values, row after row in
+ * `columns` order, with no two rows sharing a key on PostgreSQL (it refuses to update one row twice in
+ * one statement; SQLite applies the rows in order, so the last of equal keys wins).
  */
+export function insertRowsSql(
+  dialect: Dialect,
+  name: string,
+  table: TableConfig,
+  columns: readonly string[],
+  rowCount: number,
+): string {
+  const p = new Params(dialect);
+  const rows: string[] = [];
+  for (let r = 0; r < rowCount; r++) rows.push(`(${columns.map(() => p.add(undefined)).join(', ')})`);
+  return `INSERT INTO ${quoteIdent(name)} (${selectList(columns)}) VALUES ${rows.join(', ')} ${onConflict(table, columns)}`;
+}
+
+/** A multi-row upsert of `rows` (encoded values for every declared column, in `columns` order). */
 export function insertRows(
   dialect: Dialect,
   name: string,
@@ -156,17 +181,29 @@ export function insertRows(
   columns: readonly string[],
   rows: readonly (readonly unknown[])[],
 ): Statement {
-  const p = new Params(dialect);
-  const values = rows.map((row) => `(${row.map((v) => p.add(v)).join(', ')})`).join(', ');
-  const others = columns.filter((c) => !table.primaryKey.includes(c));
-  const onConflict =
-    others.length === 0
-      ? 'DO NOTHING'
-      : `DO UPDATE SET ${others.map((c) => `${quoteIdent(c)} = excluded.${quoteIdent(c)}`).join(', ')}`;
-  const sql =
-    `INSERT INTO ${quoteIdent(name)} (${selectList(columns)}) VALUES ${values}` +
-    ` ON CONFLICT (${table.primaryKey.map(quoteIdent).join(', ')}) ${onConflict}`;
-  return { sql, params: p.values };
+  return { sql: insertRowsSql(dialect, name, table, columns, rows.length), params: rows.flat() };
+}
+
+/**
+ * The statements of a PostgreSQL bulk upsert through a staging table (postgres-backend.ts copyFrom):
+ * COPY the rows into a session-local temporary table shaped like the target, then upsert them from it
+ * in one INSERT ... SELECT. The staging table is created once per connection and emptied at every
+ * commit; `truncate` empties it within a transaction that stages the same table twice.
+ */
+export function stagedUpsert(
+  name: string,
+  stage: string,
+  table: TableConfig,
+  columns: readonly string[],
+): { create: string; truncate: string; copy: string; upsert: string } {
+  const s = quoteIdent(stage);
+  const list = selectList(columns);
+  return {
+    create: `CREATE TEMPORARY TABLE IF NOT EXISTS ${s} (LIKE ${quoteIdent(name)}) ON COMMIT DELETE ROWS`,
+    truncate: `TRUNCATE ${s}`,
+    copy: `COPY ${s} (${list}) FROM STDIN`,
+    upsert: `INSERT INTO ${quoteIdent(name)} (${list}) SELECT ${list} FROM ${s} ${onConflict(table, columns)}`,
+  };
 }
 
 /** DELETE the row with this encoded primary key. */

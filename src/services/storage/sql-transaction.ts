@@ -7,15 +7,17 @@
 // only, held to the end of the transaction), so concurrent replacements of one block or bundle run one
 // after the other even under READ COMMITTED — see docs/storage.md, "Concurrent writes on PostgreSQL".
 
-import type { ColumnConfig, TableConfig } from '../../kernel/config-types.js';
+import type { TableConfig } from '../../kernel/config-types.js';
+import { COPY_MIN_ROWS } from './bulk-writes.js';
+import type { TableWrites } from './bulk-writes.js';
 import { StorageError, StorageErrorCode } from './errors.js';
+import { encodeCopyText, encodeParams } from './row-encoder.js';
 import { conditionsOf, encodeKey, encodeRow, mergeUpsert, tableOf } from './request-check.js';
 import type { RequestContext } from './request-check.js';
 import type { Dialect } from './sql-dialect.js';
 import type { SqlRunner } from './sql-driver.js';
-import { deleteByKey, deleteWhere, insertRows, rowsPerInsert } from './sql-statements.js';
+import { deleteByKey, deleteWhere } from './sql-statements.js';
 import type { BlockRange, Row, RowFilter, RowKey, StorageTransaction } from './types.js';
-import { keyId } from './value-codec.js';
 import { deleteRegion, keyId as lockId, lockStatement, regionLocks } from './write-locks.js';
 
 /** What a transaction needs from its backend. */
@@ -25,6 +27,8 @@ export interface TransactionHost {
   isClosed(): boolean;
   /** Any error as a StorageError (StorageErrors pass through). */
   wrap(err: unknown, table: string | undefined): StorageError;
+  /** The statements that write rows to `table` (cached per table; bulk-writes.ts). */
+  writesOf(table: string): TableWrites;
 }
 
 export class SqlTransaction implements StorageTransaction {
@@ -33,6 +37,8 @@ export class SqlTransaction implements StorageTransaction {
   private ended = false;
   /** Advisory locks this transaction holds: key id → exclusive. */
   private readonly held = new Map<string, boolean>();
+  /** Tables whose PostgreSQL staging table this transaction has filled (bulk-writes.ts). */
+  private readonly staged = new Set<string>();
 
   constructor(
     private readonly host: TransactionHost,
@@ -54,31 +60,43 @@ export class SqlTransaction implements StorageTransaction {
   async upsert(table: string, key: RowKey, values: Row): Promise<void> {
     const { ctx } = this.host;
     const t = tableOf(ctx, table);
-    const row = encodeRow(ctx, table, t, mergeUpsert(ctx, table, t, key, values));
-    await this.exec(table, () =>
-      this.q.run(insertRows(this.host.dialect, table, t, Object.keys(t.columns), [row])),
-    );
+    const params = encodeRow(ctx, table, t, mergeUpsert(ctx, table, t, key, values));
+    const sql = this.host.writesOf(table).insertSql(1);
+    await this.exec(table, () => this.q.run({ sql, params }));
   }
 
   async insertRows(table: string, rows: readonly Row[]): Promise<void> {
-    const { ctx, dialect } = this.host;
+    const { ctx } = this.host;
     const t = tableOf(ctx, table);
     if (!Array.isArray(rows))
       throw new StorageError(StorageErrorCode.BAD_VALUE, `insertRows needs an array of rows`, {
         table,
         backend: ctx.backend,
       });
-    const unique = dedupeByKey(
-      t,
-      rows.map((row) => encodeRow(ctx, table, t, row)),
-      rows,
-    );
-    if (unique.length === 0) return;
-    const columns = Object.keys(t.columns);
-    const perChunk = rowsPerInsert(dialect, columns.length);
+    if (rows.length === 0) return;
+    const writes = this.host.writesOf(table);
+    const { copyFrom } = this.q;
+    if (copyFrom !== undefined && rows.length >= COPY_MIN_ROWS) {
+      // Every row is checked and encoded before any SQL runs: a bad row writes nothing.
+      const copy = encodeCopyText(ctx, table, t, rows);
+      const st = writes.staged;
+      const restage = this.staged.has(table);
+      await this.exec(table, async () => {
+        await this.q.run({ sql: st.create, params: [] });
+        if (restage) await this.q.run({ sql: st.truncate, params: [] });
+        this.staged.add(table);
+        await copyFrom(st.copy, copy.text);
+        await this.q.run({ sql: st.upsert, params: [] });
+      });
+      return;
+    }
+    const encoded = encodeParams(ctx, table, t, rows, this.host.dialect.kind === 'postgres');
     await this.exec(table, async () => {
-      for (let i = 0; i < unique.length; i += perChunk) {
-        await this.q.run(insertRows(dialect, table, t, columns, unique.slice(i, i + perChunk)));
+      let offset = 0;
+      for (const n of writes.statementSizes(encoded.rows)) {
+        const params = encoded.values.slice(offset * writes.width, (offset + n) * writes.width);
+        await this.q.run({ sql: writes.insertSql(n), params });
+        offset += n;
       }
     });
   }
@@ -149,21 +167,4 @@ export class SqlTransaction implements StorageTransaction {
       ...(table === undefined ? {} : { table }),
     });
   }
-}
-
-/** Rows with distinct primary keys, the last of equal keys winning (as row-by-row upserts would). */
-function dedupeByKey(table: TableConfig, encoded: unknown[][], rows: readonly Row[]): unknown[][] {
-  const types = table.primaryKey.map((c) => (table.columns[c] as ColumnConfig).type);
-  const byKey = new Map<string, unknown[]>();
-  encoded.forEach((row, i) => {
-    const source = rows[i] as Row;
-    byKey.set(
-      keyId(
-        types,
-        table.primaryKey.map((c) => source[c]),
-      ),
-      row,
-    );
-  });
-  return byKey.size === encoded.length ? encoded : [...byKey.values()];
 }

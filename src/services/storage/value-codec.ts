@@ -15,6 +15,7 @@
 
 import type { ColumnType } from '../../kernel/config-types.js';
 import { StorageError, StorageErrorCode } from './errors.js';
+import { HEX_BYTES } from './row-check.js';
 import type { BackendKind } from './types.js';
 
 /** Where a value came from, for error details. */
@@ -41,6 +42,49 @@ export function encodeValue(kind: BackendKind, type: ColumnType, value: unknown)
       return JSON.stringify(value);
     case 'bytes':
       return Buffer.from((value as string).slice(2), 'hex');
+    default: {
+      const unreachable: never = type;
+      throw new Error(`unknown column type ${String(unreachable)}`);
+    }
+  }
+}
+
+/** What a cell encoder returns for a value its column does not accept. */
+export const INVALID: unique symbol = Symbol('invalid value');
+
+/** JSON text of a json column's value; INVALID when JSON.stringify refuses it (a BigInt, a cycle). */
+export function jsonText(value: unknown): string | typeof INVALID {
+  try {
+    const text = JSON.stringify(value);
+    return typeof text === 'string' ? text : INVALID;
+  } catch {
+    return INVALID;
+  }
+}
+
+/**
+ * Check and encode in one step, for bulk writes (row-encoder.ts): a non-null JSON-side value → the
+ * parameter encodeValue would bind, or INVALID where valueProblem (row-check.ts) finds a problem.
+ */
+export function paramCell(kind: BackendKind, type: ColumnType): (value: unknown) => unknown {
+  switch (type) {
+    case 'integer':
+    case 'bigint':
+      return kind === 'sqlite'
+        ? (v) => (Number.isSafeInteger(v) ? BigInt(v as number) : INVALID)
+        : (v) => (Number.isSafeInteger(v) ? v : INVALID);
+    case 'real':
+      return (v) => (typeof v === 'number' && Number.isFinite(v) ? v : INVALID);
+    case 'text':
+      return (v) => (typeof v === 'string' ? v : INVALID);
+    case 'boolean':
+      return kind === 'sqlite'
+        ? (v) => (v === true ? 1 : v === false ? 0 : INVALID)
+        : (v) => (typeof v === 'boolean' ? v : INVALID);
+    case 'json':
+      return jsonText;
+    case 'bytes':
+      return (v) => (typeof v === 'string' && HEX_BYTES.test(v) ? Buffer.from(v.slice(2), 'hex') : INVALID);
     default: {
       const unreachable: never = type;
       throw new Error(`unknown column type ${String(unreachable)}`);

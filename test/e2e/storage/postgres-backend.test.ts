@@ -61,6 +61,8 @@ describeBackendConformance('postgres', async (opts) => {
     cleanup: async () => {
       await Promise.all(opened.map((b) => b.close()));
     },
+    sql: (text, params = []) =>
+      withClient(url, async (c) => (await c.query(text, [...params])).rows as Record<string, unknown>[]),
   };
 });
 

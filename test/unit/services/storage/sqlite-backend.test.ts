@@ -48,6 +48,15 @@ describeBackendConformance('sqlite file', async (opts) => {
       await Promise.all(opened.map((b) => b.close()));
       await rm(dir, { recursive: true, force: true });
     },
+    sql: async (text, params = []) => {
+      const db = new Database(join(dir, 'conformance.db'));
+      try {
+        const stmt = db.prepare(text);
+        return stmt.reader ? (stmt.all(...params) as Record<string, unknown>[]) : (stmt.run(...params), []);
+      } finally {
+        db.close();
+      }
+    },
   };
 });
 
