@@ -1,8 +1,8 @@
 // An execution thread: runs calls of any epoch. Entered through the bootstrap in thread-pool.ts, which
 // registers tsx first (for TypeScript helpers a function imports), then imports this module.
 //
-// Per call: parse the raw ExecuteCall, look up the module (imported once per thread through the epoch
-// loader hooks), build a context, invoke, serialise the outcome into a protocol frame. Everything going
+// Per call: parse the raw ExecuteCall, look up the function's module instance (thread-modules.ts), build
+// a context, invoke, serialise the outcome into a protocol frame. Everything going
 // out is batched and posted once per event-loop turn. CallStarted is not this thread's business: a
 // spinning call never ends its turn, so the main thread reports calls that stay on a thread (pool).
 // What the main thread needs for that goes through shared memory (thread-messages.ts): the thread claims
@@ -10,9 +10,10 @@
 // beats, so the main thread can tell a thread whose event loop is stuck.
 //
 // Isolation `task` (docs/security.md, "Task isolation"): before it reports ready the thread locks down
-// its intrinsics and freezes its global object (task-isolation.ts), and it imports a function's module
-// once per task that calls it here (a URL of its own per instance), so module-level state of a function
-// is never seen by another task. With `none`, one instance per thread serves every task.
+// its intrinsics and freezes its global object (task-isolation.ts), and it makes a function's module
+// instance once per task that calls it here (thread-modules.ts: a call of the module's factory, not an
+// import), so module-level state of a function is never seen by another task. With `none`, one instance
+// per thread serves every task.
 // Memory: on its idle beats the thread publishes its heap + off-heap figure (memory-watch.ts).
 
 import { register } from 'node:module';
@@ -65,7 +66,7 @@ const signals = signalViews(data.signals);
 /** The sequence number of the next exec to arrive (the main thread numbers them the same way). */
 let nextSeq = 0;
 
-const modules = new ThreadModules(hooks.port1, signals, isolated);
+const modules = new ThreadModules(hooks.port1, isolated);
 const running = new Map<string, RunningCall>();
 const outbox = new ThreadOutbox(port, signals, data.threadIndex, minLevel);
 const emit = outbox.emit.bind(outbox);
@@ -212,14 +213,14 @@ function start(raw: string, moduleKey: string): void {
   const run = newRunningCall(call, key, performance.now());
   running.set(key, run);
   const entry = modules.get(moduleKey);
-  const inst = entry === undefined ? undefined : modules.instanceFor(entry, call.taskId);
-  if (!entry || !inst) {
+  const fn = entry === undefined ? undefined : modules.fnFor(entry, call.taskId);
+  if (fn === undefined) {
     failLoad(run, `internal: module ${moduleKey} was not announced to this thread`);
-  } else if (inst.fn) {
-    invoke(run, inst.fn);
+  } else if (typeof fn === 'function') {
+    invoke(run, fn);
   } else {
-    modules.load(entry, inst).then(
-      (fn) => invoke(run, fn),
+    fn.then(
+      (f) => invoke(run, f),
       (err: Error) => failLoad(run, err.message),
     );
   }

@@ -1,10 +1,11 @@
 // Turns one function of one epoch snapshot into the module text an execution unit imports.
 //
 // TypeScript is compiled with esbuild's `transform` (the compiler tsx itself uses; one esbuild service
-// per executor process, in the main thread, so threads never spawn their own). JS/MJS pass through as
-// ES modules. The module URL is the function file's real URL plus `?blockx-epoch=<id>`: the epoch
-// loader hooks serve the snapshot text for it, so relative imports and node_modules resolve from the
-// real location while the function's own code is the pinned snapshot.
+// per executor process, in the main thread, so threads never spawn their own); JS/MJS are ES modules
+// already. Then the module becomes its instance module (module-factory.ts): one import per thread and
+// epoch, one factory call per module instance. The module URL is the function file's real URL plus
+// `?blockx-epoch=<id>`: the epoch loader hooks serve the snapshot text for it, so relative imports and
+// node_modules resolve from the real location while the function's own code is the pinned snapshot.
 //
 // Results (and load failures) are cached per (epoch, name) until the epoch is dropped.
 
@@ -13,6 +14,7 @@ import { pathToFileURL } from 'node:url';
 import type { EpochSnapshot } from './code-epochs.js';
 import { ExecutorErrorCode } from './errors.js';
 import { parseFunctionFileName, resolveFunctionFile } from './core/function-resolution.js';
+import { instanceModuleSource } from './module-factory.js';
 
 export type CompiledFunction =
   | {
@@ -70,26 +72,33 @@ async function compileOne(snapshot: EpochSnapshot, name: string): Promise<Compil
   const path = join(snapshot.functionsDir, file.fileName);
   const url = `${pathToFileURL(path).href}?${EPOCH_QUERY_PARAM}=${snapshot.id}`;
   const moduleKey = `${snapshot.id}/${name}`;
-  if (parseFunctionFileName(file.fileName)?.ext !== '.ts') {
-    return { ok: true, moduleKey, url, code: file.source, path };
+  let js = file.source;
+  if (parseFunctionFileName(file.fileName)?.ext === '.ts') {
+    try {
+      const transform = await loadTransform();
+      const out = await transform(file.source, {
+        loader: 'ts',
+        format: 'esm',
+        target: 'node20',
+        sourcefile: path,
+        sourcemap: 'inline',
+      });
+      js = out.code;
+    } catch (err) {
+      return compileFailed(path, formatEsbuildError(err));
+    }
   }
-  try {
-    const transform = await loadTransform();
-    const out = await transform(file.source, {
-      loader: 'ts',
-      format: 'esm',
-      target: 'node20',
-      sourcefile: path,
-      sourcemap: 'inline',
-    });
-    return { ok: true, moduleKey, url, code: out.code, path };
-  } catch (err) {
-    return {
-      ok: false,
-      code: ExecutorErrorCode.FUNCTION_LOAD_FAILED,
-      message: `cannot compile ${path}: ${formatEsbuildError(err)}`,
-    };
-  }
+  const instances = instanceModuleSource(js);
+  if (!instances.ok) return compileFailed(path, instances.message);
+  return { ok: true, moduleKey, url, code: instances.code, path };
+}
+
+function compileFailed(path: string, why: string): CompiledFunction {
+  return {
+    ok: false,
+    code: ExecutorErrorCode.FUNCTION_LOAD_FAILED,
+    message: `cannot compile ${path}: ${why}`,
+  };
 }
 
 function formatEsbuildError(err: unknown): string {

@@ -3,7 +3,9 @@
 //
 //  1. SES `lockdown()`: every JavaScript intrinsic (Object.prototype, Array.prototype, Function, Promise,
 //     JSON, …) and the host's Buffer is frozen, so one task cannot change what another's `{}` inherits.
-//     The tamings keep Node's behaviour: real V8 stacks and source maps (errorTaming unsafe), console and
+//     The tamings keep Node's behaviour: real V8 stacks and source maps (errorTaming unsafe-debug: with
+//     'unsafe', SES installs its own Error.prepareStackTrace, which skips Node's source maps, so a
+//     TypeScript function's frames named lines of the compiled JavaScript), console and
 //     locale methods as they are, `eval` as is, and no SES handlers for uncaught errors (the runner has
 //     its own). `overrideTaming: 'min'`: assigning `obj.toString`, `fn.toString`, `err.name` on an
 //     object that inherits the frozen property still works (the "override mistake"); other inherited
@@ -32,7 +34,7 @@ export async function isolateThread(): Promise<void> {
   // makes it load and reject without any network access.
   await fetch('').catch(() => undefined);
   lockdown({
-    errorTaming: 'unsafe',
+    errorTaming: 'unsafe-debug',
     errorTrapping: 'none',
     unhandledRejectionTrapping: 'none',
     stackFiltering: 'verbose',

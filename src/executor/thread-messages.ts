@@ -85,13 +85,11 @@ export interface ThreadData {
 //  - BEAT, the thread's clock (`monoMs`) when its event loop last ran: a timer, every batch in and out.
 //  - a ring of pickup times, so the main thread's CallStarted says how long the call has really run.
 //  - MEM, the thread's heap used plus external memory in MiB, for the memory bound (memory-watch.ts).
-//  - INSTANCES, the task module instances the thread has made (isolation `task`; core/pool-scheduler.ts).
 
 const CLAIM = 0;
 const BEAT = 1;
 const MEM = 2;
-const INSTANCES = 3;
-const CONTROL_SLOTS = 4;
+const CONTROL_SLOTS = 3;
 /** Pickup times kept per thread (a power of two); older ones fall back to the dispatch time. */
 const RING = 4096;
 
@@ -154,16 +152,6 @@ export function beat(s: ThreadSignals, now: number): void {
 /** Thread side: the memory the thread holds now (heap used + external, MiB). */
 export function publishMemory(s: ThreadSignals, mb: number): void {
   Atomics.store(s.control, MEM, Math.min(0x7fffffff, Math.max(0, Math.round(mb))));
-}
-
-/** Thread side: one more task module instance. */
-export function countInstance(s: ThreadSignals): void {
-  Atomics.add(s.control, INSTANCES, 1);
-}
-
-/** Main side: the task module instances the thread has made. */
-export function instanceCount(s: ThreadSignals): number {
-  return Atomics.load(s.control, INSTANCES);
 }
 
 /** Main side: the memory the thread last published (MiB). */

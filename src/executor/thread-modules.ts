@@ -1,35 +1,47 @@
-// The function modules of an execution thread (call-runner-thread.ts): each is imported once per thread
-// through the epoch loader hooks (epoch-loader-hooks.ts), or, under isolation `task` (docs/security.md,
-// "Task isolation"), once per task that calls it here, with a URL of its own per instance.
+// The function modules of an execution thread (call-runner-thread.ts). Each is the instance module of
+// one function of one epoch (module-factory.ts), imported once per thread through the epoch loader hooks
+// (epoch-loader-hooks.ts). An instance of the function's module is one call of that module's factory:
+// under isolation `task` (docs/security.md, "Task isolation") one per task that calls the function on
+// this thread, under `none` one for every task.
+//
+// The thread is not told when a task ends, so it keeps the instances of the TASK_INSTANCES_KEPT tasks
+// that called a module most recently; older ones are dropped (garbage, nothing else holds them), and a
+// task whose instance was dropped gets a new one if it calls again (docs/executor.md, "Module instances").
 
 import type { MessagePort } from 'node:worker_threads';
 import { readThrown } from './call-outcome.js';
 import { functionOfModule } from './core/function-resolution.js';
-import { countInstance, type ThreadModule, type ThreadSignals } from './thread-messages.js';
+import { INSTANTIATE_EXPORT } from './module-factory.js';
+import type { ThreadModule } from './thread-messages.js';
 
 export type Fn = (...args: unknown[]) => unknown;
-/** One module instance: the function once imported (or being imported). */
-export interface ModuleInstance {
+/** The function of one module instance, or its making (an import, an async factory); rejects with the load failure. */
+type Instance = Fn | Promise<Fn>;
+type Factory = () => unknown;
+
+/** Task instances a thread keeps per module (isolation `task`): the most recently used. */
+export const TASK_INSTANCES_KEPT = 1024;
+
+export interface ModuleEntry {
   readonly url: string;
   readonly path: string;
-  fn: Fn | undefined;
-  loading: Promise<Fn> | undefined;
-}
-export interface ModuleEntry extends ModuleInstance {
-  /** The snapshot text; kept under isolation `task` (every task instance needs it), else dropped once sent. */
+  /** The instance module's text until it is sent to the loader hooks. */
   code: string | undefined;
-  /** Isolation `task`: the instance of each task, by task id. */
-  readonly tasks: Map<string, ModuleInstance> | undefined;
+  factory: Factory | undefined;
+  loading: Promise<Factory> | undefined;
+  /** Isolation `none`: the one instance. */
+  shared: Instance | undefined;
+  /** Isolation `task`: the instance of each task, least recently used first. */
+  readonly tasks: Map<string, Instance>;
+  /** The task that used `tasks` last (its entry is already the newest). */
+  lastTask: string | undefined;
 }
 
 export class ThreadModules {
   private readonly modules = new Map<string, ModuleEntry>();
-  /** Numbers the task instances' URLs on this thread. */
-  private instanceSeq = 0;
 
   constructor(
     private readonly hooksPort: MessagePort,
-    private readonly signals: ThreadSignals,
     private readonly isolated: boolean,
   ) {}
 
@@ -43,44 +55,79 @@ export class ThreadModules {
       url: m.url,
       path: m.path,
       code: m.code,
-      fn: undefined,
+      factory: undefined,
       loading: undefined,
-      tasks: this.isolated ? new Map() : undefined,
+      shared: undefined,
+      tasks: new Map(),
+      lastTask: undefined,
     });
   }
 
-  /** The instance `taskId` runs: the entry itself, or (isolation `task`) the task's own. */
-  instanceFor(entry: ModuleEntry, taskId: string): ModuleInstance {
-    if (entry.tasks === undefined) return entry;
-    let inst = entry.tasks.get(taskId);
+  /** The function `taskId` runs: at once when its instance exists, else a promise of it. */
+  fnFor(entry: ModuleEntry, taskId: string): Instance {
+    if (!this.isolated) return (entry.shared ??= this.instantiate(entry, (fn) => (entry.shared = fn)));
+    const tasks = entry.tasks;
+    let inst = tasks.get(taskId);
     if (inst === undefined) {
-      inst = {
-        url: `${entry.url}&blockx-instance=${++this.instanceSeq}`,
-        path: entry.path,
-        fn: undefined,
-        loading: undefined,
-      };
-      entry.tasks.set(taskId, inst);
-      countInstance(this.signals);
+      inst = this.instantiate(entry, (fn) => tasks.get(taskId) === inst && tasks.set(taskId, fn));
+      tasks.set(taskId, inst);
+      if (tasks.size > TASK_INSTANCES_KEPT) tasks.delete(tasks.keys().next().value!);
+    } else if (entry.lastTask !== taskId) {
+      tasks.delete(taskId); // most recently used goes last
+      tasks.set(taskId, inst);
     }
+    entry.lastTask = taskId;
     return inst;
   }
 
-  load(entry: ModuleEntry, inst: ModuleInstance): Promise<Fn> {
-    if (inst.loading) return inst.loading;
-    this.hooksPort.postMessage({ url: inst.url, code: entry.code });
-    if (entry.tasks === undefined) entry.code = undefined;
-    inst.loading = import(inst.url).then(
-      (mod: Record<string, unknown>) => {
-        const found = functionOfModule(mod, entry.path);
-        if (!found.ok) throw new Error(found.message);
-        inst.fn = found.fn;
-        return inst.fn;
-      },
+  /** One new instance; `settled` gets its function when that was not known at once. */
+  private instantiate(entry: ModuleEntry, settled: (fn: Fn) => void): Instance {
+    const made = entry.factory
+      ? instanceOf(entry, entry.factory)
+      : this.factory(entry).then((f) => instanceOf(entry, f));
+    if (typeof made === 'function') return made;
+    void made.then(settled, () => undefined);
+    return made;
+  }
+
+  private factory(entry: ModuleEntry): Promise<Factory> {
+    if (entry.loading) return entry.loading;
+    this.hooksPort.postMessage({ url: entry.url, code: entry.code });
+    entry.code = undefined;
+    entry.loading = import(entry.url).then(
+      (mod: Record<string, unknown>) => (entry.factory = mod[INSTANTIATE_EXPORT] as Factory),
       (err: unknown) => {
-        throw new Error(`cannot load ${entry.path}: ${readThrown(err).message}`);
+        throw loadError(entry, err);
       },
     );
-    return inst.loading;
+    return entry.loading;
   }
+}
+
+/** Runs the module's statements once more: its function, or the failure as a rejected promise. */
+function instanceOf(entry: ModuleEntry, factory: Factory): Instance {
+  let exports: unknown;
+  try {
+    exports = factory();
+  } catch (err) {
+    return Promise.reject(loadError(entry, err));
+  }
+  if (exports instanceof Promise) {
+    return exports.then(
+      (e: Record<string, unknown>) => fnOf(entry, e),
+      (err: unknown) => {
+        throw loadError(entry, err);
+      },
+    );
+  }
+  return fnOf(entry, exports as Record<string, unknown>);
+}
+
+function fnOf(entry: ModuleEntry, exports: Record<string, unknown>): Instance {
+  const found = functionOfModule(exports, entry.path);
+  return found.ok ? found.fn : Promise.reject(new Error(found.message));
+}
+
+function loadError(entry: ModuleEntry, err: unknown): Error {
+  return new Error(`cannot load ${entry.path}: ${readThrown(err).message}`);
 }

@@ -8,9 +8,8 @@
 // sweep knows which calls really run. Calls sent to a thread that has gone stuck (or has a cancelled call
 // on it), and not started there, are taken back and routed again; they never run twice.
 //
-// Epochs and isolation `task`: modules are never freed, so a thread that imported a retired epoch, or
-// made MAX_TASK_INSTANCES_PER_THREAD task instances, is drained (no new calls), replaced, and terminated
-// once idle. Memory (memory-watch.ts): a thread over its bound is terminated (EXECUTOR_MEMORY_LIMIT).
+// Epochs: modules are never freed, so a thread that imported a retired epoch is drained (no new calls),
+// replaced, and terminated once idle. (Task module instances are not modules: thread-modules.ts.) Memory (memory-watch.ts): a thread over its bound is terminated (EXECUTOR_MEMORY_LIMIT).
 
 import { failedFrame } from './call-outcome.js';
 import * as books from './core/pool-calls.js';
@@ -30,7 +29,6 @@ import { logLine, type ThreadPoolOptions } from './thread-pool-options.js';
 import { poolStats, type ThreadPoolStats } from './thread-pool-stats.js';
 import { PoolWaiters } from './thread-pool-waiters.js';
 
-export { MAX_TASK_INSTANCES_PER_THREAD } from './core/pool-scheduler.js';
 export type { ThreadPoolOptions } from './thread-pool-options.js';
 export type { ThreadPoolStats } from './thread-pool-stats.js';
 
@@ -353,15 +351,6 @@ export class ThreadPool {
     for (const t of [...this.set.threads]) {
       if (t.dead || !t.ready) continue;
       if (scheduler.shouldTakeBack(t, shm.ageMs(mono, shm.lastBeat(t.signals)))) requeued += this.reclaim(t);
-      if (scheduler.shouldRecycle(t, shm.instanceCount(t.signals))) {
-        // Module instances are never freed: a thread that made this many is replaced (like a retired
-        // epoch). The thread counts them in shared memory, so the routing path pays nothing per call.
-        t.draining = true;
-        this.set.spawn();
-        requeued += this.reclaim(t);
-        if (t.calls.size === 0 && !t.dead) this.set.terminate(t);
-        if (t.dead) continue;
-      }
       const upTo = shm.claimedUpTo(t.signals);
       for (const call of t.calls) {
         if (!call.pickedUp) {

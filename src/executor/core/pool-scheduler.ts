@@ -24,8 +24,6 @@ export const STARTED_REPORT_MS = 25;
 export const STUCK_MS = 50;
 /** Memory is looked at every this many sweeps (100 ms). */
 export const MEMORY_CHECK_EVERY = 4;
-/** Task module instances a thread may hold (isolation `task`) before it is drained and replaced. */
-export const MAX_TASK_INSTANCES_PER_THREAD = 1024;
 
 /** What routing needs to know of a thread. */
 export interface ThreadLoad {
@@ -71,11 +69,6 @@ export function pickThread<T extends ThreadLoad>(
 /** Whether the sweep takes back the calls `t` was sent and has not started. */
 export function shouldTakeBack(t: ThreadLoad, beatAgeMs: number): boolean {
   return t.cancelling > 0 || isStuck(beatAgeMs);
-}
-
-/** Whether a thread holds so many task module instances that it is drained and replaced. */
-export function shouldRecycle(t: ThreadLoad, instances: number): boolean {
-  return !t.draining && instances >= MAX_TASK_INSTANCES_PER_THREAD;
 }
 
 /** The running-time books of one call on a thread. */

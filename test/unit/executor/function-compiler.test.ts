@@ -9,7 +9,7 @@ const snapshot = (files: { fileName: string; source: string }[]): EpochSnapshot 
 });
 
 describe('FunctionCompiler', () => {
-  it('compiles TypeScript to an ES module addressed by file URL and epoch', async () => {
+  it('compiles TypeScript to an instance module addressed by file URL and epoch', async () => {
     const r = await new FunctionCompiler().compile(
       snapshot([
         {
@@ -23,15 +23,27 @@ describe('FunctionCompiler', () => {
     if (!r.ok) return;
     expect(r.url).toBe('file:///srv/functions/hi.ts?blockx-epoch=e0');
     expect(r.path).toBe('/srv/functions/hi.ts');
-    expect(r.code).toMatch(/as default/);
+    expect(r.code).toMatch(/^export function __blockx_instantiate\(\) \{var hi_default = async/);
     expect(r.code).not.toContain('Promise<string>');
+    expect(r.code).toMatch(/\n\/\/# sourceMappingURL=data:application\/json;base64,[^\n]*$/);
     expect(r.moduleKey).toBe('e0/hi');
   });
 
-  it('passes JavaScript through unchanged', async () => {
-    const source = 'export default () => 1;\n';
+  it('makes JavaScript an instance module without compiling it', async () => {
+    const source = 'const one = (): number => 1;\nexport default one;\n';
     const r = await new FunctionCompiler().compile(snapshot([{ fileName: 'one.mjs', source }]), 'one');
-    expect(r).toMatchObject({ ok: true, code: source });
+    expect(r).toMatchObject({ ok: false, code: 'FUNCTION_LOAD_FAILED' }); // a type annotation is not JavaScript
+    const js = 'const one = () => 1;\nexport default one;\n';
+    const ok = await new FunctionCompiler().compile(snapshot([{ fileName: 'one.mjs', source: js }]), 'one');
+    expect(ok.ok && ok.code).toContain('const one = () => 1;\n');
+  });
+
+  it('fails a JavaScript syntax error naming the file, line and column', async () => {
+    const r = await new FunctionCompiler().compile(
+      snapshot([{ fileName: 'broken.mjs', source: 'export default () => {\n  return (1 + ;\n};\n' }]),
+      'broken',
+    );
+    expect(!r.ok && r.message).toMatch(/^cannot compile \/srv\/functions\/broken\.mjs: .*\(2:\d+\)$/);
   });
 
   it('fails an unknown function name with the directory, the epoch and what exists', async () => {

@@ -17,13 +17,11 @@ import {
 } from '../../../../src/executor/core/pool-calls.js';
 import {
   DeadlineTable,
-  MAX_TASK_INSTANCES_PER_THREAD,
   STUCK_MS,
   lostCallFailure,
   pickThread,
   pickupStart,
   safetyNetDue,
-  shouldRecycle,
   shouldTakeBack,
   startedReportDue,
   type CallClock,
@@ -94,13 +92,10 @@ describe('routing', () => {
     expect(pickThread(threads, 10, (t) => t.beatAge)?.name).toBe(expected);
   });
 
-  it('takes back from stuck threads and ones with a cancelled call; recycles at the instance bound', () => {
+  it('takes back from stuck threads and ones with a cancelled call', () => {
     expect(shouldTakeBack(thread('a'), STUCK_MS)).toBe(false);
     expect(shouldTakeBack(thread('a'), STUCK_MS + 1)).toBe(true);
     expect(shouldTakeBack(thread('a', { cancelling: 1 }), 0)).toBe(true);
-    expect(shouldRecycle(thread('a'), MAX_TASK_INSTANCES_PER_THREAD - 1)).toBe(false);
-    expect(shouldRecycle(thread('a'), MAX_TASK_INSTANCES_PER_THREAD)).toBe(true);
-    expect(shouldRecycle(thread('a', { draining: true }), MAX_TASK_INSTANCES_PER_THREAD)).toBe(false);
   });
 });
 
