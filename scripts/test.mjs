@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm test`: make sure the real servers the e2e tier needs are installed (etcd, PostgreSQL, and Debian's
-// `chromium` for the dashboard's browser test), run the checks (build, lint,
+// `chromium` for the dashboard's browser test), run the checks side by side (build, lint,
 // format, typecheck, generated-code freshness), then every vitest project, one tier at a time in TIERS
 // order (cheapest first; see test/README.md). The last line printed is always `N passed, N failed,
 // N skipped` over all tiers; the exit code is non-zero if a step failed, a test failed, or no test ran.
@@ -11,6 +11,7 @@
 //   npm test -- --project unit    only vitest, with these args (checks are skipped)
 import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -24,6 +25,9 @@ const INSTALL_HINT = 'sudo apt-get install -y etcd-server postgresql python3';
 // locally, and fails under CI=true.
 const CHROMIUM_HINT = 'sudo apt-get install -y chromium';
 const inCi = process.env.CI === 'true';
+// How many checks run at once: one per core (each is a single-threaded node process), at least two (they
+// also wait on the disk).
+const CHECK_CONCURRENCY = Math.max(2, availableParallelism());
 
 const argv = process.argv.slice(2);
 const skipBuild = argv.includes('--no-build') && process.env.CI !== 'true';
@@ -44,6 +48,8 @@ async function main() {
     return 2;
   }
 
+  // The checks read only the sources (build writes dist/, which lint, format and typecheck ignore), so
+  // they run side by side, CHECK_CONCURRENCY at a time; each one's output is printed whole when it ends.
   const steps = [];
   if (!skipBuild || !existsSync(join(root, 'dist', 'index.js'))) steps.push(['npm', ['run', 'build']]);
   if (checksWanted) {
@@ -52,13 +58,13 @@ async function main() {
       steps.push([process.execPath, ['scripts/check-generated.mjs']]);
     }
   }
-  for (const [cmd, args] of steps) {
-    const status = await runStep(cmd, args);
-    if (status !== 0) {
+  const failed = await runConcurrently(steps, CHECK_CONCURRENCY);
+  if (failed.length > 0) {
+    for (const { cmd, args, status } of failed) {
       console.log(`test: stopped, \`${label(cmd, args)}\` failed (exit ${status}); tests not run`);
-      console.log(summaryLine({ passed: 0, failed: 0, skipped: 0 }));
-      return 1;
     }
+    console.log(summaryLine({ passed: 0, failed: 0, skipped: 0 }));
+    return 1;
   }
 
   mkdirSync(resultsDir, { recursive: true });
@@ -194,6 +200,55 @@ function runStep(cmd, args, env = process.env) {
     const child = spawn(cmd, args, { stdio: 'inherit', env });
     const finish = (status, note) => {
       const seconds = ((performance.now() - started) / 1000).toFixed(1);
+      console.log(`=== ${name}: ${status === 0 ? 'ok' : `FAILED (${note})`} in ${seconds}s`);
+      resolve(status);
+    };
+    child.once('error', (err) => finish(127, err.message));
+    child.once('close', (status, signal) =>
+      finish(status ?? 1, signal ? `signal ${signal}` : `exit ${status}`),
+    );
+  });
+}
+
+/**
+ * Run steps `limit` at a time, each with its output collected and printed as one block (a header, the
+ * output, a footer with the status and duration) when it ends. Resolves with the steps that failed.
+ */
+async function runConcurrently(steps, limit) {
+  if (steps.length === 1) {
+    const [[cmd, args]] = steps;
+    const status = await runStep(cmd, args);
+    return status === 0 ? [] : [{ cmd, args, status }];
+  }
+  const failed = [];
+  const queue = [...steps];
+  const lane = async () => {
+    for (let step = queue.shift(); step !== undefined; step = queue.shift()) {
+      const [cmd, args] = step;
+      const status = await runCollected(cmd, args);
+      if (status !== 0) failed.push({ cmd, args, status });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, steps.length) }, lane));
+  return failed;
+}
+
+/** Like runStep, but the child's stdout and stderr are collected and printed once it has ended. */
+function runCollected(cmd, args) {
+  const name = label(cmd, args);
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const chunks = [];
+    child.stdout.on('data', (chunk) => chunks.push(chunk));
+    child.stderr.on('data', (chunk) => chunks.push(chunk));
+    let ended = false;
+    const finish = (status, note) => {
+      if (ended) return;
+      ended = true;
+      const seconds = ((performance.now() - started) / 1000).toFixed(1);
+      console.log(`\n=== ${name}`);
+      process.stdout.write(Buffer.concat(chunks));
       console.log(`=== ${name}: ${status === 0 ? 'ok' : `FAILED (${note})`} in ${seconds}s`);
       resolve(status);
     };
