@@ -29,15 +29,16 @@ import { ExecutorHarness, FIXTURE_FUNCTIONS } from '../integration/executor/exec
 import { SocketClient } from '../support/socket-client.js';
 import { ensureBuilt } from './worker-health-harness.js';
 import { eventually } from '../support/eventually.js';
+import { fuzzRuns, fuzzTimeoutMs } from '../support/fuzz-budget.js';
 import { makeFunctionsDir, removeDir } from '../support/worker-tasks.js';
 
 const CLI = packagePath('bin', 'blockx.js');
 const ANSWER_BOUND_MS = 5_000;
 // Executor cases are costly when fatal (a clean exit, then a new process); impostor cases are cheap.
-const EXECUTOR_RUNS = Number(process.env['FUZZ_RUNS'] ?? 16);
-const IMPOSTOR_RUNS = Number(process.env['FUZZ_RUNS'] ?? 40);
+const EXECUTOR_RUNS = fuzzRuns({ budget: 16, ciCap: 12 });
+const IMPOSTOR_RUNS = fuzzRuns({ budget: 40, ciCap: 20 });
 /** A longer run by hand (`FUZZ_RUNS=200 npx vitest run --project process <file>`) gets the time it needs. */
-const FUZZ_TIMEOUT_MS = process.env['FUZZ_RUNS'] === undefined ? 55_000 : 1_800_000;
+const FUZZ_TIMEOUT_MS = fuzzTimeoutMs(55_000);
 
 // ---- Frames ----------------------------------------------------------------------------------------
 

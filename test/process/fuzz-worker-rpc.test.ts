@@ -16,6 +16,7 @@ import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVICE_NAMES, packageDefinition } from '../../src/grpc/proto.js';
 import { MAX_JSON_DEPTH, MAX_STATUS_MESSAGE_BYTES } from '../../src/kernel/input-bounds.js';
+import { fuzzRuns, fuzzTimeoutMs } from '../support/fuzz-budget.js';
 import { ensureBuilt, spawnWorker, type SpawnedWorker } from './worker-health-harness.js';
 
 interface Method {
@@ -30,9 +31,9 @@ const service = packageDefinition[SERVICE_NAMES.worker] as unknown as Record<Met
 const CALL_DEADLINE_MS = 10_000;
 const MAX_LOG_LINE_BYTES = 64 * 1024;
 const MiB = 1024 * 1024;
-const RUNS = Number(process.env['FUZZ_RUNS'] ?? 120);
+const RUNS = fuzzRuns({ budget: 120, ciCap: 60 });
 /** A longer run by hand (`FUZZ_RUNS=1000 npx vitest run --project process <file>`) gets the time it needs. */
-const FUZZ_TIMEOUT_MS = process.env['FUZZ_RUNS'] === undefined ? 50_000 : 1_800_000;
+const FUZZ_TIMEOUT_MS = fuzzTimeoutMs(50_000);
 
 interface Outcome {
   readonly code: grpc.status;
