@@ -44,11 +44,11 @@ import type { SubmitTaskResponseWireOut, TaskUpdateWireOut } from '../src/grpc/w
 import type { BlockxConfig } from '../src/kernel/config-types.js';
 import { bootKernel, type Kernel } from '../src/kernel/kernel.js';
 import type { CallSpec } from '../src/kernel/plugin-types.js';
-import { createExecutorPorts, type ExecutorPorts } from '../src/services/worker/adapters/executor-ports.js';
+import { createExecutorPorts, type ExecutorPorts } from '../src/services/call-host/adapters/executor-ports.js';
 import {
   defaultExecutorCommand,
   tsxExecutorCommand,
-} from '../src/services/worker/adapters/executor-supervisor.js';
+} from '../src/services/call-host/adapters/executor-supervisor.js';
 import { runWorker } from '../src/services/worker/app/run-worker.js';
 import { BUILT } from './lib/built.js';
 import { startPythonPingPong } from './lib/python-pingpong.js';

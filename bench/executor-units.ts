@@ -23,7 +23,7 @@ import { FrameDecoder, FrameWriter } from '../src/executor/frame-codec.js';
 import {
   ExecutorSupervisor,
   tsxExecutorCommand,
-} from '../src/services/worker/adapters/executor-supervisor.js';
+} from '../src/services/call-host/adapters/executor-supervisor.js';
 
 const { values } = parseArgs({
   options: {

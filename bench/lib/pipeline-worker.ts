@@ -18,11 +18,11 @@ import { bootKernelWithConfig } from '../../src/kernel/kernel.js';
 import type { StorageIoScopeFactory } from '../../src/services/worker/adapters/io/index.js';
 import type { PhaseName } from '../../src/services/worker/adapters/orchestrator.js';
 import type { WorkerLogger } from '../../src/services/worker/adapters/worker-logger.js';
-import { createExecutorPorts } from '../../src/services/worker/adapters/executor-ports.js';
+import { createExecutorPorts } from '../../src/services/call-host/adapters/executor-ports.js';
 import {
   defaultExecutorCommand,
   tsxExecutorCommand,
-} from '../../src/services/worker/adapters/executor-supervisor.js';
+} from '../../src/services/call-host/adapters/executor-supervisor.js';
 import {
   startExecutorRuntime,
   type ExecutorRuntimeHandle,

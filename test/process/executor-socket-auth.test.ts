@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FunctionCodeView } from '../../src/executor/code-epochs.js';
 import { packagePath } from '../../src/kernel/package-root.js';
-import { ExecutorLink, type ExecutorLinkEvent } from '../../src/services/worker/adapters/executor-link.js';
+import { ExecutorLink, type ExecutorLinkEvent } from '../../src/services/call-host/adapters/executor-link.js';
 import { ExecutorHarness, FIXTURE_FUNCTIONS } from '../integration/executor/executor-harness.js';
 import { SECRET_SHAPE, SocketClient } from '../support/socket-client.js';
 import { eventually } from '../support/eventually.js';

@@ -1,6 +1,6 @@
 // Which file is function `name` (docs/executor.md § Functions): the one rule for every place that runs
 // functions, the executor (function-compiler.ts, over an epoch snapshot) and the Worker's in-process link
-// (services/worker/adapters/in-process-functions.ts, over the directory). A function is
+// (services/call-host/adapters/in-process-functions.ts, over the directory). A function is
 // `functions/<name>.ts`, `.mjs` or `.js` at the top level; names are identifiers (letters, digits, `_`,
 // `-`). Exactly one file may define a name: two (say `x.ts` and `x.js`) is an error, never a silent
 // preference. The function is the module's default export (functionOfModule). Pure: it is given the file

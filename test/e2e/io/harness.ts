@@ -30,7 +30,7 @@ import {
   tokenTransfersOf,
 } from '../../../src/services/storage/block-data/index.js';
 import type { Row, StorageBackend, StorageScanQuery } from '../../../src/services/storage/types.js';
-import type { CallIoHandler } from '../../../src/services/worker/adapters/executor-call-io.js';
+import type { CallIoHandler } from '../../../src/services/call-host/adapters/executor-call-io.js';
 import type { StorageIoScopeFactory } from '../../../src/services/worker/adapters/io/index.js';
 import type { CallPhaseRunner } from '../../../src/services/worker/adapters/ports.js';
 import type { WorkerLogger } from '../../../src/services/worker/adapters/worker-logger.js';

@@ -15,8 +15,8 @@ import {
   ExecutorCallRunner,
   dispatcherConfigFromWorker,
   type ExecutorLinkCommands,
-} from '../../../src/services/worker/adapters/executor-call-runner.js';
-import type { ExecuteCallCommand } from '../../../src/services/worker/adapters/executor-link.js';
+} from '../../../src/services/call-host/adapters/executor-call-runner.js';
+import type { ExecuteCallCommand } from '../../../src/services/call-host/adapters/executor-link.js';
 import { CHAIN_ID, loadIoConfig, newTaskId, startIoStack, testDatabases } from './harness.js';
 
 const BLOCKS = 1_000;

@@ -242,7 +242,7 @@ describe('executor failures', () => {
   it('leaves no orphan when the Worker process is SIGKILLed', async () => {
     const socketPath = join(tmpdir(), `bx-orphan-${process.pid}.sock`);
     const script = `
-      import { ExecutorSupervisor, tsxExecutorCommand } from ${JSON.stringify(new URL('../../../src/services/worker/adapters/executor-supervisor.ts', import.meta.url).href)};
+      import { ExecutorSupervisor, tsxExecutorCommand } from ${JSON.stringify(new URL('../../../src/services/call-host/adapters/executor-supervisor.ts', import.meta.url).href)};
       const sup = new ExecutorSupervisor({ socketPath: ${JSON.stringify(socketPath)}, functionsDir: ${JSON.stringify(FIXTURE_FUNCTIONS)}, command: tsxExecutorCommand(), onLog: () => {} });
       await sup.start(); await sup.whenReady();
       process.stdout.write(String(sup.pid) + '\\n');

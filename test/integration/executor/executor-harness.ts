@@ -11,12 +11,12 @@ import type {
   ExecutorLinkEvent,
   ResumeOutcome,
   WaitingRequest,
-} from '../../../src/services/worker/adapters/executor-link.js';
+} from '../../../src/services/call-host/adapters/executor-link.js';
 import {
   ExecutorSupervisor,
   tsxExecutorCommand,
   type ExecutorSupervisorOptions,
-} from '../../../src/services/worker/adapters/executor-supervisor.js';
+} from '../../../src/services/call-host/adapters/executor-supervisor.js';
 
 export const FIXTURE_FUNCTIONS = fileURLToPath(new URL('../../fixtures/functions/', import.meta.url)).replace(
   /\/$/,

@@ -1,4 +1,4 @@
-// ExecutorLink (src/services/worker/adapters/executor-link.ts, the shell around core/link/) against a fake executor speaking the
+// ExecutorLink (src/services/call-host/adapters/executor-link.ts, the shell around core/link/) against a fake executor speaking the
 // protocol over a real Unix socket in a temp dir.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
@@ -13,7 +13,7 @@ import {
   ExecutorLink,
   type ExecutorLinkEvent,
   type ExecutorLinkOptions,
-} from '../../../src/services/worker/adapters/executor-link.js';
+} from '../../../src/services/call-host/adapters/executor-link.js';
 
 type Msg = { type: string; [k: string]: unknown };
 

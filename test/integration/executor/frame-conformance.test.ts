@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { pythonExecutorCommand } from '../../../src/executor/python-command.js';
 import { DEFAULT_MAX_FRAME_BYTES } from '../../../src/executor/frame-codec.js';
-import { tsxExecutorCommand } from '../../../src/services/worker/adapters/executor-supervisor.js';
+import { tsxExecutorCommand } from '../../../src/services/call-host/adapters/executor-supervisor.js';
 import { CONFORMANCE_ROWS, FrameSession, type Language } from '../../support/executor-frame-conformance.js';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });

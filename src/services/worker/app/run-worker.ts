@@ -48,8 +48,8 @@ import { workerServiceHandlers } from '../adapters/grpc-server.js';
 import { RecentTasksRecorder, workerAdminServiceHandlers } from '../adapters/admin-server.js';
 import { RunTasksStreams } from '../adapters/run-tasks-stream.js';
 import { HeartbeatPublisher } from '../adapters/heartbeat-publisher.js';
-import { dispatcherConfigFromWorker } from '../adapters/executor-call-runner.js';
-import { createInProcessCallRunner, type InProcessCallRunner } from '../adapters/in-process-link.js';
+import { dispatcherConfigFromWorker } from '../../call-host/adapters/executor-call-runner.js';
+import { createInProcessCallRunner, type InProcessCallRunner } from '../../call-host/adapters/in-process-link.js';
 import { Orchestrator } from '../adapters/orchestrator.js';
 import { silentWorkerLogger, withBoundedTaskIds, type WorkerLogger } from '../adapters/worker-logger.js';
 import type {

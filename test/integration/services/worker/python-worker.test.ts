@@ -10,8 +10,8 @@ import { loadConfig } from '../../../../src/kernel/config.js';
 import {
   createExecutorPorts,
   type ExecutorPorts,
-} from '../../../../src/services/worker/adapters/executor-ports.js';
-import { tsxExecutorCommand } from '../../../../src/services/worker/adapters/executor-supervisor.js';
+} from '../../../../src/services/call-host/adapters/executor-ports.js';
+import { tsxExecutorCommand } from '../../../../src/services/call-host/adapters/executor-supervisor.js';
 import { eventually } from '../../../support/eventually.js';
 import {
   callListTask,

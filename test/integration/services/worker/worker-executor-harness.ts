@@ -16,8 +16,8 @@ import type { StorageIoScopeFactory } from '../../../../src/services/worker/adap
 import {
   createExecutorPorts,
   type ExecutorPorts,
-} from '../../../../src/services/worker/adapters/executor-ports.js';
-import { tsxExecutorCommand } from '../../../../src/services/worker/adapters/executor-supervisor.js';
+} from '../../../../src/services/call-host/adapters/executor-ports.js';
+import { tsxExecutorCommand } from '../../../../src/services/call-host/adapters/executor-supervisor.js';
 import type { WorkerLogger } from '../../../../src/services/worker/adapters/worker-logger.js';
 import { runWorker, type RunningWorker } from '../../../../src/services/worker/app/run-worker.js';
 import {

@@ -1,7 +1,7 @@
 // The executor call path: `ctx.io` requests of a running function, answered through the task's scope
 // with JSON-serialisable values (null for missing rows), and whole-result scans capped for the socket.
 import { describe, expect, it } from 'vitest';
-import type { CallIoRequest } from '../../../../../../src/services/worker/adapters/executor-call-io.js';
+import type { CallIoRequest } from '../../../../../../src/services/call-host/adapters/executor-call-io.js';
 import { MAX_CALL_SCAN_ROWS } from '../../../../../../src/services/worker/adapters/io/index.js';
 import { harness, rejection } from './fixture.js';
 

@@ -8,8 +8,8 @@ import {
   isWorkerResponsible,
   type TerminalOutcome,
 } from '../../../../../../src/services/worker/core/health/responsibility.js';
-import type { CallFailureKind } from '../../../../../../src/services/worker/core/dispatcher/types.js';
-import { FAR, callList, converges, coreWith } from '../dispatcher/harness.js';
+import type { CallFailureKind } from '../../../../../../src/services/call-host/core/dispatcher/types.js';
+import { FAR, callList, converges, coreWith } from '../../../call-host/core/dispatcher/harness.js';
 
 const failed = (failureCode: FailureCode, retryable: boolean, failureMessage = 'x'): TerminalOutcome => ({
   succeeded: false,

@@ -1,0 +1,311 @@
+// The real executor side of a Worker, as the orchestrator's ports (ports.ts):
+//
+//   createExecutorPorts({config, deployment, ...}) → {
+//     callRunner         ExecutorCallRunner: dispatcher core + language router + one link per executor
+//     codeEpochs         pins of the FunctionCodeView over the functions directory (both languages)
+//     executorReadiness  ready once every executor it runs has sent its first heartbeat; lost when
+//                        one dies or goes silent
+//     start(), whenReady(), close()
+//   }
+//
+// One ExecutorSupervisor per function language: it listens on a Unix socket in a private 0700 directory
+// made under `executor.socketDir` (or the OS temp dir) and removed on close, spawns its executor
+// (`blockx executor --socket PATH`, or the Python Executor) with a per-spawn secret and restarts it with
+// backoff (docs/security.md, "The executor socket"). The code view feeds each link's DefineEpoch /
+// RetireEpoch with the files of its language, so each executor runs exactly the epoch each task pinned.
+//
+// Python (docs/executor.md § Python functions on a Worker): one dispatcher for both languages; the
+// router (executor-router.ts) sends each attempt to the executor of its function's language. With
+// `executor.python.enabled: auto` the Python Executor starts with the Worker when the folder holds a
+// `.py` function, or once one appears (seen by a task's pin, a routed call, or the folder check every
+// FOLDER_CHECK_MS); `on` starts it at once, `off` never. It is not stopped when the `.py` files go.
+
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { FunctionCodeView, type WorkerCodeView } from '../../../executor/code-epochs.js';
+import { pythonExecutorCommand } from '../../../executor/python-command.js';
+import type { BlockxConfig } from '../../../kernel/config-types.js';
+import {
+  collisionMessage,
+  parseAnyFunctionFileName,
+  type FunctionLanguage,
+  type FunctionsInventory,
+} from '../../worker/core/functions-inventory.js';
+import { codeEpochsFromView } from '../../worker/adapters/default-ports.js';
+import { DeploymentUnknownError } from '../../worker/adapters/errors.js';
+import {
+  ExecutorCallRunner,
+  dispatcherConfigFromWorker,
+  noStorageIoHandler,
+  type CallIoHandler,
+} from './executor-call-runner.js';
+import type { ExecutorLinkEvent, WaitingRequest } from './executor-link.js';
+import { EpochInventories, ExecutorRouter, epochSourceFor } from './executor-router.js';
+import { ExecutorSetReadiness } from './executor-router-readiness.js';
+import { ExecutorSupervisor } from './executor-supervisor.js';
+import type { CodeEpochSource, ExecutorReadiness } from '../../worker/adapters/ports.js';
+import { silentWorkerLogger, type WorkerLogger } from '../../worker/adapters/worker-logger.js';
+
+export interface ExecutorPortsOptions {
+  readonly config: BlockxConfig;
+  /** The deployment whose `worker` (dispatcher) and `executor` sections apply. */
+  readonly deployment: string;
+  /** Function files. Default `config.functions.dir`. */
+  readonly functionsDir?: string;
+  readonly logger?: WorkerLogger;
+  /** The executor command without its flags. Default `node <package>/bin/blockx.js executor`
+   *  (needs `npm run build`); `tsxExecutorCommand()` runs it from src/. */
+  readonly executorCommand?: readonly string[];
+  /** IO reads of running calls. Default: fail with NO_STORAGE (not retryable). */
+  readonly io?: CallIoHandler;
+  /** Overrides `executor.socketDir` (and the OS temp dir fallback). */
+  readonly socketDir?: string;
+  /** Environment of the executor process. Default this process's. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Running calls per executor thread (executor default 256). */
+  readonly maxCallsPerThread?: number;
+  /** The Python Executor command without its flags. Default `pythonExecutorCommand()` with
+   *  `executor.python.interpreter` (src/executor/python-command.ts). */
+  readonly pythonCommand?: readonly string[];
+  /** How often the functions folder is looked at for new epochs while idle. Default FOLDER_CHECK_MS. */
+  readonly folderCheckMs?: number;
+  /**
+   * Where epochs come from. Default: a FunctionCodeView over `functionsDir` (functions.source: local);
+   * `functions.source: cluster` passes the deployed-version view (cluster-code-view.ts).
+   */
+  readonly codeView?: WorkerCodeView;
+  /** What the heartbeat says about the code; default: the view's current epoch. */
+  readonly codeVersion?: () => { readonly version?: string; readonly error?: string };
+}
+
+/** The folder check while no task pins (collision errors, the first `.py`): 1 s, one readdir + stats. */
+export const FOLDER_CHECK_MS = 1_000;
+
+export interface ExecutorPorts {
+  readonly callRunner: ExecutorCallRunner;
+  readonly codeEpochs: CodeEpochSource;
+  readonly executorReadiness: ExecutorReadiness;
+  /** The JS executor's supervisor. */
+  readonly supervisor: ExecutorSupervisor;
+  /** The Python executor's supervisor; undefined when `executor.python.enabled` is off. */
+  readonly pythonSupervisor: ExecutorSupervisor | undefined;
+  /** Whether the Python executor has been started. */
+  readonly pythonStarted: boolean;
+  readonly router: ExecutorRouter;
+  readonly codeView: WorkerCodeView;
+  /** `<socketDir>/bx-XXXXXX/executor.sock`; known once `start()` has resolved. */
+  readonly socketPath: string;
+  /** Listen on the sockets and spawn the executors the folder needs. Resolves once listening (not
+   *  once ready). */
+  start(): Promise<void>;
+  /** Resolves once every executor the Worker runs now is ready. */
+  whenReady(): Promise<void>;
+  /** Cancel running Calls phases, stop both executors, remove the sockets. Idempotent. */
+  close(): Promise<void>;
+}
+
+const LOG_LEVELS = new Set(['debug', 'info', 'warn', 'error']);
+
+/** Executor stderr lines are JSON log lines; re-log them through the Worker's logger. */
+function forwardExecutorLog(logger: WorkerLogger, language: FunctionLanguage): (line: string) => void {
+  const component = language === 'js' ? 'executor' : `${language}-executor`;
+  // The executor's own fields may name a component; `language` says which executor wrote the line.
+  const tag = language === 'js' ? {} : { language };
+  return (line) => {
+    let entry: Record<string, unknown> | undefined;
+    try {
+      const parsed: unknown = JSON.parse(line);
+      if (typeof parsed === 'object' && parsed !== null) entry = parsed as Record<string, unknown>;
+    } catch {
+      // not JSON: a stray write (a crash trace); keep it as is
+    }
+    if (entry === undefined) {
+      logger.warn({ component, ...tag }, line);
+      return;
+    }
+    const { level, msg, time: _time, ...fields } = entry;
+    const method = typeof level === 'string' && LOG_LEVELS.has(level) ? level : 'info';
+    logger[method as 'info']({ component, ...fields, ...tag }, typeof msg === 'string' ? msg : line);
+  };
+}
+
+export function createExecutorPorts(options: ExecutorPortsOptions): ExecutorPorts {
+  const { config, deployment } = options;
+  const dep = config.deployments[deployment];
+  if (dep === undefined) throw new DeploymentUnknownError(deployment, Object.keys(config.deployments));
+  const logger = options.logger ?? silentWorkerLogger;
+  const ex = dep.executor;
+  const pythonMode = ex.python.enabled;
+  const functionsDir = options.functionsDir ?? config.functions.dir;
+  const socketDir =
+    options.socketDir ?? (ex.socketDir === '' ? tmpdir() : path.resolve(config.baseDir, ex.socketDir));
+
+  // One view over the files of both languages: a task pins one epoch for all its calls, whichever
+  // executor runs them. A folder without `.py` files has the same epoch ids as before.
+  const codeView: WorkerCodeView =
+    options.codeView ?? new FunctionCodeView({ dir: functionsDir, parseFileName: parseAnyFunctionFileName });
+  const languageOfFile = (fileName: string) => parseAnyFunctionFileName(fileName)?.language ?? null;
+  const readiness = new ExecutorSetReadiness();
+  let closing: Promise<void> | undefined;
+
+  const onNewEpoch = (epoch: string, inventory: FunctionsInventory): void => {
+    for (const collision of inventory.collisions) {
+      logger.error(
+        { component: 'functions', epoch, function: collision.name, files: collision.files },
+        `${collisionMessage(collision, functionsDir)}; calls of "${collision.name}" in tasks on code ` +
+          `epoch ${epoch} fail with a load error (tasks on earlier epochs are not affected)`,
+      );
+    }
+    if (inventory.hasPython && pythonMode === 'auto') startPython('a .py function appeared');
+  };
+  const inventories = new EpochInventories(codeView, onNewEpoch);
+  codeView.onRetire((epoch) => inventories.forget(epoch));
+
+  // `runner` and `router` are created below, after the supervisors whose links they drive; the
+  // supervisors call these handlers only once started, so both exist by then.
+  const onEvent = (language: FunctionLanguage, deliver: (ev: ExecutorLinkEvent) => void) => {
+    const label = language === 'js' ? 'executor' : `${language} executor`;
+    return (ev: ExecutorLinkEvent): void => {
+      deliver(ev);
+      if (ev.type === 'executorReady') {
+        logger.info({ pid: ev.pid, threads: ev.threads, version: ev.executorVersion }, `${label} ready`);
+        readiness.executorReady(language);
+      } else if (ev.type === 'executorLost') {
+        readiness.executorLost(language, ev.reason);
+      }
+    };
+  };
+  const common = {
+    socketDir,
+    functionsDir,
+    onWaiting: (req: WaitingRequest) => runner.serveWaiting(req),
+    threads: ex.threads,
+    heartbeatIntervalMs: ex.heartbeatIntervalMs,
+    heartbeatTimeoutMs: ex.heartbeatTimeoutMs,
+    cancelHardLimitMs: ex.cancelHardLimitMs,
+    readCopyMaxEntries: ex.readCopyMaxEntries,
+    isolation: ex.isolation,
+    threadHeapMb: ex.threadHeapMb,
+    threadMemoryMb: ex.threadMemoryMb,
+    maxRssMb: ex.maxRssMb,
+    backoff: { initialMs: ex.restartBackoffInitialMs, maxMs: ex.restartBackoffMaxMs },
+    ...(options.maxCallsPerThread !== undefined ? { maxCallsPerThread: options.maxCallsPerThread } : {}),
+    ...(options.env ? { env: options.env } : {}),
+  };
+  const supervisor: ExecutorSupervisor = new ExecutorSupervisor({
+    ...common,
+    epochs: epochSourceFor(codeView, 'js', languageOfFile),
+    onEvent: onEvent('js', (ev) => jsEvents(ev)),
+    ...(options.executorCommand ? { command: options.executorCommand } : {}),
+    onLog: forwardExecutorLog(logger, 'js'),
+    log: (level, message) => logger[level]({ component: 'executor-link' }, message),
+  });
+  const pythonSupervisor: ExecutorSupervisor | undefined =
+    pythonMode === 'off'
+      ? undefined
+      : new ExecutorSupervisor({
+          ...common,
+          epochs: epochSourceFor(codeView, 'python', languageOfFile),
+          onEvent: onEvent('python', (ev) => pythonEvents(ev)),
+          command:
+            options.pythonCommand ??
+            pythonExecutorCommand({
+              python: ex.python.interpreter,
+              ...(options.env ? { env: options.env } : {}),
+            }),
+          onLog: forwardExecutorLog(logger, 'python'),
+          log: (level, message) => logger[level]({ component: 'python-executor-link' }, message),
+        });
+  const router: ExecutorRouter = new ExecutorRouter({
+    js: supervisor.link,
+    ...(pythonSupervisor ? { python: pythonSupervisor.link } : {}),
+    inventories,
+    functionsDir,
+    deliver: (ev) => runner.handleEvent(ev),
+    onPythonNeeded: () => startPython('a task called a Python function'),
+  });
+  const jsEvents = router.eventsOf('js');
+  const pythonEvents = router.eventsOf('python');
+  const runner: ExecutorCallRunner = new ExecutorCallRunner({
+    link: router,
+    dispatcher: dispatcherConfigFromWorker(dep.worker),
+    io: options.io ?? noStorageIoHandler,
+    readCopies: ex.readCopyMaxEntries > 0,
+    logger,
+  });
+
+  let started = false;
+  function startPython(why: string): void {
+    if (pythonSupervisor === undefined || router.pythonStarted || !started || closing) return;
+    router.activatePython();
+    readiness.need('python');
+    pythonSupervisor.start().then(
+      () =>
+        logger.info(
+          { socket: pythonSupervisor.link.socketPath, pid: pythonSupervisor.pid, why },
+          'python executor starting',
+        ),
+      (err: unknown) => logger.error({ err: (err as Error).message }, 'cannot start the python executor'),
+    );
+  }
+
+  let folderTimer: NodeJS.Timeout | undefined;
+  const checkFolder = (): Promise<void> =>
+    codeView.currentEpoch().then(
+      (epoch) => void inventories.of(epoch),
+      // An unreadable folder is reported where it matters: the task that pins fails ACTIVATION_FAILED.
+      () => undefined,
+    );
+
+  const epochs = codeEpochsFromView(codeView);
+  return {
+    callRunner: runner,
+    codeEpochs: {
+      async pin() {
+        const pin = await epochs.pin();
+        inventories.of(pin.epoch); // collision log and lazy Python start, at the latest here
+        return pin;
+      },
+      // The code version is the epoch id (docs/functions-deploy.md), local folder or deployed bundle.
+      codeVersion:
+        options.codeVersion ??
+        (() => (codeView.currentId === undefined ? {} : { version: codeView.currentId })),
+    },
+    executorReadiness: readiness,
+    supervisor,
+    pythonSupervisor,
+    get pythonStarted() {
+      return router.pythonStarted;
+    },
+    router,
+    codeView,
+    get socketPath() {
+      return supervisor.link.socketPath;
+    },
+    async start() {
+      if (started) return;
+      started = true;
+      // Which executors the folder needs now decides what "ready" waits for at start.
+      await checkFolder();
+      if (pythonMode === 'on') startPython('executor.python.enabled: on');
+      await supervisor.start();
+      logger.info(
+        { socket: supervisor.link.socketPath, functions_dir: functionsDir, pid: supervisor.pid },
+        'executor starting',
+      );
+      folderTimer = setInterval(() => void checkFolder(), options.folderCheckMs ?? FOLDER_CHECK_MS);
+      folderTimer.unref();
+    },
+    whenReady: () =>
+      Promise.all([
+        supervisor.whenReady(),
+        ...(router.pythonStarted && pythonSupervisor ? [pythonSupervisor.whenReady()] : []),
+      ]).then(() => undefined),
+    close: () =>
+      (closing ??= (async () => {
+        if (folderTimer) clearInterval(folderTimer);
+        runner.close();
+        await Promise.all([supervisor.stop(), pythonSupervisor?.stop()]);
+      })()),
+  };
+}

@@ -1,0 +1,297 @@
+// Runs the executor as a child process and keeps it running.
+//
+// - start(): listen on the socket (ExecutorLink), spawn the executor with `--socket`.
+// - Ready = the executor's first heartbeat (the link emits `executorReady`).
+// - Lost = the process exited, or no heartbeat for `heartbeatTimeoutMs` (then it is SIGKILLed), or it
+//   was not ready within `startTimeoutMs`. The link fails its in-flight attempts retryably and the
+//   supervisor starts a new executor after a backoff (100 ms doubling to 5 s, see executor-backoff.ts).
+// - Silence is judged by core/health/executor-liveness.ts: a watchdog tick that comes far too late
+//   means the WORKER was stalled (SIGSTOP, GC, a blocked loop) and restarts the silence clock, and a
+//   silent executor is only declared lost after one more event-loop turn (setImmediate), once the
+//   heartbeats queued on its socket have been read. Before this, a Worker resumed after a 15 s SIGSTOP
+//   killed its healthy Executor and re-ran every in-flight call (issue 14).
+// - stop(): SIGTERM (SIGKILL after a grace), close the link, remove the socket file.
+// - Each spawn gets a fresh secret from the link (`issueSecret`), written to the child's fd 3 (a pipe,
+//   `--secret-fd 3`) and the pipe closed: never in argv or the environment, which user functions can
+//   read. The executor reads it before it loads any code and presents it in its Hello; the link serves
+//   no connection without it (docs/security.md, "The executor socket").
+//
+// No orphans: the child is SIGKILLed when this process exits, and the executor itself exits when its
+// socket closes or its parent pid changes (executor-main.ts), which covers a SIGKILLed Worker too.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import type { Writable } from 'node:stream';
+import { packagePath } from '../../../kernel/package-root.js';
+import {
+  INITIAL_LIVENESS,
+  judgeLiveness,
+  stallGapFor,
+  type LivenessConfig,
+  type LivenessState,
+} from '../core/executor-liveness.js';
+import { RestartBackoff, type BackoffOptions } from './executor-backoff.js';
+import { ExecutorLink, type ExecutorLinkEvent, type ExecutorLinkOptions } from './executor-link.js';
+
+export interface ExecutorSupervisorOptions extends Omit<ExecutorLinkOptions, 'onEvent'> {
+  readonly functionsDir: string;
+  readonly onEvent?: (event: ExecutorLinkEvent) => void;
+  /**
+   * The executor command without its flags; the supervisor appends `--socket ... --functions-dir ...
+   * --secret-fd 3`. Default: `[node, <package>/bin/blockx.js, 'executor']`. See `tsxExecutorCommand()`
+   * for src/. A wrapper command must leave fd 3 open for the executor.
+   */
+  readonly command?: readonly string[];
+  readonly threads?: number;
+  readonly heartbeatIntervalMs?: number;
+  /** Missed heartbeats for this long → executor lost. Default max(3000, 10 × interval). */
+  readonly heartbeatTimeoutMs?: number;
+  /** From spawn to first heartbeat. Default 30 s. */
+  readonly startTimeoutMs?: number;
+  readonly cancelHardLimitMs?: number;
+  readonly maxCallsPerThread?: number;
+  /** `--read-copy-max-entries` (executor default 10,000; 0 = off). */
+  readonly readCopyMaxEntries?: number;
+  /** `--isolation` (executor default `task`; docs/security.md, "Task isolation"). */
+  readonly isolation?: 'task' | 'none';
+  /** `--thread-heap-mb`, `--thread-memory-mb`, `--max-rss-mb` (the executor's memory bounds). */
+  readonly threadHeapMb?: number;
+  readonly threadMemoryMb?: number;
+  readonly maxRssMb?: number;
+  readonly backoff?: BackoffOptions;
+  readonly env?: NodeJS.ProcessEnv;
+  /** Each line the executor writes to stderr (JSON log lines). Default: copied to our stderr. */
+  readonly onLog?: (line: string) => void;
+}
+
+/** Command prefix that runs the executor from src/ under tsx (tests, development). */
+export function tsxExecutorCommand(): string[] {
+  return [process.execPath, '--import', 'tsx', packagePath('src', 'executor', 'cli-entry.ts')];
+}
+
+export function defaultExecutorCommand(): string[] {
+  return [process.execPath, packagePath('bin', 'blockx.js'), 'executor'];
+}
+
+const KILL_GRACE_MS = 3_000;
+/** The child's file descriptor that carries the spawn secret (stdio[3], a pipe). */
+const SECRET_FD = 3;
+
+export class ExecutorSupervisor {
+  readonly link: ExecutorLink;
+  private readonly opts: ExecutorSupervisorOptions;
+  private readonly backoff: RestartBackoff;
+  private readonly heartbeatTimeoutMs: number;
+  private readonly liveness: LivenessConfig;
+  private livenessState: LivenessState = INITIAL_LIVENESS;
+  private confirmQueued = false;
+  private child: ChildProcess | undefined;
+  private spawnedAtMs = 0;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private watchdog: NodeJS.Timeout | undefined;
+  private stopping = false;
+  private started = false;
+  private readyWaiters: (() => void)[] = [];
+  private readonly killOnExit = () => this.child?.kill('SIGKILL');
+  /** Executors started so far (1 after the first start). */
+  starts = 0;
+
+  constructor(options: ExecutorSupervisorOptions) {
+    this.opts = options;
+    this.backoff = new RestartBackoff(options.backoff);
+    this.heartbeatTimeoutMs =
+      options.heartbeatTimeoutMs ?? Math.max(3_000, 10 * (options.heartbeatIntervalMs ?? 250));
+    const checkIntervalMs = Math.min(500, Math.max(50, this.heartbeatTimeoutMs / 4));
+    this.liveness = {
+      heartbeatTimeoutMs: this.heartbeatTimeoutMs,
+      startTimeoutMs: options.startTimeoutMs ?? 30_000,
+      checkIntervalMs,
+      stallGapMs: stallGapFor(checkIntervalMs, this.heartbeatTimeoutMs),
+    };
+    this.link = new ExecutorLink({ ...options, onEvent: (ev) => this.onLinkEvent(ev) });
+  }
+
+  get ready(): boolean {
+    return this.link.ready;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Listen and spawn the first executor. Resolves once listening (see `whenReady`). */
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    await this.link.listen();
+    process.once('exit', this.killOnExit);
+    this.spawnExecutor();
+    this.watchdog = setInterval(() => this.checkLiveness('check'), this.liveness.checkIntervalMs);
+    this.watchdog.unref();
+  }
+
+  /** Resolves when an executor is ready (immediately if one is). */
+  whenReady(): Promise<void> {
+    if (this.link.ready) return Promise.resolve();
+    return new Promise((resolve) => this.readyWaiters.push(resolve));
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    if (this.watchdog) clearInterval(this.watchdog);
+    const child = this.child;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), KILL_GRACE_MS);
+      await exited;
+      clearTimeout(timer);
+    }
+    process.off('exit', this.killOnExit);
+    await this.link.close();
+  }
+
+  private onLinkEvent(ev: ExecutorLinkEvent): void {
+    if (ev.type === 'executorReady') {
+      this.backoff.ready(Date.now());
+      for (const w of this.readyWaiters.splice(0)) w();
+    }
+    this.opts.onEvent?.(ev);
+  }
+
+  private spawnExecutor(): void {
+    if (this.stopping) return;
+    const o = this.opts;
+    const [cmd, ...prefix] = o.command ?? defaultExecutorCommand();
+    const secret = this.link.issueSecret();
+    const args = [
+      ...prefix,
+      '--socket',
+      this.link.socketPath,
+      '--secret-fd',
+      String(SECRET_FD),
+      '--functions-dir',
+      o.functionsDir,
+      ...(o.threads !== undefined ? ['--threads', String(o.threads)] : []),
+      ...(o.heartbeatIntervalMs !== undefined
+        ? ['--heartbeat-interval-ms', String(o.heartbeatIntervalMs)]
+        : []),
+      ...(o.cancelHardLimitMs !== undefined ? ['--cancel-hard-limit-ms', String(o.cancelHardLimitMs)] : []),
+      ...(o.maxCallsPerThread !== undefined ? ['--max-calls-per-thread', String(o.maxCallsPerThread)] : []),
+      ...(o.readCopyMaxEntries !== undefined
+        ? ['--read-copy-max-entries', String(o.readCopyMaxEntries)]
+        : []),
+      ...(o.isolation !== undefined ? ['--isolation', o.isolation] : []),
+      ...(o.threadHeapMb !== undefined ? ['--thread-heap-mb', String(o.threadHeapMb)] : []),
+      ...(o.threadMemoryMb !== undefined ? ['--thread-memory-mb', String(o.threadMemoryMb)] : []),
+      ...(o.maxRssMb !== undefined ? ['--max-rss-mb', String(o.maxRssMb)] : []),
+    ];
+    // Its own process group: a terminal's Ctrl-C reaches the Worker, which stops the Executor in order
+    // (no "executor lost" mid-shutdown). It still cannot outlive the Worker: it exits when the socket
+    // closes or its parent pid changes.
+    const child = spawn(cmd!, args, {
+      stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
+      env: o.env ?? process.env,
+      detached: true,
+    });
+    const secretPipe = child.stdio[SECRET_FD] as Writable | null | undefined;
+    if (secretPipe) {
+      // EPIPE if the child died before reading: its exit is handled below.
+      secretPipe.on('error', () => undefined);
+      secretPipe.end(`${secret}\n`);
+    }
+    this.child = child;
+    this.spawnedAtMs = Date.now();
+    this.starts++;
+    const onLog = o.onLog ?? ((line: string) => void process.stderr.write(`${line}\n`));
+    if (child.stderr) createInterface({ input: child.stderr }).on('line', onLog);
+    const gone = (why: string) => {
+      if (this.child !== child) return;
+      this.child = undefined;
+      // The socket usually closes first; if not, this is where the link learns of the loss.
+      this.link.dropConnection(why);
+      this.scheduleRestart();
+    };
+    child.once('error', (err) => {
+      onLog(
+        JSON.stringify({
+          level: 'error',
+          time: Date.now(),
+          component: 'executor-supervisor',
+          msg: `executor process error: ${err.message}`,
+        }),
+      );
+      // A spawn failure (ENOENT, EACCES) emits no 'exit': count it as gone here.
+      if (child.pid === undefined) gone(`cannot start the executor: ${err.message}`);
+    });
+    child.once('exit', (code, signal) =>
+      gone(`executor process ${child.pid} exited (${signal ?? `code ${code}`})`),
+    );
+  }
+
+  private scheduleRestart(): void {
+    if (this.stopping || this.restartTimer) return;
+    const delay = this.backoff.nextDelay(Date.now());
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      this.spawnExecutor();
+    }, delay);
+  }
+
+  /**
+   * Heartbeat watchdog: a silent or never-ready executor is killed; its exit triggers the restart. A
+   * `suspect` verdict is confirmed one event-loop turn later, after the poll phase has read the socket.
+   */
+  private checkLiveness(phase: 'check' | 'confirm'): void {
+    const child = this.child;
+    if (this.stopping || !child) return;
+    const step = judgeLiveness(
+      this.livenessState,
+      {
+        now: Date.now(),
+        phase,
+        ready: this.link.ready,
+        lastHeartbeatAtMs: this.link.lastHeartbeatAtMs,
+        spawnedAtMs: this.spawnedAtMs,
+      },
+      this.liveness,
+    );
+    this.livenessState = step.state;
+    const verdict = step.verdict;
+    switch (verdict.kind) {
+      case 'alive':
+        return;
+      case 'worker-stalled':
+        this.opts.log?.(
+          'warn',
+          `the worker's event loop did not run for ${verdict.stalledMs} ms (paused or blocked); ` +
+            `restarting the executor heartbeat clock instead of blaming executor ${child.pid}`,
+        );
+        return;
+      case 'suspect':
+        if (this.confirmQueued) return;
+        this.confirmQueued = true;
+        setImmediate(() => {
+          this.confirmQueued = false;
+          this.checkLiveness('confirm');
+        });
+        return;
+      case 'lost': {
+        const why =
+          verdict.cause === 'heartbeat'
+            ? `no heartbeat for ${verdict.silentMs} ms`
+            : `not ready ${verdict.silentMs} ms after start`;
+        this.opts.log?.('warn', `executor ${child.pid} ${why}; killing it`);
+        this.link.dropConnection(why);
+        child.kill('SIGKILL');
+        return;
+      }
+      default: {
+        const unreachable: never = verdict;
+        throw new Error(`unknown liveness verdict ${JSON.stringify(unreachable)}`);
+      }
+    }
+  }
+}

@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { RestartBackoff } from '../../../../../src/services/call-host/adapters/executor-backoff.js';
+
+describe('RestartBackoff', () => {
+  it('doubles from 100 ms up to 5 s while the executor keeps failing', () => {
+    const b = new RestartBackoff();
+    const delays = Array.from({ length: 9 }, (_, i) => b.nextDelay(i * 10));
+    expect(delays).toEqual([100, 200, 400, 800, 1600, 3200, 5000, 5000, 5000]);
+  });
+
+  it('forgives the streak after the executor stayed ready long enough', () => {
+    const b = new RestartBackoff({ resetAfterMs: 10_000 });
+    b.nextDelay(0);
+    b.nextDelay(0);
+    b.ready(1_000);
+    expect(b.nextDelay(5_000)).toBe(400); // crashed again soon after becoming ready: keep backing off
+    b.ready(6_000);
+    expect(b.nextDelay(16_000)).toBe(100);
+  });
+});

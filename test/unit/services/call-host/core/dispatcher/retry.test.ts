@@ -1,0 +1,174 @@
+import { describe, expect, it } from 'vitest';
+import {
+  isRetryableFailure,
+  retryBackoffMs,
+} from '../../../../../../src/services/call-host/core/dispatcher/retry-policy.js';
+import type { CallFailure } from '../../../../../../src/services/call-host/core/dispatcher/types.js';
+import { FAR, FakeExecutor, brief, callList, converges, coreWith } from './harness.js';
+
+const crash: CallFailure = { kind: 'executor_crash', retryable: true, message: 'executor died' };
+const userError: CallFailure = { kind: 'user', retryable: false, message: 'TypeError: x is undefined' };
+
+describe('retry classification', () => {
+  it.each([
+    { failure: { kind: 'executor_crash', retryable: false }, retry: true },
+    { failure: { kind: 'deadline', retryable: false }, retry: true },
+    { failure: { kind: 'io', retryable: true }, retry: true },
+    { failure: { kind: 'io', retryable: false }, retry: false },
+    { failure: { kind: 'user', retryable: false }, retry: false },
+    { failure: { kind: 'user', retryable: true }, retry: true }, // the function marked its error retryable
+  ] as const)('$failure.kind retryable=$failure.retryable → retried: $retry', ({ failure, retry }) => {
+    expect(isRetryableFailure({ ...failure, message: '' })).toBe(retry);
+  });
+
+  it.each([
+    { attempt: 1, backoff: 50 },
+    { attempt: 2, backoff: 100 },
+    { attempt: 3, backoff: 200 },
+    { attempt: 5, backoff: 800 },
+    { attempt: 6, backoff: 1_000 },
+    { attempt: 60, backoff: 1_000 },
+  ])('backoff after attempt $attempt is $backoff ms', ({ attempt, backoff }) => {
+    expect(retryBackoffMs({ maxAttempts: 99, initialBackoffMs: 50, maxBackoffMs: 1_000 }, attempt)).toBe(
+      backoff,
+    );
+  });
+
+  it('equal jitter keeps the backoff within [base/2, base]', () => {
+    const policy = { maxAttempts: 3, initialBackoffMs: 100, maxBackoffMs: 1_000 };
+    expect(retryBackoffMs(policy, 2, () => 0)).toBe(100);
+    expect(retryBackoffMs(policy, 2, () => 0.999_999)).toBe(200);
+  });
+});
+
+describe('retries on virtual time', () => {
+  it('retry then success: the retry waits out its backoff, then gets a fresh attempt', () => {
+    const core = coreWith();
+    const ex = new FakeExecutor(core);
+    ex.take(core.startCallPhase('t', callList(1), { deadlineMs: FAR, fastFail: true }, 0));
+    ex.start('t/0', 10);
+    expect(ex.take(core.callFailed('t/0', 1, crash, 20))).toEqual([]);
+    expect(core.nextDeadline()).toBe(70);
+    expect(core.tick(69)).toEqual([]);
+    expect(brief(ex.take(core.tick(70)))).toEqual(['X t/0#2']);
+    expect(core.taskStats('t')).toMatchObject({ attempts: 2, retries: 1 });
+    const [done] = converges(ex.complete('t/0', 80, 'ok'));
+    expect(done).toMatchObject({ success: true, outputs: ['ok'], counters: { attempts: 2, retries: 1 } });
+  });
+
+  it('retries exhausted → CALL_FAILED, not retryable, naming the call and the last error', () => {
+    const core = coreWith({ callRetry: { maxAttempts: 3, initialBackoffMs: 50, maxBackoffMs: 1_000 } });
+    const ex = new FakeExecutor(core);
+    ex.take(core.startCallPhase('t', callList(1), { deadlineMs: FAR, fastFail: true }, 0));
+    const io: CallFailure = { kind: 'io', retryable: true, message: 'backend overloaded' };
+    const rows = [
+      { failAt: 0, attempt: 1, expect: [] as string[], retryAt: 50 },
+      { failAt: 50, attempt: 2, expect: [] as string[], retryAt: 150 },
+    ];
+    for (const row of rows) {
+      expect(ex.take(core.callFailed('t/0', row.attempt, io, row.failAt))).toEqual(row.expect);
+      expect(core.nextDeadline()).toBe(row.retryAt);
+      expect(brief(ex.take(core.tick(row.retryAt)))).toEqual([`X t/0#${row.attempt + 1}`]);
+    }
+    const [done] = converges(ex.take(core.callFailed('t/0', 3, io, 200)));
+    expect(done).toMatchObject({
+      success: false,
+      failureCode: 'CALL_FAILED',
+      retryable: false,
+      outputs: [],
+      failedCall: { callId: 't/0', index: 0, function: 'f', attempts: 3, failure: io },
+    });
+    expect(done!.message).toContain('t/0');
+    expect(done!.message).toContain('backend overloaded');
+    expect(core.nextDeadline()).toBeUndefined();
+  });
+
+  it('a thrown user error fails at once; marked retryable it is retried', () => {
+    const core = coreWith();
+    const ex = new FakeExecutor(core);
+    ex.take(core.startCallPhase('a', callList(1), { deadlineMs: FAR }, 0));
+    expect(brief(ex.take(core.callFailed('a/0', 1, userError, 1)))).toEqual(['DONE a CALL_FAILED']);
+    ex.take(core.startCallPhase('b', callList(1), { deadlineMs: FAR }, 0));
+    expect(ex.take(core.callFailed('b/0', 1, { ...userError, retryable: true }, 1))).toEqual([]);
+    expect(brief(ex.take(core.tick(51)))).toEqual(['X b/0#2']);
+  });
+
+  it('a retry goes before new root calls', () => {
+    const core = coreWith({ initialWindow: 2, minWindow: 2 });
+    const ex = new FakeExecutor(core);
+    ex.take(core.startCallPhase('t', callList(5), { deadlineMs: FAR }, 0));
+    ex.take(core.callFailed('t/0', 1, crash, 0)); // frees a slot: t/2 goes now
+    expect(ex.live.has('t/2')).toBe(true);
+    ex.take(core.tick(50)); // t/0 is queued again, but both slots are taken
+    expect(brief(ex.complete('t/1', 60))).toEqual(['X t/0#2']);
+  });
+});
+
+describe('executor lost', () => {
+  it('fails every attempt at the executor retryably, holds dispatch until ready, then retries', () => {
+    const core = coreWith({ initialWindow: 4 });
+    const ex = new FakeExecutor(core);
+    ex.take(core.startCallPhase('t', callList(6), { deadlineMs: FAR }, 0));
+    ex.start('t/0', 1);
+    ex.complete('t/1', 2); // one success: window 5, t/4 and t/5 dispatched
+    expect(core.taskStats('t')).toMatchObject({ inflight: 5, window: 5 });
+    expect(core.executorLost(3)).toEqual([]); // no CancelCall: the attempts died with the executor
+    ex.live.clear();
+    expect(core.taskStats('t')).toMatchObject({ inflight: 0, window: 2 }); // halved once, not five times
+    expect(core.stats()).toMatchObject({ executorReady: false, inflight: 0 });
+    // Backoff is over before the executor is back: nothing is dispatched.
+    expect(core.tick(53)).toEqual([]);
+    expect(brief(ex.take(core.executorReady(60)))).toEqual(['X t/0#2', 'X t/2#2']);
+    ex.drain(70);
+    const done = ex.converged.get('t');
+    expect(done).toMatchObject({
+      success: true,
+      outputs: ['v:t/0', 'v:t/1', 'v:t/2', 'v:t/3', 'v:t/4', 'v:t/5'],
+    });
+  });
+
+  it('exhausting attempts through repeated crashes fails the task with CALL_FAILED', () => {
+    const core = coreWith({ callRetry: { maxAttempts: 2 } });
+    const ex = new FakeExecutor(core);
+    ex.take(core.startCallPhase('t', callList(1), { deadlineMs: FAR }, 0));
+    core.executorLost(1);
+    ex.take(core.executorReady(2));
+    expect(brief(ex.take(core.tick(51)))).toEqual(['X t/0#2']);
+    const [done] = converges(ex.take(core.executorLost(60)));
+    expect(done).toMatchObject({
+      failureCode: 'CALL_FAILED',
+      failedCall: { attempts: 2, failure: { kind: 'executor_crash' } },
+    });
+  });
+});
+
+describe('stale events', () => {
+  it('ignores every event for an old attempt, an unknown call, or a converged task', () => {
+    const core = coreWith();
+    const ex = new FakeExecutor(core);
+    ex.take(core.startCallPhase('t', callList(2), { deadlineMs: FAR }, 0));
+    ex.take(core.callFailed('t/0', 1, crash, 1));
+    ex.take(core.tick(51)); // attempt 2 is out
+    const before = core.stats().staleEvents;
+    expect(core.callStarted('t/0', 1, 52)).toEqual([]);
+    expect(core.callCompleted('t/0', 1, 'late', 1, 52)).toEqual([]);
+    expect(core.callFailed('t/0', 1, userError, 52)).toEqual([]);
+    expect(core.callWaiting('t/0', 1, { kind: 'subcall', function: 'g', args: [] }, 52)).toEqual([]);
+    expect(core.callCompleted('nope/0', 1, 'x', 1, 52)).toEqual([]);
+    expect(core.stats().staleEvents).toBe(before + 5);
+    expect(core.taskStats('t')).toMatchObject({ inflight: 2, rootsSucceeded: 0 });
+
+    ex.complete('t/0', 60, 'fresh');
+    ex.complete('t/1', 61);
+    expect(ex.converged.get('t')?.outputs).toEqual(['fresh', 'v:t/1']);
+    expect(core.callCompleted('t/1', 1, 'again', 1, 70)).toEqual([]);
+  });
+
+  it('ignores a duplicate callStarted (the clock keeps its first start)', () => {
+    const core = coreWith();
+    core.startCallPhase('t', callList(1), { deadlineMs: FAR }, 0);
+    core.callStarted('t/0', 1, 100);
+    core.callStarted('t/0', 1, 4_000);
+    expect(core.nextDeadline()).toBe(5_100);
+  });
+});

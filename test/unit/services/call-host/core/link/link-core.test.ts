@@ -1,0 +1,402 @@
+// LinkCore (src/services/call-host/core/link/): the handshake, the in-flight table, the queue and "link
+// lost → fail all in flight", as scenarios on virtual time, plus a property: every call accepted gets
+// exactly one terminal event, whatever the executor and the network do.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { CallAlreadyInFlightError } from '../../../../../../src/executor/errors.js';
+import { PROTOCOL_VERSION, type ExecutorToWorker } from '../../../../../../src/executor/protocol.js';
+import {
+  LinkCore,
+  constantTimeEqual,
+  type ConnId,
+  type ExecuteCallCommand,
+  type LinkCommand,
+} from '../../../../../../src/services/call-host/core/link/index.js';
+
+const SECRET = 'ab'.repeat(32);
+
+function call(callId: string, attempt = 1, codeEpoch = 'e1'): ExecuteCallCommand {
+  return { taskId: 't1', callId, attempt, function: 'f', args: [], codeEpoch, budgetMs: 1000 };
+}
+function hello(secret: string | null = SECRET, protocolVersion = PROTOCOL_VERSION): ExecutorToWorker {
+  return {
+    type: 'Hello',
+    protocolVersion,
+    executorVersion: '0.0.0-test',
+    pid: 42,
+    threads: 2,
+    functionsDir: '/f',
+    ...(secret === null ? {} : { secret }),
+  };
+}
+const heartbeat: ExecutorToWorker = {
+  type: 'Heartbeat',
+  seq: 0,
+  pid: 42,
+  inflight: 0,
+  queued: 0,
+  threads: 2,
+  epochs: 0,
+  rssBytes: 1,
+};
+const done = (callId: string, attempt = 1): ExecutorToWorker => ({
+  type: 'CallCompleted',
+  callId,
+  attempt,
+  value: 1,
+  durationMs: 1,
+});
+
+/** A core with a shell that carries out continuations (flushQueued) the way executor-link.ts does. */
+function harness(opts: { queueWhileDown?: boolean; helloTimeoutMs?: number } = {}) {
+  const core = new LinkCore({
+    helloTimeoutMs: opts.helloTimeoutMs ?? 5000,
+    queueWhileDown: opts.queueWhileDown ?? true,
+  });
+  const log: LinkCommand[] = [];
+  const drain = (): LinkCommand[] => {
+    const out: LinkCommand[] = [];
+    for (const c of core.takeCommands()) {
+      out.push(c);
+      if (c.type === 'flushQueued') {
+        core.flushQueued(c.conn);
+        out.push(...drain());
+      }
+    }
+    log.push(...out);
+    return out;
+  };
+  /** Open a connection and authenticate it as the executor; ready after its first heartbeat. */
+  const executor = (now = 0, ready = true): ConnId => {
+    core.expectSecret(SECRET);
+    const id = core.connectionOpened(now);
+    core.messageReceived(id, now, hello(), 0);
+    if (ready) core.messageReceived(id, now, heartbeat, 0);
+    drain();
+    return id;
+  };
+  return { core, drain, executor, log };
+}
+const types = (cs: readonly LinkCommand[]): string[] =>
+  cs.map((c) => (c.type === 'emit' || c.type === 'emitLater' ? `${c.type}:${c.event.type}` : c.type));
+
+describe('LinkCore handshake', () => {
+  const firstFrames: [string, ExecutorToWorker, string][] = [
+    ['a Heartbeat', heartbeat, 'its first frame is "Heartbeat", not Hello'],
+    ['a Hello without a secret', hello(null), 'its Hello carries no secret'],
+    [
+      'a Hello with a wrong secret',
+      hello('cd'.repeat(32)),
+      'its Hello carries a wrong or already used secret',
+    ],
+  ];
+  it.each(firstFrames)(
+    'refuses a connection whose first frame is %s, leaving the executor alone',
+    (_, m, why) => {
+      const { core, drain, executor } = harness();
+      executor();
+      core.executeCall(call('c1'));
+      drain();
+      const intruder = core.connectionOpened(10);
+      core.messageReceived(intruder, 10, m, 0);
+      expect(drain()).toEqual([{ type: 'closeConnection', conn: intruder, refusal: why }]);
+      expect(core.ready).toBe(true);
+      expect(core.inflight).toBe(1);
+    },
+  );
+
+  it('a secret opens one connection: a second Hello with it is refused', () => {
+    const { core, drain, executor } = harness();
+    executor();
+    const again = core.connectionOpened(1);
+    core.messageReceived(again, 1, hello(), 0);
+    expect(drain()).toEqual([
+      { type: 'closeConnection', conn: again, refusal: 'its Hello carries a wrong or already used secret' },
+    ]);
+  });
+
+  it('refuses a silent connection at its hello deadline, not before (virtual time)', () => {
+    const { core, drain } = harness({ helloTimeoutMs: 5000 });
+    const id = core.connectionOpened(1000);
+    expect(core.nextDeadline()).toBe(6000);
+    core.tick(5999);
+    expect(drain()).toEqual([]);
+    core.tick(6000);
+    expect(drain()).toEqual([{ type: 'closeConnection', conn: id, refusal: 'no Hello within 5000 ms' }]);
+    expect(core.nextDeadline()).toBeUndefined();
+  });
+
+  it('an authenticated newcomer supersedes the executor: its sent calls fail, queued ones wait', () => {
+    const { core, drain, executor } = harness();
+    const first = executor();
+    core.executeCall(call('c1'));
+    drain();
+    core.expectSecret(SECRET);
+    const second = core.connectionOpened(5);
+    core.messageReceived(second, 5, hello(), 0);
+    const out = drain();
+    expect(types(out)).toEqual(['closeConnection', 'emit:executorLost', 'emit:callFailed']);
+    expect(out[0]).toEqual({ type: 'closeConnection', conn: first });
+    expect(core.ready).toBe(false);
+    core.executeCall(call('c2'));
+    expect(drain()).toEqual([]); // held until the newcomer's first heartbeat
+    core.messageReceived(second, 6, heartbeat, 0);
+    expect(types(drain())).toEqual([
+      'emit:executorReady',
+      'flushQueued',
+      'defineEpoch',
+      'sendExecute',
+      'emit:heartbeat',
+    ]);
+  });
+
+  it('another protocol version gets Shutdown and is lost', () => {
+    const { core, drain } = harness();
+    core.expectSecret(SECRET);
+    const id = core.connectionOpened(0);
+    core.messageReceived(id, 0, hello(SECRET, PROTOCOL_VERSION + 1), 0);
+    expect(types(drain())).toEqual(['log', 'send', 'closeConnection']); // never introduced itself: nothing lost
+  });
+
+  it('compares secrets by length and content', () => {
+    expect(constantTimeEqual('abc', 'abc')).toBe(true);
+    expect(constantTimeEqual('abc', 'abd')).toBe(false);
+    expect(constantTimeEqual('abc', 'ab')).toBe(false);
+  });
+});
+
+describe('LinkCore calls', () => {
+  const cases: {
+    name: string;
+    opts?: { queueWhileDown?: boolean };
+    ready: boolean;
+    steps: (core: LinkCore) => void;
+    expected: string[];
+  }[] = [
+    {
+      name: 'sends at once when ready, defining its epoch first',
+      ready: true,
+      steps: (c) => c.executeCall(call('c1')),
+      expected: ['defineEpoch', 'sendExecute'],
+    },
+    {
+      name: 'defines an epoch once per connection',
+      ready: true,
+      steps: (c) => (c.executeCall(call('c1')), c.executeCall(call('c2'))),
+      expected: ['defineEpoch', 'sendExecute', 'sendExecute'],
+    },
+    {
+      name: 'queues while down',
+      ready: false,
+      steps: (c) => c.executeCall(call('c1')),
+      expected: [],
+    },
+    {
+      name: 'fails at once, later, while down without queueWhileDown',
+      opts: { queueWhileDown: false },
+      ready: false,
+      steps: (c) => c.executeCall(call('c1')),
+      expected: ['emitLater:callFailed'],
+    },
+    {
+      name: 'a queued call cancelled fails later with deadline',
+      ready: false,
+      steps: (c) => (c.executeCall(call('c1')), c.cancelCall('c1', 1, 'r')),
+      expected: ['emitLater:callFailed'],
+    },
+    {
+      name: 'a sent call cancelled gets CancelCall',
+      ready: true,
+      steps: (c) => (c.executeCall(call('c1')), c.cancelCall('c1', 1, 'r')),
+      expected: ['defineEpoch', 'sendExecute', 'send'],
+    },
+    {
+      name: 'an unsendable call fails later as user, not retryable',
+      ready: true,
+      steps: (c) => (c.executeCall(call('c1')), c.executeUnsendable('c1', 1, 'too large')),
+      expected: ['defineEpoch', 'sendExecute', 'emitLater:callFailed'],
+    },
+    {
+      name: 'the link closing fails what is queued',
+      ready: false,
+      steps: (c) => (c.executeCall(call('c1')), c.close()),
+      expected: ['closeConnection', 'emit:executorLost', 'emit:callFailed'],
+    },
+  ];
+  it.each(cases)('$name', ({ opts, ready, steps, expected }) => {
+    const { core, drain, executor } = harness(opts);
+    executor(0, ready);
+    steps(core);
+    expect(types(drain())).toEqual(expected);
+  });
+
+  it('refuses a second executeCall of an attempt in flight', () => {
+    const { core, executor } = harness();
+    executor();
+    core.executeCall(call('c1'));
+    expect(() => core.executeCall(call('c1'))).toThrow(CallAlreadyInFlightError);
+  });
+
+  it('answers waits by request id or oldest first, and ignores unknown ones', () => {
+    const { core, drain, executor } = harness();
+    const id = executor();
+    core.executeCall(call('c1'));
+    for (const requestId of [1, 2, 3])
+      core.messageReceived(
+        id,
+        0,
+        {
+          type: 'CallWaiting',
+          taskId: 't1',
+          callId: 'c1',
+          attempt: 1,
+          requestId,
+          request: { kind: 'io', op: 'get', table: 'x', key: {} },
+        },
+        0,
+      );
+    drain();
+    core.resumeCall('c1', 1, { requestId: 2, ok: true, value: 1 });
+    core.resumeCall('c1', 1, { ok: true });
+    core.resumeCall('c1', 1, { requestId: 9, ok: true });
+    const resumed = drain().flatMap((c) => (c.type === 'sendResume' ? [c.requestId] : []));
+    expect(resumed).toEqual([2, 1]);
+  });
+
+  it('drops terminal frames of a lost connection (an attempt is answered once)', () => {
+    const { core, drain, executor } = harness();
+    const id = executor();
+    core.executeCall(call('c1'));
+    core.dropConnection('heartbeat timeout');
+    drain();
+    core.messageReceived(id, 1, done('c1'), 10);
+    expect(drain()).toEqual([]);
+  });
+
+  it('records the last heartbeat time it was given', () => {
+    const { core, executor } = harness();
+    const id = executor(100);
+    core.messageReceived(id, 250, heartbeat, 0);
+    expect(core.lastHeartbeatAtMs).toBe(250);
+  });
+});
+
+describe('LinkCore property', () => {
+  type Op =
+    | { op: 'execute' }
+    | { op: 'complete'; pick: number }
+    | { op: 'fail'; pick: number }
+    | { op: 'cancel'; pick: number }
+    | { op: 'spawn' }
+    | { op: 'heartbeat' }
+    | { op: 'intruder' }
+    | { op: 'drop' }
+    | { op: 'socketClosed' }
+    | { op: 'tick'; ms: number };
+  const opArb: fc.Arbitrary<Op> = fc.oneof(
+    { weight: 4, arbitrary: fc.constant({ op: 'execute' as const }) },
+    { weight: 3, arbitrary: fc.nat(20).map((pick) => ({ op: 'complete' as const, pick })) },
+    { weight: 1, arbitrary: fc.nat(20).map((pick) => ({ op: 'fail' as const, pick })) },
+    { weight: 1, arbitrary: fc.nat(20).map((pick) => ({ op: 'cancel' as const, pick })) },
+    { weight: 1, arbitrary: fc.constant({ op: 'spawn' as const }) },
+    { weight: 2, arbitrary: fc.constant({ op: 'heartbeat' as const }) },
+    { weight: 1, arbitrary: fc.constant({ op: 'intruder' as const }) },
+    { weight: 1, arbitrary: fc.constant({ op: 'drop' as const }) },
+    { weight: 1, arbitrary: fc.constant({ op: 'socketClosed' as const }) },
+    { weight: 1, arbitrary: fc.integer({ min: 0, max: 6000 }).map((ms) => ({ op: 'tick' as const, ms })) },
+  );
+
+  it('every call accepted gets exactly one terminal event, by a result or the link-lost failure', () => {
+    fc.assert(
+      fc.property(fc.array(opArb, { maxLength: 120 }), fc.boolean(), (ops, queueWhileDown) => {
+        const { core, drain, log } = harness({ queueWhileDown, helloTimeoutMs: 5000 });
+        let now = 0;
+        let seq = 0;
+        let conn: ConnId | undefined;
+        /** What the fake executor was sent and has not answered, per connection. */
+        const sentOn = new Map<ConnId, string[]>();
+        const terminal = new Map<string, number>();
+        const collect = (): void => {
+          for (const c of drain()) {
+            if (c.type === 'sendExecute') sentOn.set(c.conn, [...(sentOn.get(c.conn) ?? []), c.call.callId]);
+            if (
+              (c.type === 'emit' || c.type === 'emitLater') &&
+              (c.event.type === 'callCompleted' || c.event.type === 'callFailed')
+            )
+              terminal.set(c.event.callId, (terminal.get(c.event.callId) ?? 0) + 1);
+          }
+        };
+        const answer = (pick: number, m: (callId: string) => ExecutorToWorker): void => {
+          // Any connection that ever got calls may answer, even a lost one (late frames).
+          const conns = [...sentOn.keys()];
+          if (conns.length === 0) return;
+          const id = conns[pick % conns.length]!;
+          const pending = sentOn.get(id)!;
+          if (pending.length === 0) return;
+          const [callId] = pending.splice(pick % pending.length, 1);
+          core.messageReceived(id, now, m(callId!), 8);
+        };
+        for (const o of ops) {
+          switch (o.op) {
+            case 'execute':
+              core.executeCall(call(`c${seq++}`));
+              break;
+            case 'complete':
+              answer(o.pick, (id) => done(id));
+              break;
+            case 'fail':
+              answer(o.pick, (callId) => ({
+                type: 'CallFailed',
+                callId,
+                attempt: 1,
+                kind: 'user',
+                retryable: false,
+                message: 'x',
+              }));
+              break;
+            case 'cancel':
+              core.cancelCall(`c${o.pick % Math.max(1, seq)}`, 1, 'r');
+              break;
+            case 'spawn':
+              core.expectSecret(SECRET);
+              conn = core.connectionOpened(now);
+              core.messageReceived(conn, now, hello(), 0);
+              break;
+            case 'heartbeat':
+              if (conn !== undefined) core.messageReceived(conn, now, heartbeat, 0);
+              break;
+            case 'intruder': {
+              const id = core.connectionOpened(now);
+              core.messageReceived(id, now, hello('00'.repeat(32)), 0);
+              break;
+            }
+            case 'drop':
+              core.dropConnection('heartbeat timeout');
+              break;
+            case 'socketClosed':
+              if (conn !== undefined) core.connectionClosed(conn);
+              break;
+            case 'tick':
+              now += o.ms;
+              core.tick(now);
+              break;
+          }
+          collect();
+          expect(core.inflight).toBeLessThanOrEqual(seq);
+        }
+        core.close();
+        collect();
+        expect(core.inflight).toBe(0);
+        for (let i = 0; i < seq; i++) expect(terminal.get(`c${i}`), `c${i}`).toBe(1);
+        // No frame ever went to a connection that was refused.
+        const refused = new Set(
+          log.flatMap((c) => (c.type === 'closeConnection' && c.refusal ? [c.conn] : [])),
+        );
+        expect(log.some((c) => 'conn' in c && c.type !== 'closeConnection' && refused.has(c.conn))).toBe(
+          false,
+        );
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
