@@ -1,11 +1,19 @@
 // Lint rules. The `core/` folders are Sans-IO: the purity rule below forbids clocks, timers, process,
 // node built-ins and network clients there, so purity is enforced by a tool rather than by review.
+// The call host (src/services/call-host/) is used through its index only; its core/ and adapters/ are
+// its own (test/unit/layers.test.ts checks the same arrows, and the call host's side of them).
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+const callHostInternals = {
+  group: ['**/call-host/core/**', '**/call-host/adapters/**'],
+  message: 'The call host is used through src/services/call-host/index.ts, not its internals.',
+};
+
 const impureImports = {
   patterns: [
+    callHostInternals,
     { group: ['node:*'], message: 'core/ is Sans-IO: no node built-ins.' },
     {
       group: ['@grpc/*', 'etcd3', 'pg', 'better-sqlite3', 'pino'],
@@ -26,6 +34,11 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       'no-console': 'off',
     },
+  },
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/services/call-host/**', 'src/**/core/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [callHostInternals] }] },
   },
   {
     files: ['src/**/core/**/*.ts'],

@@ -16,7 +16,7 @@ import { MemoryFunctionsKv } from '../services/functions-store/memory-kv.js';
 import { InProcessRegistry } from '../services/registry/in-process-registry.js';
 import type { WorkerRegistryWriter } from '../services/registry/registry-port.js';
 import type { StorageBackend } from '../services/storage/types.js';
-import type { CallIoHandler } from '../services/call-host/adapters/executor-call-io.js';
+import type { CallIoHandler } from '../services/call-host/index.js';
 import type {
   CallPhaseRunner,
   CodeEpochSource,

@@ -13,7 +13,7 @@
 import type { Kernel } from '../kernel/kernel.js';
 import type { BlockxConfig } from '../kernel/config-types.js';
 import type { WorkerRegistryWriter } from '../services/registry/registry-port.js';
-import type { CallIoHandler } from '../services/call-host/adapters/executor-call-io.js';
+import type { CallIoHandler } from '../services/call-host/index.js';
 import { StorageIoScopeFactory } from '../services/worker/adapters/io/index.js';
 import type {
   CallPhaseRunner,

@@ -58,6 +58,22 @@ function serviceOf(file: string): [string, string] | undefined {
  */
 const ALLOWED: readonly string[] = [];
 
+/** The call host (src/services/call-host/, docs/architecture.md § Where the code lives). */
+const CALL_HOST = 'src/services/call-host/';
+
+/**
+ * What the call host uses of the Worker: the ports it implements (`CallPhaseRunner`, `CodeEpochSource`,
+ * `ExecutorReadiness`) and the pieces those ports share with the Worker's own defaults. Nothing else.
+ */
+const CALL_HOST_USES_OF_WORKER: readonly string[] = [
+  'src/services/worker/adapters/ports.ts',
+  'src/services/worker/adapters/default-ports.ts',
+  'src/services/worker/adapters/errors.ts',
+  'src/services/worker/adapters/phase-results.ts',
+  'src/services/worker/adapters/worker-logger.ts',
+  'src/services/worker/core/functions-inventory.ts',
+];
+
 function violations(rule: (a: Arrow) => boolean): string[] {
   return show(ALL.filter(rule)).filter((a) => !ALLOWED.includes(a));
 }
@@ -110,6 +126,33 @@ describe('import arrows follow the layers', () => {
         const to = serviceOf(a.to);
         return from?.[1] === 'adapters' && to?.[0] === from[0] && to[1] === 'app';
       }),
+    ).toEqual([]);
+  });
+
+  it('outside the call host, src/ imports it only through its index', () => {
+    expect(
+      violations(
+        (a) => !a.from.startsWith(CALL_HOST) && a.to.startsWith(CALL_HOST) && a.to !== `${CALL_HOST}index.ts`,
+      ),
+    ).toEqual([]);
+  });
+
+  it('the call host imports of the Worker only the ports it implements and what they share', () => {
+    expect(
+      violations(
+        (a) =>
+          a.from.startsWith(CALL_HOST) &&
+          a.to.startsWith('src/services/worker/') &&
+          !CALL_HOST_USES_OF_WORKER.includes(a.to),
+      ),
+    ).toEqual([]);
+  });
+
+  it('the call host is a service of its own: its core is checked by the core rule above', () => {
+    const callHostCore = ALL.filter((a) => a.from.startsWith(`${CALL_HOST}core/`));
+    expect(callHostCore.length).toBeGreaterThan(20);
+    expect(
+      callHostCore.map((a) => a.from).filter((f) => serviceOf(f)?.join('/') !== 'call-host/core'),
     ).toEqual([]);
   });
 

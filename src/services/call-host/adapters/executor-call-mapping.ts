@@ -1,14 +1,18 @@
 // Translations between the Worker's pieces on the executor call path: worker config → dispatcher config,
 // the task signal's abort reason → the dispatcher's cancel reason, executor failures → dispatcher
-// failures, and the JSON size of a call's value (what maxCollectedOutputBytes counts).
+// failures, the JSON size of a call's value (what maxCollectedOutputBytes counts), and the outcomes a
+// Calls phase resolves with (the Worker's CallPhaseOutcome, worker/adapters/ports.ts).
 
 import type { WorkerConfig } from '../../../kernel/config-types.js';
 import {
   resolveDispatcherConfig,
   type CallFailure,
+  type ConvergeTaskCalls,
   type DispatcherConfig,
   type TaskCancelReason,
 } from '../core/dispatcher/index.js';
+import { describeError, reportedRetryable } from '../../worker/adapters/phase-results.js';
+import type { CallPhaseOutcome } from '../../worker/adapters/ports.js';
 import type { ExecutorLinkEvent } from './executor-link.js';
 
 /** The dispatcher settings of a deployment's `worker` section. */
@@ -61,5 +65,44 @@ export function toCallFailure(ev: Extract<ExecutorLinkEvent, { type: 'callFailed
     retryable: ev.retryable,
     message: ev.message,
     ...(ev.stack !== undefined ? { stack: ev.stack } : {}),
+  };
+}
+
+// ---- Phase outcomes ----
+//
+// The outcomes ExecutorCallRunner (executor-call-runner.ts) resolves a Calls phase with, besides the
+// dispatcher's own calls: a runner already closed, a failed streaming builder, and a converged phase.
+
+/** A run asked of a closed runner: CANCELLED, retryable. */
+export function closedRunnerOutcome(): CallPhaseOutcome {
+  return {
+    success: false,
+    failureCode: 'CANCELLED',
+    retryable: true,
+    message: 'the executor call runner is closed',
+    outputs: [],
+  };
+}
+
+/** A streaming builder whose source failed: BUILDER_FAILED, retryable as the error says. */
+export function builderFailedOutcome(error: unknown): CallPhaseOutcome {
+  return {
+    success: false,
+    failureCode: 'BUILDER_FAILED',
+    retryable: reportedRetryable(error) ?? false,
+    message: `the streaming builder failed: ${describeError(error)}`,
+    outputs: [],
+  };
+}
+
+/** The outcome of a phase the dispatcher converged (ConvergeTaskCalls). */
+export function convergedOutcome(cmd: ConvergeTaskCalls): CallPhaseOutcome {
+  if (cmd.success) return { success: true, retryable: false, outputs: cmd.outputs };
+  return {
+    success: false,
+    failureCode: cmd.failureCode ?? 'CALL_FAILED',
+    retryable: cmd.retryable,
+    message: cmd.message ?? 'the Calls phase failed',
+    outputs: [],
   };
 }

@@ -38,9 +38,15 @@ import {
   type ExecutorCallRunnerOptions,
   type ExecutorLinkCommands,
 } from './executor-call-io.js';
-import { jsonByteLength, taskCancelReasonOf, toCallFailure } from './executor-call-mapping.js';
+import {
+  builderFailedOutcome,
+  closedRunnerOutcome,
+  convergedOutcome,
+  jsonByteLength,
+  taskCancelReasonOf,
+  toCallFailure,
+} from './executor-call-mapping.js';
 import type { ExecutorLinkEvent, ResumeOutcome, WaitingRequest } from './executor-link.js';
-import { builderFailedOutcome, closedRunnerOutcome, convergedOutcome } from './call-phase-outcomes.js';
 import { CallRunnerTimer } from './call-runner-timer.js';
 import { CallStreamFeeder } from './call-stream-feeder.js';
 import type { CallPhaseOutcome, CallPhaseRunner, CallPhaseTask } from '../../worker/adapters/ports.js';

@@ -9,8 +9,8 @@
 //
 // What stays here: the socket server and its file (socket-path.ts), framing (frame-codec.ts), the
 // secret's randomness, the one OS timer for the core's hello deadlines, the rate-limited refusal log
-// (docs/security.md § Logs). The hand-written JSON of the two hottest frames is executor-link-frames.ts,
-// serving `onWaiting` executor-link-waiting.ts.
+// (docs/security.md § Logs), the hand-written JSON of the two hottest frames (below the class, shared
+// with the in-process link), and serving `onWaiting` (serveWaiting, also shared).
 
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
@@ -23,13 +23,45 @@ import {
   unlinkOwnSocket,
   type SocketFileIdentity,
 } from '../../../executor/socket-path.js';
+import type { EpochSource } from '../../../executor/code-epochs.js';
 import { logRateLimit, suppressedSuffix } from '../../../kernel/observability/log-rate-limit.js';
-import { LinkCore, type ConnId, type LinkCommand } from '../core/link/index.js';
-import { executeCallJson, resumeOkJson } from './executor-link-frames.js';
-import type { ExecuteCallCommand, ExecutorLinkOptions, ResumeOutcome } from './executor-link-types.js';
-import { serveWaiting } from './executor-link-waiting.js';
+import {
+  LinkCore,
+  type ConnId,
+  type ExecuteCallCommand,
+  type ExecutorLinkEvent,
+  type LinkCommand,
+  type ResumeOutcome,
+  type WaitingRequest,
+} from '../core/link/index.js';
 
-export type * from './executor-link-types.js';
+// The link's public shapes: the commands the dispatcher adapter issues and the events it gets back are
+// defined with the link core (core/link/types.ts); the socket shell's options are here.
+export type * from '../core/link/types.js';
+
+export interface ExecutorLinkOptions {
+  /**
+   * Where to listen, in a directory the caller made private. Either this or `socketDir`; production
+   * (executor-ports.ts) uses `socketDir`.
+   */
+  readonly socketPath?: string;
+  /**
+   * Listen in a fresh 0700 directory made under this one (`<socketDir>/bx-XXXXXX/executor.sock`),
+   * removed again on close (docs/security.md, "The executor socket").
+   */
+  readonly socketDir?: string;
+  /** How long a new connection may take to present an authenticated Hello. Default 5000 ms. */
+  readonly helloTimeoutMs?: number;
+  readonly onEvent: (event: ExecutorLinkEvent) => void;
+  /** Serve a request (IO reads); return undefined to leave it to whoever handles `callWaiting` events. */
+  readonly onWaiting?: (request: WaitingRequest) => Promise<ResumeOutcome> | undefined;
+  /** Sources for DefineEpoch / retirements for RetireEpoch (the Worker's FunctionCodeView). */
+  readonly epochs?: EpochSource;
+  readonly maxFrameBytes?: number;
+  /** Hold calls while no executor is ready (default true); false fails them at once, retryably. */
+  readonly queueWhileDown?: boolean;
+  readonly log?: (level: 'info' | 'warn' | 'error', message: string) => void;
+}
 
 /** Bound on a new connection's wait for its Hello (docs/security.md). */
 export const DEFAULT_HELLO_TIMEOUT_MS = 5_000;
@@ -300,7 +332,7 @@ export class ExecutorLink {
     const wire = this.wires.get(id);
     if (!wire) return;
     try {
-      // The hottest line of the link, written as text (executor-link-frames.ts).
+      // The hottest line of the link, written as text (executeCallJson, below).
       wire.writer.sendJson(executeCallJson(c));
     } catch (err) {
       // Arguments too large for a frame (or not JSON): this attempt can never run.
@@ -334,7 +366,7 @@ export class ExecutorLink {
     const { callId, attempt, requestId, outcome } = c;
     try {
       if (outcome.ok)
-        // A cached row goes to every call that reads it: its text is taken once (frozen-json.ts).
+        // A cached row goes to every call that reads it: its text is taken once (jsonOf, below).
         wire.writer.sendJson(resumeOkJson(callId, attempt, requestId, outcome.value ?? null));
       else
         wire.writer.send({ type: 'ResumeCall', callId, attempt, requestId, ok: false, error: outcome.error });
@@ -384,4 +416,89 @@ export class ExecutorLink {
     );
     this.helloTimer.unref();
   }
+}
+
+// ---- Frames as text ----
+//
+// JSON text of values the Worker sends to its Executor again and again: the block a builder attached to
+// every call of a task, the cached row every call of a task reads. Serialising them once per object
+// instead of once per frame matters at 10,000 calls per task.
+//
+// Only frozen objects are memoised: a frozen object cannot change after its text was taken, so the text
+// is always right. The read cache freezes the rows it shares, and block builders freeze the block they
+// attach to every call; anything else is serialised each time, as before.
+
+const memo = new WeakMap<object, string>();
+
+/** JSON.stringify(value), remembered per frozen object. Throws what JSON.stringify throws. */
+export function jsonOf(value: unknown): string {
+  if (typeof value !== 'object' || value === null || !Object.isFrozen(value))
+    return JSON.stringify(value) ?? 'null';
+  let text = memo.get(value);
+  if (text === undefined) {
+    text = JSON.stringify(value) ?? 'null';
+    memo.set(value, text);
+  }
+  return text;
+}
+
+/**
+ * ExecuteCall, the hottest line of the link: the block every call of a task shares is serialised once (jsonOf),
+ * the rest per call. Same JSON as the ExecuteCall object.
+ */
+export function executeCallJson(c: ExecuteCallCommand): string {
+  const block = c.block === undefined || c.block === null ? '' : `,"block":${jsonOf(c.block)}`;
+  return (
+    `{"type":"ExecuteCall","taskId":${JSON.stringify(c.taskId)},"callId":${JSON.stringify(c.callId)}` +
+    `,"attempt":${c.attempt},"function":${JSON.stringify(c.function)},"args":${JSON.stringify(c.args)}` +
+    `${block},"codeEpoch":${JSON.stringify(c.codeEpoch)},"budgetMs":${c.budgetMs}` +
+    `${c.ioCache === undefined ? '' : `,"ioCache":${JSON.stringify(c.ioCache)}`}}`
+  );
+}
+
+/** A successful ResumeCall: a cached row goes to every call that reads it, its text is taken once. */
+export function resumeOkJson(callId: string, attempt: number, requestId: number, value: unknown): string {
+  return (
+    `{"type":"ResumeCall","callId":${JSON.stringify(callId)},"attempt":${attempt}` +
+    `,"requestId":${requestId},"ok":true,"value":${jsonOf(value)}}`
+  );
+}
+
+// ---- Serving a request ----
+//
+// Serving a `callWaiting` request through the link's `onWaiting` handler (the events and their guarantees are docs/executor.md, "The Worker's API"). If the handler returns a promise, its
+// outcome goes back to the call as a ResumeCall; a handler that throws or rejects answers with an `io`
+// error the call can handle. A handler that returns undefined leaves the request to whoever handles
+// `callWaiting` events.
+
+/** Offer `req` to `handler`; `resume` carries its answer back (ExecutorLink#resumeCall). */
+export function serveWaiting(
+  handler: ExecutorLinkOptions['onWaiting'],
+  req: WaitingRequest,
+  resume: (callId: string, attempt: number, outcome: ResumeOutcome) => void,
+): void {
+  if (!handler) return;
+  let pending: Promise<ResumeOutcome> | undefined;
+  try {
+    pending = handler(req);
+  } catch (err) {
+    pending = Promise.reject(err);
+  }
+  if (!pending) return;
+  pending.then(
+    (outcome) => resume(req.callId, req.attempt, { ...outcome, requestId: req.requestId }),
+    (err: unknown) => {
+      const e = err as { message?: string; retryable?: unknown; code?: unknown } | undefined;
+      resume(req.callId, req.attempt, {
+        requestId: req.requestId,
+        ok: false,
+        error: {
+          message: e?.message ?? String(err),
+          kind: 'io',
+          retryable: e?.retryable === true,
+          ...(typeof e?.code === 'string' ? { code: e.code } : {}),
+        },
+      });
+    },
+  );
 }

@@ -40,8 +40,7 @@ import {
   type CallIoHandler,
 } from './executor-call-runner.js';
 import type { ExecutorLinkEvent, WaitingRequest } from './executor-link.js';
-import { EpochInventories, ExecutorRouter, epochSourceFor } from './executor-router.js';
-import { ExecutorSetReadiness } from './executor-router-readiness.js';
+import { EpochInventories, ExecutorRouter, ExecutorSetReadiness, epochSourceFor } from './executor-router.js';
 import { ExecutorSupervisor } from './executor-supervisor.js';
 import type { CodeEpochSource, ExecutorReadiness } from '../../worker/adapters/ports.js';
 import { silentWorkerLogger, type WorkerLogger } from '../../worker/adapters/worker-logger.js';

@@ -42,14 +42,14 @@ import { CallWaitError, type LogFields } from '../../../executor/sdk.js';
 import { failedEvent, terminalEvent } from '../core/link/frames.js';
 import type { ExecutorCallRunnerOptions, ExecutorLinkCommands } from './executor-call-io.js';
 import { ExecutorCallRunner } from './executor-call-runner.js';
-import { executeCallJson } from './executor-link-frames.js';
-import type {
-  ExecuteCallCommand,
-  ExecutorLinkEvent,
-  ResumeOutcome,
-  WaitingRequest,
+import {
+  executeCallJson,
+  serveWaiting,
+  type ExecuteCallCommand,
+  type ExecutorLinkEvent,
+  type ResumeOutcome,
+  type WaitingRequest,
 } from './executor-link.js';
-import { serveWaiting } from './executor-link-waiting.js';
 import { InProcessFunctions } from './in-process-functions.js';
 import { silentWorkerLogger, type WorkerLogger } from '../../worker/adapters/worker-logger.js';
 

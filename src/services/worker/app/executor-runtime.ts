@@ -10,9 +10,7 @@ import { createEtcdClient, etcdSecurityOf } from '../../registry/etcd-client.js'
 import { EtcdFunctionsKv } from '../../functions-store/etcd-kv.js';
 import { FunctionsStore } from '../../functions-store/functions-store.js';
 import { ClusterCodeView, type ClusterCodeSource } from '../adapters/cluster-code-view.js';
-import type { CallIoHandler } from '../../call-host/adapters/executor-call-io.js';
-import { createExecutorPorts } from '../../call-host/adapters/executor-ports.js';
-import { tsxExecutorCommand } from '../../call-host/adapters/executor-supervisor.js';
+import { createExecutorPorts, tsxExecutorCommand, type CallIoHandler } from '../../call-host/index.js';
 import type { CallPhaseRunner, CodeEpochSource, ExecutorReadiness } from '../adapters/ports.js';
 import type { WorkerLogger } from '../adapters/worker-logger.js';
 

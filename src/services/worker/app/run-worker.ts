@@ -48,8 +48,11 @@ import { workerServiceHandlers } from '../adapters/grpc-server.js';
 import { RecentTasksRecorder, workerAdminServiceHandlers } from '../adapters/admin-server.js';
 import { RunTasksStreams } from '../adapters/run-tasks-stream.js';
 import { HeartbeatPublisher } from '../adapters/heartbeat-publisher.js';
-import { dispatcherConfigFromWorker } from '../../call-host/adapters/executor-call-runner.js';
-import { createInProcessCallRunner, type InProcessCallRunner } from '../../call-host/adapters/in-process-link.js';
+import {
+  createInProcessCallRunner,
+  dispatcherConfigFromWorker,
+  type InProcessCallRunner,
+} from '../../call-host/index.js';
 import { Orchestrator } from '../adapters/orchestrator.js';
 import { silentWorkerLogger, withBoundedTaskIds, type WorkerLogger } from '../adapters/worker-logger.js';
 import type {

@@ -11,7 +11,7 @@
 import type { TableConfig } from '../../../../kernel/config-types.js';
 import type { Row, RowKey, TaskIo } from '../../../../kernel/plugin-types.js';
 import { TaskIoError, TaskIoErrorCode } from '../../core/io/index.js';
-import type { CallIoRequest } from '../../../call-host/adapters/executor-call-io.js';
+import type { CallIoRequest } from '../../../call-host/index.js';
 import { callScanToQuery, tableConfig } from './scan-query.js';
 
 /** Most rows one call's scan may return over the socket. */

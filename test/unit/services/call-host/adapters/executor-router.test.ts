@@ -6,9 +6,9 @@ import type { ExecutorLinkEvent } from '../../../../../src/services/call-host/ad
 import {
   EpochInventories,
   ExecutorRouter,
+  ExecutorSetReadiness,
   epochSourceFor,
 } from '../../../../../src/services/call-host/adapters/executor-router.js';
-import { ExecutorSetReadiness } from '../../../../../src/services/call-host/adapters/executor-router-readiness.js';
 import type { ExecutorReadinessEvent } from '../../../../../src/services/worker/adapters/ports.js';
 import { resolveDispatcherConfig } from '../../../../../src/services/call-host/core/dispatcher/index.js';
 import {

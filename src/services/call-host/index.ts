@@ -1,0 +1,17 @@
+// The call host's public surface: what the Worker (src/services/worker/) and the app layer
+// (src/app/) use of it. Everything else in this package is internal; test/unit/layers.test.ts fails
+// when a module outside it imports past this file. What each part does is README.md.
+
+export type { CallIoHandler, CallIoRequest } from './adapters/executor-call-io.js';
+export { dispatcherConfigFromWorker } from './adapters/executor-call-mapping.js';
+export {
+  createExecutorPorts,
+  type ExecutorPorts,
+  type ExecutorPortsOptions,
+} from './adapters/executor-ports.js';
+export { tsxExecutorCommand } from './adapters/executor-supervisor.js';
+export {
+  createInProcessCallRunner,
+  type InProcessCallRunner,
+  type InProcessCallRunnerOptions,
+} from './adapters/in-process-link.js';
