@@ -1,16 +1,17 @@
 // Process-level tests of whole-lifetime profiling (docs/performance.md § Profiling): the built CLI with
 // COORDINATOR_* / WORKER_* / EXECUTOR_* _CPU_PROFILE and _TRACE set, stopped with SIGTERM, leaves a
 // `.cpuprofile` with samples and a trace-events JSON with events; a path that cannot be written is one
-// line on stderr and exit code 2. (`blockx coordinator` alone needs etcd, an e2e matter; here the
-// Coordinator is profiled under `blockx up`, which runs it, and its bad-path check is the same.)
+// line on stderr and exit code 2. (`blockx coordinator` alone needs etcd: test/e2e/profiling.test.ts;
+// here the Coordinator is profiled under `blockx up`, which runs it.)
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BIN, REPO, cleanEnv, runBlockx } from '../support/cli.js';
 import { freePort } from '../support/ports.js';
 import { captureOutput, spawnTracked, stopGroup, waitForLine } from '../support/processes.js';
+import { expectCpuProfile, expectTrace } from '../support/profile-files.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'blockx-profiling-'));
 const children = new Set<ChildProcess>();
@@ -19,41 +20,6 @@ afterAll(async () => {
   for (const child of children) await stopGroup(child, 'SIGKILL', 1_000);
   rmSync(dir, { recursive: true, force: true });
 });
-
-interface CpuProfile {
-  nodes: { id: number; callFrame: { functionName: string } }[];
-  samples: number[];
-  startTime: number;
-  endTime: number;
-}
-
-interface TraceFile {
-  traceEvents: { name: string; ph: string; pid: number; ts: number }[];
-}
-
-/** The file parsed as a V8 CPU profile that sampled something. */
-function expectCpuProfile(file: string): CpuProfile {
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
-  expect(profile.nodes.length).toBeGreaterThan(1);
-  expect(profile.samples.length).toBeGreaterThan(0);
-  const ids = new Set(profile.nodes.map((n) => n.id));
-  expect(profile.samples.every((s) => ids.has(s))).toBe(true);
-  expect(profile.endTime).toBeGreaterThan(profile.startTime);
-  return profile;
-}
-
-/** The file parsed as Chrome trace-event JSON of process `pid`, with V8 events among them. */
-function expectTrace(file: string, pid: number): TraceFile {
-  const trace = JSON.parse(readFileSync(file, 'utf8')) as TraceFile;
-  expect(trace.traceEvents.length).toBeGreaterThan(0);
-  for (const e of trace.traceEvents.slice(0, 50)) {
-    expect(typeof e.name).toBe('string');
-    expect(typeof e.ph).toBe('string');
-    expect(e.pid).toBe(pid);
-  }
-  expect(trace.traceEvents.some((e) => e.ph !== 'M' && typeof e.ts === 'number')).toBe(true);
-  return trace;
-}
 
 /** Starts `blockx ARGS` (tracked, own process group) and waits for `ready` on its output. */
 async function serve(
@@ -71,9 +37,9 @@ async function serve(
 }
 
 /** SIGTERM to the command alone (as an operator's kill); resolves with its exit code. */
-function terminate(child: ChildProcess): Promise<number | null> {
+function terminate(child: ChildProcess): Promise<number | string | null> {
   return new Promise((resolve) => {
-    child.once('exit', (code) => resolve(code));
+    child.once('exit', (code, signal) => resolve(code ?? signal));
     child.kill('SIGTERM');
   });
 }

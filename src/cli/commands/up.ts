@@ -121,8 +121,11 @@ async function up(opts: UpOptions, io: CliIo): Promise<number> {
         io,
       );
     if (opts.once) return ok ? EXIT.OK : EXIT.FAILED;
+    // Listening before the line is printed: whoever waits for it may signal at once (a signal that came
+    // between the two would find no handler and kill the process without its shutdown).
+    const stopSignal = terminationSignal();
     io.stdout('serving; press Ctrl-C to stop\n');
-    await terminationSignal();
+    await stopSignal;
     io.stdout('stopping...\n');
     return EXIT.OK;
   } finally {
