@@ -11,7 +11,10 @@
 //
 // int8 comes back as a JS number through a per-pool type parser (pg-types.ts), never a global one.
 
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
+import { from as copyFromStdin } from 'pg-copy-streams';
 import { classifyPostgresError, storageErrorFrom } from './error-classify.js';
 import { StorageError, StorageErrorCode } from './errors.js';
 import { PG_TYPES } from './pg-types.js';
@@ -126,22 +129,49 @@ export class PostgresDriver implements SqlDriver {
     return {
       all: async (stmt) => (await this.query(lease, stmt, signal)).rows as Record<string, unknown>[],
       run: async (stmt) => (await this.query(lease, stmt, signal)).rowCount ?? 0,
+      copyFrom: (sql, data) => this.copyFrom(lease, sql, data, signal),
     };
   }
 
-  private async query(lease: Lease, stmt: Statement, signal?: AbortSignal): Promise<pg.QueryResult> {
-    if (lease.broken !== undefined) throw lease.broken;
-    const pending = lease.client.query({ text: stmt.sql, values: stmt.params as unknown[] });
+  private query(lease: Lease, stmt: Statement, signal?: AbortSignal): Promise<pg.QueryResult> {
+    if (lease.broken !== undefined) return Promise.reject(lease.broken);
+    return this.abandonable(
+      lease,
+      lease.client.query({ text: stmt.sql, values: stmt.params as unknown[] }),
+      signal,
+    );
+  }
+
+  /**
+   * COPY ... FROM STDIN with `data` as the input (pg-copy-streams: CopyData messages, then CopyDone; it
+   * settles once the server has answered ReadyForQuery). A COPY the server refuses fails like a statement,
+   * leaving the connection usable (and the transaction to roll back).
+   */
+  private copyFrom(
+    lease: Lease,
+    sql: string,
+    data: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<number> {
+    if (lease.broken !== undefined) return Promise.reject(lease.broken);
+    const stream = lease.client.query(copyFromStdin(sql));
+    const copied = pipeline(Readable.from(data), stream).then(() => stream.rowCount);
+    return this.abandonable(lease, copied, signal);
+  }
+
+  /**
+   * `pending`, or CANCELLED as soon as `signal` aborts. On abort the work is abandoned: the connection is
+   * destroyed on release. No COMMIT was sent, so the server rolls its work back once it notices the closed
+   * socket (at the latest when the statement ends).
+   */
+  private abandonable<T>(lease: Lease, pending: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
     if (signal === undefined) return pending;
     if (signal.aborted) {
       pending.catch(() => {});
       lease.broken ??= new Error('query abandoned');
-      throw this.cancelled(signal);
+      return Promise.reject(this.cancelled(signal));
     }
-    // On abort the query is abandoned: the caller gets CANCELLED now and the connection is destroyed
-    // on release. No COMMIT was sent, so the server rolls its work back once it notices the closed
-    // socket (at the latest when the statement ends).
-    return new Promise<pg.QueryResult>((resolve, reject) => {
+    return new Promise<T>((resolve, reject) => {
       const onAbort = (): void => {
         lease.broken ??= new Error('query abandoned');
         reject(this.cancelled(signal));

@@ -7,6 +7,7 @@
 //     ends up holding exactly one run's rows — never a mix, never duplicates;
 //   - overlapping upserts in opposite output orders: no deadlock, and one run's values win whole.
 import { afterAll, describe, expect, it } from 'vitest';
+import { COPY_MIN_ROWS } from '../../../src/services/storage/bulk-writes.js';
 import type { Row } from '../../../src/services/storage/types.js';
 import { testDatabases } from '../io/harness.js';
 import {
@@ -60,16 +61,18 @@ describe.each(BACKENDS)('$name', ({ open }) => {
   it('different blocks of one table written at once: no write fails, every block holds its rows', async () => {
     const f = await fresh();
     const blocks = Array.from({ length: 384 }, (_, i) => i + 1);
+    // Every 4th block is big enough for PostgreSQL's COPY path; the others take multi-row INSERTs.
+    const count = (n: number) => (n % 4 === 0 ? COPY_MIN_ROWS + 6 : 10);
     const jobs: WriteJob[] = blocks.map((n) => ({
       kind: 'block',
       number: n,
-      rows: blockOutputs(n, 10, 'a'),
+      rows: blockOutputs(n, count(n), 'a'),
     }));
     const report = await runWrites(f, jobs, IN_FLIGHT);
     expect(report.failures.map(describeFailure)).toEqual([]);
     const rows = byBlock(await tableRows(f.members[0]!.backend));
     expect(rows.size).toBe(blocks.length);
-    for (const n of blocks) expect(sorted(rows.get(n) ?? [])).toEqual(blockOutputs(n, 10, 'a'));
+    for (const n of blocks) expect(sorted(rows.get(n) ?? [])).toEqual(blockOutputs(n, count(n), 'a'));
   });
 
   it('pairs of writers racing on the same block: every block ends as exactly one complete run', async () => {
@@ -77,9 +80,11 @@ describe.each(BACKENDS)('$name', ({ open }) => {
     const blocks = Array.from({ length: 96 }, (_, i) => 5_000 + i);
     // Run b differs from run a in values and in row count (a mix or a leftover shows), except on every
     // third block, where both are the same task (a retry racing its first attempt on another worker).
-    const runB = (n: number) => (n % 3 === 0 ? blockOutputs(n, 8, 'a') : blockOutputs(n, 5, 'b'));
+    // Run a is big enough for PostgreSQL's COPY path, run b takes a multi-row INSERT.
+    const A = COPY_MIN_ROWS + 2;
+    const runB = (n: number) => (n % 3 === 0 ? blockOutputs(n, A, 'a') : blockOutputs(n, 5, 'b'));
     const jobs: WriteJob[] = blocks.flatMap((n): WriteJob[] => [
-      { kind: 'block', number: n, rows: blockOutputs(n, 8, 'a') },
+      { kind: 'block', number: n, rows: blockOutputs(n, A, 'a') },
       { kind: 'block', number: n, rows: runB(n) },
     ]);
     // Round-robin over the fleet: the two writers of a block run on different workers.
@@ -88,7 +93,7 @@ describe.each(BACKENDS)('$name', ({ open }) => {
     const rows = byBlock(await tableRows(f.members[0]!.backend));
     for (const n of blocks) {
       const got = sorted(rows.get(n) ?? []);
-      expect([blockOutputs(n, 8, 'a'), runB(n)], `block ${n}`).toContainEqual(got);
+      expect([blockOutputs(n, A, 'a'), runB(n)], `block ${n}`).toContainEqual(got);
     }
   });
 

@@ -4,7 +4,8 @@
 // queries, concurrent migrations, and a 200,000-row scan in bounded memory.
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { StorageErrorCode } from '../../../src/services/storage/errors.js';
+import { COPY_MIN_ROWS } from '../../../src/services/storage/bulk-writes.js';
+import { StorageError, StorageErrorCode } from '../../../src/services/storage/errors.js';
 import { openStorage } from '../../../src/services/storage/open-storage.js';
 import type { StorageBackend, StorageTransaction } from '../../../src/services/storage/types.js';
 import { freePort } from '../../support/ports.js';
@@ -215,6 +216,62 @@ describe('PostgreSQL specifics', () => {
     );
     expect(err.details.table).toBe('items');
     expect(await backend.get('tags', { tag: 'a' })).toBeUndefined();
+  });
+
+  it('a bulk write the server refuses during COPY is BAD_VALUE, writes nothing, and the connection goes on', async () => {
+    // One connection, so the next writes reuse the one whose COPY failed (and its staging table).
+    const backend = await fresh({ storage: { poolSize: 1 } });
+    const rows = Array.from({ length: COPY_MIN_ROWS + 10 }, (_, i) => item(4, i));
+    // Valid JSON-side (a safe integer) but beyond PostgreSQL's INTEGER: refused while parsing the COPY data.
+    rows[COPY_MIN_ROWS + 5] = item(4, 2 ** 31);
+    const err = await storageErrorOf(
+      backend.transaction(async (tx) => {
+        await tx.insertRows('tags', [{ tag: 'with it' }]);
+        await tx.insertRows('items', rows);
+      }),
+      StorageErrorCode.BAD_VALUE,
+    );
+    expect(String((err.details.cause as { where?: unknown }).where)).toMatch(/^COPY /);
+    expect(await backend.get('tags', { tag: 'with it' })).toBeUndefined();
+    expect(await backend.get('items', { chain_id: 1, block: 4, idx: 0 })).toBeUndefined();
+    // A rolled-back COPY leaves nothing staged for the next transaction on the connection.
+    await storageErrorOf(
+      backend.transaction(async (tx) => {
+        await tx.insertRows('items', rows.slice(0, COPY_MIN_ROWS));
+        throw new StorageError(StorageErrorCode.CONFLICT, 'rolled back on purpose');
+      }),
+      StorageErrorCode.CONFLICT,
+    );
+    const next = Array.from({ length: COPY_MIN_ROWS }, (_, i) => item(9, i));
+    await backend.transaction((tx) => tx.insertRows('items', next));
+    const stored = [];
+    for await (const page of backend.scan('items')) stored.push(...page);
+    expect(stored).toEqual(next);
+  });
+
+  it('aborting a bulk write waiting on a row lock after its COPY cancels it and writes none of it', async () => {
+    const backend = await fresh();
+    const rows = Array.from({ length: COPY_MIN_ROWS + 1 }, (_, i) => item(2, i, { name: 'bulk' }));
+    let release!: () => void;
+    const holding = new Promise<void>((resolve) => (release = resolve));
+    let wrote!: () => void;
+    const written = new Promise<void>((resolve) => (wrote = resolve));
+    const holder = backend.transaction(async (tx) => {
+      await tx.upsert('items', { chain_id: 1, block: 2, idx: COPY_MIN_ROWS }, { name: 'holder' });
+      wrote();
+      await holding;
+    });
+    await written;
+    const controller = new AbortController();
+    const bulk = backend.transaction((tx) => tx.insertRows('items', rows), { signal: controller.signal });
+    await waitForLockWait(url);
+    controller.abort();
+    await storageErrorOf(bulk, StorageErrorCode.CANCELLED);
+    release();
+    await holder;
+    const stored = [];
+    for await (const page of backend.scan('items')) stored.push(...page);
+    expect(stored).toEqual([item(2, COPY_MIN_ROWS, { name: 'holder' })]);
   });
 
   it('a stored BIGINT beyond 2^53 is BAD_VALUE naming its column, never a rounded number', async () => {
