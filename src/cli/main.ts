@@ -22,7 +22,7 @@ import { registerFunctionsCommand } from './commands/functions.js';
 import { describeCliError } from './errors.js';
 import { addHelpExamples } from './help-examples.js';
 import { EXIT, UsageError, type CliIo } from './io.js';
-import { readPackageVersion } from './version.js';
+import { readPackageVersion } from '../kernel/package-root.js';
 
 export async function main(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
   // The executor is spawned by its Worker, often: skip commander and the kernel entirely (fast start).

@@ -8,7 +8,7 @@
 
 import { connect, type Socket } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { readPackageVersion } from '../cli/version.js';
+import { readPackageVersion } from '../kernel/package-root.js';
 import { FunctionCodeView, type EpochSnapshot } from './code-epochs.js';
 import { ExecutorErrorCode } from './errors.js';
 import { FrameDecoder, FrameWriter, DEFAULT_MAX_FRAME_BYTES, parseMessage } from './frame-codec.js';

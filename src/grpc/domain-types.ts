@@ -6,10 +6,11 @@
 /** Task lifecycle state without the wire's `TASK_STATE_` prefix. */
 export type TaskState = 'UNSPECIFIED' | 'ALLOCATED' | 'RUNNING' | 'SUCCEEDED' | 'FAILED';
 
-// The task input and plugin shapes are the worker core's own (one definition); ExecuteResult differs
-// only in that a failure code decoded from the wire is any string, not the core's closed set.
-export type { PluginConfig, PluginResult, TaskInput } from '../services/worker/core/types.js';
-import type { PluginResult } from '../services/worker/core/types.js';
+// The task input and plugin shapes are the contracts' (one definition, shared with the worker core);
+// ExecuteResult differs from the core's only in that a failure code decoded from the wire is any string,
+// not the core's closed set.
+export type { PluginConfig, PluginResult, TaskInput } from '../contracts/task.js';
+import type { PluginResult } from '../contracts/task.js';
 
 export interface ExecuteResult {
   readonly failureCode: string;

@@ -2,6 +2,7 @@
 // task input and the terminal result. These mirror `proto/blockx/worker/v1/worker.proto` in plain
 // TypeScript values; the gRPC adapter converts bytes/int64 to and from these shapes.
 
+import type { PluginResult } from '../../../contracts/task.js';
 import type { FailureCode } from './errors.js';
 
 /**
@@ -53,35 +54,8 @@ export type ActivePhase = Exclude<TaskPhase, 'Terminal'>;
 /** A phase whose work runs in the adapter and finishes with `handleTaskPhaseFinished`. */
 export type ExecutionPhase = typeof TaskPhase.Builder | typeof TaskPhase.Calls | typeof TaskPhase.Plugin;
 
-/** `{type, config}` of a Call Builder or Writer Plugin. `config` is parsed JSON, opaque to the core. */
-export interface PluginConfig {
-  readonly type: string;
-  readonly config: unknown;
-}
-
-/** What a client submits (proto `TaskInput`), after the adapter decoded `config` bytes as JSON. */
-export interface TaskInput {
-  /** Client-generated, stable, unique; the idempotency key. */
-  readonly taskId: string;
-  /** Selects the Call Builder by `type`. */
-  readonly functionCallConfig: PluginConfig;
-  /** Optional Writer Plugin; `null`, `undefined` or an empty `type` all mean "none". */
-  readonly resultHandler?: PluginConfig | null;
-  /** 0 = the worker default (`taskDeadlineMs`); negative or above `maxTaskTimeoutMs` is rejected. */
-  readonly taskTimeoutMs: number;
-}
-
-/** The outcome of one Writer Plugin (proto `PluginResult`). */
-export interface PluginResult {
-  readonly pluginName: string;
-  readonly success: boolean;
-  /** Empty when `success`. */
-  readonly failureCode: string;
-  /** A JSON value (ReturnValueResultHandler puts the array of call outputs here). */
-  readonly result?: unknown;
-  /** Empty when `success`. Not sent on the wire by the original Go worker; we keep it (proto field 5). */
-  readonly failureMessage: string;
-}
+// The submitted input and a plugin's outcome are shared with the gRPC layer and the client.
+export type { PluginConfig, PluginResult, TaskInput } from '../../../contracts/task.js';
 
 /** Task-level result detail (proto `ExecuteResult`). */
 export interface ExecuteResult {
