@@ -23,7 +23,7 @@ import {
 import { DEFAULT_MAX_RSS_MB, DEFAULT_THREAD_HEAP_MB, DEFAULT_THREAD_MEMORY_MB } from './memory-watch.js';
 import { DEFAULT_READ_COPY_MAX_ENTRIES } from './read-copies.js';
 import { checkSocketPath } from './socket-path.js';
-import { ThreadPool } from './thread-pool.js';
+import { logLine, ThreadPool } from './thread-pool.js';
 
 export interface ExecutorOptions {
   readonly socketPath: string;
@@ -327,8 +327,4 @@ export function checkExecuteCall(m: ExecuteCallMessage): string | undefined {
   if (m.ioCache !== undefined && (typeof m.ioCache !== 'string' || m.ioCache === ''))
     return 'ioCache must be a non-empty string when present';
   return undefined;
-}
-
-function logLine(level: string, msg: string): string {
-  return JSON.stringify({ level, time: Date.now(), component: 'executor', msg });
 }

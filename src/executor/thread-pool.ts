@@ -9,13 +9,19 @@
 // on it), and not started there, are taken back and routed again; they never run twice.
 //
 // Epochs: modules are never freed, so a thread that imported a retired epoch is drained (no new calls),
-// replaced, and terminated once idle. (Task module instances are not modules: thread-modules.ts.) Memory (memory-watch.ts): a thread over its bound is terminated (EXECUTOR_MEMORY_LIMIT).
+// replaced, and terminated once idle (task module instances are not modules: thread-modules.ts).
+// Memory: the sweep samples each thread's published figure and the process RSS; memory-watch.ts names
+// the thread to terminate (EXECUTOR_MEMORY_LIMIT).
+//
+// Also here: the pool's options, the stats it reports, and who waits on it (every initial thread ready;
+// no call in flight, for a graceful shutdown).
 
 import { failedFrame } from './call-outcome.js';
 import * as books from './core/pool-calls.js';
 import * as scheduler from './core/pool-scheduler.js';
 import { ThreadSet, type ExecutionThread } from './execution-thread.js';
 import type { CompiledFunction } from './function-compiler.js';
+import { judgeMemory, type MemoryLimits } from './memory-watch.js';
 import {
   attemptKey,
   type CallFailureKind,
@@ -24,13 +30,39 @@ import {
 } from './protocol.js';
 import * as shm from './thread-messages.js';
 import { ThreadEvent, type ThreadControl, type ThreadToMainBatch } from './thread-messages.js';
-import { memoryVictims } from './thread-pool-memory.js';
-import { logLine, type ThreadPoolOptions } from './thread-pool-options.js';
-import { poolStats, type ThreadPoolStats } from './thread-pool-stats.js';
-import { PoolWaiters } from './thread-pool-waiters.js';
 
-export type { ThreadPoolOptions } from './thread-pool-options.js';
-export type { ThreadPoolStats } from './thread-pool-stats.js';
+export interface ThreadPoolOptions {
+  readonly threads: number;
+  readonly maxCallsPerThread: number;
+  readonly cancelHardLimitMs: number;
+  readonly maxFrameBytes: number;
+  /** Read copies each thread keeps (read-copies.ts); 0 turns them off. */
+  readonly readCopyMaxEntries: number;
+  /** task: threads lock down, freeze their global and make a module instance per task; none: no isolation. */
+  readonly isolation: 'task' | 'none';
+  readonly memory: MemoryLimits;
+  /** Extra running time past `budgetMs` before the local safety net cancels. Default max(1000, budget). */
+  readonly safetyMarginMs?: number;
+  /** Resolves a call's module (compiled, cached). */
+  readonly resolveModule: (epoch: string, name: string) => CompiledFunction | Promise<CompiledFunction>;
+  /** One outbound protocol frame, already JSON. */
+  readonly send: (json: string) => void;
+  readonly log: (line: string) => void;
+}
+
+/** What the pool reports about itself: calls in flight and queued, live threads, the epochs they imported. */
+export interface ThreadPoolStats {
+  inflight: number;
+  queued: number;
+  /** Threads not draining. */
+  threads: number;
+  epochs: number;
+}
+
+/** A log line for the executor's stderr (its `time` is wall-clock, for people reading logs). */
+export function logLine(level: string, msg: string): string {
+  return JSON.stringify({ level, time: Date.now(), component: 'executor', msg });
+}
 
 type ThreadUnit = ExecutionThread<PoolCall>;
 type PoolCall = books.PoolCall<ThreadUnit, Extract<CompiledFunction, { ok: true }>>;
@@ -42,7 +74,8 @@ export class ThreadPool {
   private readonly queue = new books.CallQueue<PoolCall>();
   private closed = false;
   private readonly sweep: NodeJS.Timeout;
-  private readonly waiters = new PoolWaiters();
+  private readyWaiters: (() => void)[] = [];
+  private drainWaiters: (() => void)[] = [];
   private sweeps = 0;
   private lastRssKillAt: number | undefined;
   /** Cancelled calls' hard limits (core/pool-scheduler.ts), looked at on every sweep tick. */
@@ -65,11 +98,20 @@ export class ThreadPool {
 
   /** Resolves once every initial thread is ready. */
   ready(): Promise<void> {
-    return this.waiters.ready(this.set.threads.every((t) => t.ready));
+    if (this.set.threads.every((t) => t.ready)) return Promise.resolve();
+    return new Promise((resolve) => this.readyWaiters.push(resolve));
   }
 
   stats(): ThreadPoolStats {
-    return poolStats(this.set.threads, this.calls);
+    const epochs = new Set<string>();
+    let live = 0;
+    for (const t of this.set.threads) {
+      if (!t.draining) live++;
+      for (const e of t.epochs) epochs.add(e);
+    }
+    let queued = 0;
+    for (const c of this.calls.values()) if (c.state !== 'running') queued++;
+    return { inflight: this.calls.size, queued, threads: live, epochs: epochs.size };
   }
 
   /** Run an attempt; `raw` is the frame's JSON text, forwarded to the thread as is. */
@@ -142,7 +184,18 @@ export class ThreadPool {
 
   /** Resolves true once no call is in flight (for a graceful shutdown), or false after `timeoutMs`. */
   drained(timeoutMs: number): Promise<boolean> {
-    return this.waiters.drained(() => this.calls.size, timeoutMs);
+    if (this.calls.size === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.drainWaiters = this.drainWaiters.filter((w) => w !== onDrained);
+        resolve(this.calls.size === 0);
+      }, timeoutMs);
+      const onDrained = (): void => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      this.drainWaiters.push(onDrained);
+    });
   }
 
   // ---- internals -------------------------------------------------------------------------------------
@@ -153,7 +206,8 @@ export class ThreadPool {
   }
 
   private notifyDrained(): void {
-    this.waiters.notifyDrained(this.calls.size);
+    if (this.calls.size > 0 || this.drainWaiters.length === 0) return;
+    for (const w of this.drainWaiters.splice(0)) w();
   }
 
   private cancelAt(callId: string, attempt: number, reason: string, now: number): void {
@@ -280,7 +334,9 @@ export class ThreadPool {
     if (batch.ready) {
       t.ready = true;
       freed = true;
-      if (this.set.threads.every((x) => x.ready || x.draining)) this.waiters.notifyReady();
+      if (this.set.threads.every((x) => x.ready || x.draining)) {
+        for (const w of this.readyWaiters.splice(0)) w();
+      }
     }
     const { kinds, keys, frames } = batch;
     for (let i = 0; i < kinds.length; i++) {
@@ -371,11 +427,22 @@ export class ThreadPool {
     if (requeued > 0 || this.queue.pending) this.pump(now);
   }
 
-  /** The memory bound (memory-watch.ts): terminate the threads it names. */
+  /**
+   * The memory bound: the live threads' published figures and the process RSS go to memory-watch.ts,
+   * and the threads it names are terminated.
+   */
   private checkMemory(now: number, mono: number): void {
-    const victims = memoryVictims(this.set.threads, this.opts.memory, now, mono, this.lastRssKillAt);
-    for (const { thread: t, kill } of victims) {
-      if (t.dead) continue;
+    const limits = this.opts.memory;
+    if (limits.threadMemoryMb <= 0 && limits.maxRssMb <= 0) return;
+    const live = this.set.threads.filter((t) => t.ready && !t.dead);
+    const samples = live.map((t) => {
+      const stuck = scheduler.isStuck(shm.ageMs(mono, shm.lastBeat(t.signals)));
+      return { index: t.index, memoryMb: shm.lastMemoryMb(t.signals), stuck };
+    });
+    const rssMb = limits.maxRssMb > 0 ? Math.round(process.memoryUsage.rss() / 2 ** 20) : 0;
+    for (const kill of judgeMemory(samples, rssMb, limits, now, this.lastRssKillAt)) {
+      const t = live.find((x) => x.index === kill.index);
+      if (t === undefined || t.dead) continue;
       if (kill.forRss) this.lastRssKillAt = now;
       t.memoryKill = kill.reason;
       this.terminate(t, `memory bound: ${kill.reason}`, now);
