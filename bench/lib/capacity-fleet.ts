@@ -22,8 +22,8 @@ import type * as ProtoModule from '../../src/grpc/proto.js';
 import type * as StatusModule from '../../src/grpc/status.js';
 import type { SlotGrantWire } from '../../src/grpc/wire-types.js';
 import type * as EtcdWriterModule from '../../src/services/registry/etcd-registry-writer.js';
-import type * as PublisherModule from '../../src/services/worker/adapters/heartbeat-publisher.js';
-import type { HeartbeatPublisher } from '../../src/services/worker/adapters/heartbeat-publisher.js';
+import type * as PublisherModule from '../../src/services/worker/adapters/telemetry/heartbeat-publisher.js';
+import type { HeartbeatPublisher } from '../../src/services/worker/adapters/telemetry/heartbeat-publisher.js';
 import { loadBuilt } from './built.js';
 
 const { encodeWorkerHeartbeat } = await loadBuilt<typeof HeartbeatModule>('contracts/heartbeat');
@@ -33,7 +33,7 @@ const { EtcdRegistryWriter } = await loadBuilt<typeof EtcdWriterModule>(
   'services/registry/etcd-registry-writer',
 );
 const { HeartbeatPublisher: Publisher } = await loadBuilt<typeof PublisherModule>(
-  'services/worker/adapters/heartbeat-publisher',
+  'services/worker/adapters/telemetry/heartbeat-publisher',
 );
 
 export interface FleetSettings {

@@ -16,8 +16,8 @@ import type { TaskUpdateWireOut } from '../../src/grpc/wire-types.js';
 import type { BlockxConfig } from '../../src/kernel/config-types.js';
 import { bootKernelWithConfig } from '../../src/kernel/kernel.js';
 import type { StorageIoScopeFactory } from '../../src/services/worker/adapters/io/index.js';
-import type { PhaseName } from '../../src/services/worker/adapters/orchestrator.js';
-import type { WorkerLogger } from '../../src/services/worker/adapters/worker-logger.js';
+import type { PhaseName } from '../../src/services/worker/adapters/orchestration/orchestrator.js';
+import type { WorkerLogger } from '../../src/services/worker/adapters/telemetry/worker-logger.js';
 import { createExecutorPorts } from '../../src/services/call-host/adapters/executor-ports.js';
 import {
   defaultExecutorCommand,

@@ -21,7 +21,7 @@ import type {
   CallPhaseRunner,
   CodeEpochSource,
   ExecutorReadiness,
-} from '../services/worker/adapters/ports.js';
+} from '../services/worker/adapters/orchestration/ports.js';
 import { startExecutorRuntime } from '../services/worker/app/executor-runtime.js';
 import { runWorker } from '../services/worker/app/run-worker.js';
 import { startStorageRuntime } from '../services/worker/app/storage-runtime.js';

@@ -20,8 +20,8 @@ import type {
   CodeEpochSource,
   ExecutorReadiness,
   TaskIoScopeFactory,
-} from '../services/worker/adapters/ports.js';
-import type { WorkerLogger } from '../services/worker/adapters/worker-logger.js';
+} from '../services/worker/adapters/orchestration/ports.js';
+import type { WorkerLogger } from '../services/worker/adapters/telemetry/worker-logger.js';
 import { startExecutorRuntime } from '../services/worker/app/executor-runtime.js';
 import { runWorker, type RunningWorker } from '../services/worker/app/run-worker.js';
 import { startStorageRuntime } from '../services/worker/app/storage-runtime.js';

@@ -16,7 +16,7 @@ import { bootKernel } from '../kernel/kernel.js';
 import { boundedPino } from '../kernel/observability/logger.js';
 import { withProfiling } from '../kernel/observability/profiling.js';
 import type { RunningWorker } from '../services/worker/app/run-worker.js';
-import type { WorkerLogger } from '../services/worker/adapters/worker-logger.js';
+import type { WorkerLogger } from '../services/worker/adapters/telemetry/worker-logger.js';
 import { startServices } from './lifecycle.js';
 import { planWorker } from './service-plans.js';
 import { onTermination, type SignalSource, type TerminationSignal } from './signals.js';

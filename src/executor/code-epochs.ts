@@ -63,7 +63,7 @@ export function computeEpochId(files: readonly Pick<EpochFile, 'fileName' | 'sou
 
 /**
  * What a Worker's executor side needs of a code view, whichever source feeds it: the local folder
- * (FunctionCodeView) or the cluster's deployed version (services/worker/adapters/cluster-code-view.ts).
+ * (FunctionCodeView) or the cluster's deployed version (services/worker/adapters/code-view/cluster-code-view.ts).
  */
 export interface WorkerCodeView extends EpochSource {
   /** The epoch new tasks get now. */

@@ -9,7 +9,7 @@ import { Etcd3 } from 'etcd3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runCoordinator } from '../../src/services/coordinator/app/run-coordinator.js';
 import type { RunningCoordinator } from '../../src/services/coordinator/app/run-coordinator.js';
-import { HeartbeatPublisher } from '../../src/services/worker/adapters/heartbeat-publisher.js';
+import { HeartbeatPublisher } from '../../src/services/worker/adapters/telemetry/heartbeat-publisher.js';
 import { EtcdRegistryWriter } from '../../src/services/registry/etcd-registry-writer.js';
 import { encodeWorkerHeartbeat } from '../../src/contracts/heartbeat.js';
 import { resolveConfig } from '../../src/kernel/config.js';
@@ -370,7 +370,7 @@ deployments:
   function spawnPublisher(workerAddr: string, taskSlots: number, leaseTtlMs: number): ChildProcess {
     const src = (rel: string): string => JSON.stringify(fileURLToPath(new URL(rel, import.meta.url)));
     const script = `
-      const { HeartbeatPublisher } = await import(${src('../../src/services/worker/adapters/heartbeat-publisher.ts')});
+      const { HeartbeatPublisher } = await import(${src('../../src/services/worker/adapters/telemetry/heartbeat-publisher.ts')});
       const { EtcdRegistryWriter } = await import(${src('../../src/services/registry/etcd-registry-writer.ts')});
       const writer = new EtcdRegistryWriter({ endpoints: [${JSON.stringify(etcd.endpoint)}], leaseTtlMs: ${leaseTtlMs} });
       const p = new HeartbeatPublisher({ writer, prefix: ${JSON.stringify(PREFIX)}, workerAddr: ${JSON.stringify(workerAddr)},

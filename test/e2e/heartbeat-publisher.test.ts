@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Etcd3 } from 'etcd3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { HeartbeatPublisher } from '../../src/services/worker/adapters/heartbeat-publisher.js';
+import { HeartbeatPublisher } from '../../src/services/worker/adapters/telemetry/heartbeat-publisher.js';
 import { EtcdRegistryWriter } from '../../src/services/registry/etcd-registry-writer.js';
 import { parseWorkerHeartbeat } from '../../src/contracts/heartbeat.js';
 import type { WorkerHeartbeat } from '../../src/contracts/heartbeat.js';
@@ -140,7 +140,7 @@ describe('HeartbeatPublisher on a real etcd', () => {
 
   it('the key expires with its lease when the process dies without cleanup', async () => {
     const module = fileURLToPath(
-      new URL('../../src/services/worker/adapters/heartbeat-publisher.ts', import.meta.url),
+      new URL('../../src/services/worker/adapters/telemetry/heartbeat-publisher.ts', import.meta.url),
     );
     const writerModule = fileURLToPath(
       new URL('../../src/services/registry/etcd-registry-writer.ts', import.meta.url),

@@ -139,11 +139,11 @@ const CALL_HOST = 'src/services/call-host/';
  * `ExecutorReadiness`) and the pieces those ports share with the Worker's own defaults. Nothing else.
  */
 const CALL_HOST_USES_OF_WORKER: readonly string[] = [
-  'src/services/worker/adapters/ports.ts',
-  'src/services/worker/adapters/default-ports.ts',
+  'src/services/worker/adapters/orchestration/ports.ts',
+  'src/services/worker/adapters/orchestration/default-ports.ts',
   'src/services/worker/adapters/errors.ts',
-  'src/services/worker/adapters/phase-results.ts',
-  'src/services/worker/adapters/worker-logger.ts',
+  'src/services/worker/adapters/orchestration/phase-results.ts',
+  'src/services/worker/adapters/telemetry/worker-logger.ts',
   'src/services/worker/core/functions-inventory.ts',
 ];
 

@@ -32,8 +32,8 @@ import {
 import type { Row, StorageBackend, StorageScanQuery } from '../../../src/services/storage/types.js';
 import type { CallIoHandler } from '../../../src/services/call-host/adapters/executor-call-io.js';
 import type { StorageIoScopeFactory } from '../../../src/services/worker/adapters/io/index.js';
-import type { CallPhaseRunner } from '../../../src/services/worker/adapters/ports.js';
-import type { WorkerLogger } from '../../../src/services/worker/adapters/worker-logger.js';
+import type { CallPhaseRunner } from '../../../src/services/worker/adapters/orchestration/ports.js';
+import type { WorkerLogger } from '../../../src/services/worker/adapters/telemetry/worker-logger.js';
 import { startExecutorRuntime } from '../../../src/services/worker/app/executor-runtime.js';
 import { runWorker, type RunningWorker } from '../../../src/services/worker/app/run-worker.js';
 import { startStorageRuntime } from '../../../src/services/worker/app/storage-runtime.js';

@@ -25,11 +25,18 @@ import {
   type RunningCoordinator,
 } from '../../../src/services/coordinator/app/run-coordinator.js';
 import { InProcessRegistry } from '../../../src/services/registry/in-process-registry.js';
-import type { CallPhaseOutcome, CallPhaseRunner } from '../../../src/services/worker/adapters/ports.js';
+import type {
+  CallPhaseOutcome,
+  CallPhaseRunner,
+} from '../../../src/services/worker/adapters/orchestration/ports.js';
 import { runWorker, type RunningWorker } from '../../../src/services/worker/app/run-worker.js';
 import { eventually } from '../../support/eventually.js';
 import { hb } from '../../unit/services/coordinator/adapters/fakes.js';
-import { builderDef, returnValueWriter, writerDef } from '../../unit/services/worker/adapters/harness.js';
+import {
+  builderDef,
+  returnValueWriter,
+  writerDef,
+} from '../../unit/services/worker/adapters/orchestration/harness.js';
 
 vi.setConfig({ testTimeout: 60_000 });
 const POLL = { timeoutMs: 20_000, intervalMs: 25 } as const;

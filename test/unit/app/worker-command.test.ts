@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createWorkerClient, unaryCall } from '../../../src/grpc/clients.js';
 import type { GetTaskResultResponseWireOut } from '../../../src/grpc/wire-types.js';
-import { silentWorkerLogger } from '../../../src/services/worker/adapters/orchestrator.js';
+import { silentWorkerLogger } from '../../../src/services/worker/adapters/orchestration/orchestrator.js';
 import type { RunningWorker } from '../../../src/services/worker/app/run-worker.js';
 import { workerCommand, type SignalSource } from '../../../src/app/worker-command.js';
 import { statusCodeOf } from '../../../src/grpc/status.js';

@@ -7,7 +7,7 @@ import type { WaitRequest as ExecutorWaitRequest } from '../../../executor/proto
 import type { DispatcherConfig } from '../core/dispatcher/index.js';
 import { NoStorageError } from '../../worker/adapters/errors.js';
 import type { ExecuteCallCommand, ResumeOutcome } from './executor-link.js';
-import type { WorkerLogger } from '../../worker/adapters/worker-logger.js';
+import type { WorkerLogger } from '../../worker/adapters/telemetry/worker-logger.js';
 
 /** An IO read a running function asked for (`ctx.io.get / getMany / scan`). */
 export type CallIoRequest = Extract<ExecutorWaitRequest, { kind: 'io' }>;

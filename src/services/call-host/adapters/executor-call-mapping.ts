@@ -1,7 +1,7 @@
 // Translations between the Worker's pieces on the executor call path: worker config → dispatcher config,
 // the task signal's abort reason → the dispatcher's cancel reason, executor failures → dispatcher
 // failures, the JSON size of a call's value (what maxCollectedOutputBytes counts), and the outcomes a
-// Calls phase resolves with (the Worker's CallPhaseOutcome, worker/adapters/ports.ts).
+// Calls phase resolves with (the Worker's CallPhaseOutcome, worker/adapters/orchestration/ports.ts).
 
 import type { WorkerConfig } from '../../../kernel/config-types.js';
 import {
@@ -11,8 +11,8 @@ import {
   type DispatcherConfig,
   type TaskCancelReason,
 } from '../core/dispatcher/index.js';
-import { describeError, reportedRetryable } from '../../worker/adapters/phase-results.js';
-import type { CallPhaseOutcome } from '../../worker/adapters/ports.js';
+import { describeError, reportedRetryable } from '../../worker/adapters/orchestration/phase-results.js';
+import type { CallPhaseOutcome } from '../../worker/adapters/orchestration/ports.js';
 import type { ExecutorLinkEvent } from './executor-link.js';
 
 /** The dispatcher settings of a deployment's `worker` section. */

@@ -49,8 +49,12 @@ import {
 import type { ExecutorLinkEvent, ResumeOutcome, WaitingRequest } from './executor-link.js';
 import { CallRunnerTimer } from './call-runner-timer.js';
 import { CallStreamFeeder } from './call-stream-feeder.js';
-import type { CallPhaseOutcome, CallPhaseRunner, CallPhaseTask } from '../../worker/adapters/ports.js';
-import { silentWorkerLogger, type WorkerLogger } from '../../worker/adapters/worker-logger.js';
+import type {
+  CallPhaseOutcome,
+  CallPhaseRunner,
+  CallPhaseTask,
+} from '../../worker/adapters/orchestration/ports.js';
+import { silentWorkerLogger, type WorkerLogger } from '../../worker/adapters/telemetry/worker-logger.js';
 
 export type {
   CallIoHandler,

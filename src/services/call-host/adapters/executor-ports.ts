@@ -1,4 +1,4 @@
-// The real executor side of a Worker, as the orchestrator's ports (ports.ts):
+// The real executor side of a Worker, as the orchestrator's ports (worker/adapters/orchestration/ports.ts):
 //
 //   createExecutorPorts({config, deployment, ...}) → {
 //     callRunner         ExecutorCallRunner: dispatcher core + language router + one link per executor
@@ -31,7 +31,7 @@ import {
   type FunctionLanguage,
   type FunctionsInventory,
 } from '../../worker/core/functions-inventory.js';
-import { codeEpochsFromView } from '../../worker/adapters/default-ports.js';
+import { codeEpochsFromView } from '../../worker/adapters/orchestration/default-ports.js';
 import { DeploymentUnknownError } from '../../worker/adapters/errors.js';
 import {
   ExecutorCallRunner,
@@ -42,8 +42,8 @@ import {
 import type { ExecutorLinkEvent, WaitingRequest } from './executor-link.js';
 import { EpochInventories, ExecutorRouter, ExecutorSetReadiness, epochSourceFor } from './executor-router.js';
 import { ExecutorSupervisor } from './executor-supervisor.js';
-import type { CodeEpochSource, ExecutorReadiness } from '../../worker/adapters/ports.js';
-import { silentWorkerLogger, type WorkerLogger } from '../../worker/adapters/worker-logger.js';
+import type { CodeEpochSource, ExecutorReadiness } from '../../worker/adapters/orchestration/ports.js';
+import { silentWorkerLogger, type WorkerLogger } from '../../worker/adapters/telemetry/worker-logger.js';
 
 export interface ExecutorPortsOptions {
   readonly config: BlockxConfig;
@@ -70,7 +70,7 @@ export interface ExecutorPortsOptions {
   readonly folderCheckMs?: number;
   /**
    * Where epochs come from. Default: a FunctionCodeView over `functionsDir` (functions.source: local);
-   * `functions.source: cluster` passes the deployed-version view (cluster-code-view.ts).
+   * `functions.source: cluster` passes the deployed-version view (worker/adapters/code-view/cluster-code-view.ts).
    */
   readonly codeView?: WorkerCodeView;
   /** What the heartbeat says about the code; default: the view's current epoch. */

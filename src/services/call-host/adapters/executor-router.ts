@@ -23,8 +23,8 @@
 // Map lookup per CancelCall / ResumeCall.
 
 import { ExecutorErrorCode } from '../../../executor/errors.js';
-import { ManualExecutorReadiness } from '../../worker/adapters/default-ports.js';
-import type { ExecutorReadiness, ExecutorReadinessEvent } from '../../worker/adapters/ports.js';
+import { ManualExecutorReadiness } from '../../worker/adapters/orchestration/default-ports.js';
+import type { ExecutorReadiness, ExecutorReadinessEvent } from '../../worker/adapters/orchestration/ports.js';
 import {
   buildFunctionsInventory,
   collisionMessage,

@@ -51,7 +51,7 @@ import {
   type WaitingRequest,
 } from './executor-link.js';
 import { InProcessFunctions } from './in-process-functions.js';
-import { silentWorkerLogger, type WorkerLogger } from '../../worker/adapters/worker-logger.js';
+import { silentWorkerLogger, type WorkerLogger } from '../../worker/adapters/telemetry/worker-logger.js';
 
 export interface InProcessLinkOptions {
   /** Folder of the function files (`config.functions.dir`). */

@@ -9,10 +9,10 @@ import type { BlockxConfig } from '../../../kernel/config-types.js';
 import { createEtcdClient, etcdSecurityOf } from '../../registry/etcd-client.js';
 import { EtcdFunctionsKv } from '../../functions-store/etcd-kv.js';
 import { FunctionsStore } from '../../functions-store/functions-store.js';
-import { ClusterCodeView, type ClusterCodeSource } from '../adapters/cluster-code-view.js';
+import { ClusterCodeView, type ClusterCodeSource } from '../adapters/code-view/cluster-code-view.js';
 import { createExecutorPorts, tsxExecutorCommand, type CallIoHandler } from '../../call-host/index.js';
-import type { CallPhaseRunner, CodeEpochSource, ExecutorReadiness } from '../adapters/ports.js';
-import type { WorkerLogger } from '../adapters/worker-logger.js';
+import type { CallPhaseRunner, CodeEpochSource, ExecutorReadiness } from '../adapters/orchestration/ports.js';
+import type { WorkerLogger } from '../adapters/telemetry/worker-logger.js';
 
 export interface ExecutorRuntimeHandle {
   readonly callRunner: CallPhaseRunner;

@@ -42,32 +42,36 @@ import {
   ManualExecutorReadiness,
   NoStorageIoScopeFactory,
   StaticCodeEpochSource,
-} from '../adapters/default-ports.js';
+} from '../adapters/orchestration/default-ports.js';
 import { DeploymentUnknownError } from '../adapters/errors.js';
-import { workerServiceHandlers } from '../adapters/grpc-server.js';
-import { RecentTasksRecorder, workerAdminServiceHandlers } from '../adapters/admin-server.js';
-import { RunTasksStreams } from '../adapters/run-tasks-stream.js';
-import { HeartbeatPublisher } from '../adapters/heartbeat-publisher.js';
+import { workerServiceHandlers } from '../adapters/grpc/grpc-server.js';
+import { RecentTasksRecorder, workerAdminServiceHandlers } from '../adapters/grpc/admin-server.js';
+import { RunTasksStreams } from '../adapters/grpc/run-tasks-stream.js';
+import { HeartbeatPublisher } from '../adapters/telemetry/heartbeat-publisher.js';
 import {
   createInProcessCallRunner,
   dispatcherConfigFromWorker,
   type InProcessCallRunner,
 } from '../../call-host/index.js';
-import { Orchestrator } from '../adapters/orchestrator.js';
-import { silentWorkerLogger, withBoundedTaskIds, type WorkerLogger } from '../adapters/worker-logger.js';
+import { Orchestrator } from '../adapters/orchestration/orchestrator.js';
+import {
+  silentWorkerLogger,
+  withBoundedTaskIds,
+  type WorkerLogger,
+} from '../adapters/telemetry/worker-logger.js';
 import type {
   CallPhaseRunner,
   CodeEpochSource,
   ExecutorReadiness,
   TaskIoScopeFactory,
-} from '../adapters/ports.js';
-import { SubscriptionManager } from '../adapters/subscription-manager.js';
+} from '../adapters/orchestration/ports.js';
+import { SubscriptionManager } from '../adapters/grpc/subscription-manager.js';
 import {
   statsSourceOf,
   WorkerMetrics,
   type DispatcherFigures,
   type IoFigures,
-} from '../adapters/worker-metrics.js';
+} from '../adapters/telemetry/worker-metrics.js';
 import { advertiseAddress, boundAddress } from './advertise.js';
 
 export interface RunWorkerOptions {

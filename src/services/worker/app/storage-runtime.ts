@@ -11,7 +11,7 @@ import type { BlockxConfig } from '../../../kernel/config-types.js';
 import { openStorage } from '../../storage/open-storage.js';
 import type { StorageBackend } from '../../storage/types.js';
 import { StorageIoScopeFactory } from '../adapters/io/index.js';
-import type { WorkerLogger } from '../adapters/worker-logger.js';
+import type { WorkerLogger } from '../adapters/telemetry/worker-logger.js';
 
 export interface StorageRuntime {
   readonly backend: StorageBackend;

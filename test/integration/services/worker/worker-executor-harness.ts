@@ -18,7 +18,7 @@ import {
   type ExecutorPorts,
 } from '../../../../src/services/call-host/adapters/executor-ports.js';
 import { tsxExecutorCommand } from '../../../../src/services/call-host/adapters/executor-supervisor.js';
-import type { WorkerLogger } from '../../../../src/services/worker/adapters/worker-logger.js';
+import type { WorkerLogger } from '../../../../src/services/worker/adapters/telemetry/worker-logger.js';
 import { runWorker, type RunningWorker } from '../../../../src/services/worker/app/run-worker.js';
 import {
   startStorageRuntime,

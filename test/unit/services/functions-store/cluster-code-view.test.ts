@@ -1,11 +1,11 @@
-// The Worker's deployed-version view (src/services/worker/adapters/cluster-code-view.ts) against a
+// The Worker's deployed-version view (src/services/worker/adapters/code-view/cluster-code-view.ts) against a
 // store on the in-memory backend: switch for new tasks only, pinned epochs live until unpinned, refusal
 // of a tampered bundle keeps the served version and reports why, retry with backoff on virtual time.
 import { describe, expect, it } from 'vitest';
 import { FunctionsStore } from '../../../../src/services/functions-store/functions-store.js';
 import { MemoryFunctionsKv } from '../../../../src/services/functions-store/memory-kv.js';
 import { versionKey } from '../../../../src/services/functions-store/store-keys.js';
-import { ClusterCodeView } from '../../../../src/services/worker/adapters/cluster-code-view.js';
+import { ClusterCodeView } from '../../../../src/services/worker/adapters/code-view/cluster-code-view.js';
 
 const folder = (mark: string) => [{ fileName: 'probe.ts', source: `export default () => '${mark}';\n` }];
 

@@ -14,7 +14,7 @@ import {
   decideRetry,
   exhaustedMessage,
 } from '../../core/io/index.js';
-import type { IoPhase } from '../ports.js';
+import type { IoPhase } from '../orchestration/ports.js';
 
 export type Sleep = (ms: number, signal: AbortSignal) => Promise<void>;
 

@@ -9,7 +9,7 @@ import type { BlockxConfig } from '../../../../kernel/config-types.js';
 import type { StorageBackend } from '../../../storage/types.js';
 import { TaskIoError, TaskIoErrorCode } from '../../core/io/index.js';
 import type { CallIoHandler, CallIoRequest } from '../../../call-host/index.js';
-import type { TaskIoScopeFactory } from '../ports.js';
+import type { TaskIoScopeFactory } from '../orchestration/ports.js';
 import { serveCallIo } from './call-io-handler.js';
 import { abortableSleep, type Sleep } from './retry-runner.js';
 import { StorageTaskIoScope } from './task-io-scope.js';

@@ -19,7 +19,7 @@ import type { Row, RowKey, ScanQuery, TaskIo, TaskIoTransaction } from '../../..
 import { StorageError } from '../../../storage/errors.js';
 import type { StorageBackend } from '../../../storage/types.js';
 import { ReadCache, TaskIoError, TaskIoErrorCode, readCacheKey } from '../../core/io/index.js';
-import type { IoPhase, TaskIoScope } from '../ports.js';
+import type { IoPhase, TaskIoScope } from '../orchestration/ports.js';
 import {
   RetryAttempts,
   cancelledError,

@@ -9,7 +9,7 @@ import {
   startMetricsServer,
   type RunningMetricsServer,
 } from '../../../../../src/kernel/observability/metrics-server.js';
-import { ManualExecutorReadiness } from '../../../../../src/services/worker/adapters/default-ports.js';
+import { ManualExecutorReadiness } from '../../../../../src/services/worker/adapters/orchestration/default-ports.js';
 import { runWorker, type RunningWorker } from '../../../../../src/services/worker/app/run-worker.js';
 import {
   FakeCallRunner,
@@ -19,7 +19,7 @@ import {
   returnValueWriter,
   settle,
   writerDef,
-} from '../../../../unit/services/worker/adapters/harness.js';
+} from '../../../../unit/services/worker/adapters/orchestration/harness.js';
 import { exposedSample } from '../../../../unit/kernel/observability/metric-values.js';
 
 const config = resolveConfig(

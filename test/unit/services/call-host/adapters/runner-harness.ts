@@ -12,7 +12,10 @@ import type {
   ExecutorLinkEvent,
   ResumeOutcome,
 } from '../../../../../src/services/call-host/adapters/executor-link.js';
-import type { CallPhaseOutcome, CallPhaseTask } from '../../../../../src/services/worker/adapters/ports.js';
+import type {
+  CallPhaseOutcome,
+  CallPhaseTask,
+} from '../../../../../src/services/worker/adapters/orchestration/ports.js';
 
 export const T0 = 1_000_000;
 

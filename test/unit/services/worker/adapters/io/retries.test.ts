@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TaskIo } from '../../../../../../src/kernel/plugin-types.js';
 import { StorageError } from '../../../../../../src/services/storage/errors.js';
-import type { IoPhase } from '../../../../../../src/services/worker/adapters/ports.js';
+import type { IoPhase } from '../../../../../../src/services/worker/adapters/orchestration/ports.js';
 import type { MemoryOp } from '../../../../../support/memory-storage-backend.js';
 import { collect, harness, rejection } from './fixture.js';
 

@@ -1,0 +1,94 @@
+// WorkerAdminService (proto/blockx/worker/v1/worker_admin.proto): the Worker's recent tasks for the
+// Coordinator's dashboard feed (docs/dashboard-data.md). Read-only, registered beside WorkerService on
+// the same server (same port, same TLS).
+//
+// The ring itself is the pure core/recent-tasks.ts; `RecentTasksRecorder` feeds it from the
+// orchestrator's listener hooks (a task admitted, a task terminal), with the orchestrator's clock.
+// `workerInstance` is a random id of this process: the feed compares it between polls to tell a
+// restarted Worker (counters and sequence back at 0) from a quiet one.
+
+import * as grpc from '@grpc/grpc-js';
+import type { WorkerAdminServiceHandlers } from '../../../../grpc/proto.js';
+import type { ListRecentTasksResponse } from '../../../../generated/proto/blockx/worker/v1/ListRecentTasksResponse.js';
+import { TaskState, type TaskResult, type TerminalTaskState } from '../../core/index.js';
+import { RecentTasks, type RecentTasksPage } from '../../core/recent-tasks.js';
+import type { AdmittedTask, OrchestratorListener } from '../orchestration/orchestrator.js';
+import { describeError } from '../orchestration/phase-results.js';
+import type { WorkerLogger } from '../telemetry/worker-logger.js';
+
+/** Keeps a RecentTasks ring up to date from the orchestrator's hooks. */
+export class RecentTasksRecorder implements OrchestratorListener {
+  readonly tasks: RecentTasks;
+
+  constructor(
+    private readonly now: () => number,
+    tasks: RecentTasks = new RecentTasks(),
+  ) {
+    this.tasks = tasks;
+  }
+
+  onTaskAdmitted(task: AdmittedTask): void {
+    this.tasks.admitted({ taskId: task.taskId, builder: task.builder, now: task.acceptedAtMs });
+  }
+
+  onTerminal(taskId: string, state: TerminalTaskState, result: TaskResult): void {
+    const ex = result.executeResult;
+    this.tasks.ended({
+      taskId,
+      succeeded: state === TaskState.SUCCEEDED,
+      failureCode: ex.failureCode,
+      failureMessage: ex.failureMessage,
+      codeVersion: result.codeVersion ?? '',
+      now: this.now(),
+    });
+  }
+}
+
+export interface WorkerAdminDeps {
+  readonly recent: Pick<RecentTasks, 'list'>;
+  /** This process's random id (a restart is a new one). */
+  readonly workerInstance: string;
+  readonly now: () => number;
+  readonly logger: WorkerLogger;
+}
+
+/** The wire form of one page. */
+export function recentTasksPageToWire(
+  page: RecentTasksPage,
+  workerInstance: string,
+  nowMs: number,
+): ListRecentTasksResponse {
+  return {
+    tasks: page.tasks.map((t) => ({ ...t })),
+    lastSeq: page.lastSeq,
+    succeededTotal: page.succeededTotal,
+    failedTotal: page.failedTotal,
+    workerInstance,
+    nowMs,
+    truncated: page.truncated,
+  };
+}
+
+export function workerAdminServiceHandlers(deps: WorkerAdminDeps): WorkerAdminServiceHandlers {
+  return {
+    ListRecentTasks(call, callback) {
+      const { afterSeq, limit } = call.request;
+      if (!Number.isSafeInteger(afterSeq) || afterSeq < 0) {
+        callback({
+          code: grpc.status.INVALID_ARGUMENT,
+          details: `after_seq must be a non-negative integer, got ${afterSeq}`,
+        });
+        return;
+      }
+      let response: ListRecentTasksResponse;
+      try {
+        response = recentTasksPageToWire(deps.recent.list(afterSeq, limit), deps.workerInstance, deps.now());
+      } catch (err) {
+        deps.logger.error({ rpc: 'ListRecentTasks', err: describeError(err) }, 'ListRecentTasks failed');
+        callback({ code: grpc.status.INTERNAL, details: 'ListRecentTasks failed' });
+        return;
+      }
+      callback(null, response);
+    },
+  };
+}

@@ -1,0 +1,54 @@
+// Small pure helpers of the phase functions: failure outcomes, the `retryable` an error reports, and
+// checks of what plugins return. Kept apart so orchestrator-phases.ts reads as the phase rules only.
+
+import { FailureCode, type PhaseFailure, type PluginResult } from '../../core/index.js';
+import type { CallSpec, PluginResult as WriterPluginResult } from '../../../../kernel/plugin-types.js';
+
+/** A short description of a thrown value for failure messages. */
+export function describeError(err: unknown): string {
+  if (err instanceof Error) return err.message || err.name;
+  return String(err);
+}
+
+/** The `retryable` flag an error carries, or undefined when it does not say (the core applies the rule's default). */
+export function reportedRetryable(err: unknown): boolean | undefined {
+  if (typeof err === 'object' && err !== null && 'retryable' in err) {
+    const flag = (err as { retryable: unknown }).retryable;
+    if (typeof flag === 'boolean') return flag;
+  }
+  return undefined;
+}
+
+export function failure(
+  failureCode: FailureCode,
+  message: string,
+  extra: Pick<PhaseFailure, 'retryable' | 'pluginResults'> = {},
+): PhaseFailure {
+  return { ok: false, failureCode, message, ...extra };
+}
+
+/** Why a builder's return value is not a call list, or undefined when it is one. */
+export function callListProblem(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || !Array.isArray((value as { calls?: unknown }).calls)) {
+    return 'the builder did not return a call list ({calls: [...]})';
+  }
+  const calls = (value as { calls: unknown[] }).calls;
+  for (let i = 0; i < calls.length; i++) {
+    const call = calls[i] as Partial<CallSpec> | null;
+    if (typeof call !== 'object' || call === null) return `calls[${i}] is not an object`;
+    if (typeof call.function !== 'string' || call.function === '')
+      return `calls[${i}].function is not a name`;
+    if (!Array.isArray(call.args)) return `calls[${i}].args is not an array`;
+  }
+  return undefined;
+}
+
+export function toCorePluginResult(r: WriterPluginResult, fallbackName: string): PluginResult {
+  const base = {
+    pluginName: typeof r.pluginName === 'string' && r.pluginName !== '' ? r.pluginName : fallbackName,
+    success: r.success === true,
+    failureCode: r.failureCode ?? (r.success === true ? '' : FailureCode.PLUGIN_FAILED),
+    failureMessage: r.failureMessage ?? '',
+  };
+  return r.result === undefined ? base : { ...base, result: r.result };
+}
