@@ -1,5 +1,6 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 // Four tiers (see test/README.md): unit (pure and adapter tests: no sockets, no servers, no sleeps),
 // integration (in-process adapters on real loopback sockets, gRPC servers, child processes that are not
@@ -7,6 +8,23 @@ import { defineConfig } from 'vitest/config';
 // processes). scripts/test.mjs runs them one at a time in this order (its TIERS list). `forks` is the
 // safe pool: `threads` breaks process.chdir and leaks spawned children on worker teardown.
 const alias = { blockx: fileURLToPath(new URL('./src/index.ts', import.meta.url)) };
+
+// Test files run side by side, one per core. Vitest's own default is one fewer than the cores, which is
+// one at a time on a 2-core box; every file starts its servers on free ports in temp dirs (test/README.md,
+// "Running side by side"), so files share nothing but the CPU.
+const FILES_AT_ONCE = Math.max(2, availableParallelism());
+
+// The e2e files that must have the machine to themselves: they bound a duration that a second file's
+// load would stretch (a reconnect within 3.5 s, a lease expiring within 4.5 s, reservations spread
+// evenly over workers that heartbeat every 100 ms), or start so many processes that they are the load.
+// The `e2e-alone` project runs them one at a time after the others (vitest runs a project without file
+// parallelism in a group of its own, last).
+const E2E_ALONE = [
+  'test/e2e/backfill.test.ts',
+  'test/e2e/heartbeat-publisher.test.ts',
+  'test/e2e/placement.test.ts',
+];
+const E2E_TIMEOUTS = { testTimeout: 120_000, hookTimeout: 120_000 };
 
 export default defineConfig({
   resolve: { alias },
@@ -19,6 +37,7 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts', 'plugins/**/test/**/*.test.ts'],
           pool: 'forks',
+          maxWorkers: FILES_AT_ONCE,
           testTimeout: 15_000,
         },
       },
@@ -28,6 +47,7 @@ export default defineConfig({
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
           pool: 'forks',
+          maxWorkers: FILES_AT_ONCE,
           testTimeout: 30_000,
           hookTimeout: 30_000,
         },
@@ -38,6 +58,7 @@ export default defineConfig({
           name: 'process',
           include: ['test/process/**/*.test.ts'],
           pool: 'forks',
+          maxWorkers: FILES_AT_ONCE,
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
@@ -47,10 +68,20 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...E2E_ALONE],
           pool: 'forks',
-          testTimeout: 120_000,
-          hookTimeout: 120_000,
+          maxWorkers: FILES_AT_ONCE,
+          ...E2E_TIMEOUTS,
+        },
+      },
+      {
+        resolve: { alias },
+        test: {
+          name: 'e2e-alone',
+          include: E2E_ALONE,
+          pool: 'forks',
           fileParallelism: false,
+          ...E2E_TIMEOUTS,
         },
       },
     ],

@@ -17,9 +17,15 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const resultsDir = 'test-results';
-// The vitest projects of vitest.config.ts, in the order they run. Every tier runs (a failure in one does
-// not skip the next) and the summary counts them all.
-const TIERS = ['unit', 'integration', 'process', 'e2e'];
+// The tiers, in the order they run, each with its vitest projects (vitest.config.ts: the e2e files that
+// need the machine to themselves are the `e2e-alone` project, run after the others). Every tier runs (a
+// failure in one does not skip the next) and the summary counts them all.
+const TIERS = {
+  unit: ['unit'],
+  integration: ['integration'],
+  process: ['process'],
+  e2e: ['e2e', 'e2e-alone'],
+};
 const INSTALL_HINT = 'sudo apt-get install -y etcd-server postgresql python3';
 // The browser test (test/e2e/dashboard-browser.test.ts) drives it; without it that file is skipped
 // locally, and fails under CI=true.
@@ -71,7 +77,10 @@ async function main() {
   // With vitest arguments: one run with exactly those. Without: one run per tier, in order (an empty tier
   // is not a failure by itself; "no test ran" is checked over all of them below).
   const runs = checksWanted
-    ? TIERS.map((tier) => [`vitest-${tier}.json`, ['--project', tier, '--passWithNoTests']])
+    ? Object.entries(TIERS).map(([tier, projects]) => [
+        `vitest-${tier}.json`,
+        [...projects.flatMap((project) => ['--project', project]), '--passWithNoTests'],
+      ])
     : [['vitest.json', vitestArgs]];
   let vitestStatus = 0;
   const resultsFiles = [];

@@ -45,7 +45,15 @@ const config = resolveConfig(
   parseConfigText('version: 1\ndeployments:\n  block:\n    kind: block\n', '/tmp/bx/blockx.config.yaml'),
   {
     deployments: ['block'],
-    env: { COORDINATOR_LISTEN: '127.0.0.1:0', BLOCKX_LOG_LEVEL: 'silent', WORKER_TASK_SLOTS: '4' },
+    env: {
+      COORDINATOR_LISTEN: '127.0.0.1:0',
+      BLOCKX_LOG_LEVEL: 'silent',
+      WORKER_TASK_SLOTS: '4',
+      // A busy test machine (other test files run beside this one) must not make the Coordinator
+      // filter its Worker out as overloaded.
+      COORDINATOR_CPU_RED_LINE: '1',
+      COORDINATOR_MEMORY_RED_LINE: '1',
+    },
   },
 );
 
