@@ -12,6 +12,7 @@ import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { Etcd3 } from 'etcd3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { parseWorkerHeartbeat } from '../../src/contracts/heartbeat.js';
 import { createCoordinatorClient, createWorkerClient, unaryCall } from '../../src/grpc/clients.js';
 import { taskInputToWire, taskUpdateFromWire } from '../../src/grpc/convert.js';
 import type { TaskUpdate } from '../../src/grpc/domain-types.js';
@@ -73,8 +74,6 @@ async function outcome<T>(p: Promise<T>, ok: (r: T) => Partial<Outcome> = () => 
 
 // How this file has always polled: every 50 ms, for 15_000 ms unless a call says otherwise.
 const POLL = { timeoutMs: 15_000, intervalMs: 50 } as const;
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 interface CoordinatorProc {
   readonly addr: string;
@@ -179,11 +178,20 @@ describe('contract: coordinator ↔ worker (real etcd, real blockx processes)', 
   });
 
   it('SubmitTask after the slot TTL expired → FAILED_PRECONDITION (InvalidSlot)', async () => {
-    const { co } = await startOwnCluster({ workers: 1, env: { COORDINATOR_SLOT_TTL_MS: '500' } });
+    const { cluster, co } = await startOwnCluster({ workers: 1, env: { COORDINATOR_SLOT_TTL_MS: '500' } });
 
     const r = await reserveOk(co, 'ttl-1');
-    // TTL 500 ms; the worker's timer scan runs every 500 ms (timerScanMs).
-    await sleep(1_500);
+    const reservedAt = Date.now(); // the slot's TTL started before this
+    // TTL 500 ms; the worker's timer scan runs every 500 ms (timerScanMs) and drops the slot. Its heartbeat
+    // (every 100 ms) says so: one written after the TTL had run out, with no reserved slot.
+    const key = `${cluster.registryPrefix}${r.workerAddr ?? ''}`;
+    await eventually(
+      async () => {
+        const hb = parseWorkerHeartbeat((await raw.get(key).string()) ?? '');
+        return hb.ok && hb.value.lastHeartbeatMs > reservedAt + 500 && hb.value.reservedSlots === 0;
+      },
+      { ...POLL, message: 'a heartbeat without the expired slot' },
+    );
     const target = workerClient(r.workerAddr ?? '');
     expect(await submit(target, helloTask('ttl-1'), r.slotId ?? '')).toMatchObject({
       code: grpc.status.FAILED_PRECONDITION,

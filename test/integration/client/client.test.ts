@@ -178,13 +178,19 @@ describe('BlockxClient against fake servers', () => {
       const client = newClient();
       await client.submit({ ...TASK, taskId: 'clean-1' });
       const before = cluster.worker.cancelledStreams;
+      const ended = cluster.worker.endedStreams;
       const states: string[] = [];
       for await (const u of client.watch(['clean-1'], { workerAddr: cluster.workerAddr }))
         states.push(u.state);
       expect(states).toEqual(['RUNNING', 'SUCCEEDED']);
       // run() watches to the terminal update the same way.
       expect((await client.run({ ...TASK, taskId: 'clean-2' })).success).toBe(true);
-      await new Promise((r) => setTimeout(r, 400));
+      // Each stream either ends on the Worker's side or was cancelled before; wait for both to do one.
+      await expect
+        .poll(() => cluster.worker.endedStreams - ended + cluster.worker.cancelledStreams - before, {
+          timeout: 2_000,
+        })
+        .toBe(2);
       expect(cluster.worker.cancelledStreams).toBe(before);
     } finally {
       cluster.worker.endDelayMs = 0;

@@ -116,6 +116,8 @@ export class FakeWorker {
   endDelayMs = 0;
   /** Streams the client cancelled before this fake ended them. */
   cancelledStreams = 0;
+  /** Streams this fake ended before the client cancelled them. */
+  endedStreams = 0;
   address = '';
 
   handlers(): WorkerServiceHandlers {
@@ -146,7 +148,9 @@ export class FakeWorker {
         let cancelled = false;
         let ended = false;
         const end = (): void => {
+          if (cancelled) return;
           ended = true;
+          this.endedStreams++;
           call.end();
         };
         // grpc-js also emits 'cancelled' after a stream it ended itself; only earlier ones are the client's.
