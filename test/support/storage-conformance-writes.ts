@@ -10,6 +10,7 @@ import { StorageErrorCode } from '../../src/services/storage/errors.js';
 import { conditionsOf } from '../../src/services/storage/request-check.js';
 import { dialectFor } from '../../src/services/storage/sql-dialect.js';
 import { deleteWhere, rowsPerInsert } from '../../src/services/storage/sql-statements.js';
+import type { TableConfig } from '../../src/kernel/config-types.js';
 import type { Row, StorageBackend, StorageTransaction } from '../../src/services/storage/types.js';
 import type { MakeBackend } from './storage-conformance-fixtures.js';
 import {
@@ -19,6 +20,19 @@ import {
   storageErrorOf,
   useConformanceBackend,
 } from './storage-conformance-fixtures.js';
+
+/** A table keyed by its own id: its key cannot serve a block DELETE, the block index must. */
+const LOGS: TableConfig = {
+  columns: {
+    id: { type: 'integer', nullable: false },
+    chain_id: { type: 'integer', nullable: false },
+    block: { type: 'bigint', nullable: false },
+  },
+  primaryKey: ['id'],
+  blockColumn: 'block',
+  chainColumn: 'chain_id',
+};
+const WITH_LOGS: Readonly<Record<string, TableConfig>> = { ...CONFORMANCE_TABLES, logs: LOGS };
 
 /** Every row of a table, in primary key order. */
 async function all(backend: StorageBackend, table: string): Promise<Row[]> {
@@ -225,30 +239,67 @@ export function conformanceWriteTests(make: MakeBackend): void {
       }
     });
 
+    it('migrate gives an existing table without a block index one, and reports it', async (t) => {
+      const { backend, sql, reopen } = h();
+      if (sql === undefined || reopen === undefined) return t.skip();
+      const other = await reopen({ tables: WITH_LOGS });
+      expect(await other.migrate()).toEqual({ created: ['logs'], unchanged: ['kinds', 'items', 'tags'] });
+      await sql(`DROP INDEX logs_block_idx`);
+      expect(await other.migrate({ checkOnly: true })).toEqual({
+        created: [],
+        unchanged: ['kinds', 'items', 'tags', 'logs'],
+      });
+      expect(await other.migrate()).toEqual({
+        created: [],
+        unchanged: ['kinds', 'items', 'tags', 'logs'],
+        indexed: ['logs'],
+      });
+      expect(await other.migrate()).toEqual({ created: [], unchanged: ['kinds', 'items', 'tags', 'logs'] });
+      // items' key leads with (chain_id, block): no second index for it.
+      const names =
+        backend.kind === 'sqlite'
+          ? await sql(`SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name`)
+          : await sql(
+              `SELECT indexname AS name FROM pg_indexes WHERE schemaname = current_schema() AND indexname NOT LIKE '%pkey' ORDER BY 1`,
+            );
+      expect(names.map((r) => r['name'])).toEqual(['logs_block_idx']);
+    });
+
     it('the DELETE of a block replacement reads the block index, never the whole table', async (t) => {
-      const { backend, sql } = h();
-      if (sql === undefined) return t.skip();
-      const rows = Array.from({ length: 20_000 }, (_, i) => item(Math.floor(i / 20), i % 20));
-      await backend.transaction((tx) => tx.insertRows('items', rows));
-      await sql(backend.kind === 'sqlite' ? 'ANALYZE' : 'ANALYZE items');
-      const ctx = { kind: backend.kind, backend: 'test', tables: CONFORMANCE_TABLES };
-      const table = CONFORMANCE_TABLES.items!;
+      const { sql, reopen } = h();
+      if (sql === undefined || reopen === undefined) return t.skip();
+      const backend = await reopen({ tables: WITH_LOGS });
+      await backend.migrate();
+      await backend.transaction(async (tx) => {
+        await tx.insertRows(
+          'items',
+          Array.from({ length: 20_000 }, (_, i) => item(Math.floor(i / 20), i % 20)),
+        );
+        await tx.insertRows(
+          'logs',
+          Array.from({ length: 20_000 }, (_, i) => ({ id: i, chain_id: 1, block: Math.floor(i / 20) })),
+        );
+      });
+      await sql(backend.kind === 'sqlite' ? 'ANALYZE' : 'ANALYZE items; ANALYZE logs');
+      const ctx = { kind: backend.kind, backend: 'test', tables: WITH_LOGS };
       const dialect = dialectFor(backend.kind);
-      for (const [where, range] of [
-        [{ chain_id: 1, block: 7 }, undefined],
-        [{ chain_id: 1 }, { from: 100, to: 199 }],
-      ] as const) {
-        const stmt = deleteWhere(dialect, 'items', conditionsOf(ctx, 'items', table, where, range));
-        const plan =
-          backend.kind === 'sqlite'
-            ? (await sql(`EXPLAIN QUERY PLAN ${stmt.sql}`, stmt.params)).map((r) => String(r['detail']))
-            : (await sql(`EXPLAIN ${stmt.sql}`, stmt.params)).map((r) => String(r['QUERY PLAN']));
-        expect(plan.length).toBeGreaterThan(0);
-        // SQLite: SEARCH (an index range), never SCAN (every row); PostgreSQL: never a Seq Scan.
-        if (backend.kind === 'sqlite') for (const line of plan) expect(line).toMatch(/^SEARCH items USING/);
-        else expect(plan.join('\n')).not.toMatch(/Seq Scan/);
-        expect(plan.join('\n')).toMatch(/USING (COVERING )?INDEX|Index (Only )?Scan|Bitmap Index Scan/);
-      }
+      for (const table of ['items', 'logs'])
+        for (const [where, range] of [
+          [{ chain_id: 1, block: 7 }, undefined],
+          [{ chain_id: 1 }, { from: 100, to: 199 }],
+        ] as const) {
+          const stmt = deleteWhere(dialect, table, conditionsOf(ctx, table, WITH_LOGS[table]!, where, range));
+          const plan =
+            backend.kind === 'sqlite'
+              ? (await sql(`EXPLAIN QUERY PLAN ${stmt.sql}`, stmt.params)).map((r) => String(r['detail']))
+              : (await sql(`EXPLAIN ${stmt.sql}`, stmt.params)).map((r) => String(r['QUERY PLAN']));
+          expect(plan.length).toBeGreaterThan(0);
+          // SQLite: SEARCH (an index range), never SCAN (every row); PostgreSQL: never a Seq Scan.
+          if (backend.kind === 'sqlite')
+            for (const line of plan) expect(line).toMatch(new RegExp(`^SEARCH ${table} USING`));
+          else expect(plan.join('\n')).not.toMatch(/Seq Scan/);
+          expect(plan.join('\n')).toMatch(/USING (COVERING )?INDEX|Index (Only )?Scan|Bitmap Index Scan/);
+        }
     });
   });
 }

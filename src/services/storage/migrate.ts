@@ -9,11 +9,19 @@
 
 import type { TableConfig } from '../../kernel/config-types.js';
 import type { DbTable } from './schema-introspect.js';
+import { blockIndexColumns } from './sql-dialect.js';
 import type { Dialect } from './sql-dialect.js';
 
 export interface MigrationPlan {
   /** Tables to create, in config order. */
   readonly create: readonly string[];
+  /**
+   * Tables (created or existing, in config order) to give the block index: the DELETE of a block
+   * replacement filters on (chainColumn, blockColumn) and must search an index, never scan the table
+   * (docs/storage.md, "Bulk writes"). Not where the primary key (or another index) already leads with
+   * those columns: a second index would only slow every write down.
+   */
+  readonly index: readonly string[];
   /** Tables that exist and match. */
   readonly unchanged: readonly string[];
   /** Every difference; non-empty means migrate must fail and change nothing. */
@@ -71,6 +79,7 @@ export function planMigration(
   checkOnly: boolean,
 ): MigrationPlan {
   const create: string[] = [];
+  const index: string[] = [];
   const unchanged: string[] = [];
   const differences: string[] = [];
   for (const [name, declared] of Object.entries(tables)) {
@@ -78,11 +87,27 @@ export function planMigration(
     if (found === undefined) {
       if (checkOnly) differences.push(`table "${name}" does not exist in the database`);
       else create.push(name);
+      if (!checkOnly && needsBlockIndex(declared, [])) index.push(name);
       continue;
     }
     const diff = tableDifferences(dialect, name, declared, found);
     if (diff.length === 0) unchanged.push(name);
     else differences.push(...diff);
+    if (diff.length === 0 && !checkOnly && needsBlockIndex(declared, found.indexes ?? [])) index.push(name);
   }
-  return { create, unchanged, differences };
+  return { create, index, unchanged, differences };
+}
+
+/**
+ * Whether `table` lacks an index whose leading columns are its block index columns (in any order) among
+ * its primary key and `indexes` (each index's columns, as introspected).
+ */
+export function needsBlockIndex(table: TableConfig, indexes: readonly (readonly string[])[]): boolean {
+  const wanted = blockIndexColumns(table);
+  if (wanted === undefined) return false;
+  const leads = (columns: readonly string[]): boolean => {
+    const head = columns.slice(0, wanted.length);
+    return head.length === wanted.length && wanted.every((c) => head.includes(c));
+  };
+  return !leads(table.primaryKey) && !indexes.some(leads);
 }

@@ -1,6 +1,7 @@
 // Reads a table's shape from each database: columns (name, type as the database reports it, upper-case;
-// nullability) in column order, and the primary key columns in key order. migrate.ts compares the result
-// with the config.
+// nullability) in column order, the primary key columns in key order, and the columns of its plain
+// indexes (partial ones left out; an expression's place is ''). migrate.ts compares the result with the
+// config.
 
 import type { SqlRunner } from './sql-driver.js';
 
@@ -14,6 +15,20 @@ export interface DbColumn {
 export interface DbTable {
   readonly columns: readonly DbColumn[];
   readonly primaryKey: readonly string[];
+  /** Each full-table index's columns in index order (the primary key's among them). */
+  readonly indexes?: readonly (readonly string[])[];
+}
+
+/** Index rows (index, column in order) → each index's column list. */
+function groupIndexes(rows: readonly Record<string, unknown>[]): string[][] {
+  const byIndex = new Map<string, string[]>();
+  for (const r of rows) {
+    const id = String(r['index_id']);
+    const cols = byIndex.get(id) ?? [];
+    cols.push(typeof r['column_name'] === 'string' ? r['column_name'] : '');
+    byIndex.set(id, cols);
+  }
+  return [...byIndex.values()];
 }
 
 export async function introspectSqlite(q: SqlRunner, table: string): Promise<DbTable | undefined> {
@@ -36,7 +51,14 @@ export async function introspectSqlite(q: SqlRunner, table: string): Promise<DbT
     .filter((r) => Number(r['pk']) > 0)
     .sort((a, b) => Number(a['pk']) - Number(b['pk']))
     .map((r) => String(r['name']));
-  return { columns, primaryKey };
+  const indexes = await q.all({
+    sql: `SELECT il.name AS index_id, ii.name AS column_name
+            FROM pragma_index_list(?) AS il, pragma_index_info(il.name) AS ii
+           WHERE il.partial = 0
+           ORDER BY il.name, ii.seqno`,
+    params: [table],
+  });
+  return { columns, primaryKey, indexes: groupIndexes(indexes) };
 }
 
 export async function introspectPostgres(q: SqlRunner, table: string): Promise<DbTable | undefined> {
@@ -62,6 +84,17 @@ export async function introspectPostgres(q: SqlRunner, table: string): Promise<D
            ORDER BY k.ord`,
     params: [table],
   });
+  const indexes = await q.all({
+    sql: `SELECT i.indexrelid::text AS index_id, a.attname AS column_name
+            FROM pg_catalog.pg_index i
+            JOIN pg_catalog.pg_class c ON c.oid = i.indrelid
+            JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+            CROSS JOIN LATERAL unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord)
+            LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum
+           WHERE n.nspname = current_schema() AND c.relname = $1 AND i.indpred IS NULL
+           ORDER BY i.indexrelid, k.ord`,
+    params: [table],
+  });
   return {
     columns: rows.map((r) => ({
       name: String(r['name']),
@@ -69,5 +102,6 @@ export async function introspectPostgres(q: SqlRunner, table: string): Promise<D
       nullable: r['notnull'] !== true,
     })),
     primaryKey: pk.map((r) => String(r['name'])),
+    indexes: groupIndexes(indexes),
   };
 }

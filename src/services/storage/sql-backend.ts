@@ -117,13 +117,21 @@ export class SqlBackend implements StorageBackend, TransactionHost {
                 `nothing was changed:\n${plan.differences.map((d) => `  - ${d}`).join('\n')}`,
               { backend: this.displayUrl, differences: plan.differences },
             );
-          for (const name of plan.create) {
-            const table = this.tables[name] as TableConfig;
-            await q.run({ sql: createTableSql(this.dialect, name, table), params: [] });
-            const index = createBlockIndexSql(name, table);
+          for (const name of plan.create)
+            await q.run({
+              sql: createTableSql(this.dialect, name, this.tables[name] as TableConfig),
+              params: [],
+            });
+          for (const name of plan.index) {
+            const index = createBlockIndexSql(name, this.tables[name] as TableConfig);
             if (index !== undefined) await q.run({ sql: index, params: [] });
           }
-          return { created: plan.create, unchanged: plan.unchanged };
+          const indexed = plan.index.filter((name) => !plan.create.includes(name));
+          return {
+            created: plan.create,
+            unchanged: plan.unchanged,
+            ...(indexed.length === 0 ? {} : { indexed }),
+          };
         },
         { mode: 'migration', deadline },
       ),

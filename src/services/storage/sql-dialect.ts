@@ -99,15 +99,18 @@ export function createTableSql(dialect: Dialect, name: string, table: TableConfi
   return `CREATE TABLE ${quoteIdent(name)} (${[...columns, pk].join(', ')})`;
 }
 
+/** The columns a block replacement's DELETE pins, in the block index's order; undefined without a block column. */
+export function blockIndexColumns(table: TableConfig): string[] | undefined {
+  if (table.blockColumn === undefined) return undefined;
+  return table.chainColumn !== undefined && table.chainColumn !== table.blockColumn
+    ? [table.chainColumn, table.blockColumn]
+    : [table.blockColumn];
+}
+
 /** The index block scans and block writes use: (chainColumn?, blockColumn); undefined without one. */
 export function createBlockIndexSql(name: string, table: TableConfig): string | undefined {
-  if (table.blockColumn === undefined) return undefined;
-  const columns = [
-    ...(table.chainColumn !== undefined && table.chainColumn !== table.blockColumn
-      ? [table.chainColumn]
-      : []),
-    table.blockColumn,
-  ];
+  const columns = blockIndexColumns(table);
+  if (columns === undefined) return undefined;
   return (
     `CREATE INDEX IF NOT EXISTS ${quoteIdent(blockIndexName(name))} ` +
     `ON ${quoteIdent(name)} (${columns.map(quoteIdent).join(', ')})`

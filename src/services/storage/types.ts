@@ -58,6 +58,11 @@ export interface MigrationReport {
   readonly created: readonly string[];
   /** Tables that exist and match the config. */
   readonly unchanged: readonly string[];
+  /**
+   * Existing tables that lacked an index for block replacements and got one (absent when none did;
+   * docs/storage.md, "Bulk writes").
+   */
+  readonly indexed?: readonly string[];
 }
 
 export interface StorageBackend {
@@ -68,7 +73,8 @@ export interface StorageBackend {
   readonly tables: Readonly<Record<string, TableConfig>>;
 
   /**
-   * Creates missing tables (and their block-column index); checks existing ones against the config.
+   * Creates missing tables, and the block-column index of any table whose primary key does not already
+   * lead with (chainColumn, blockColumn); checks existing ones against the config.
    * A mismatch (missing/extra column, other type or nullability, other primary key) throws
    * StorageError SCHEMA_MISMATCH listing every difference; nothing is altered. `checkOnly` creates
    * nothing and reports missing tables as a mismatch.

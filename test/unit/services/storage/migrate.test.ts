@@ -1,9 +1,17 @@
 // The migration decision, pure: config vs introspected tables → create / unchanged / differences.
 import { describe, expect, it } from 'vitest';
 import type { TableConfig } from '../../../../src/kernel/config-types.js';
-import { planMigration, tableDifferences } from '../../../../src/services/storage/migrate.js';
+import {
+  needsBlockIndex,
+  planMigration,
+  tableDifferences,
+} from '../../../../src/services/storage/migrate.js';
 import type { DbTable } from '../../../../src/services/storage/schema-introspect.js';
-import { POSTGRES_DIALECT, SQLITE_DIALECT } from '../../../../src/services/storage/sql-dialect.js';
+import {
+  blockIndexColumns,
+  POSTGRES_DIALECT,
+  SQLITE_DIALECT,
+} from '../../../../src/services/storage/sql-dialect.js';
 
 const BLOCKS: TableConfig = {
   columns: {
@@ -74,6 +82,7 @@ describe('planMigration', () => {
   it('creates missing tables, keeps matching ones and collects every difference', () => {
     expect(planMigration(POSTGRES_DIALECT, tables, actual, false)).toEqual({
       create: ['other'],
+      index: [],
       unchanged: ['blocks'],
       differences: ['table "changed": primary key is (number) in the config but (miner) in the database'],
     });
@@ -83,8 +92,69 @@ describe('planMigration', () => {
     const plan = planMigration(POSTGRES_DIALECT, { blocks: BLOCKS, other: BLOCKS }, actual, true);
     expect(plan).toEqual({
       create: [],
+      index: [],
       unchanged: ['blocks'],
       differences: ['table "other" does not exist in the database'],
     });
+  });
+});
+
+describe('the block index (docs/storage.md, "Bulk writes")', () => {
+  const col = (type: 'integer' | 'bigint' | 'text') => ({ type, nullable: false });
+  /** A table with a chain and a block column and the given primary key. */
+  const withKey = (primaryKey: string[]): TableConfig => ({
+    columns: { chain_id: col('integer'), block: col('bigint'), idx: col('integer'), id: col('text') },
+    primaryKey,
+    blockColumn: 'block',
+    chainColumn: 'chain_id',
+  });
+  const shapeOf = (t: TableConfig, indexes: string[][]): DbTable => ({
+    columns: Object.entries(t.columns).map(([name, c]) => ({
+      name,
+      type: POSTGRES_DIALECT.columnType(c.type),
+      nullable: false,
+    })),
+    primaryKey: t.primaryKey,
+    indexes: [t.primaryKey, ...indexes],
+  });
+
+  it.each([
+    ['a key led by (chain, block)', ['chain_id', 'block', 'idx'], [], false],
+    ['a key led by (block, chain)', ['block', 'chain_id', 'idx'], [], false],
+    ['a key led by the block alone', ['block', 'idx'], [], true],
+    ['a key of its own, no other index', ['id'], [], true],
+    ['a key of its own and the block index', ['id'], [['chain_id', 'block']], false],
+    ['a key of its own and a longer index led by the pair', ['id'], [['block', 'chain_id', 'idx']], false],
+    ['a key of its own and an index of the block alone', ['id'], [['block']], true],
+    ['an index whose first place is an expression', ['id'], [['', 'chain_id', 'block']], true],
+  ] as const)('%s: index wanted = %s', (_, key, indexes, wanted) => {
+    const table = withKey([...key]);
+    expect(
+      needsBlockIndex(
+        table,
+        indexes.map((i) => [...i]),
+      ),
+    ).toBe(wanted);
+    // New tables: by their key alone. Existing ones: by what the database has; never in checkOnly mode.
+    const created = planMigration(POSTGRES_DIALECT, { t: table }, new Map([['t', undefined]]), false);
+    expect(created.index).toEqual(needsBlockIndex(table, []) ? ['t'] : []);
+    const existing = new Map([
+      [
+        't',
+        shapeOf(
+          table,
+          indexes.map((i) => [...i]),
+        ),
+      ],
+    ]);
+    expect(planMigration(POSTGRES_DIALECT, { t: table }, existing, false).index).toEqual(wanted ? ['t'] : []);
+    expect(planMigration(POSTGRES_DIALECT, { t: table }, existing, true).index).toEqual([]);
+  });
+
+  it('a table without a block column needs none; a chain-less one is indexed by its block alone', () => {
+    expect(needsBlockIndex(BLOCKS, [])).toBe(false);
+    const chainless: TableConfig = { ...withKey(['id']), chainColumn: undefined };
+    expect(blockIndexColumns(chainless)).toEqual(['block']);
+    expect(needsBlockIndex(chainless, [['block', 'idx']])).toBe(false);
   });
 });
