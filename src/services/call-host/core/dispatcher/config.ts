@@ -1,60 +1,64 @@
-// Configuration of the dispatcher core. Names follow the Worker section of blockx.config.yaml
-// (`taskMaxInflightCalls`, `callDeadlineMs`, `maxCollectedOutputBytes`, `callRetry`); the window and
-// depth settings are the dispatcher's own (see README.md, "Windows").
+// Configuration of the dispatcher core. The settings it shares with the Worker section of
+// blockx.config.yaml (`taskMaxInflightCalls`, `callDeadlineMs`, `maxCollectedOutputBytes`, `callRetry`,
+// the call budget) are rows of the kernel's config field table (docs/configuration.md): their type, what
+// each means and its default are written there once, and the core derives both from it. The window and
+// depth settings are the dispatcher's own (README.md, "Slots, windows and the cap"), not configuration.
 
+import type {
+  CallRetryConfig,
+  WorkerConfig,
+} from '../../../../kernel/config-fields/generated/deployment-sections.js';
+import { sectionDefaults } from '../../../../kernel/config-fields/index.js';
 import { DispatcherConfigError, type DispatcherConfigIssue } from './errors.js';
 
-/** Bounded per-call attempt retries (docs/task-lifecycle.md § Retry scopes). */
-export interface CallRetryPolicy {
-  /** Attempts per call including the first; 1 = never retry. */
-  readonly maxAttempts: number;
-  /** Backoff before the 2nd attempt; doubles per attempt. */
-  readonly initialBackoffMs: number;
-  /** Ceiling of the backoff. */
-  readonly maxBackoffMs: number;
-}
+/** The worker settings the dispatcher reads, in the order of the config table. */
+const WORKER_FIELDS = [
+  'taskMaxInflightCalls',
+  'taskMaxCallAttempts',
+  'taskMaxPendingSubcalls',
+  'callDeadlineMs',
+  'maxCollectedOutputBytes',
+  'callRetry',
+] as const satisfies readonly (keyof WorkerConfig)[];
 
-export interface DispatcherConfig {
-  /** Hard cap on a task's executing calls (docs/task-lifecycle.md § The three phases). */
-  readonly taskMaxInflightCalls: number;
-  /**
-   * Execution budget of one attempt: CPU + IO time from `callStarted`, not queueing
-   * (docs/task-lifecycle.md § Retry scopes).
-   */
-  readonly callDeadlineMs: number;
-  /** Summed output bytes of a task's root calls above this → OUTPUT_BYTES_EXCEEDED. */
-  readonly maxCollectedOutputBytes: number;
-  readonly callRetry: CallRetryPolicy;
+/** Bounded per-call attempt retries (docs/task-lifecycle.md § Retry scopes): the `callRetry` section. */
+export type CallRetryPolicy = CallRetryConfig;
+
+/**
+ * What the dispatcher is configured with. The worker settings mean what the generated `WorkerConfig`
+ * says (the call budget: README.md, "Call budget"; `callDeadlineMs` counts CPU + IO time from
+ * `callStarted`, never queueing); the rest are the dispatcher's own.
+ */
+export interface DispatcherConfig extends Pick<WorkerConfig, (typeof WORKER_FIELDS)[number]> {
   /** Window a task starts with (clamped to the cap). */
   readonly initialWindow: number;
   /** The window never shrinks below this. */
   readonly minWindow: number;
   /** Deepest allowed subcall (a root is depth 0); deeper requests are answered with an error. */
   readonly maxSubcallDepth: number;
-  /**
-   * The call budget of one task (README.md, "Call budget"): attempts dispatched over the whole phase
-   * (roots, subcalls and retries) and subcalls not yet ended. Past either → CALL_BUDGET_EXCEEDED.
-   */
-  readonly taskMaxCallAttempts: number;
-  readonly taskMaxPendingSubcalls: number;
 }
 
+/** The dispatcher's own settings (README.md, "Slots, windows and the cap"); not configuration. */
+const OWN_DEFAULTS = { initialWindow: 16, minWindow: 1, maxSubcallDepth: 32 } as const;
+
+const workerDefaults = sectionDefaults('worker') as Record<string, unknown>;
+
+/** The `callRetry` defaults of the config field table. */
 export const DEFAULT_CALL_RETRY_POLICY: CallRetryPolicy = Object.freeze({
-  maxAttempts: 3,
-  initialBackoffMs: 50,
-  maxBackoffMs: 1_000,
+  ...(workerDefaults['callRetry'] as CallRetryPolicy),
 });
 
+/**
+ * The worker settings' defaults from the config field table (kernel/config-fields/, docs/configuration.md),
+ * the dispatcher's own beside them: the core keeps no copy of a configurable number.
+ */
 export const DEFAULT_DISPATCHER_CONFIG: DispatcherConfig = Object.freeze({
-  taskMaxInflightCalls: 1_024,
-  callDeadlineMs: 5_000,
-  maxCollectedOutputBytes: 64 * 1024 * 1024,
+  ...(Object.fromEntries(WORKER_FIELDS.map((k) => [k, workerDefaults[k]])) as Pick<
+    WorkerConfig,
+    (typeof WORKER_FIELDS)[number]
+  >),
   callRetry: DEFAULT_CALL_RETRY_POLICY,
-  initialWindow: 16,
-  minWindow: 1,
-  maxSubcallDepth: 32,
-  taskMaxCallAttempts: 1_000_000,
-  taskMaxPendingSubcalls: 10_000,
+  ...OWN_DEFAULTS,
 });
 
 function check(issues: DispatcherConfigIssue[], path: string, value: unknown, min: number): void {

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { sectionDefaults } from '../../../../../../src/kernel/config-fields/index.js';
 import { BlockxError } from '../../../../../../src/kernel/errors.js';
 import {
   DEFAULT_DISPATCHER_CONFIG,
   resolveDispatcherConfig,
   validateDispatcherConfig,
+  type DispatcherConfig,
 } from '../../../../../../src/services/call-host/core/dispatcher/config.js';
 import { DispatcherCore } from '../../../../../../src/services/call-host/core/dispatcher/dispatcher-core.js';
 import {
@@ -25,21 +27,31 @@ describe('DispatcherErrorCode', () => {
 });
 
 describe('dispatcher config', () => {
-  it('defaults are the documented values', () => {
-    expect(DEFAULT_DISPATCHER_CONFIG).toMatchObject({
-      taskMaxInflightCalls: 1_024,
-      callDeadlineMs: 5_000,
-      maxCollectedOutputBytes: 64 * 1024 * 1024,
-      callRetry: { maxAttempts: 3, initialBackoffMs: 50, maxBackoffMs: 1_000 },
-      initialWindow: 16,
-    });
+  it("the worker settings' defaults are the config field table's, and valid", () => {
+    const worker = sectionDefaults('worker');
+    const shared = Object.keys(DEFAULT_DISPATCHER_CONFIG).filter((k) => k in worker);
+    expect(shared.sort()).toEqual(
+      [
+        'callDeadlineMs',
+        'callRetry',
+        'maxCollectedOutputBytes',
+        'taskMaxCallAttempts',
+        'taskMaxInflightCalls',
+        'taskMaxPendingSubcalls',
+      ].sort(),
+    );
+    for (const k of shared) expect(DEFAULT_DISPATCHER_CONFIG[k as keyof DispatcherConfig]).toEqual(worker[k]);
     expect(validateDispatcherConfig(DEFAULT_DISPATCHER_CONFIG)).toEqual([]);
   });
 
   it('merges callRetry field by field and ignores undefined overrides', () => {
-    const c = resolveDispatcherConfig({ callRetry: { maxAttempts: 5 }, callDeadlineMs: undefined });
-    expect(c.callRetry).toEqual({ maxAttempts: 5, initialBackoffMs: 50, maxBackoffMs: 1_000 });
-    expect(c.callDeadlineMs).toBe(5_000);
+    const d = DEFAULT_DISPATCHER_CONFIG;
+    const c = resolveDispatcherConfig({
+      callRetry: { maxAttempts: d.callRetry.maxAttempts + 2 },
+      callDeadlineMs: undefined,
+    });
+    expect(c.callRetry).toEqual({ ...d.callRetry, maxAttempts: d.callRetry.maxAttempts + 2 });
+    expect(c.callDeadlineMs).toBe(d.callDeadlineMs);
     expect(Object.isFrozen(c)).toBe(true);
   });
 
