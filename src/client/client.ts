@@ -70,6 +70,7 @@ export class BlockxClient {
   private readonly policy: RetryPolicy;
   private readonly rpcTimeoutMs: number;
   private readonly maxWatchAttempts: number;
+  private readonly reuseSlots: number;
   private readonly pool: ChannelPool;
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   private readonly random: () => number;
@@ -94,6 +95,7 @@ export class BlockxClient {
     this.policy = resolved.policy;
     this.rpcTimeoutMs = resolved.rpcTimeoutMs;
     this.maxWatchAttempts = resolved.maxWatchAttempts;
+    this.reuseSlots = resolved.reuseSlots;
     this.sleep = resolved.sleep;
     this.random = resolved.random;
     this.clock = resolved.clock;
@@ -154,6 +156,7 @@ export class BlockxClient {
       ...(this.worker !== undefined ? { worker: this.worker } : {}),
       policy: this.policy,
       rpcTimeoutMs: this.rpcTimeoutMs,
+      reuseSlots: this.reuseSlots,
       sleep: (ms) => this.sleep(ms),
       random: this.random,
       clock: this.clock,

@@ -10,12 +10,20 @@ export const CLIENT_DEFAULTS = {
   maxReserveAttempts: 20,
   backoff: { initialMs: 50, maxMs: 2_000 },
   maxWatchAttempts: 5,
+  reuseSlots: 0,
 } as const;
+
+/**
+ * Slot reuse of `blockx submit` and `blockx backfill` (docs/batched-protocol.md § Slot reuse): one task in
+ * 17 reserves through the Coordinator, so it still places every slot's work at least that often.
+ */
+export const CLI_REUSE_SLOTS = 16;
 
 export interface ResolvedClientOptions {
   readonly policy: RetryPolicy;
   readonly rpcTimeoutMs: number;
   readonly maxWatchAttempts: number;
+  readonly reuseSlots: number;
   readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   readonly random: () => number;
   readonly clock: () => number;
@@ -34,6 +42,7 @@ export function resolveClientOptions(opts: BlockxClientOptions): ResolvedClientO
     },
     rpcTimeoutMs: positive('rpcTimeoutMs', opts.rpcTimeoutMs ?? d.rpcTimeoutMs),
     maxWatchAttempts: positive('maxWatchAttempts', opts.maxWatchAttempts ?? d.maxWatchAttempts),
+    reuseSlots: count('reuseSlots', opts.reuseSlots ?? d.reuseSlots),
     sleep: opts.sleep ?? abortableSleep,
     random: opts.random ?? Math.random,
     clock: opts.clock ?? Date.now,
@@ -45,6 +54,16 @@ function positive(name: string, value: number): number {
     throw new BlockxClientError(
       ClientErrorCode.INVALID_ARGUMENT,
       `${name} must be a positive number, got ${value}`,
+    );
+  }
+  return value;
+}
+
+function count(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new BlockxClientError(
+      ClientErrorCode.INVALID_ARGUMENT,
+      `${name} must be a non-negative integer, got ${value}`,
     );
   }
   return value;

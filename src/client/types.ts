@@ -25,6 +25,14 @@ export interface BlockxClientOptions {
    * (docs/batched-protocol.md); 'off': every task takes the unary RPCs.
    */
   readonly batching?: 'auto' | 'off';
+  /**
+   * Batched path through a Coordinator: after a task SUCCEEDED, the next waiting task goes straight to
+   * the same Worker (its slot reserved inline, as SubmitTask without a slot id does), at most this many
+   * times in a row before a task reserves through the Coordinator again (docs/batched-protocol.md § Slot
+   * reuse). 0 (the default, CLIENT_DEFAULTS.reuseSlots): every task reserves through the Coordinator.
+   * `blockx submit` and `blockx backfill` use CLI_REUSE_SLOTS.
+   */
+  readonly reuseSlots?: number;
   /** Extra gRPC channel options. */
   readonly channelOptions?: ChannelOptions;
   /**

@@ -160,10 +160,11 @@ async function backfill(templatePath: string, opts: BackfillOptions, io: CliIo):
     return EXIT.FAILED;
   }
 
-  const [{ BlockxClient }, { dialAddress }, { FileJournal }] = await Promise.all([
+  const [{ BlockxClient }, { dialAddress }, { FileJournal }, { CLI_REUSE_SLOTS }] = await Promise.all([
     import('../../client/client.js'),
     import('../../client/address.js'),
     import('../../client/backfill/journal.js'),
+    import('../../client/options.js'),
   ]);
   const config = kernel.config;
   const slotTtlMs = config.deployments[config.up.deployment]?.coordinator.slotTtlMs ?? 5_000;
@@ -177,7 +178,7 @@ async function backfill(templatePath: string, opts: BackfillOptions, io: CliIo):
     { fresh: opts.fresh === true },
   );
   const tls = clientTlsOf(config);
-  const client = new BlockxClient({ ...target, slotTtlMs, ...tls });
+  const client = new BlockxClient({ ...target, slotTtlMs, reuseSlots: CLI_REUSE_SLOTS, ...tls });
   const unreachable = await checkReachable(
     client,
     { command: 'backfill', timeoutMs: connectTimeoutMs, tls: tls.tls !== undefined },

@@ -138,12 +138,14 @@ async function submit(args: string[], opts: SubmitOptions, io: CliIo): Promise<n
     return EXIT.FAILED;
   }
 
-  const [{ BlockxClient }, { runMany }, { dialAddress }, { isRetryableClientCode }] = await Promise.all([
-    import('../../client/client.js'),
-    import('../../client/run-many.js'),
-    import('../../client/address.js'),
-    import('../../client/errors.js'),
-  ]);
+  const [{ BlockxClient }, { runMany }, { dialAddress }, { isRetryableClientCode }, { CLI_REUSE_SLOTS }] =
+    await Promise.all([
+      import('../../client/client.js'),
+      import('../../client/run-many.js'),
+      import('../../client/address.js'),
+      import('../../client/errors.js'),
+      import('../../client/options.js'),
+    ]);
   const config = kernel.config;
   const slotTtlMs = config.deployments[config.up.deployment]?.coordinator.slotTtlMs ?? 5_000;
   const target =
@@ -151,7 +153,7 @@ async function submit(args: string[], opts: SubmitOptions, io: CliIo): Promise<n
       ? { worker: dialAddress(opts.worker) }
       : { coordinator: dialAddress(opts.coordinator ?? coordinatorAddressFromConfig(config, io.env)) };
   const tls = clientTlsOf(config);
-  const client = new BlockxClient({ ...target, slotTtlMs, ...tls });
+  const client = new BlockxClient({ ...target, slotTtlMs, reuseSlots: CLI_REUSE_SLOTS, ...tls });
   const unreachable = await checkReachable(
     client,
     { command: 'submit', timeoutMs: connectTimeoutMs, tls: tls.tls !== undefined },

@@ -16,6 +16,13 @@
 //     256-slot cluster over and over (bench/bullmq measured 7 refused asks per task);
 //   - the Worker lost after admission rejects with UNAVAILABLE (rpc 'WatchTasks'): the task may have run,
 //     so a new attempt is the task-level retry's decision (run-with-retries.ts), never this layer's.
+//   - slot reuse (`reuseSlots` > 0, through a Coordinator; docs/batched-protocol.md § Slot reuse): a task
+//     that SUCCEEDED hands its Worker to the next waiting task, which is sent there without a slot id
+//     (the Worker reserves inline, as SubmitTask does) instead of asking the Coordinator: one bulk
+//     reservation and one RequestTaskSlots fewer per task. A chain of reuses is at most `reuseSlots` long,
+//     then a task asks the Coordinator again, so the Coordinator still places each slot's work regularly.
+//     A reused send that is refused (the slot went to someone else, the Worker drains, ...) is placed
+//     through the Coordinator at once, not counted as an attempt: nothing ran.
 // A Coordinator or Worker that answers UNIMPLEMENTED (an older server) is served by the unary path
 // (`fallback`) from then on.
 //
@@ -48,6 +55,8 @@ export interface BatchRunnerOptions {
   readonly worker?: string;
   readonly policy: RetryPolicy;
   readonly rpcTimeoutMs: number;
+  /** Sends in a row to a Worker freed by a task that SUCCEEDED, without a reservation (0: off; see header). */
+  readonly reuseSlots?: number;
   readonly sleep: (ms: number) => Promise<void>;
   readonly random: () => number;
   readonly clock: () => number;
@@ -73,6 +82,12 @@ class Job implements StreamListener {
   /** Counted in the runner's `active`: asking for, holding or using a slot. */
   inWindow = false;
   onAbort: (() => void) | undefined;
+  /** Sends since the Coordinator last placed this slot lineage (0: reserved through it). */
+  reuses = 0;
+  /** Sent to a reused Worker and not answered yet; a refusal then goes to the Coordinator. */
+  reused = false;
+  /** A reused send was refused: this task asks the Coordinator from now on. */
+  noReuse = false;
   readonly startedAt: number;
 
   constructor(
@@ -118,6 +133,11 @@ export class BatchedTaskRunner {
   private active = 0;
   private unaryWorkers = new Set<string>();
   private unaryCoordinator = false;
+  /**
+   * Workers freed by tasks that just SUCCEEDED, for the tasks placed in the same event-loop turn (slot
+   * reuse); what is left over then is dropped: the slot stays free for the Coordinator to place.
+   */
+  private freed: { readonly workerAddr: string; readonly reuses: number }[] = [];
 
   constructor(private readonly opts: BatchRunnerOptions) {
     const coordinator = opts.coordinator;
@@ -203,6 +223,14 @@ export class BatchedTaskRunner {
     if (this.reserver === undefined) return this.send(job, this.opts.worker as string, '');
     if (job.held !== undefined) return this.send(job, job.held.workerAddr, job.held.slotId);
     if (this.unaryCoordinator) return this.viaFallback(job);
+    const lease = job.noReuse ? undefined : this.freed.pop();
+    if (lease !== undefined) {
+      job.reuses = lease.reuses;
+      job.reused = true;
+      this.window = Math.min(this.window + 1, MAX_WINDOW);
+      return this.send(job, lease.workerAddr, '');
+    }
+    job.reuses = 0;
     job.state = { ...job.state, attempts: job.state.attempts + 1 };
     this.reserver.reserve(job.taskId).then(
       (reservation) => {
@@ -290,6 +318,15 @@ export class BatchedTaskRunner {
   onRefused(job: Job, failure: Failure): void {
     if (job.settled) return;
     if (isUnimplemented(failure)) return this.viaFallback(job);
+    if (job.reused && failure.code !== ClientErrorCode.INVALID_ARGUMENT) {
+      // Nothing ran: the reused slot was not there. Ask the Coordinator, as if this send never happened.
+      job.reused = false;
+      job.noReuse = true;
+      job.entry = undefined;
+      job.stream = undefined;
+      job.state = { ...job.state, attempts: Math.max(0, job.state.attempts - 1) };
+      return this.place(job);
+    }
     this.retry(job, this.reserver === undefined ? 'direct-submit' : 'submit', failure);
   }
 
@@ -304,8 +341,41 @@ export class BatchedTaskRunner {
     else job.resolve(outcome);
     if (job.inWindow) {
       this.leaveWindow(job);
+      const reuse = this.reuseOf(job, outcome);
+      if (reuse !== undefined) this.offer(reuse);
       this.pump();
     }
+  }
+
+  /**
+   * Keeps a freed Worker for the rest of this event-loop turn: a caller that runs its next task when the
+   * last one settles (runMany, backfill lanes) asks in a microtask of the same turn.
+   */
+  private offer(reuse: { readonly workerAddr: string; readonly reuses: number }): void {
+    this.freed.push(reuse);
+    if (this.freed.length > 1) return;
+    setImmediate(() => {
+      this.freed.length = 0;
+    });
+  }
+
+  /** The Worker `job` frees for the next task, if it may be reused (see the header). */
+  private reuseOf(
+    job: Job,
+    outcome: TaskRunResult | BlockxClientError,
+  ): { readonly workerAddr: string; readonly reuses: number } | undefined {
+    const limit = this.opts.reuseSlots ?? 0;
+    const workerAddr = job.stream?.address;
+    if (
+      this.reserver === undefined ||
+      job.reuses >= limit ||
+      workerAddr === undefined ||
+      outcome instanceof BlockxClientError ||
+      !outcome.success ||
+      this.unaryWorkers.has(workerAddr)
+    )
+      return undefined;
+    return { workerAddr, reuses: job.reuses + 1 };
   }
 
   // ---- retries --------------------------------------------------------------------------------------
@@ -315,6 +385,7 @@ export class BatchedTaskRunner {
     if (job.signal?.aborted) return this.finish(job, cancelledError(job));
     job.entry = undefined;
     job.stream = undefined;
+    job.reused = false;
     if (failure.code === ClientErrorCode.NO_CAPACITY && this.active > 1) {
       // Busy with our own tasks: shrink the window to what we hold and wait for one of them to finish.
       // Not an attempt (see the header).

@@ -239,6 +239,60 @@ describe('batched path through a Coordinator', () => {
     expect(w.received.map((r) => r.taskId).sort()).toEqual(ids(5));
   });
 
+  describe('slot reuse (reuseSlots)', () => {
+    /** Task ids sent without a slot id: placed on a reused Worker, not through the Coordinator. */
+    const reusedIds = (w: BatchFakeWorker | undefined): string[] =>
+      (w?.received ?? []).filter((r) => r.slotId === '').map((r) => r.taskId);
+
+    it('a task that SUCCEEDED hands its Worker to the next one; a chain is at most reuseSlots long', async () => {
+      const { ws, coordinator, address } = await cluster(2);
+      const c = client({ coordinator: address, reuseSlots: 3 });
+      const out = await c.runMany(ids(120).map(task), { concurrency: 6 });
+      expect(out.every((o) => o.ok && o.result.success)).toBe(true);
+      const reserved = coordinator.calls.flat();
+      const reused = ws.flatMap(reusedIds);
+      // Every task went one way or the other, once: reserved through the Coordinator or sent on a reuse.
+      expect([...reserved, ...reused].sort()).toEqual(ids(120).sort());
+      expect(reused.length).toBeGreaterThan(0);
+      // At most 3 reuses follow each reservation.
+      expect(reused.length).toBeLessThanOrEqual(3 * reserved.length);
+      // Each task was received once: a reused send is not a second run.
+      for (const w of ws) expect(new Set(w.received.map((r) => r.taskId)).size).toBe(w.received.length);
+    });
+
+    it('a refused reuse is placed through the Coordinator at once, without costing an attempt', async () => {
+      const { ws, coordinator, address } = await cluster(1);
+      const w = ws[0] as BatchFakeWorker;
+      // t1 follows t0 on its Worker; its inline admission finds no slot.
+      w.admissionScript.set('t1', [NO_SLOT]);
+      const c = client({ coordinator: address, reuseSlots: 8, maxReserveAttempts: 1 });
+      const out = await c.runMany(ids(3).map(task), { concurrency: 1 });
+      expect(out.every((o) => o.ok && o.result.success)).toBe(true);
+      expect(w.received.filter((r) => r.taskId === 't1').map((r) => r.slotId === '')).toEqual([true, false]);
+      expect(coordinator.calls.flat()).toEqual(['t0', 't1']);
+      // t1 succeeded after its reservation: t2 reuses the Worker again.
+      expect(reusedIds(w)).toEqual(['t1', 't2']);
+    });
+
+    it('a task that FAILED does not hand its Worker on; without reuseSlots every task reserves', async () => {
+      const { ws, coordinator, address } = await cluster(1);
+      ws[0]?.endings.set('t0', failed('CALL_FAILED', 'boom'));
+      const c = client({ coordinator: address, reuseSlots: 8 });
+      await c.runMany(ids(2).map(task), { concurrency: 1 });
+      expect(coordinator.calls.flat()).toEqual(['t0', 't1']);
+
+      const off = client({ coordinator: address });
+      const out = await off.runMany(ids(20, 'u').map(task), { concurrency: 2 });
+      expect(out.every((o) => o.ok)).toBe(true);
+      expect(reusedIds(ws[0])).toEqual([]);
+    });
+
+    it('reuseSlots must be a non-negative integer', () => {
+      expect(() => client({ coordinator: '127.0.0.1:1', reuseSlots: -1 })).toThrow(/reuseSlots/);
+      expect(() => client({ coordinator: '127.0.0.1:1', reuseSlots: 1.5 })).toThrow(/reuseSlots/);
+    });
+  });
+
   it('errors carry the business code and the RPC of the per-task refusal', async () => {
     const { coordinator, address } = await cluster(1);
     coordinator.script.set('t0', [INVALID_ARG]);
