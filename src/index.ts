@@ -40,7 +40,15 @@ export type {
   LogFields,
 } from './executor/sdk.js';
 // The TypeScript client: reserve → submit → watch with the retry semantics of docs/retries.md (src/client/).
-export { BlockxClient, BlockxClientError, ClientErrorCode, newTaskId, runTask } from './client/index.js';
+export {
+  BlockxClient,
+  BlockxClientError,
+  ClientErrorCode,
+  TaskState,
+  isTerminalState,
+  newTaskId,
+  runTask,
+} from './client/index.js';
 // Backfills and task-level retries (docs/backfill.md, docs/retries.md).
 export {
   BackfillPlanError,
@@ -71,7 +79,6 @@ export type {
   SubmitOutcome,
   TaskResult,
   TaskRunResult,
-  TaskState,
   TaskStatusView,
   TaskUpdate,
   WorkerCallOptions,

@@ -12,7 +12,6 @@ export type {
   CallList,
   CallSpec,
   PluginCommon,
-  PluginResult,
   Row,
   RowFilter,
   RowKey,
@@ -24,7 +23,14 @@ export type {
   TaskStage,
   WriterFailure,
   WriterPlugin,
+  WriterResult,
 } from './kernel/plugin-types.js';
+import type { WriterResult } from './kernel/plugin-types.js';
+/**
+ * @deprecated Use `WriterResult`: what a writer returns. `PluginResult` now names the shape a task's
+ * result carries (`blockx/client`, src/contracts/task.ts); this alias keeps existing writers compiling.
+ */
+export type PluginResult = WriterResult;
 export { defineBuilder, defineWriter, isRetryableWriterFailure } from './kernel/plugin-types.js';
 export { rowScan } from './kernel/row-scan.js';
 export { PluginError } from './kernel/errors.js';

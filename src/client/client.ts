@@ -8,7 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { unaryCall } from '../grpc/clients.js';
 import { tlsMaterialOf } from '../kernel/tls-files.js';
-import { taskInputToWire, taskResultFromWire, taskStateFromWire, isTerminalState } from '../grpc/convert.js';
+import { isTerminalState } from '../contracts/task.js';
+import { taskInputToWire, taskResultFromWire, taskStateFromWire } from '../grpc/convert.js';
 import type { TaskUpdate } from '../grpc/domain-types.js';
 import type {
   GetTaskResultResponseWireOut,

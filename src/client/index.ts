@@ -96,14 +96,9 @@ export type {
   WorkerCallOptions,
   WorkerStatusView,
 } from './types.js';
-export type {
-  ExecuteResult,
-  PluginConfig,
-  PluginResult,
-  TaskInput,
-  TaskResult,
-  TaskState,
-  TaskUpdate,
-} from '../grpc/domain-types.js';
+export type { ExecuteResult, TaskResult, TaskUpdate } from '../grpc/domain-types.js';
+// The task vocabulary (src/contracts/task.ts): one definition for the client, the Worker and the wire.
+export { TaskState, isTerminalState } from '../contracts/task.js';
+export type { PluginConfig, PluginResult, TaskInput, TerminalTaskState } from '../contracts/task.js';
 export { loadTlsMaterial as readTlsFiles } from '../kernel/tls-files.js';
 export type { TlsFiles, TlsMaterial, TlsPem } from '../kernel/tls-files.js';

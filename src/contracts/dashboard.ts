@@ -4,6 +4,7 @@
 // counts), nothing secret (no task inputs, no configs, no tokens). Pure types: no IO.
 
 import type { ClusterStatusView } from './cluster-status.js';
+import type { TaskState } from './task.js';
 
 /** Everything the page shows, at one instant. */
 export interface DashboardSnapshot {
@@ -27,7 +28,8 @@ export interface ThroughputPoint {
   readonly failed: number;
 }
 
-export type RecentTaskState = 'ALLOCATED' | 'RUNNING' | 'SUCCEEDED' | 'FAILED';
+/** A recent task's state: the one `TaskState` (./task.ts) but UNSPECIFIED, which names no task. */
+export type RecentTaskState = Exclude<TaskState, 'UNSPECIFIED'>;
 
 /** One task as a Worker last reported it. */
 export interface RecentTaskView {

@@ -1,15 +1,38 @@
-// The task input a client submits and the outcome of one Writer Plugin, in plain TypeScript values: the
-// shapes of `TaskInput`, `PluginConfig` and `PluginResult` in `proto/blockx/worker/v1/worker.proto` after
-// the gRPC adapters decoded their JSON bytes. The Worker core works on them and the gRPC layer and the
-// client convert to and from them, so they live here, below both (docs/architecture.md § Code layout).
+// The task vocabulary every room shares (docs/task-lifecycle.md): a task's state, what a client submits,
+// and one Writer Plugin's outcome inside a task's result — the shapes of `TaskState`, `TaskInput`,
+// `PluginConfig` and `PluginResult` in `proto/blockx/worker/v1/worker.proto` as plain values. The Worker
+// core, the gRPC converters, the client, the dashboard and the public subpaths (`blockx`,
+// `blockx/client`) all name these, defined here once, below every layer (docs/architecture.md § Code
+// layout). A state is its name ('RUNNING') and JSON payloads are decoded values; the proto enum numbers
+// and bytes live only in the converters (src/grpc/convert.ts). Pure data: no IO.
 
-/** `{type, config}` of a Call Builder or Writer Plugin. `config` is parsed JSON, opaque to the core. */
+/**
+ * The externally visible state of a task: the proto enum `TaskState` without its `TASK_STATE_` prefix.
+ * A Worker answers UNSPECIFIED for a task it does not know; ALLOCATED holds a reserved slot; every
+ * internal phase of a submitted task reads as RUNNING; SUCCEEDED and FAILED are terminal.
+ */
+export const TaskState = {
+  UNSPECIFIED: 'UNSPECIFIED',
+  ALLOCATED: 'ALLOCATED',
+  RUNNING: 'RUNNING',
+  SUCCEEDED: 'SUCCEEDED',
+  FAILED: 'FAILED',
+} as const;
+export type TaskState = (typeof TaskState)[keyof typeof TaskState];
+export type TerminalTaskState = typeof TaskState.SUCCEEDED | typeof TaskState.FAILED;
+
+/** True for the two terminal states. */
+export function isTerminalState(state: TaskState): state is TerminalTaskState {
+  return state === TaskState.SUCCEEDED || state === TaskState.FAILED;
+}
+
+/** `{type, config}` of a Call Builder or Writer Plugin. `config` is parsed JSON, opaque to BlockX. */
 export interface PluginConfig {
   readonly type: string;
   readonly config: unknown;
 }
 
-/** What a client submits (proto `TaskInput`), after the adapter decoded `config` bytes as JSON. */
+/** What a client submits (proto `TaskInput`), with the `config` bytes decoded as JSON. */
 export interface TaskInput {
   /** Client-generated, stable, unique; the idempotency key. */
   readonly taskId: string;
@@ -21,7 +44,11 @@ export interface TaskInput {
   readonly taskTimeoutMs: number;
 }
 
-/** The outcome of one Writer Plugin (proto `PluginResult`). */
+/**
+ * The outcome of one Writer Plugin as a task's result carries it (proto `PluginResult`): every field
+ * present, the failure fields empty on success. What a writer itself returns is the looser
+ * `WriterResult` (src/kernel/plugin-types.ts); the Worker fills its gaps when it builds this one.
+ */
 export interface PluginResult {
   readonly pluginName: string;
   readonly success: boolean;

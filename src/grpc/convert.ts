@@ -49,18 +49,7 @@ const DOMAIN_STATES = [
   'FAILED',
 ] as const satisfies readonly TaskState[];
 
-/**
- * A task state as either side holds it: the domain name ('RUNNING') or the proto enum number (2), which
- * is what the worker core's `TaskState` const uses.
- */
-export type TaskStateLike = TaskState | number;
-
-export function taskStateToWire(state: TaskStateLike): TaskStateWireOut {
-  if (typeof state === 'number') {
-    const wire = WIRE_STATES[state];
-    if (wire === undefined) throw new RangeError(`unknown task state number ${state}`);
-    return wire;
-  }
+export function taskStateToWire(state: TaskState): TaskStateWireOut {
   switch (state) {
     case 'UNSPECIFIED':
       return 'TASK_STATE_UNSPECIFIED';
@@ -87,11 +76,6 @@ export function taskStateFromWire(state: TaskStateWire | string | number | null 
   if (typeof state === 'number') return DOMAIN_STATES[state] ?? 'UNSPECIFIED';
   const index = WIRE_STATES.indexOf(state as (typeof WIRE_STATES)[number]);
   return index >= 0 ? (DOMAIN_STATES[index] ?? 'UNSPECIFIED') : 'UNSPECIFIED';
-}
-
-/** True for the two terminal states. */
-export function isTerminalState(state: TaskState): boolean {
-  return state === 'SUCCEEDED' || state === 'FAILED';
 }
 
 function encodeJson(value: unknown, field: string): Buffer {
@@ -226,10 +210,7 @@ export function taskResultFromWire(
     : { success: wire.success, executeResult };
 }
 
-/** Accepts the state as a name or as the proto enum number (see TaskStateLike). */
-export function taskUpdateToWire(
-  update: Omit<TaskUpdate, 'state'> & { readonly state: TaskStateLike },
-): TaskUpdateWire {
+export function taskUpdateToWire(update: TaskUpdate): TaskUpdateWire {
   const wire: TaskUpdateWire = {
     taskId: update.taskId,
     state: taskStateToWire(update.state),

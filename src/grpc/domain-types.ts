@@ -1,16 +1,10 @@
 // Plain domain shapes that the wire types convert to and from (src/grpc/convert.ts).
-// The core's TaskState is the proto enum number (TaskState.RUNNING === 2); this one is the name, which
-// reads better in clients and logs; the converters accept both.
 // JSON payloads (`config`, `result`) are decoded values here, never bytes.
 
-/** Task lifecycle state without the wire's `TASK_STATE_` prefix. */
-export type TaskState = 'UNSPECIFIED' | 'ALLOCATED' | 'RUNNING' | 'SUCCEEDED' | 'FAILED';
-
-// The task input and plugin shapes are the contracts' (one definition, shared with the worker core);
-// ExecuteResult differs from the core's only in that a failure code decoded from the wire is any string,
-// not the core's closed set.
-export type { PluginConfig, PluginResult, TaskInput } from '../contracts/task.js';
-import type { PluginResult } from '../contracts/task.js';
+// The task vocabulary is the one of src/contracts/task.ts; ExecuteResult differs from the worker core's
+// only in that a failure code decoded from the wire is any string, not the core's closed set.
+export type { PluginConfig, PluginResult, TaskInput, TaskState } from '../contracts/task.js';
+import type { PluginResult, TaskState } from '../contracts/task.js';
 
 export interface ExecuteResult {
   readonly failureCode: string;

@@ -135,8 +135,11 @@ export interface BuilderPlugin<C = unknown> extends PluginCommon {
   streams?(config: C): boolean;
 }
 
-/** What a writer reports, one entry per logical write (usually one). */
-export interface PluginResult {
+/**
+ * What a writer reports, one entry per logical write (usually one). The Worker turns each into the
+ * task result's `PluginResult` (src/contracts/task.ts), filling absent failure fields with ''.
+ */
+export interface WriterResult {
   readonly pluginName: string;
   readonly success: boolean;
   readonly failureCode?: string;
@@ -147,7 +150,7 @@ export interface PluginResult {
 
 /** A Writer Plugin: writes the outputs of the successful root calls, once. */
 export interface WriterPlugin<C = unknown> extends PluginCommon {
-  execute(taskCtx: TaskCtx, config: C, outputs: readonly unknown[], io: TaskIo): Promise<PluginResult[]>;
+  execute(taskCtx: TaskCtx, config: C, outputs: readonly unknown[], io: TaskIo): Promise<WriterResult[]>;
 }
 
 /**

@@ -9,21 +9,7 @@ import type { ErrorObject } from 'ajv';
 import { TaskConfigError, type SchemaIssue } from './errors.js';
 import { unknownTypeIssue, type PluginKind, type PluginRegistry } from './plugin-registry.js';
 import { kernelValidator, prefixIssues, toSchemaIssues } from './schema-validator.js';
-
-/** `{type, config}`: which plugin, and its config (absent in JSON means `{}`). */
-export interface PluginConfigInput {
-  readonly type: string;
-  readonly config: unknown;
-}
-
-/** A task after normalisation: one spelling of every field, defaults applied. */
-export interface TaskInput {
-  readonly taskId: string;
-  readonly functionCallConfig: PluginConfigInput;
-  readonly resultHandler?: PluginConfigInput;
-  /** 0 means "the worker's default". */
-  readonly taskTimeoutMs: number;
-}
+import type { PluginConfig, TaskInput } from '../contracts/task.js';
 
 /** Every problem of a task: its structure, then each plugin config against its plugin's schema. */
 export function validateTaskInput(json: unknown, registry: PluginRegistry): SchemaIssue[] {
@@ -38,13 +24,14 @@ export function validateTaskInput(json: unknown, registry: PluginRegistry): Sche
 }
 
 /**
- * The normalised task. Checks the structure only (plugin configs are checked by validateTaskInput or
+ * The normalised task (the one `TaskInput` of src/contracts/task.ts: one spelling of every field,
+ * defaults applied, a `resultHandler` absent or a plugin). Checks the structure only (plugin configs are checked by validateTaskInput or
  * the registry); throws a TaskConfigError listing every structural problem.
  */
 export function normalizeTaskInput(json: unknown): TaskInput {
   const issues = structuralIssues(json);
   if (issues.length || !isRecord(json)) throw new TaskConfigError(issues);
-  const plugin = (value: unknown): PluginConfigInput => {
+  const plugin = (value: unknown): PluginConfig => {
     const { type, config } = value as { type: string; config?: unknown };
     return { type, config: config === undefined ? {} : config };
   };

@@ -3,7 +3,7 @@
 // table state; rows of other bundles and other chains are never touched. The config has already been
 // validated against ../schema.json, which fills in its defaults (docs/plugins.md § Config and defaults):
 // the schema is the only place they live.
-import { defineWriter, type PluginResult } from '../../../../src/plugin.js';
+import { defineWriter, type WriterResult } from '../../../../src/plugin.js';
 import { bundleRows } from './bundle-rows.js';
 
 export { BlockBundleWriteError, BlockBundleWriteErrorCode } from './errors.js';
@@ -30,7 +30,7 @@ export function bundleRange(bundle: number, size: number): { from: number; to: n
 
 const bundleWriter = defineWriter<BlockBundleWriteResultHandlerConfig>({
   name: PLUGIN_NAME,
-  async execute(_taskCtx, config, outputs, io): Promise<PluginResult[]> {
+  async execute(_taskCtx, config, outputs, io): Promise<WriterResult[]> {
     const { chainId, table, bundle } = config;
     const range = bundleRange(bundle, config.bundleSize);
     // Every output is checked before the transaction opens: a bad one writes nothing.

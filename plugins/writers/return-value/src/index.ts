@@ -1,6 +1,6 @@
 // ReturnValueResultHandler: writes nothing to storage; the array of call outputs becomes the plugin
 // result, which the worker returns in TaskResult.executeResult.pluginResults[0].result (UTF-8 JSON bytes).
-import { defineWriter, type PluginResult } from '../../../../src/plugin.js';
+import { defineWriter, type WriterResult } from '../../../../src/plugin.js';
 
 export type ReturnValueResultHandlerConfig = Record<string, never>;
 
@@ -8,7 +8,7 @@ const PLUGIN_NAME = 'ReturnValueResultHandler';
 
 const returnValueWriter = defineWriter<ReturnValueResultHandlerConfig>({
   name: PLUGIN_NAME,
-  async execute(_taskCtx, _config, outputs): Promise<PluginResult[]> {
+  async execute(_taskCtx, _config, outputs): Promise<WriterResult[]> {
     return [{ pluginName: PLUGIN_NAME, success: true, result: [...outputs] }];
   },
 });

@@ -8,7 +8,7 @@
 // upserting overlapping keys then take their row locks in the same order and never deadlock (see
 // docs/storage.md, "Concurrent writes on PostgreSQL"). The sort is stable, so upserts of one key keep
 // their output order and the later still wins.
-import { defineWriter, type PluginResult } from '../../../../src/plugin.js';
+import { defineWriter, type WriterResult } from '../../../../src/plugin.js';
 import { collectUpserts, lockOrder } from './upserts.js';
 
 export { TableUpsertsError, TableUpsertsErrorCode } from './errors.js';
@@ -23,7 +23,7 @@ const PLUGIN_NAME = 'TableUpsertsResultHandler';
 
 const tableUpsertsWriter = defineWriter<TableUpsertsResultHandlerConfig>({
   name: PLUGIN_NAME,
-  async execute(_taskCtx, config, outputs, io): Promise<PluginResult[]> {
+  async execute(_taskCtx, config, outputs, io): Promise<WriterResult[]> {
     // Every output is checked before the transaction opens: a bad one writes nothing.
     const upserts = collectUpserts(outputs, config.tables ? new Set(config.tables) : undefined);
     const perTable = new Map<string, number>();

@@ -44,7 +44,6 @@ export {
   TaskPhase,
   TaskState,
   isTerminalState,
-  taskStateName,
   type ActivePhase,
   type CodeEpoch,
   type ExecuteResult,

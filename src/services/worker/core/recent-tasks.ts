@@ -12,6 +12,8 @@
 // Nothing from a task's input is kept: the builder type, times, state, failure code and a failure
 // message cut to MAX_FAILURE_MESSAGE_CHARS. No IO, no clock: `now` is an argument.
 
+import type { TaskState } from '../../../contracts/task.js';
+
 /** Records kept (the ring's size). */
 export const RECENT_TASKS_CAPACITY = 256;
 /** Records one ListRecentTasks answer carries at most (also the default `limit`). */
@@ -21,7 +23,8 @@ export const MAX_FAILURE_MESSAGE_CHARS = 512;
 /** Builder types and code versions are cut to this many characters. */
 export const MAX_LABEL_CHARS = 128;
 
-export type RecentTaskRecordState = 'RUNNING' | 'SUCCEEDED' | 'FAILED';
+/** A record is made when its task is admitted: RUNNING, then its terminal state. */
+export type RecentTaskRecordState = Exclude<TaskState, 'UNSPECIFIED' | 'ALLOCATED'>;
 
 export interface RecentTaskRecord {
   readonly taskId: string;

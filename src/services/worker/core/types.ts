@@ -1,40 +1,19 @@
-// Domain types of the Worker core: task states (as the wire sees them), internal phases, the submitted
-// task input and the terminal result. These mirror `proto/blockx/worker/v1/worker.proto` in plain
+// Domain types of the Worker core: the shared task vocabulary (src/contracts/task.ts), internal phases
+// and the terminal result. These mirror `proto/blockx/worker/v1/worker.proto` in plain
 // TypeScript values; the gRPC adapter converts bytes/int64 to and from these shapes.
 
-import type { PluginResult } from '../../../contracts/task.js';
 import type { FailureCode } from './errors.js';
 
-/**
- * The externally visible state of a task. Numbering equals the proto enum `TaskState`
- * (`TASK_STATE_UNSPECIFIED = 0 ... TASK_STATE_FAILED = 4`), so the adapter can pass values through.
- */
-export const TaskState = {
-  UNSPECIFIED: 0,
-  ALLOCATED: 1,
-  RUNNING: 2,
-  SUCCEEDED: 3,
-  FAILED: 4,
-} as const;
-export type TaskState = (typeof TaskState)[keyof typeof TaskState];
-export type TerminalTaskState = typeof TaskState.SUCCEEDED | typeof TaskState.FAILED;
-
-export function isTerminalState(state: TaskState): state is TerminalTaskState {
-  return state === TaskState.SUCCEEDED || state === TaskState.FAILED;
-}
-
-const STATE_NAMES: Readonly<Record<TaskState, string>> = {
-  [TaskState.UNSPECIFIED]: 'UNSPECIFIED',
-  [TaskState.ALLOCATED]: 'ALLOCATED',
-  [TaskState.RUNNING]: 'RUNNING',
-  [TaskState.SUCCEEDED]: 'SUCCEEDED',
-  [TaskState.FAILED]: 'FAILED',
-};
-
-/** Human-readable name of a state, for logs and messages. */
-export function taskStateName(state: TaskState): string {
-  return STATE_NAMES[state];
-}
+// The shared task vocabulary (docs/task-lifecycle.md) is defined once in src/contracts/task.ts.
+export {
+  TaskState,
+  isTerminalState,
+  type PluginConfig,
+  type PluginResult,
+  type TaskInput,
+  type TerminalTaskState,
+} from '../../../contracts/task.js';
+import type { PluginResult } from '../../../contracts/task.js';
 
 /**
  * Internal phase of a submitted task. Every phase but `Terminal` is shown to clients as RUNNING.
@@ -53,9 +32,6 @@ export type TaskPhase = (typeof TaskPhase)[keyof typeof TaskPhase];
 export type ActivePhase = Exclude<TaskPhase, 'Terminal'>;
 /** A phase whose work runs in the adapter and finishes with `handleTaskPhaseFinished`. */
 export type ExecutionPhase = typeof TaskPhase.Builder | typeof TaskPhase.Calls | typeof TaskPhase.Plugin;
-
-// The submitted input and a plugin's outcome are shared with the gRPC layer and the client.
-export type { PluginConfig, PluginResult, TaskInput } from '../../../contracts/task.js';
 
 /** Task-level result detail (proto `ExecuteResult`). */
 export interface ExecuteResult {

@@ -34,7 +34,7 @@ import type { OrchestratorListener } from '../orchestration/orchestrator.js';
 /** One update in domain form (the gRPC adapter converts it with `taskUpdateToWire`). */
 export interface WatchUpdate {
   readonly taskId: string;
-  /** The core's TaskState (proto enum numbering); UNSPECIFIED for `not_found`. */
+  /** UNSPECIFIED for `not_found`. */
   readonly state: TaskStateT;
   readonly isTerminal: boolean;
   readonly workerAddr: string;

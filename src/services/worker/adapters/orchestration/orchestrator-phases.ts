@@ -28,7 +28,7 @@ import type { PluginRegistry } from '../../../../kernel/plugin-registry.js';
 import {
   isRetryableWriterFailure,
   type CallSpec,
-  type PluginResult as WriterPluginResult,
+  type WriterResult,
   type TaskCtx,
   type TaskStage,
 } from '../../../../kernel/plugin-types.js';
@@ -298,7 +298,7 @@ async function writerOutcome(
       }
       return {
         ok: true,
-        pluginResults: (results as WriterPluginResult[]).map((r) => toCorePluginResult(r, type)),
+        pluginResults: (results as WriterResult[]).map((r) => toCorePluginResult(r, type)),
       };
     } catch (err) {
       const message = describeError(err);

@@ -2,7 +2,7 @@
 // checks of what plugins return. Kept apart so orchestrator-phases.ts reads as the phase rules only.
 
 import { FailureCode, type PhaseFailure, type PluginResult } from '../../core/index.js';
-import type { CallSpec, PluginResult as WriterPluginResult } from '../../../../kernel/plugin-types.js';
+import type { CallSpec, WriterResult } from '../../../../kernel/plugin-types.js';
 
 /** A short description of a thrown value for failure messages. */
 export function describeError(err: unknown): string {
@@ -43,7 +43,7 @@ export function callListProblem(value: unknown): string | undefined {
   return undefined;
 }
 
-export function toCorePluginResult(r: WriterPluginResult, fallbackName: string): PluginResult {
+export function toCorePluginResult(r: WriterResult, fallbackName: string): PluginResult {
   const base = {
     pluginName: typeof r.pluginName === 'string' && r.pluginName !== '' ? r.pluginName : fallbackName,
     success: r.success === true,
