@@ -44,7 +44,10 @@ import type { SubmitTaskResponseWireOut, TaskUpdateWireOut } from '../src/grpc/w
 import type { BlockxConfig } from '../src/kernel/config-types.js';
 import { bootKernel, type Kernel } from '../src/kernel/kernel.js';
 import type { CallSpec } from '../src/kernel/plugin-types.js';
-import { createExecutorPorts, type ExecutorPorts } from '../src/services/call-host/adapters/executor-ports.js';
+import {
+  createExecutorPorts,
+  type ExecutorPorts,
+} from '../src/services/call-host/adapters/executor-ports.js';
 import {
   defaultExecutorCommand,
   tsxExecutorCommand,

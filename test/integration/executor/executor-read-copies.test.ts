@@ -4,7 +4,10 @@
 // counts are exact.
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FunctionCodeView } from '../../../src/executor/code-epochs.js';
-import type { ResumeOutcome, WaitingRequest } from '../../../src/services/call-host/adapters/executor-link.js';
+import type {
+  ResumeOutcome,
+  WaitingRequest,
+} from '../../../src/services/call-host/adapters/executor-link.js';
 import { ExecutorHarness, FIXTURE_FUNCTIONS, type Terminal } from './executor-harness.js';
 
 // Real executor processes started from src/ under tsx: the bounds these tests had in the process tier.
