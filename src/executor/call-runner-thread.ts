@@ -30,6 +30,7 @@ import {
   type RunningCall,
 } from './call-context.js';
 import { failedFrame, readThrown } from './call-outcome.js';
+import { BUSY_BEAT_INTERVAL_MS, IDLE_BEAT_INTERVAL_MS } from './core/pool-scheduler.js';
 import { ExecutorErrorCode } from './errors.js';
 import { attemptKey, type ExecuteCallMessage, type WaitRequest } from './protocol.js';
 import { ReadCopies, deepFreeze, readCopyHits, readCopyKey, type IoRequest } from './read-copies.js';
@@ -60,8 +61,6 @@ process.setSourceMapsEnabled(true);
 
 const minLevel = LEVELS[(process.env.BLOCKX_LOG_LEVEL ?? 'info') as LogLevel] ?? LEVELS.info;
 
-/** How often an idle thread beats (it also beats on every batch in and out). */
-const BEAT_INTERVAL_MS = 10;
 const signals = signalViews(data.signals);
 /** The sequence number of the next exec to arrive (the main thread numbers them the same way). */
 let nextSeq = 0;
@@ -267,6 +266,7 @@ port.on('message', (batch: MainToThreadBatch) => {
   for (const m of batch.modules) modules.add(m);
   for (let i = 0; i < batch.execRaw.length; i++) start(batch.execRaw[i]!, batch.execModule[i]!);
   for (const c of batch.controls) control(c);
+  if (!beatingFast && running.size > 0) scheduleBeat();
 });
 
 // A function's stray error (a throwing timer callback, an unobserved rejection) must not take down the
@@ -283,9 +283,24 @@ process.on('unhandledRejection', (reason) => {
   emitLog('warn', 'unhandled rejection in function code (ignored)', { error: describeStray(reason) });
 });
 
-/** The idle beat publishes memory every this many beats (process.memoryUsage costs ~10-20 µs). */
+/** A fast beat publishes memory every this many beats (process.memoryUsage costs ~10-20 µs); a slow one always. */
 const MEMORY_EVERY_BEATS = 5;
 let beats = 0;
+// The beat (core/pool-scheduler.ts): every BUSY_BEAT_INTERVAL_MS while calls run or wait here, so the
+// main thread can tell a call that keeps the event loop from running; every IDLE_BEAT_INTERVAL_MS when
+// none do (the main thread does not read an idle thread's beat).
+let beatTimer: NodeJS.Timeout | undefined;
+let beatingFast = false;
+function scheduleBeat(): void {
+  if (beatTimer !== undefined) clearTimeout(beatTimer);
+  beatingFast = running.size > 0;
+  beatTimer = setTimeout(onBeat, beatingFast ? BUSY_BEAT_INTERVAL_MS : IDLE_BEAT_INTERVAL_MS).unref();
+}
+function onBeat(): void {
+  beat(signals, monoMs());
+  if (!beatingFast || ++beats % MEMORY_EVERY_BEATS === 0) publishMemoryNow();
+  scheduleBeat();
+}
 // Taken now, before any function runs: `process` stays mutable (docs/security.md, "Task isolation"), and
 // a function replacing process.memoryUsage must not hide its thread from the memory bound.
 const memoryUsage = process.memoryUsage.bind(process);
@@ -297,8 +312,5 @@ const publishMemoryNow = () => {
 if (isolated) await isolateThread();
 beat(signals, monoMs());
 publishMemoryNow();
-setInterval(() => {
-  beat(signals, monoMs());
-  if (++beats % MEMORY_EVERY_BEATS === 0) publishMemoryNow();
-}, BEAT_INTERVAL_MS).unref();
+scheduleBeat();
 port.postMessage(newBatch(true));

@@ -125,6 +125,8 @@ export interface ExecutionThread<Call> extends ThreadBooks<Call> {
   cancelling: number;
   /** The sequence number of the next exec sent to the thread (see `ThreadSignals`). */
   sentSeq: number;
+  /** When the thread last went from no calls to some (pool clock): its silence counts from then. */
+  busySince: number;
   /** Shared memory: which execs the thread has started and when, and its liveness beat. */
   readonly signals: ThreadSignals;
   readonly calls: Set<Call>;
@@ -172,6 +174,7 @@ export function startExecutionThread<Call>(
     running: 0,
     cancelling: 0,
     sentSeq: 0,
+    busySince: 0,
     signals: signalViews(sab),
     calls: new Set(),
     modules: new Set(),

@@ -264,7 +264,7 @@ export class ThreadPool {
     if (!this.queue.pending) return;
     const max = this.opts.maxCallsPerThread;
     const mono = shm.monoAt(now);
-    const beatAge = (t: ThreadUnit): number => shm.ageMs(mono, shm.lastBeat(t.signals));
+    const beatAge = (t: ThreadUnit): number => this.silence(t, now, mono);
     for (let call = this.queue.peek(); call !== undefined; call = this.queue.peek()) {
       if (call.state === 'queued' && this.calls.get(call.key) === call) {
         const best = scheduler.pickThread(this.set.threads, max, beatAge);
@@ -275,8 +275,15 @@ export class ThreadPool {
     }
   }
 
+  /** How long `t` has been silent, for stuck detection (core/pool-scheduler.ts, silenceMs). */
+  private silence(t: ThreadUnit, now: number, mono: number): number {
+    const busyFor = t.calls.size === 0 ? undefined : now - t.busySince;
+    return scheduler.silenceMs(shm.ageMs(mono, shm.lastBeat(t.signals)), busyFor);
+  }
+
   private dispatch(call: PoolCall, t: ThreadUnit, now: number): void {
     const mod = call.module!;
+    if (t.calls.size === 0) t.busySince = now;
     books.assign(call, t, now);
     this.set.exec(t, call.raw, call.msg.codeEpoch, mod);
   }
@@ -406,7 +413,7 @@ export class ThreadPool {
     let requeued = 0;
     for (const t of [...this.set.threads]) {
       if (t.dead || !t.ready) continue;
-      if (scheduler.shouldTakeBack(t, shm.ageMs(mono, shm.lastBeat(t.signals)))) requeued += this.reclaim(t);
+      if (scheduler.shouldTakeBack(t, this.silence(t, now, mono))) requeued += this.reclaim(t);
       const upTo = shm.claimedUpTo(t.signals);
       for (const call of t.calls) {
         if (!call.pickedUp) {
@@ -436,7 +443,7 @@ export class ThreadPool {
     if (limits.threadMemoryMb <= 0 && limits.maxRssMb <= 0) return;
     const live = this.set.threads.filter((t) => t.ready && !t.dead);
     const samples = live.map((t) => {
-      const stuck = scheduler.isStuck(shm.ageMs(mono, shm.lastBeat(t.signals)));
+      const stuck = scheduler.isStuck(this.silence(t, now, mono));
       return { index: t.index, memoryMb: shm.lastMemoryMb(t.signals), stuck };
     });
     const rssMb = limits.maxRssMb > 0 ? Math.round(process.memoryUsage.rss() / 2 ** 20) : 0;

@@ -36,8 +36,25 @@ export interface ThreadLoad {
   readonly cancelling: number;
 }
 
-export function isStuck(beatAgeMs: number): boolean {
-  return beatAgeMs > STUCK_MS;
+/**
+ * A thread beats every BUSY_BEAT_INTERVAL_MS while calls are on it, and only every IDLE_BEAT_INTERVAL_MS
+ * without (an idle event loop need not wake a hundred times a second: docs/executor.md § The thread pool).
+ */
+export const BUSY_BEAT_INTERVAL_MS = 10;
+export const IDLE_BEAT_INTERVAL_MS = 250;
+
+/**
+ * How long a thread has been silent, as stuck detection reads it: the age of its last beat, but only
+ * since it has calls on it (`busyForMs`, undefined while it has none). An idle thread's slow beat says
+ * nothing; a thread that just got calls is not stuck for the beat it owed while idle.
+ */
+export function silenceMs(beatAgeMs: number, busyForMs: number | undefined): number {
+  return busyForMs === undefined ? 0 : Math.min(beatAgeMs, busyForMs);
+}
+
+/** Stuck: silent (silenceMs) for longer than STUCK_MS. */
+export function isStuck(silentMs: number): boolean {
+  return silentMs > STUCK_MS;
 }
 
 /** Whether the thread may take one more call now. */

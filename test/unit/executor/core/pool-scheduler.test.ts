@@ -17,12 +17,15 @@ import {
 } from '../../../../src/executor/core/pool-calls.js';
 import {
   DeadlineTable,
+  IDLE_BEAT_INTERVAL_MS,
   STUCK_MS,
+  isStuck,
   lostCallFailure,
   pickThread,
   pickupStart,
   safetyNetDue,
   shouldTakeBack,
+  silenceMs,
   startedReportDue,
   type CallClock,
 } from '../../../../src/executor/core/pool-scheduler.js';
@@ -96,6 +99,27 @@ describe('routing', () => {
     expect(shouldTakeBack(thread('a'), STUCK_MS)).toBe(false);
     expect(shouldTakeBack(thread('a'), STUCK_MS + 1)).toBe(true);
     expect(shouldTakeBack(thread('a', { cancelling: 1 }), 0)).toBe(true);
+  });
+});
+
+describe('silence: stuck detection reads an idle thread as not silent', () => {
+  it.each([
+    // beat age, busy for (undefined: no calls on it) → silence, stuck
+    ['idle, on its slow beat', IDLE_BEAT_INTERVAL_MS, undefined, 0, false],
+    [
+      'idle and not beating at all (a stray timer spinning): seen once it gets calls',
+      10_000,
+      undefined,
+      0,
+      false,
+    ],
+    ['just got calls after an idle stretch: counts from then', IDLE_BEAT_INTERVAL_MS, 5, 5, false],
+    ['got calls and has not beaten since', 10_000, STUCK_MS + 1, STUCK_MS + 1, true],
+    ['busy and beating', 3, 10_000, 3, false],
+    ['busy, a call keeps the loop from running', STUCK_MS + 1, 10_000, STUCK_MS + 1, true],
+  ])('%s', (_name, beatAge, busyFor, silence, stuck) => {
+    expect(silenceMs(beatAge, busyFor)).toBe(silence);
+    expect(isStuck(silenceMs(beatAge, busyFor))).toBe(stuck);
   });
 });
 
