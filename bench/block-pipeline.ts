@@ -343,18 +343,23 @@ function report(results: readonly BackendResult[]): void {
       'worker process CPU is user + system time of this process, all threads, during the run):\n',
   );
   console.log(
-    '| backend | builder (scan) | calls | writer | rest (submit, scheduling, gRPC, watch) | worker process CPU |',
+    '| backend | builder (scan) | calls | writer | rest (submit, scheduling, gRPC, watch) | worker process CPU | writer / floor | writer share of pipeline |',
   );
-  console.log('|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|');
   for (const r of results) {
-    if (r.runs === undefined) continue;
-    const phase = (p: keyof PhaseTimes) => median(r.runs!.map((x) => x.phases[p] ?? 0)).toFixed(0);
+    if (r.runs === undefined || r.floorMs === undefined) continue;
+    const phase = (p: keyof PhaseTimes) => median(r.runs!.map((x) => x.phases[p] ?? 0));
     const rest = median(
       r.runs.map((x) => x.ms - (x.phases.builder ?? 0) - (x.phases.calls ?? 0) - (x.phases.plugin ?? 0)),
     );
     const cpu = median(r.runs.map((x) => x.workerCpuMs));
+    // The writer phase (delete the block + write its rows, in the writer plugin's one transaction) against
+    // the whole floor (delete + INSERT ... SELECT, which also decodes the rows), and its part of the run.
+    const writer = phase('plugin');
+    const share = writer / median(r.runs.map((x) => x.ms));
     console.log(
-      `| ${r.name} | ${phase('builder')} | ${phase('calls')} | ${phase('plugin')} | ${rest.toFixed(0)} | ${cpu.toFixed(0)} |`,
+      `| ${r.name} | ${phase('builder').toFixed(0)} | ${phase('calls').toFixed(0)} | ${writer.toFixed(0)} | ` +
+        `${rest.toFixed(0)} | ${cpu.toFixed(0)} | ${(writer / median(r.floorMs)).toFixed(2)}× | ${(100 * share).toFixed(0)} % |`,
     );
   }
   const lite = results.find((r) => r.name === 'SQLite' && r.runs !== undefined);

@@ -30,17 +30,17 @@ export function bundleRows(outputs: readonly unknown[], target: BundleTarget): R
         });
       };
       if (!isRecord(row)) fail(`expected a row object, an array of rows or null, got ${describe(row)}`);
-      const filled: Record<string, unknown> = { ...(row as Row) };
+      const given = row as Row;
       const { chainColumn, blockColumn, chainId, from, to } = target;
-      const chain = filled[chainColumn];
-      if (chain === undefined) filled[chainColumn] = chainId;
-      else if (chain !== chainId)
+      const chain = given[chainColumn];
+      if (chain !== undefined && chain !== chainId)
         fail(`${chainColumn} is ${describe(chain)} but this writer replaces ${chainColumn} ${chainId} only`);
-      const block = filled[blockColumn];
+      const block = given[blockColumn];
       if (block === undefined) fail(`${blockColumn} is missing; a bundle row must name its block`);
       if (!Number.isSafeInteger(block) || (block as number) < from || (block as number) > to)
         fail(`${blockColumn} is ${describe(block)}, outside the bundle's blocks ${from}…${to}`);
-      rows.push(filled);
+      // A row that names its chain goes as it is; only one that omits it is copied to fill it.
+      rows.push(chain === undefined ? { ...given, [chainColumn]: chainId } : given);
     });
   });
   return rows;

@@ -30,17 +30,21 @@ export function blockRows(
         });
       };
       if (!isRecord(row)) fail(`expected a row object, an array of rows or null, got ${describe(row)}`);
-      const filled: Record<string, unknown> = { ...(row as Row) };
-      for (const [column, expected] of [
-        [columns.chainColumn, target.chainId],
-        [columns.blockColumn, target.number],
-      ] as const) {
-        const value = filled[column];
-        if (value === undefined) filled[column] = expected;
-        else if (value !== expected)
-          fail(`${column} is ${describe(value)} but this writer replaces ${column} ${expected} only`);
-      }
-      rows.push(filled);
+      const given = row as Row;
+      const chain = given[columns.chainColumn];
+      const block = given[columns.blockColumn];
+      if (chain !== undefined && chain !== target.chainId)
+        fail(
+          `${columns.chainColumn} is ${describe(chain)} but this writer replaces ${columns.chainColumn} ${target.chainId} only`,
+        );
+      if (block !== undefined && block !== target.number)
+        fail(
+          `${columns.blockColumn} is ${describe(block)} but this writer replaces ${columns.blockColumn} ${target.number} only`,
+        );
+      // A row that names its chain and block goes as it is; only one that omits them is copied to fill them.
+      if (chain !== undefined && block !== undefined) rows.push(given);
+      else
+        rows.push({ ...given, [columns.chainColumn]: target.chainId, [columns.blockColumn]: target.number });
     });
   });
   return rows;
