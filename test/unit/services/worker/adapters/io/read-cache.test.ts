@@ -154,6 +154,36 @@ describe('task read cache', () => {
     expect(backend.calls.get).toBe(1);
   });
 
+  it('seeding waits for a read of the table: rows frozen at once, keyed only when a get or getMany asks', async () => {
+    const { scope, backend } = await open();
+    backend.seed(
+      'heights',
+      [1, 2, 3].map((number) => ({ number, note: `n${number}` })),
+    );
+    const io = scope.io('builder');
+    const scanned = await collect(io.scan('heights', {}));
+    expect(scanned).toHaveLength(3);
+    // Frozen as they are yielded (the executor link sends a frozen row's JSON once), not yet keyed.
+    expect(scanned.every((row) => Object.isFrozen(row))).toBe(true);
+    expect(scope.stats().cacheEntries).toBe(0);
+    const keys = scanned.map((row) => ({ number: row['number'] }));
+    expect(await io.getMany('heights', keys)).toEqual(scanned);
+    expect(backend.calls.getMany).toBe(0);
+    expect(scope.stats().cacheEntries).toBe(scanned.length);
+  });
+
+  it('a transaction that writes a scanned table drops its rows waiting to seed; other tables keep theirs', async () => {
+    const { scope, backend } = await open();
+    const io = scope.io('result');
+    await collect(io.scan('balances', {}));
+    await collect(io.scan('blocks', { block: 10 }));
+    await io.transaction(async (tx) => tx.upsert('balances', { address: 'alice' }, { amount: '7' }));
+    expect(await io.get('balances', { address: 'alice' })).toEqual({ address: 'alice', amount: '7' });
+    expect(backend.calls.get).toBe(1);
+    await io.get('blocks', KEY_A);
+    expect(backend.calls.get).toBe(1);
+  });
+
   it(`only the first ${SCAN_SEED_ROWS} rows of a scan seed the cache (a large scan feeds calls, not gets)`, async () => {
     const { scope, backend } = await open();
     const rows = Array.from({ length: SCAN_SEED_ROWS + 20 }, (_, i) => ({ number: i, note: `n${i}` }));
