@@ -9,9 +9,7 @@
 // it fails, as selection counts it. (The per-request `excluded` filter has no meaning here.) A property
 // test pins that a Worker is routable iff selectCandidate can pick it.
 //
-// Breaker states: "open" while now < deadline; "half-open" once the cooldown has passed but the failure
-// count is still at the threshold (the next failure re-opens it at once, a success clears it); "closed"
-// otherwise.
+// Breaker states (closed, open, half-open) are circuit-breaker.ts's.
 //
 // clusterStatusView turns the result into the shared view (src/contracts/cluster-status.ts) the
 // Coordinator sends and every reader receives: absent optional values become 0 or the empty string.
@@ -23,6 +21,7 @@ import type {
   WorkerStatusView,
 } from '../../../contracts/cluster-status.js';
 import type { RegistryPrefixFormat } from '../../../contracts/registry-prefix.js';
+import { breakerState, isBreakerOpen, type BreakerState } from './circuit-breaker.js';
 import type { CoordinatorCoreConfig } from './config.js';
 import { heartbeatFreshness } from './freshness.js';
 import type { WorkerView } from './worker-view.js';
@@ -37,8 +36,6 @@ export const NotRoutableCode = {
   NO_FREE_SLOTS: 'NO_FREE_SLOTS',
 } as const;
 export type NotRoutableCode = (typeof NotRoutableCode)[keyof typeof NotRoutableCode];
-
-export type BreakerState = 'closed' | 'open' | 'half-open';
 
 export interface NotRoutable {
   readonly code: NotRoutableCode;
@@ -202,14 +199,6 @@ export function clusterWorkerStatus(
   };
 }
 
-export function breakerState(v: WorkerView, now: number, cfg: CoordinatorCoreConfig): BreakerState {
-  if (now < v.circuitBreakerDeadlineMs) return 'open';
-  if (v.circuitBreakerDeadlineMs > 0 && v.recentFailureCount >= cfg.circuitBreakerThreshold) {
-    return 'half-open';
-  }
-  return 'closed';
-}
-
 /** The first hard filter `v` fails at `now` (selection.ts order), or undefined when it passes them all. */
 export function routingBlocker(
   v: WorkerView,
@@ -243,7 +232,7 @@ export function routingBlocker(
   if (over.length > 0) {
     return { code: NotRoutableCode.OVERLOADED, reason: `above red line: ${over.join(', ')}` };
   }
-  if (now < v.circuitBreakerDeadlineMs) {
+  if (isBreakerOpen(v, now)) {
     return {
       code: NotRoutableCode.BREAKER_OPEN,
       reason: `circuit breaker open for ${seconds(v.circuitBreakerDeadlineMs - now)} more (${v.recentFailureCount} consecutive failures)`,

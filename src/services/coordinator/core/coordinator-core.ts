@@ -13,11 +13,9 @@
 //     longer trusted and selection is Unavailable until `markWatchReconnected`.
 //
 // Per Worker, three local-only fields bias routing away from recently failing Workers: a failure count,
-// a penalty equal to it, and a circuit-breaker deadline set when the count reaches the threshold. After
-// the cooldown the Worker is eligible again, but its count is still at the threshold, so one more failure
-// re-opens the breaker at once (a half-open probe); a success clears all three. Backpressure (a full
-// pool) is a healthy Worker saying "busy" and touches nothing. Full lists preserve the local fields of
-// surviving Workers; a removal forgets them, so a Worker that comes back starts from zero.
+// a penalty equal to it, and a circuit-breaker deadline (circuit-breaker.ts has the rules; the feedback
+// methods here apply them). Full lists preserve the local fields of surviving Workers; a removal forgets
+// them, so a Worker that comes back starts from zero.
 //
 // Between heartbeats the core counts its own work against a Worker's free capacity (worker-view.ts,
 // docs/placement.md), or a burst of reservations would all see the same snapshot and land on one Worker:
@@ -39,6 +37,7 @@
 
 import { outcomeError } from '../../../kernel/errors.js';
 import type { WorkerHeartbeat } from '../../../contracts/heartbeat.js';
+import { recordBreakerFailure, recordBreakerSuccess } from './circuit-breaker.js';
 import { DEFAULT_COORDINATOR_CORE_CONFIG, validateCoordinatorCoreConfig } from './config.js';
 import type { CoordinatorCoreConfig } from './config.js';
 import { CoordinatorConfigError, CoordinatorError, CoordinatorErrorCode } from './errors.js';
@@ -269,10 +268,7 @@ export class CoordinatorCore {
   /** The reservation succeeded: clears failure count, penalty and breaker. */
   recordSlotSuccess(workerAddr: string, _now: number): void {
     const v = this.workers.get(workerAddr);
-    if (v === undefined) return;
-    v.recentFailureCount = 0;
-    v.penalty = 0;
-    v.circuitBreakerDeadlineMs = 0;
+    if (v !== undefined) recordBreakerSuccess(v);
   }
 
   /** An explicit rejection. Returns true when this call opened the breaker. */
@@ -364,14 +360,7 @@ export class CoordinatorCore {
 
   private recordFailure(workerAddr: string, now: number): boolean {
     const v = this.workers.get(workerAddr);
-    if (v === undefined) return false;
-    v.recentFailureCount += 1;
-    v.penalty = v.recentFailureCount;
-    if (v.recentFailureCount >= this.config.circuitBreakerThreshold) {
-      v.circuitBreakerDeadlineMs = now + this.config.circuitBreakerCooldownMs;
-      return true;
-    }
-    return false;
+    return v !== undefined && recordBreakerFailure(v, now, this.config);
   }
 }
 

@@ -61,15 +61,20 @@ export {
 } from './worker-view.js';
 export type { WorkerLocalState, WorkerView } from './worker-view.js';
 export {
-  NotRoutableCode,
   breakerState,
+  isBreakerOpen,
+  recordBreakerFailure,
+  recordBreakerSuccess,
+} from './circuit-breaker.js';
+export type { BreakerFields, BreakerLimits, BreakerState } from './circuit-breaker.js';
+export {
+  NotRoutableCode,
   clusterStatus,
   clusterStatusView,
   clusterWorkerStatus,
   routingBlocker,
 } from './cluster-status.js';
 export type {
-  BreakerState,
   ClusterStatus,
   ClusterStatusSource,
   ClusterWorkerStatus,

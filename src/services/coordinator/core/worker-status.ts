@@ -2,6 +2,7 @@
 // endpoints show. Derived, never stored.
 
 import type { CoordinatorCoreConfig } from './config.js';
+import { isBreakerOpen } from './circuit-breaker.js';
 import { heartbeatFreshness } from './freshness.js';
 import { freeCapacityAt } from './worker-view.js';
 import type { WorkerView } from './worker-view.js';
@@ -28,7 +29,7 @@ export interface WorkerStatus {
 
 export function workerStatus(v: WorkerView, now: number, config: CoordinatorCoreConfig): WorkerStatus {
   const free = freeCapacityAt(v, now, config.slotTtlMs);
-  const breakerOpen = now < v.circuitBreakerDeadlineMs;
+  const breakerOpen = isBreakerOpen(v, now);
   return {
     workerAddr: v.workerAddr,
     taskSlots: v.taskSlots,

@@ -18,15 +18,11 @@
 //   taskSlots - (reservedSlots + runningTasks) - pendingClaims - (live entries of localReservedAtMs).
 
 import type { WorkerHeartbeat } from '../../../contracts/heartbeat.js';
+import type { BreakerFields } from './circuit-breaker.js';
 import { hashString32 } from './rendezvous.js';
 
-export interface WorkerLocalState {
-  /** The breaker is open while `now < circuitBreakerDeadlineMs`; 0 = never tripped. */
-  circuitBreakerDeadlineMs: number;
-  /** Rejections + timeouts since the last success. */
-  recentFailureCount: number;
-  /** Ranking tiebreaker: equals recentFailureCount. */
-  penalty: number;
+/** The breaker's fields (circuit-breaker.ts) and the local reservation counts. */
+export interface WorkerLocalState extends BreakerFields {
   /** Claims handed out by claimCandidate and not settled yet. */
   pendingClaims: number;
   /** `now` of each slot obtained here and not yet reflected by a heartbeat, ascending. */
