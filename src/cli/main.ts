@@ -11,7 +11,7 @@ import { registerValidateCommand } from './commands/validate.js';
 import { registerSubmitCommand } from './commands/submit.js';
 import { registerBackfillCommand } from './commands/backfill.js';
 import { registerStatusCommand } from './commands/status.js';
-import { registerExecutorHelp } from './commands/executor.js';
+import { registerExecutorHelp, withExecutorDefaults } from './commands/executor.js';
 import { registerWorkerCommand } from './commands/worker.js';
 import { registerUpCommand } from './commands/up.js';
 import { registerDataCommand } from './commands/data.js';
@@ -25,10 +25,11 @@ import { EXIT, UsageError, type CliIo } from './io.js';
 import { readPackageVersion } from '../kernel/package-root.js';
 
 export async function main(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
-  // The executor is spawned by its Worker, often: skip commander and the kernel entirely (fast start).
+  // The executor is spawned by its Worker, often: skip commander and the kernel's config loading (fast
+  // start); only the flags not given are filled in from the config table's defaults.
   if (argv[0] === 'executor' && !argv.includes('--help') && !argv.includes('-h')) {
     const { executorCommand } = await import('../executor/cli-entry.js');
-    return executorCommand(argv.slice(1));
+    return executorCommand(withExecutorDefaults(argv.slice(1), process.env));
   }
   const program = new Command('blockx')
     .description('BlockX: run user functions over blockchain block data as distributed tasks.')

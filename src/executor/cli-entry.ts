@@ -1,9 +1,9 @@
 // Entry point of the executor process: `node --import tsx src/executor/cli-entry.ts --socket PATH ...`
-// (tests, development) or, through the CLI, `blockx executor --socket PATH` (which calls
-// `executorCommand`). Flags: --socket (required), --functions-dir (default $BLOCKX_FUNCTIONS_DIR or
-// ./functions), --threads, --heartbeat-interval-ms, --cancel-hard-limit-ms, --max-calls-per-thread,
-// --read-copy-max-entries (0 turns read copies off), --isolation task|none, --thread-heap-mb,
-// --thread-memory-mb and --max-rss-mb (0 turns either check off), --secret-fd N.
+// (tests, development) or, through the CLI, `blockx executor --socket PATH` (which fills in the config
+// table's defaults for the flags not given, then calls `executorCommand`). Flags, all required but the
+// secret's: --socket, --functions-dir, the settings of executor-settings.ts (--threads,
+// --heartbeat-interval-ms, --cancel-hard-limit-ms, --max-calls-per-thread, --read-copy-max-entries,
+// --isolation, --thread-heap-mb, --thread-memory-mb, --max-rss-mb), --secret-fd N.
 // Exit codes: 0 after a normal stop, 1 on a runtime failure, 2 on bad flags (or an unreadable secret, or
 // an EXECUTOR_CPU_PROFILE / EXECUTOR_TRACE file that cannot be written: docs/performance.md § Profiling).
 //
@@ -20,6 +20,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { withProfiling } from '../kernel/observability/profiling.js';
 import { runExecutor, type ExecutorOptions } from './executor-main.js';
+import { EXECUTOR_SETTING_FLAGS, parseExecutorSettings } from './executor-settings.js';
 
 export function executorCommand(argv: readonly string[]): Promise<number> {
   const io = { env: process.env, stderr: (s: string) => void process.stderr.write(s) };
@@ -29,7 +30,7 @@ export function executorCommand(argv: readonly string[]): Promise<number> {
 async function serveExecutor(argv: readonly string[]): Promise<number> {
   let options: ExecutorOptions;
   try {
-    const parsed = parseExecutorArgs(argv, process.env);
+    const parsed = parseExecutorArgs(argv);
     options = parsed.secretFd === undefined ? parsed : { ...parsed, secret: readSecretOnce(parsed.secretFd) };
   } catch (err) {
     process.stderr.write(`blockx executor: ${(err as Error).message}\n`);
@@ -79,67 +80,31 @@ export function readSecretOnce(fd: number): string {
   return secret;
 }
 
-export function parseExecutorArgs(argv: readonly string[], env: NodeJS.ProcessEnv): ParsedExecutorArgs {
+export function parseExecutorArgs(argv: readonly string[]): ParsedExecutorArgs {
   const { values } = parseArgs({
     args: [...argv],
     options: {
       socket: { type: 'string' },
       'functions-dir': { type: 'string' },
-      threads: { type: 'string' },
-      'heartbeat-interval-ms': { type: 'string' },
-      'cancel-hard-limit-ms': { type: 'string' },
-      'max-calls-per-thread': { type: 'string' },
-      'read-copy-max-entries': { type: 'string' },
-      isolation: { type: 'string' },
-      'thread-heap-mb': { type: 'string' },
-      'thread-memory-mb': { type: 'string' },
-      'max-rss-mb': { type: 'string' },
+      ...Object.fromEntries(
+        Object.values(EXECUTOR_SETTING_FLAGS).map(({ flag }) => [flag, { type: 'string' as const }]),
+      ),
       'secret-fd': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
   });
-  if (!values.socket) throw new Error('--socket PATH is required');
-  const int = (flag: string, v: string | undefined): number | undefined => {
-    if (v === undefined) return undefined;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n <= 0)
-      throw new Error(`--${flag} must be a positive integer, got ${JSON.stringify(v)}`);
-    return n;
-  };
-  const threads = int('threads', values.threads);
-  const heartbeatIntervalMs = int('heartbeat-interval-ms', values['heartbeat-interval-ms']);
-  const cancelHardLimitMs = int('cancel-hard-limit-ms', values['cancel-hard-limit-ms']);
-  const maxCallsPerThread = int('max-calls-per-thread', values['max-calls-per-thread']);
+  if (typeof values.socket !== 'string' || values.socket === '') throw new Error('--socket PATH is required');
+  const functionsDir = values['functions-dir'];
+  if (typeof functionsDir !== 'string' || functionsDir === '')
+    throw new Error('--functions-dir DIR is required');
   const secretFdFlag = values['secret-fd'];
-  if (secretFdFlag !== undefined && !/^\d+$/.test(secretFdFlag))
+  if (secretFdFlag !== undefined && (typeof secretFdFlag !== 'string' || !/^\d+$/.test(secretFdFlag)))
     throw new Error(`--secret-fd must be a file descriptor number, got ${JSON.stringify(secretFdFlag)}`);
-  const isolation = values.isolation;
-  if (isolation !== undefined && isolation !== 'task' && isolation !== 'none')
-    throw new Error(`--isolation must be task or none, got ${JSON.stringify(isolation)}`);
-  const threadHeapMb = int('thread-heap-mb', values['thread-heap-mb']);
-  const whole = (flag: string, v: string | undefined): number | undefined => {
-    if (v === undefined) return undefined;
-    if (!/^\d+$/.test(v)) throw new Error(`--${flag} must be a whole number >= 0, got ${JSON.stringify(v)}`);
-    return Number(v);
-  };
-  const threadMemoryMb = whole('thread-memory-mb', values['thread-memory-mb']);
-  const maxRssMb = whole('max-rss-mb', values['max-rss-mb']);
-  const copies = values['read-copy-max-entries'];
-  if (copies !== undefined && !/^\d+$/.test(copies))
-    throw new Error(`--read-copy-max-entries must be a whole number >= 0, got ${JSON.stringify(copies)}`);
   return {
     socketPath: values.socket,
-    functionsDir: resolve(values['functions-dir'] ?? env.BLOCKX_FUNCTIONS_DIR ?? 'functions'),
-    ...(threads !== undefined ? { threads } : {}),
-    ...(heartbeatIntervalMs !== undefined ? { heartbeatIntervalMs } : {}),
-    ...(cancelHardLimitMs !== undefined ? { cancelHardLimitMs } : {}),
-    ...(maxCallsPerThread !== undefined ? { maxCallsPerThread } : {}),
-    ...(copies !== undefined ? { readCopyMaxEntries: Number(copies) } : {}),
-    ...(isolation !== undefined ? { isolation } : {}),
-    ...(threadHeapMb !== undefined ? { threadHeapMb } : {}),
-    ...(threadMemoryMb !== undefined ? { threadMemoryMb } : {}),
-    ...(maxRssMb !== undefined ? { maxRssMb } : {}),
+    functionsDir: resolve(functionsDir),
+    ...parseExecutorSettings(values),
     ...(secretFdFlag !== undefined ? { secretFd: Number(secretFdFlag) } : {}),
   };
 }

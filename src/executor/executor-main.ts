@@ -7,7 +7,6 @@
 // left running as an orphan.
 
 import { connect, type Socket } from 'node:net';
-import { availableParallelism } from 'node:os';
 import { readPackageVersion } from '../kernel/package-root.js';
 import { FunctionCodeView, type EpochSnapshot } from './code-epochs.js';
 import { ExecutorErrorCode } from './errors.js';
@@ -20,31 +19,14 @@ import {
   type HelloMessage,
   type WorkerToExecutor,
 } from './protocol.js';
-import { DEFAULT_MAX_RSS_MB, DEFAULT_THREAD_HEAP_MB, DEFAULT_THREAD_MEMORY_MB } from './memory-watch.js';
-import { DEFAULT_READ_COPY_MAX_ENTRIES } from './read-copies.js';
+import type { ExecutorSettings } from './executor-settings.js';
 import { checkSocketPath } from './socket-path.js';
 import { logLine, ThreadPool } from './thread-pool.js';
 
-export interface ExecutorOptions {
+/** How to run: where to connect, where the functions are, and every setting (executor-settings.ts). */
+export interface ExecutorOptions extends ExecutorSettings {
   readonly socketPath: string;
   readonly functionsDir: string;
-  /** Execution threads. Default: available parallelism, at least 2 (one hot loop must not block all). */
-  readonly threads?: number;
-  readonly heartbeatIntervalMs?: number;
-  /** How long a cancelled call may keep running before its thread is terminated. Default 1000 ms. */
-  readonly cancelHardLimitMs?: number;
-  /** Running (not waiting) calls per thread before calls queue in the executor. Default 256. */
-  readonly maxCallsPerThread?: number;
-  /** Rows of read copies each thread keeps (read-copies.ts). Default 10,000; 0 turns them off. */
-  readonly readCopyMaxEntries?: number;
-  /** task (default) | none: isolation between tasks on a thread (docs/security.md, "Task isolation"). */
-  readonly isolation?: 'task' | 'none';
-  /** Execution thread V8 heap limit in MiB. Default 1024. */
-  readonly threadHeapMb?: number;
-  /** Heap + off-heap MiB one thread may hold before it is terminated; 0 = unchecked. Default 1536. */
-  readonly threadMemoryMb?: number;
-  /** Process RSS in MiB above which the thread holding the most is terminated; 0 = unchecked. Default 4096. */
-  readonly maxRssMb?: number;
   /** The spawn secret for the Hello (cli-entry.ts `--secret-fd`; docs/security.md). Absent: none sent. */
   readonly secret?: string;
   readonly maxFrameBytes?: number;
@@ -62,19 +44,11 @@ export interface ExecutorExit {
   readonly reason: string;
 }
 
-export const DEFAULT_HEARTBEAT_INTERVAL_MS = 250;
-export const DEFAULT_CANCEL_HARD_LIMIT_MS = 1000;
-export const DEFAULT_MAX_CALLS_PER_THREAD = 256;
-
-export function defaultThreadCount(): number {
-  return Math.max(2, Math.min(8, availableParallelism()));
-}
-
 /** Run an executor until its connection ends; resolves with the reason it stopped. */
 export async function runExecutor(options: ExecutorOptions): Promise<ExecutorExit> {
   checkSocketPath(options.socketPath);
   const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
-  const threads = options.threads ?? defaultThreadCount();
+  const { threads } = options;
   const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
   const socket = await connectWithRetry(options.socketPath, options.connectTimeoutMs ?? 10_000);
   socket.setNoDelay?.(true);
@@ -99,15 +73,15 @@ export async function runExecutor(options: ExecutorOptions): Promise<ExecutorExi
   const compiler = new FunctionCompiler();
   const pool = new ThreadPool({
     threads,
-    maxCallsPerThread: options.maxCallsPerThread ?? DEFAULT_MAX_CALLS_PER_THREAD,
-    cancelHardLimitMs: options.cancelHardLimitMs ?? DEFAULT_CANCEL_HARD_LIMIT_MS,
+    maxCallsPerThread: options.maxCallsPerThread,
+    cancelHardLimitMs: options.cancelHardLimitMs,
     maxFrameBytes,
-    readCopyMaxEntries: options.readCopyMaxEntries ?? DEFAULT_READ_COPY_MAX_ENTRIES,
-    isolation: options.isolation ?? 'task',
+    readCopyMaxEntries: options.readCopyMaxEntries,
+    isolation: options.isolation,
     memory: {
-      threadHeapMb: options.threadHeapMb ?? DEFAULT_THREAD_HEAP_MB,
-      threadMemoryMb: options.threadMemoryMb ?? DEFAULT_THREAD_MEMORY_MB,
-      maxRssMb: options.maxRssMb ?? DEFAULT_MAX_RSS_MB,
+      threadHeapMb: options.threadHeapMb,
+      threadMemoryMb: options.threadMemoryMb,
+      maxRssMb: options.maxRssMb,
     },
     resolveModule: (epoch, name) => resolveModule(epochs, compiler, epoch, name),
     send: (json) => {
@@ -223,7 +197,7 @@ export async function runExecutor(options: ExecutorOptions): Promise<ExecutorExi
   void Promise.race([pool.ready(), stopped]).then(() => {
     if (finished || socket.destroyed) return;
     beat();
-    heartbeat = setInterval(beat, options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS);
+    heartbeat = setInterval(beat, options.heartbeatIntervalMs);
   });
 
   const reason = await stopped;

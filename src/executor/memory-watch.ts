@@ -16,9 +16,6 @@
 // Calls on a terminated thread fail with code EXECUTOR_MEMORY_LIMIT, retryable (the Worker's retry policy
 // bounds the attempts; a call that allocates the same again fails its task after them).
 
-export const DEFAULT_THREAD_HEAP_MB = 1024;
-export const DEFAULT_THREAD_MEMORY_MB = 1536;
-export const DEFAULT_MAX_RSS_MB = 4096;
 /** The soonest a second thread is terminated for the process RSS. */
 export const RSS_COOLDOWN_MS = 1000;
 

@@ -25,9 +25,6 @@
 import { canonicalJson } from '../kernel/canonical-json.js';
 import type { WaitRequest } from './protocol.js';
 
-/** Rows (one per key read) one execution thread keeps, over all Calls phases; the executor's default. */
-export const DEFAULT_READ_COPY_MAX_ENTRIES = 10_000;
-
 export type IoRequest = Extract<WaitRequest, { kind: 'io' }>;
 
 export interface ReadCopy {

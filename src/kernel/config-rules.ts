@@ -1,7 +1,7 @@
 // Cross-field rules: what the JSON Schema cannot say. Each rule returns problems as {path, message};
 // the pipeline attaches where the offending value came from (file line:column, env var or flag).
 import { parseRegistryPrefix } from '../contracts/registry-prefix.js';
-import type { BlockxConfig, DeploymentConfig } from './config-types.js';
+import type { BlockxConfig, CoordinatorConfig, DeploymentConfig } from './config-types.js';
 import { MAX_HEARTBEAT_SLOTS } from '../contracts/heartbeat.js';
 
 export interface RuleViolation {
@@ -29,20 +29,40 @@ export function checkConfigRules(config: ConfigDraft): RuleViolation[] {
   return out;
 }
 
-function checkDeployment(name: string, dep: DeploymentConfig): RuleViolation[] {
-  const out: RuleViolation[] = [];
-  const at = (...p: (string | number)[]) => ['deployments', name, ...p];
-  const c = dep.coordinator;
+type CoordinatorLimits = Pick<
+  CoordinatorConfig,
+  'heartbeatTimeoutMs' | 'watchGracePeriodMs' | 'cpuRedLine' | 'memoryRedLine' | 'errorRateRedLine'
+>;
+
+/**
+ * The coordinator's rules across fields (docs/coordinator.md § Configuration), written once: checked here
+ * for every deployment of a config, and by the CoordinatorCore on the config it is given.
+ * - watchGracePeriodMs <= heartbeatTimeoutMs: by the time the grace runs out, a Worker that died during
+ *   the outage has also aged out of the view's trust;
+ * - the red lines in (0, 1] (an env override is not seen by the schema).
+ */
+export function coordinatorLimitProblems(
+  c: CoordinatorLimits,
+): { field: keyof CoordinatorLimits; message: string }[] {
+  const out: { field: keyof CoordinatorLimits; message: string }[] = [];
   if (c.watchGracePeriodMs > c.heartbeatTimeoutMs) {
     out.push({
-      path: at('coordinator', 'watchGracePeriodMs'),
+      field: 'watchGracePeriodMs',
       message: `must be <= heartbeatTimeoutMs (${c.heartbeatTimeoutMs}), got ${c.watchGracePeriodMs}`,
     });
   }
   for (const key of ['cpuRedLine', 'memoryRedLine', 'errorRateRedLine'] as const) {
-    if (!(c[key] > 0 && c[key] <= 1))
-      out.push({ path: at('coordinator', key), message: `must be in (0, 1], got ${c[key]}` });
+    if (!(c[key] > 0 && c[key] <= 1)) out.push({ field: key, message: `must be in (0, 1], got ${c[key]}` });
   }
+  return out;
+}
+
+function checkDeployment(name: string, dep: DeploymentConfig): RuleViolation[] {
+  const out: RuleViolation[] = [];
+  const at = (...p: (string | number)[]) => ['deployments', name, ...p];
+  const c = dep.coordinator;
+  for (const { field, message } of coordinatorLimitProblems(c))
+    out.push({ path: at('coordinator', field), message });
   const seen = new Set<string>();
   c.registryPrefixes.forEach((prefix, i) => {
     if (seen.has(prefix))

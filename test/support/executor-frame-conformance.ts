@@ -17,6 +17,8 @@ import type { Writable } from 'node:stream';
 import { expect } from 'vitest';
 import { computeEpochId } from '../../src/executor/code-epochs.js';
 import { FrameDecoder, encodeFrame } from '../../src/executor/frame-codec.js';
+import { executorSettingArgs } from '../../src/executor/executor-settings.js';
+import { defaultExecutorConfig } from '../../src/kernel/config-defaults.js';
 
 export type Language = 'js' | 'python';
 
@@ -333,10 +335,8 @@ export class FrameSession {
         '3',
         '--functions-dir',
         fdir,
-        '--threads',
-        '2',
-        '--heartbeat-interval-ms',
-        '100',
+        // Every setting, as a Worker passes them: the executors have no defaults of their own.
+        ...executorSettingArgs({ ...defaultExecutorConfig(), threads: 2, heartbeatIntervalMs: 100 }),
       ],
       { stdio: ['ignore', 'ignore', 'pipe', 'pipe'] },
     );

@@ -68,6 +68,13 @@ export const EXECUTOR_FIELDS: readonly ConfigField[] = [
     description: 'A call that ignores CancelCall past this is terminated with its execution unit.',
   }),
   e({
+    path: 'maxCallsPerThread',
+    type: POSITIVE,
+    default: 256,
+    description:
+      'Calls running at once on one execution unit; further calls wait in the Executor (a call waiting on a subcall does not count).',
+  }),
+  e({
     path: 'readCopyMaxEntries',
     type: NON_NEGATIVE,
     default: 10_000,

@@ -4,6 +4,7 @@ import { fstatSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { withExecutorDefaults } from '../../../src/cli/commands/executor.js';
 import { parseExecutorArgs, readSecretOnce } from '../../../src/executor/cli-entry.js';
 
 let dir: string;
@@ -20,9 +21,10 @@ const fdWith = (text: string): number => {
 
 describe('--secret-fd', () => {
   it('is a file descriptor number', () => {
-    expect(parseExecutorArgs(['--socket', 's', '--secret-fd', '3'], {}).secretFd).toBe(3);
-    expect(parseExecutorArgs(['--socket', 's'], {}).secretFd).toBeUndefined();
-    expect(() => parseExecutorArgs(['--socket', 's', '--secret-fd', 'three'], {})).toThrow(
+    const argv = withExecutorDefaults(['--socket', 's'], {});
+    expect(parseExecutorArgs([...argv, '--secret-fd', '3']).secretFd).toBe(3);
+    expect(parseExecutorArgs(argv).secretFd).toBeUndefined();
+    expect(() => parseExecutorArgs([...argv, '--secret-fd', 'three'])).toThrow(
       /--secret-fd must be a file descriptor number/,
     );
   });

@@ -258,6 +258,11 @@ export interface ExecutorConfig {
   /** A call that ignores CancelCall past this is terminated with its execution unit. Default 1000. */
   readonly cancelHardLimitMs: number;
   /**
+   * Calls running at once on one execution unit; further calls wait in the Executor (a call waiting on
+   * a subcall does not count). Default 256.
+   */
+  readonly maxCallsPerThread: number;
+  /**
    * Rows (one per key read) of ctx.io.get / getMany answers each execution thread keeps for the other
    * calls of the same task (read copies; src/executor/PROTOCOL.md). 0 turns them off: every read goes
    * to the Worker. Default 10000.

@@ -2,11 +2,16 @@
 // forgiven once an executor has stayed ready for `resetAfterMs`, so a crash loop backs off while a rare
 // crash after hours of service restarts at once. Pure: the caller passes `now`.
 
+/** The first delay and the cap are the config table's (`executor.restartBackoffInitialMs`, `…MaxMs`). */
 export interface BackoffOptions {
-  readonly initialMs?: number;
-  readonly maxMs?: number;
+  readonly initialMs: number;
+  readonly maxMs: number;
+  /** Ready this long and the streak is forgiven. Default RESET_AFTER_MS. */
   readonly resetAfterMs?: number;
 }
+
+/** How long an executor must stay ready before its earlier crashes stop counting. */
+const RESET_AFTER_MS = 10_000;
 
 export class RestartBackoff {
   private readonly initialMs: number;
@@ -15,10 +20,10 @@ export class RestartBackoff {
   private failures = 0;
   private readySinceMs: number | undefined;
 
-  constructor(options: BackoffOptions = {}) {
-    this.initialMs = options.initialMs ?? 100;
-    this.maxMs = options.maxMs ?? 5_000;
-    this.resetAfterMs = options.resetAfterMs ?? 10_000;
+  constructor(options: BackoffOptions) {
+    this.initialMs = options.initialMs;
+    this.maxMs = options.maxMs;
+    this.resetAfterMs = options.resetAfterMs ?? RESET_AFTER_MS;
   }
 
   /** The executor became ready at `now`. */

@@ -61,8 +61,6 @@ export interface ExecutorPortsOptions {
   readonly socketDir?: string;
   /** Environment of the executor process. Default this process's. */
   readonly env?: NodeJS.ProcessEnv;
-  /** Running calls per executor thread (executor default 256). */
-  readonly maxCallsPerThread?: number;
   /** The Python Executor command without its flags. Default `pythonExecutorCommand()` with
    *  `executor.python.interpreter` (src/executor/python-command.ts). */
   readonly pythonCommand?: readonly string[];
@@ -182,13 +180,13 @@ export function createExecutorPorts(options: ExecutorPortsOptions): ExecutorPort
     heartbeatIntervalMs: ex.heartbeatIntervalMs,
     heartbeatTimeoutMs: ex.heartbeatTimeoutMs,
     cancelHardLimitMs: ex.cancelHardLimitMs,
+    maxCallsPerThread: ex.maxCallsPerThread,
     readCopyMaxEntries: ex.readCopyMaxEntries,
     isolation: ex.isolation,
     threadHeapMb: ex.threadHeapMb,
     threadMemoryMb: ex.threadMemoryMb,
     maxRssMb: ex.maxRssMb,
     backoff: { initialMs: ex.restartBackoffInitialMs, maxMs: ex.restartBackoffMaxMs },
-    ...(options.maxCallsPerThread !== undefined ? { maxCallsPerThread: options.maxCallsPerThread } : {}),
     ...(options.env ? { env: options.env } : {}),
   };
   const supervisor: ExecutorSupervisor = new ExecutorSupervisor({

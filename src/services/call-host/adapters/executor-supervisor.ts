@@ -22,6 +22,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Writable } from 'node:stream';
+import {
+  EXECUTOR_SETTING_FLAGS,
+  executorSettingArgs,
+  type ExecutorSettings,
+} from '../../../executor/executor-settings.js';
+import { defaultExecutorConfig } from '../../../kernel/config-defaults.js';
 import { packagePath } from '../../../kernel/package-root.js';
 import {
   INITIAL_LIVENESS,
@@ -33,32 +39,26 @@ import {
 import { RestartBackoff, type BackoffOptions } from './executor-backoff.js';
 import { ExecutorLink, type ExecutorLinkEvent, type ExecutorLinkOptions } from './executor-link.js';
 
-export interface ExecutorSupervisorOptions extends Omit<ExecutorLinkOptions, 'onEvent'> {
+/**
+ * The settings not given (and `heartbeatTimeoutMs`, the restart backoff) are the config table's defaults
+ * (`deployments.<name>.executor`, docs/configuration.md); the Worker passes its resolved config, tests
+ * pass what they vary. Every setting goes on the executor's command line (executor-settings.ts).
+ */
+export interface ExecutorSupervisorOptions
+  extends Omit<ExecutorLinkOptions, 'onEvent'>, Partial<ExecutorSettings> {
   readonly functionsDir: string;
   readonly onEvent?: (event: ExecutorLinkEvent) => void;
   /**
-   * The executor command without its flags; the supervisor appends `--socket ... --functions-dir ...
-   * --secret-fd 3`. Default: `[node, <package>/bin/blockx.js, 'executor']`. See `tsxExecutorCommand()`
+   * The executor command without its flags; the supervisor appends `--socket ... --secret-fd 3
+   * --functions-dir ...` and every setting. Default: `[node, <package>/bin/blockx.js, 'executor']`. See `tsxExecutorCommand()`
    * for src/. A wrapper command must leave fd 3 open for the executor.
    */
   readonly command?: readonly string[];
-  readonly threads?: number;
-  readonly heartbeatIntervalMs?: number;
-  /** Missed heartbeats for this long → executor lost. Default max(3000, 10 × interval). */
+  /** Missed heartbeats for this long → executor lost (`executor.heartbeatTimeoutMs`). */
   readonly heartbeatTimeoutMs?: number;
-  /** From spawn to first heartbeat. Default 30 s. */
+  /** From spawn to first heartbeat. Default START_TIMEOUT_MS. */
   readonly startTimeoutMs?: number;
-  readonly cancelHardLimitMs?: number;
-  readonly maxCallsPerThread?: number;
-  /** `--read-copy-max-entries` (executor default 10,000; 0 = off). */
-  readonly readCopyMaxEntries?: number;
-  /** `--isolation` (executor default `task`; docs/security.md, "Task isolation"). */
-  readonly isolation?: 'task' | 'none';
-  /** `--thread-heap-mb`, `--thread-memory-mb`, `--max-rss-mb` (the executor's memory bounds). */
-  readonly threadHeapMb?: number;
-  readonly threadMemoryMb?: number;
-  readonly maxRssMb?: number;
-  readonly backoff?: BackoffOptions;
+  readonly backoff?: Partial<BackoffOptions>;
   readonly env?: NodeJS.ProcessEnv;
   /** Each line the executor writes to stderr (JSON log lines). Default: copied to our stderr. */
   readonly onLog?: (line: string) => void;
@@ -74,6 +74,8 @@ export function defaultExecutorCommand(): string[] {
 }
 
 const KILL_GRACE_MS = 3_000;
+/** How long a spawned executor may take to say its first heartbeat before it is counted lost. */
+const START_TIMEOUT_MS = 30_000;
 /** The child's file descriptor that carries the spawn secret (stdio[3], a pipe). */
 const SECRET_FD = 3;
 
@@ -82,6 +84,7 @@ export class ExecutorSupervisor {
   private readonly opts: ExecutorSupervisorOptions;
   private readonly backoff: RestartBackoff;
   private readonly heartbeatTimeoutMs: number;
+  private readonly settings: ExecutorSettings;
   private readonly liveness: LivenessConfig;
   private livenessState: LivenessState = INITIAL_LIVENESS;
   private confirmQueued = false;
@@ -98,13 +101,24 @@ export class ExecutorSupervisor {
 
   constructor(options: ExecutorSupervisorOptions) {
     this.opts = options;
-    this.backoff = new RestartBackoff(options.backoff);
-    this.heartbeatTimeoutMs =
-      options.heartbeatTimeoutMs ?? Math.max(3_000, 10 * (options.heartbeatIntervalMs ?? 250));
+    const table = defaultExecutorConfig();
+    this.backoff = new RestartBackoff({
+      initialMs: table.restartBackoffInitialMs,
+      maxMs: table.restartBackoffMaxMs,
+      ...options.backoff,
+    });
+    this.heartbeatTimeoutMs = options.heartbeatTimeoutMs ?? table.heartbeatTimeoutMs;
+    const given = Object.fromEntries(
+      Object.keys(EXECUTOR_SETTING_FLAGS).flatMap((key) => {
+        const value = options[key as keyof ExecutorSettings];
+        return value === undefined ? [] : [[key, value]];
+      }),
+    );
+    this.settings = { ...table, ...given };
     const checkIntervalMs = Math.min(500, Math.max(50, this.heartbeatTimeoutMs / 4));
     this.liveness = {
       heartbeatTimeoutMs: this.heartbeatTimeoutMs,
-      startTimeoutMs: options.startTimeoutMs ?? 30_000,
+      startTimeoutMs: options.startTimeoutMs ?? START_TIMEOUT_MS,
       checkIntervalMs,
       stallGapMs: stallGapFor(checkIntervalMs, this.heartbeatTimeoutMs),
     };
@@ -174,19 +188,7 @@ export class ExecutorSupervisor {
       String(SECRET_FD),
       '--functions-dir',
       o.functionsDir,
-      ...(o.threads !== undefined ? ['--threads', String(o.threads)] : []),
-      ...(o.heartbeatIntervalMs !== undefined
-        ? ['--heartbeat-interval-ms', String(o.heartbeatIntervalMs)]
-        : []),
-      ...(o.cancelHardLimitMs !== undefined ? ['--cancel-hard-limit-ms', String(o.cancelHardLimitMs)] : []),
-      ...(o.maxCallsPerThread !== undefined ? ['--max-calls-per-thread', String(o.maxCallsPerThread)] : []),
-      ...(o.readCopyMaxEntries !== undefined
-        ? ['--read-copy-max-entries', String(o.readCopyMaxEntries)]
-        : []),
-      ...(o.isolation !== undefined ? ['--isolation', o.isolation] : []),
-      ...(o.threadHeapMb !== undefined ? ['--thread-heap-mb', String(o.threadHeapMb)] : []),
-      ...(o.threadMemoryMb !== undefined ? ['--thread-memory-mb', String(o.threadMemoryMb)] : []),
-      ...(o.maxRssMb !== undefined ? ['--max-rss-mb', String(o.maxRssMb)] : []),
+      ...executorSettingArgs(this.settings),
     ];
     // Its own process group: a terminal's Ctrl-C reaches the Worker, which stops the Executor in order
     // (no "executor lost" mid-shutdown). It still cannot outlive the Worker: it exits when the socket

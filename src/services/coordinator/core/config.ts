@@ -3,7 +3,9 @@
 // the app passes the resolved `deployments.<name>.coordinator` section and turns the problems reported by
 // `validateCoordinatorCoreConfig` into one ConfigError naming every bad value at once.
 
+import type { CoordinatorConfig } from '../../../kernel/config-fields/generated/deployment-sections.js';
 import { sectionDefaults } from '../../../kernel/config-fields/index.js';
+import { coordinatorLimitProblems } from '../../../kernel/config-rules.js';
 import type { CoordinatorConfigProblem } from './errors.js';
 
 /**
@@ -13,34 +15,8 @@ import type { CoordinatorConfigProblem } from './errors.js';
  *   - `affinity`: rendezvous hashing of (task id, Worker address), so the same task id goes to the same
  *     Worker while the routable set is stable.
  */
-export type PlacementPolicy = 'capacity' | 'affinity';
+export type PlacementPolicy = CoordinatorConfig['placement'];
 export const PLACEMENT_POLICIES: readonly PlacementPolicy[] = Object.freeze(['capacity', 'affinity']);
-
-export interface CoordinatorCoreConfig {
-  /** A Worker whose heartbeat is older than this (by the Coordinator's clock) is hard-filtered. */
-  readonly heartbeatTimeoutMs: number;
-  /**
-   * A heartbeat whose lastHeartbeatMs is more than this AHEAD of the Coordinator's clock is not fresh
-   * either (freshness.ts): without it a value from the far future would never age out of the view.
-   */
-  readonly maxClockSkewMs: number;
-  /** How long a watch outage is tolerated before the core reports Unavailable. <= heartbeatTimeoutMs. */
-  readonly watchGracePeriodMs: number;
-  /** The reservation window passed to the Worker as `ttl_ms`; the core does not interpret it. */
-  readonly slotTtlMs: number;
-  /** Maximum number of candidates the handler tries per request. */
-  readonly maxCandidates: number;
-  /** Consecutive rejections/timeouts that open a Worker's circuit breaker. */
-  readonly circuitBreakerThreshold: number;
-  /** How long an open breaker hard-filters the Worker. */
-  readonly circuitBreakerCooldownMs: number;
-  /** Fractions in (0, 1]; a Worker strictly above any of them is hard-filtered. */
-  readonly cpuRedLine: number;
-  readonly memoryRedLine: number;
-  readonly errorRateRedLine: number;
-  /** How the survivors of the hard filters are ranked (COORDINATOR_PLACEMENT). */
-  readonly placement: PlacementPolicy;
-}
 
 /** The fields the core reads, in the order of the config table. */
 const CORE_FIELDS = [
@@ -55,7 +31,14 @@ const CORE_FIELDS = [
   'memoryRedLine',
   'errorRateRedLine',
   'placement',
-] as const satisfies readonly (keyof CoordinatorCoreConfig)[];
+] as const satisfies readonly (keyof CoordinatorConfig)[];
+
+/**
+ * The coordinator settings the core reads. What each means, its default and its env variable are written
+ * once, on the generated `CoordinatorConfig` (from the config field table, docs/configuration.md); the
+ * core adds only its own checks (validateCoordinatorCoreConfig).
+ */
+export type CoordinatorCoreConfig = Pick<CoordinatorConfig, (typeof CORE_FIELDS)[number]>;
 
 /**
  * The core's share of the kernel's coordinator defaults (kernel/config-fields/, docs/configuration.md):
@@ -77,7 +60,6 @@ const POSITIVE_INTEGERS = [
   'circuitBreakerThreshold',
   'circuitBreakerCooldownMs',
 ] as const;
-const RED_LINES = ['cpuRedLine', 'memoryRedLine', 'errorRateRedLine'] as const;
 
 /**
  * Every problem of a config, in field order; empty when valid.
@@ -85,9 +67,8 @@ const RED_LINES = ['cpuRedLine', 'memoryRedLine', 'errorRateRedLine'] as const;
  *   positive safe integers.
  * - maxClockSkewMs: a non-negative safe integer (0 = no heartbeat may be ahead of the Coordinator's clock).
  * - watchGracePeriodMs: a non-negative safe integer (0 = no grace: Unavailable from the first
- *   millisecond after a disconnect) and <= heartbeatTimeoutMs, so that by the time the grace runs out a
- *   Worker that died during the outage has also aged out of the view's trust.
- * - red lines: finite numbers in (0, 1].
+ *   millisecond after a disconnect).
+ * - the kernel's `coordinatorLimitProblems`: watchGracePeriodMs <= heartbeatTimeoutMs, red lines in (0, 1].
  * - placement: 'capacity' or 'affinity'.
  */
 export function validateCoordinatorCoreConfig(config: CoordinatorCoreConfig): CoordinatorConfigProblem[] {
@@ -104,18 +85,9 @@ export function validateCoordinatorCoreConfig(config: CoordinatorCoreConfig): Co
   const grace = config.watchGracePeriodMs;
   if (!Number.isSafeInteger(grace) || grace < 0) {
     problems.push({ field: 'watchGracePeriodMs', message: `must be a non-negative integer, got ${grace}` });
-  } else if (Number.isSafeInteger(config.heartbeatTimeoutMs) && grace > config.heartbeatTimeoutMs) {
-    problems.push({
-      field: 'watchGracePeriodMs',
-      message: `must be <= heartbeatTimeoutMs (${config.heartbeatTimeoutMs}), got ${grace}`,
-    });
   }
-  for (const field of RED_LINES) {
-    const v = config[field];
-    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || v > 1) {
-      problems.push({ field, message: `must be a fraction in (0, 1], got ${v}` });
-    }
-  }
+  // The rules across fields are the kernel's, checked once for the config file and for this core.
+  problems.push(...coordinatorLimitProblems(config));
   if (!PLACEMENT_POLICIES.includes(config.placement)) {
     problems.push({
       field: 'placement',
