@@ -69,6 +69,8 @@ export default defineConfig({
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
           exclude: [...configDefaults.exclude, ...E2E_ALONE],
+          // One PostgreSQL server for the run; the IO files make databases of their own on it.
+          globalSetup: ['test/support/postgres-global-setup.ts'],
           pool: 'forks',
           maxWorkers: FILES_AT_ONCE,
           ...E2E_TIMEOUTS,

@@ -20,6 +20,8 @@ export interface StartPostgresOptions {
   readonly readyTimeoutMs?: number;
   /** How long `stop()` waits after SIGINT (fast shutdown) before SIGKILL (default 5 s). */
   readonly stopTimeoutMs?: number;
+  /** The server's `max_connections` (default: PostgreSQL's own, 100). */
+  readonly maxConnections?: number;
 }
 
 export interface PgServer {
@@ -103,6 +105,7 @@ export async function startPostgres(opts: StartPostgresOptions = {}): Promise<Pg
           `port=${port}`,
           '-k',
           socketDir,
+          ...(opts.maxConnections === undefined ? [] : ['-c', `max_connections=${opts.maxConnections}`]),
           '-c',
           'fsync=off',
           '-c',
@@ -146,17 +149,7 @@ export async function startPostgres(opts: StartPostgresOptions = {}): Promise<Pg
       return isRunning(server) ? server.pid : undefined;
     },
     urlFor,
-    async createDatabase(name) {
-      if (!DATABASE_NAME.test(name)) throw new Error(`invalid test database name ${JSON.stringify(name)}`);
-      const client = new pg.Client({ connectionString: urlFor('postgres') });
-      await client.connect();
-      try {
-        await client.query(`CREATE DATABASE "${name}"`);
-      } finally {
-        await client.end();
-      }
-      return urlFor(name);
-    },
+    createDatabase: (name) => createDatabaseAt(urlFor('postgres'), name),
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -167,6 +160,39 @@ export async function startPostgres(opts: StartPostgresOptions = {}): Promise<Pg
       return log?.text() ?? '';
     },
   };
+}
+
+/** CREATE DATABASE `name` (lowercase letters, digits, `_`) on the server of `serverUrl`; returns its URL. */
+export async function createDatabaseAt(serverUrl: string, name: string): Promise<string> {
+  await onDatabaseServer(serverUrl, `CREATE DATABASE "${checkedName(name)}"`);
+  return databaseUrl(serverUrl, name);
+}
+
+/** DROP DATABASE `name` on the server of `serverUrl`, closing its connections first. */
+export async function dropDatabaseAt(serverUrl: string, name: string): Promise<void> {
+  await onDatabaseServer(serverUrl, `DROP DATABASE IF EXISTS "${checkedName(name)}" WITH (FORCE)`);
+}
+
+/** The URL of database `name` on the server of `serverUrl`. */
+export function databaseUrl(serverUrl: string, name: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${checkedName(name)}`;
+  return url.toString();
+}
+
+function checkedName(name: string): string {
+  if (!DATABASE_NAME.test(name)) throw new Error(`invalid test database name ${JSON.stringify(name)}`);
+  return name;
+}
+
+async function onDatabaseServer(serverUrl: string, statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
 }
 
 function onceClosed(child: ChildProcess): Promise<[number | null, NodeJS.Signals | null]> {

@@ -1,7 +1,7 @@
 // Shared by test/e2e/io/*.test.ts (not a test file itself): the IO stack of one Worker process on real
 // storage, and the backends every test runs against.
 //
-//   const dbs = testDatabases('bw');       // one PostgreSQL server for the file (beforeAll / afterAll)
+//   const dbs = testDatabases('bw');       // the file's databases on the run's PostgreSQL (beforeAll / afterAll)
 //   describe.each([['sqlite', dbs.makeSqlite], ['postgres', dbs.makePg]])('%s', (_, makeUrl) => ...)
 //   const stack = await startIoStack({ url: await makeUrl() });
 //   const update = await stack.submit(task);   // SubmitTask, then WatchTasks until the terminal update
@@ -37,7 +37,7 @@ import type { WorkerLogger } from '../../../src/services/worker/adapters/telemet
 import { startExecutorRuntime } from '../../../src/services/worker/app/executor-runtime.js';
 import { runWorker, type RunningWorker } from '../../../src/services/worker/app/run-worker.js';
 import { startStorageRuntime } from '../../../src/services/worker/app/storage-runtime.js';
-import { startPostgres, type PgServer } from '../../support/postgres.js';
+import { sharedPostgres, type TestPostgres } from '../../support/shared-postgres.js';
 
 export const REPO = path.resolve(import.meta.dirname, '../../..');
 /**
@@ -84,17 +84,20 @@ export function loadIoConfig(
 export interface TestDatabases {
   /** A storage URL on a fresh SQLite file in a temp dir. */
   makeSqlite(): Promise<string>;
-  /** A storage URL on a fresh database of the file's PostgreSQL server. */
+  /** A storage URL on a fresh database of the file's own on the run's PostgreSQL server. */
   makePg(): Promise<string>;
 }
 
-/** Registers the file's PostgreSQL server (started once, stopped in afterAll) and temp SQLite dirs. */
+/**
+ * Registers the file's PostgreSQL databases (on the run's shared server, test/support/shared-postgres.ts;
+ * dropped in afterAll) and temp SQLite dirs.
+ */
 export function testDatabases(prefix: string): TestDatabases {
-  let server: PgServer | undefined;
+  let server: TestPostgres | undefined;
   let count = 0;
   const dirs: string[] = [];
   beforeAll(async () => {
-    server = await startPostgres();
+    server = await sharedPostgres();
   });
   afterAll(async () => {
     await server?.stop();

@@ -22,7 +22,7 @@ import {
 } from './concurrent-writers.js';
 
 const IN_FLIGHT = 64;
-// One PostgreSQL server for the file, a fresh database (or SQLite file) per test.
+// The run's PostgreSQL server (test/support/shared-postgres.ts), a fresh database (or SQLite file) per test.
 const dbs = testDatabases('cw');
 
 const BACKENDS = [
