@@ -22,7 +22,7 @@ import {
 } from './concurrent-writers.js';
 
 const IN_FLIGHT = 64;
-// The run's PostgreSQL server (test/support/shared-postgres.ts), a fresh database (or SQLite file) per test.
+// PostgreSQL through testDatabases (io/harness.ts): a fresh database (or SQLite file) per test.
 const dbs = testDatabases('cw');
 
 const BACKENDS = [
