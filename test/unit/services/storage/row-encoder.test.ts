@@ -138,7 +138,9 @@ describe('the one-pass encoder', () => {
           const type = TABLE.columns[COLUMNS[i]!]!.type;
           const expected = want[i];
           const value = uncopy('postgres', type, cell);
-          if (type === 'real' && typeof expected === 'number')
+          // Text has no negative zero for any numeric column (String(-0) is '0', as the driver's own
+          // binding writes it), so -0 reads back as 0 for integer and bigint as well as real.
+          if (type !== 'boolean' && typeof expected === 'number')
             expect(value).toBe(expected === 0 ? 0 : expected);
           else expect(value).toEqual(expected);
         });
