@@ -401,6 +401,10 @@ export class BlockxClient {
   }
 
   private signalFor(signal: AbortSignal | undefined): AbortSignal {
-    return signal === undefined ? this.lifetime.signal : AbortSignal.any([signal, this.lifetime.signal]);
+    if (signal === undefined) return this.lifetime.signal;
+    const either = AbortSignal.any([signal, this.lifetime.signal]);
+    // A backfill's or runMany's tasks in flight all listen on it, as on the lifetime's (see the constructor).
+    setMaxListeners(0, either);
+    return either;
   }
 }

@@ -11,6 +11,7 @@
 // Ctrl-C once: no new units, the ones in flight finish (and are journaled); twice: cancel them too.
 // Exit 0 when every block succeeded (skipped ones count as succeeded), 1 otherwise, 2 on usage errors and
 // when the coordinator (or worker) cannot be reached within the connect timeout (src/cli/connect.ts).
+import { setMaxListeners } from 'node:events';
 import type { Command } from 'commander';
 import type { BackfillPer, BackfillPlan } from '../../client/backfill/plan.js';
 import type { BackfillEvent, BackfillSummary, UnitReport } from '../../client/backfill/run-backfill.js';
@@ -191,6 +192,9 @@ async function backfill(templatePath: string, opts: BackfillOptions, io: CliIo):
 
   const stop = new AbortController();
   const cancel = new AbortController();
+  // Every task in flight listens on both (--concurrency of them, 64 by default): not a leak, and Node's
+  // MaxListenersExceededWarning past 10 would only confuse the user.
+  setMaxListeners(0, stop.signal, cancel.signal);
   const onSignal = (): void => {
     if (!stop.signal.aborted) {
       stop.abort();
