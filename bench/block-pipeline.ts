@@ -35,6 +35,7 @@
 // (test/support/postgres.ts; skipped with a note when the Debian postgresql binaries are missing).
 // Each backend: one warm-up run of each, then `--runs` runs alternating pipeline and floor; the table
 // shows the median (and the pipeline's min). Goal (issue): the 10,000-row block in under 1 s on SQLite.
+import { readdirSync, readFileSync } from 'node:fs';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -109,7 +110,28 @@ interface PipelineRun {
   readonly phases: PhaseTimes;
   /** CPU time of this process (the Worker: gRPC, dispatcher, IO scope, storage) during the run. */
   readonly workerCpuMs: number;
+  /** CPU time of this process's child processes (the Executor) during the run; /proc, 10 ms ticks. */
+  readonly executorCpuMs: number;
 }
+
+/** User + system CPU ms of this process's direct children (the Executor), from /proc (Linux). */
+function childrenCpuMs(): number {
+  let ms = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // Fields after the command name (which may hold spaces): state ppid ... utime(14) stime(15).
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(f[1]) === process.pid) ms += ((Number(f[11]) + Number(f[12])) * 1000) / CLOCK_TICKS;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ms;
+}
+/** USER_HZ: 100 on every Linux this runs on. */
+const CLOCK_TICKS = 100;
 
 interface BackendResult {
   readonly name: string;
@@ -201,10 +223,12 @@ async function runPipeline(w: PipelineWorker): Promise<PipelineRun> {
   };
   const before = w.io.stats();
   const cpu0 = process.cpuUsage();
+  const exCpu0 = childrenCpuMs();
   const t0 = performance.now();
   const update = await w.submitAndWatch(task);
   const ms = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
+  const executorCpuMs = childrenCpuMs() - exCpu0;
   const after = w.io.stats();
   const ex = update.result?.executeResult;
   if (update.state !== 'SUCCEEDED' || ex === undefined) {
@@ -225,6 +249,7 @@ async function runPipeline(w: PipelineWorker): Promise<PipelineRun> {
     misses: after.cacheMisses - before.cacheMisses,
     phases: w.phasesOf(taskId),
     workerCpuMs: (cpu.user + cpu.system) / 1000,
+    executorCpuMs,
   };
 }
 
@@ -340,12 +365,13 @@ function report(results: readonly BackendResult[]): void {
   }
   console.log(
     '\nWhere a pipeline run goes (medians over the measured runs, ms; phases include admission waits; ' +
-      'worker process CPU is user + system time of this process, all threads, during the run):\n',
+      'worker process CPU is user + system time of this process, all threads, during the run; executor ' +
+      'CPU the same for the Executor child; µs per row is both over the rows):\n',
   );
   console.log(
-    '| backend | builder (scan) | calls | writer | rest (submit, scheduling, gRPC, watch) | worker process CPU | writer / floor | writer share of pipeline |',
+    '| backend | builder (scan) | calls | writer | rest (submit, scheduling, gRPC, watch) | worker process CPU | executor CPU | CPU µs per row | writer / floor | writer share of pipeline |',
   );
-  console.log('|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const r of results) {
     if (r.runs === undefined || r.floorMs === undefined) continue;
     const phase = (p: keyof PhaseTimes) => median(r.runs!.map((x) => x.phases[p] ?? 0));
@@ -357,9 +383,12 @@ function report(results: readonly BackendResult[]): void {
     // the whole floor (delete + INSERT ... SELECT, which also decodes the rows), and its part of the run.
     const writer = phase('plugin');
     const share = writer / median(r.runs.map((x) => x.ms));
+    const exCpu = median(r.runs.map((x) => x.executorCpuMs));
+    const perRow = (1000 * median(r.runs.map((x) => x.workerCpuMs + x.executorCpuMs))) / ROWS;
     console.log(
       `| ${r.name} | ${phase('builder').toFixed(0)} | ${phase('calls').toFixed(0)} | ${writer.toFixed(0)} | ` +
-        `${rest.toFixed(0)} | ${cpu.toFixed(0)} | ${(writer / median(r.floorMs)).toFixed(2)}× | ${(100 * share).toFixed(0)} % |`,
+        `${rest.toFixed(0)} | ${cpu.toFixed(0)} | ${exCpu.toFixed(0)} | ${perRow.toFixed(1)} | ` +
+        `${(writer / median(r.floorMs)).toFixed(2)}× | ${(100 * share).toFixed(0)} % |`,
     );
   }
   const lite = results.find((r) => r.name === 'SQLite' && r.runs !== undefined);

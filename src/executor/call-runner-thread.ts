@@ -1,7 +1,7 @@
 // An execution thread: runs calls of any epoch. Entered through the bootstrap in thread-pool.ts, which
 // registers tsx first (for TypeScript helpers a function imports), then imports this module.
 //
-// Per call: parse the raw ExecuteCall, look up the function's module instance (thread-modules.ts), build
+// Per call: take the attempt the main thread parsed, look up the function's module instance (thread-modules.ts), build
 // a context, invoke, serialise the outcome into a protocol frame. Everything going
 // out is batched and posted once per event-loop turn. CallStarted is not this thread's business: a
 // spinning call never ends its turn, so the main thread reports calls that stay on a thread (pool).
@@ -202,11 +202,10 @@ function invoke(run: RunningCall, fn: Fn): void {
   );
 }
 
-function start(raw: string, moduleKey: string): void {
+function start(call: ExecuteCallMessage, moduleKey: string): void {
   const seq = nextSeq;
   nextSeq = (nextSeq + 1) & SEQ_MASK;
   if (!claimExec(signals, seq, monoMs())) return; // taken back: the main thread runs it elsewhere
-  const call = JSON.parse(raw) as ExecuteCallMessage;
   const key = attemptKey(call.callId, call.attempt);
   if (running.has(key)) return;
   const run = newRunningCall(call, key, performance.now());
@@ -264,7 +263,7 @@ function control(m: ThreadControl): void {
 port.on('message', (batch: MainToThreadBatch) => {
   beat(signals, monoMs());
   for (const m of batch.modules) modules.add(m);
-  for (let i = 0; i < batch.execRaw.length; i++) start(batch.execRaw[i]!, batch.execModule[i]!);
+  for (let i = 0; i < batch.execs.length; i++) start(batch.execs[i]!, batch.execModule[i]!);
   for (const c of batch.controls) control(c);
   if (!beatingFast && running.size > 0) scheduleBeat();
 });

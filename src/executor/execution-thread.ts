@@ -8,6 +8,7 @@
 import { Worker } from 'node:worker_threads';
 import type { ThreadBooks } from './core/pool-calls.js';
 import { EPOCH_LOADER_HOOKS_URL } from './epoch-loader-hooks.js';
+import type { ExecuteCallMessage } from './protocol.js';
 import {
   newSignalsBuffer,
   signalViews,
@@ -77,13 +78,13 @@ export class ThreadSet<Call> {
   }
 
   /** Queue an exec for the thread, announcing its module first if the thread does not have it. */
-  exec(t: ExecutionThread<Call>, raw: string, epoch: string, mod: ThreadModule): void {
+  exec(t: ExecutionThread<Call>, call: ExecuteCallMessage, mod: ThreadModule): void {
     if (!t.modules.has(mod.moduleKey)) {
       t.modules.add(mod.moduleKey);
-      t.epochs.add(epoch);
+      t.epochs.add(call.codeEpoch);
       t.outbox.modules.push({ moduleKey: mod.moduleKey, url: mod.url, code: mod.code, path: mod.path });
     }
-    t.outbox.execRaw.push(raw);
+    t.outbox.execs.push(call);
     t.outbox.execModule.push(mod.moduleKey);
     this.schedule(t);
   }
@@ -141,7 +142,7 @@ export interface ExecutionThread<Call> extends ThreadBooks<Call> {
 }
 
 export function emptyOutbox(): MainToThreadBatch {
-  return { modules: [], execRaw: [], execModule: [], controls: [] };
+  return { modules: [], execs: [], execModule: [], controls: [] };
 }
 
 /** Start a thread (not ready yet: wait for its `ready` batch). */

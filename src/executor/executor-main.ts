@@ -13,8 +13,10 @@ import { ExecutorErrorCode } from './errors.js';
 import { FrameDecoder, FrameWriter, DEFAULT_MAX_FRAME_BYTES, parseMessage } from './frame-codec.js';
 import { FunctionCompiler, type CompiledFunction } from './function-compiler.js';
 import {
+  ExecutorFeature,
   PROTOCOL_VERSION,
   type ExecuteCallMessage,
+  type ExecuteCallsMessage,
   type HeartbeatMessage,
   type HelloMessage,
   type WorkerToExecutor,
@@ -62,6 +64,7 @@ export async function runExecutor(options: ExecutorOptions): Promise<ExecutorExi
     pid: process.pid,
     threads,
     functionsDir: options.functionsDir,
+    features: [ExecutorFeature.ExecuteCalls],
     ...(options.secret !== undefined ? { secret: options.secret } : {}),
   };
   // The Hello goes out before any user code is loaded, and the Worker accepts its secret once: a
@@ -121,9 +124,15 @@ export async function runExecutor(options: ExecutorOptions): Promise<ExecutorExi
         case 'ExecuteCall': {
           const problem = checkExecuteCall(m);
           if (problem) log(logLine('error', `ignoring a malformed ExecuteCall: ${problem}`));
-          else pool.execute(m, raw);
+          else pool.execute(m);
           break;
         }
+        case 'ExecuteCalls':
+          for (const call of executeCallsOf(m, (problem) =>
+            log(logLine('error', `ignoring a malformed ExecuteCalls: ${problem}`)),
+          ))
+            pool.execute(call);
+          break;
         case 'CancelCall':
           pool.cancel(m.callId, m.attempt, m.reason ?? 'cancelled by the worker');
           break;
@@ -301,4 +310,42 @@ export function checkExecuteCall(m: ExecuteCallMessage): string | undefined {
   if (m.ioCache !== undefined && (typeof m.ioCache !== 'string' || m.ioCache === ''))
     return 'ioCache must be a non-empty string when present';
   return undefined;
+}
+
+/**
+ * The ExecuteCall messages an ExecuteCalls frame stands for, in order. A malformed task-level field
+ * drops the whole frame; a malformed entry only itself (each is checked as its ExecuteCall would be).
+ */
+export function executeCallsOf(
+  m: ExecuteCallsMessage,
+  malformed: (problem: string) => void,
+): ExecuteCallMessage[] {
+  const { taskId, function: fn, block, codeEpoch, budgetMs, ioCache } = m;
+  const callOf = (callId: unknown, attempt: unknown, args: unknown) =>
+    ({
+      type: 'ExecuteCall',
+      taskId,
+      callId,
+      attempt,
+      function: fn,
+      args,
+      codeEpoch,
+      budgetMs,
+      ...(block !== undefined ? { block } : {}),
+      ...(ioCache !== undefined ? { ioCache } : {}),
+    }) as ExecuteCallMessage;
+  const problem = Array.isArray(m.calls) ? checkExecuteCall(callOf('-', 1, [])) : 'calls must be an array';
+  if (problem !== undefined) {
+    malformed(problem);
+    return [];
+  }
+  const out: ExecuteCallMessage[] = [];
+  for (const entry of m.calls as readonly unknown[]) {
+    const e = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>;
+    const call = callOf(e.callId, e.attempt, e.args);
+    const bad = checkExecuteCall(call);
+    if (bad === undefined) out.push(call);
+    else malformed(bad);
+  }
+  return out;
 }

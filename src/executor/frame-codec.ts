@@ -126,6 +126,8 @@ export class FrameWriter {
   private bytes = 0;
   private scheduled: NodeJS.Immediate | undefined;
   private closed = false;
+  /** Frames someone holds open until the flush (ExecuteCalls, adapters/frames-as-text.ts). */
+  private deferred: (() => void) | undefined;
 
   constructor(sink: FrameSink, options: { maxFrameBytes?: number } = {}) {
     this.sink = sink;
@@ -151,10 +153,27 @@ export class FrameWriter {
     this.scheduled ??= setImmediate(() => this.flush());
   }
 
+  /**
+   * Have `producer` queue its frames at the start of the next flush (it may queue them earlier itself;
+   * one producer at a time, the latest wins), and schedule that flush.
+   */
+  defer(producer: () => void): void {
+    if (this.closed) return;
+    this.deferred = producer;
+    this.scheduled ??= setImmediate(() => this.flush());
+  }
+
   /** Write everything queued now. */
   flush(): void {
     if (this.scheduled) {
       clearImmediate(this.scheduled);
+      this.scheduled = undefined;
+    }
+    const deferred = this.deferred;
+    this.deferred = undefined;
+    deferred?.();
+    if (this.scheduled) {
+      clearImmediate(this.scheduled); // the producer's frames go out with this flush
       this.scheduled = undefined;
     }
     if (this.parts.length === 0 || this.closed) return;
@@ -175,6 +194,7 @@ export class FrameWriter {
   /** Drop anything queued and refuse further frames (the connection is gone). */
   close(): void {
     this.closed = true;
+    this.deferred = undefined;
     if (this.scheduled) clearImmediate(this.scheduled);
     this.scheduled = undefined;
     this.parts = [];

@@ -5,6 +5,17 @@
 /** Bumped on an incompatible change; the Worker refuses a Hello with another version. */
 export const PROTOCOL_VERSION = 1;
 
+/**
+ * Optional frames an executor announces in its Hello (`features`); the Worker sends a frame of this list
+ * only to an executor that announced it. Adding one is a compatible change: an executor that does not
+ * announce it keeps getting the frames it always got.
+ */
+export const ExecutorFeature = {
+  /** The executor takes `ExecuteCalls`: many attempts of one task in one frame (docs/executor.md). */
+  ExecuteCalls: 'ExecuteCalls',
+} as const;
+export type ExecutorFeature = (typeof ExecutorFeature)[keyof typeof ExecutorFeature];
+
 /** Why a call attempt failed. `retryable` travels separately: the executor decides it per failure. */
 export type CallFailureKind = 'user' | 'executor_crash' | 'deadline' | 'io' | 'load';
 export const CALL_FAILURE_KINDS: readonly CallFailureKind[] = [
@@ -70,6 +81,8 @@ export interface HelloMessage {
    * drops a connection whose first frame is not a Hello with the right secret (docs/security.md).
    */
   readonly secret?: string;
+  /** Optional frames this executor takes (ExecutorFeature); absent: none. */
+  readonly features?: readonly string[];
 }
 
 /** Liveness and load, every `heartbeatIntervalMs`; the first one means "ready to execute". */
@@ -148,6 +161,28 @@ export interface ExecuteCallMessage extends CallAttemptRef {
   readonly ioCache?: string;
 }
 
+/**
+ * Many attempts of one task in one frame, to an executor that announced `ExecutorFeature.ExecuteCalls`:
+ * the task-level fields once, then each attempt's `callId`, `attempt` and `args`. The executor treats
+ * it exactly as the ExecuteCall frames it stands for, in order (each attempt keeps its own outcome,
+ * budget and cancellation); `block` is one object shared by the batch's calls.
+ */
+export interface ExecuteCallsMessage {
+  readonly type: 'ExecuteCalls';
+  readonly taskId: string;
+  readonly function: string;
+  readonly block?: CallBlock | null;
+  readonly codeEpoch: string;
+  readonly budgetMs: number;
+  readonly ioCache?: string;
+  readonly calls: readonly BatchedCall[];
+}
+
+/** One attempt of an ExecuteCalls frame. */
+export interface BatchedCall extends CallAttemptRef {
+  readonly args: readonly unknown[];
+}
+
 /** Abort the attempt's `ctx.signal` now; past the hard limit its execution unit is terminated. */
 export interface CancelCallMessage extends CallAttemptRef {
   readonly type: 'CancelCall';
@@ -196,6 +231,7 @@ export type ExecutorToWorker =
 
 export type WorkerToExecutor =
   | ExecuteCallMessage
+  | ExecuteCallsMessage
   | CancelCallMessage
   | ResumeCallMessage
   | DefineEpochMessage

@@ -2,19 +2,20 @@
 // batch per event-loop turn, laid out as parallel arrays of strings and numbers: structured clone copies
 // those much faster than arrays of small objects, and this is the hot path of every call.
 //
-// Calls reach a thread as the raw ExecuteCall JSON the Worker sent (the thread parses it: that work runs
-// in parallel instead of on the single routing thread), and leave it as ready-to-send protocol frames.
+// Calls reach a thread as the attempts the routing thread parsed (structured clone of a batch of plain
+// objects costs a fraction of parsing their JSON a second time on the thread: ~0.6 µs against ~2.7 µs
+// for a 480-byte event row in a batch of 256 on the dev box), and leave it as ready-to-send frames.
 
 import { SEQ_MASK } from './core/pool-calls.js';
-import type { WaitError } from './protocol.js';
+import type { ExecuteCallMessage, WaitError } from './protocol.js';
 
 export { SEQ_MASK, seqBefore } from './core/pool-calls.js';
 
 /** Main → thread. Applied in this order: modules, execs, then controls. */
 export interface MainToThreadBatch {
   readonly modules: ThreadModule[];
-  /** Raw ExecuteCall frames, and the module each one runs. */
-  readonly execRaw: string[];
+  /** Attempts to start, and the module each one runs. */
+  readonly execs: ExecuteCallMessage[];
   readonly execModule: string[];
   readonly controls: ThreadControl[];
 }

@@ -114,15 +114,15 @@ export class ThreadPool {
     return { inflight: this.calls.size, queued, threads: live, epochs: epochs.size };
   }
 
-  /** Run an attempt; `raw` is the frame's JSON text, forwarded to the thread as is. */
-  execute(msg: ExecuteCallMessage, raw: string): void {
+  /** Run an attempt (one ExecuteCall, or one entry of an ExecuteCalls); `msg` goes to its thread as is. */
+  execute(msg: ExecuteCallMessage): void {
     if (this.closed) return;
     const key = attemptKey(msg.callId, msg.attempt);
     if (this.calls.has(key)) {
       this.opts.log(logLine('warn', `duplicate ExecuteCall for ${key} ignored`));
       return;
     }
-    const call: PoolCall = books.newPoolCall(msg, raw, key);
+    const call: PoolCall = books.newPoolCall(msg, key);
     this.calls.set(key, call);
     const resolved = this.opts.resolveModule(msg.codeEpoch, msg.function);
     if (resolved instanceof Promise) {
@@ -285,7 +285,7 @@ export class ThreadPool {
     const mod = call.module!;
     if (t.calls.size === 0) t.busySince = now;
     books.assign(call, t, now);
-    this.set.exec(t, call.raw, call.msg.codeEpoch, mod);
+    this.set.exec(t, call.msg, mod);
   }
 
   private control(t: ThreadUnit, c: ThreadControl): void {

@@ -61,11 +61,17 @@ const EXT: Record<Language, string> = { js: '.mjs', python: '.py' };
 
 export type Frame = Record<string, unknown>;
 /** `send`: frames to write (EPOCH in a string is replaced by the epoch id); `expect`: frames to read,
- * in order, each matched as a subset (vitest toMatchObject); `absent`: fields none of them may have;
- * `quietMs`: after the expected frames, no other non-heartbeat frame may arrive for this long. */
+ * in order (`byCallId`: in any order, matched by callId), each matched as a subset (vitest
+ * toMatchObject); `absent`: fields none of them may have; `quietMs`: after the expected frames, no
+ * other non-heartbeat frame may arrive for this long. */
 export type Step =
   | { readonly send: readonly Frame[] }
-  | { readonly expect: readonly Frame[]; readonly absent?: readonly string[]; readonly quietMs?: number };
+  | {
+      readonly expect: readonly Frame[];
+      readonly byCallId?: boolean;
+      readonly absent?: readonly string[];
+      readonly quietMs?: number;
+    };
 
 export interface ConformanceRow {
   readonly name: string;
@@ -81,6 +87,17 @@ const call = (callId: string, fn: string, args: unknown[] = [], extra: Frame = {
   args,
   codeEpoch: 'EPOCH',
   budgetMs: 10_000,
+  ...extra,
+});
+
+/** An ExecuteCalls frame of task-c (docs/executor.md § Calls in bulk). */
+const calls = (fn: string, entries: readonly Frame[], extra: Frame = {}): Frame => ({
+  type: 'ExecuteCalls',
+  taskId: 'task-c',
+  function: fn,
+  codeEpoch: 'EPOCH',
+  budgetMs: 10_000,
+  calls: entries,
   ...extra,
 });
 
@@ -255,6 +272,92 @@ export const CONFORMANCE_ROWS: readonly ConformanceRow[] = [
     steps: [
       { send: [{ ...call('bad-1', 'conf_echo'), attempt: 0 }, call('after-bad', 'conf_none')] },
       { expect: [{ type: 'CallCompleted', callId: 'after-bad' }], quietMs: 100 },
+    ],
+  },
+  {
+    name: 'ExecuteCalls runs each entry as its ExecuteCall, the task-level fields shared',
+    steps: [
+      {
+        send: [
+          calls(
+            'conf_echo',
+            [
+              { callId: 'many-1', attempt: 1, args: [1] },
+              { callId: 'many-2', attempt: 3, args: ['b', { c: null }] },
+            ],
+            { block: { number: 9 }, ioCache: 'task-c#many' },
+          ),
+        ],
+      },
+      {
+        byCallId: true,
+        expect: [
+          {
+            type: 'CallCompleted',
+            callId: 'many-1',
+            attempt: 1,
+            value: { args: [1], taskId: 'task-c', callId: 'many-1', attempt: 1, block: { number: 9 } },
+          },
+          {
+            type: 'CallCompleted',
+            callId: 'many-2',
+            attempt: 3,
+            value: { args: ['b', { c: null }], callId: 'many-2', attempt: 3, block: { number: 9 } },
+          },
+        ],
+      },
+    ],
+  },
+  {
+    name: 'each attempt of an ExecuteCalls is started, cancelled and failed on its own',
+    steps: [
+      {
+        send: [
+          calls('conf_sleep', [
+            { callId: 'many-slow-1', attempt: 1, args: [20_000] },
+            { callId: 'many-slow-2', attempt: 1, args: [20_000] },
+          ]),
+        ],
+      },
+      {
+        byCallId: true,
+        expect: [
+          { type: 'CallStarted', callId: 'many-slow-1', attempt: 1 },
+          { type: 'CallStarted', callId: 'many-slow-2', attempt: 1 },
+        ],
+      },
+      { send: [{ type: 'CancelCall', callId: 'many-slow-2', attempt: 1, reason: 'deadline' }] },
+      {
+        expect: [{ type: 'CallFailed', callId: 'many-slow-2', kind: 'deadline', retryable: true }],
+        quietMs: 100,
+      },
+      { send: [{ type: 'CancelCall', callId: 'many-slow-1', attempt: 1, reason: 'deadline' }] },
+      { expect: [{ type: 'CallFailed', callId: 'many-slow-1', kind: 'deadline', retryable: true }] },
+    ],
+  },
+  {
+    name: 'a malformed ExecuteCalls entry is ignored, the others run; a malformed frame runs none',
+    steps: [
+      {
+        send: [
+          calls('conf_none', [
+            { callId: 'many-bad', attempt: 0, args: [] },
+            { callId: 'many-ok', attempt: 1, args: [] },
+            { callId: 'many-noargs', attempt: 1 },
+          ]),
+          calls('conf_none', [{ callId: 'many-nobudget', attempt: 1, args: [] }], { budgetMs: -1 }),
+          calls('conf_none', [], { calls: 'nope' }),
+          call('after-many', 'conf_none'),
+        ],
+      },
+      {
+        byCallId: true,
+        expect: [
+          { type: 'CallCompleted', callId: 'after-many' },
+          { type: 'CallCompleted', callId: 'many-ok' },
+        ],
+        quietMs: 100,
+      },
     ],
   },
   {

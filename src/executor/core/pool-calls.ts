@@ -30,9 +30,8 @@ export interface ThreadBooks<C> extends ThreadLoad {
 export type CallState = 'resolving' | 'queued' | 'running';
 
 export interface PoolCall<T, M> {
+  /** The attempt as parsed from its ExecuteCall (or its ExecuteCalls entry); posted to its thread as is. */
   readonly msg: ExecuteCallMessage;
-  /** The ExecuteCall frame as received; the thread parses it itself. */
-  readonly raw: string;
   readonly key: string;
   readonly budgetMs: number;
   state: CallState;
@@ -56,10 +55,9 @@ export interface PoolCall<T, M> {
   overdue: boolean;
 }
 
-export function newPoolCall<T, M>(msg: ExecuteCallMessage, raw: string, key: string): PoolCall<T, M> {
+export function newPoolCall<T, M>(msg: ExecuteCallMessage, key: string): PoolCall<T, M> {
   return {
     msg,
-    raw,
     key,
     budgetMs: msg.budgetMs,
     state: 'resolving',

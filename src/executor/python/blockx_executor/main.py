@@ -72,6 +72,7 @@ def main(argv):
         "pid": os.getpid(),
         "threads": options["units"],
         "functionsDir": options["functions_dir"],
+        "features": ["ExecuteCalls"],
         "language": "python",
         "runtime": "%s %s" % (platform.python_implementation(), platform.python_version()),
     }

@@ -213,6 +213,8 @@ class Router(RouterUpkeep):
         t = m["type"]
         if t == "ExecuteCall":
             self._execute(m, raw)
+        elif t == "ExecuteCalls":
+            self._execute_many(m)
         elif t == "ResumeCall":
             self._resume(m, raw)
         elif t == "CancelCall":
@@ -251,6 +253,21 @@ class Router(RouterUpkeep):
         c = Call(key, m, b"X" + raw)
         self.calls[key] = c
         self._route(c, epoch)
+
+    def _execute_many(self, m):
+        """An ExecuteCalls frame: each entry runs as the ExecuteCall it stands for (docs/executor.md)."""
+        calls = m.get("calls")
+        if type(calls) is not list:
+            log_line("error", "ignoring a malformed ExecuteCalls: calls must be an array")
+            return
+        head = {k: v for k, v in m.items() if k not in ("type", "calls")}
+        for entry in calls:
+            one = dict(head, type="ExecuteCall")
+            if type(entry) is dict:
+                for k in ("callId", "attempt", "args"):
+                    if k in entry:
+                        one[k] = entry[k]
+            self._execute(one, _dumps(one).encode())
 
     def _route(self, c, epoch=None):
         best = None

@@ -9,13 +9,14 @@
 //
 // What stays here: the socket server and its file (socket-path.ts), framing (frame-codec.ts), the
 // secret's randomness, the one OS timer for the core's hello deadlines, the rate-limited refusal log
-// (docs/security.md § Logs), the hand-written JSON of the two hottest frames (below the class, shared
-// with the in-process link), and serving `onWaiting` (serveWaiting, also shared).
+// (docs/security.md § Logs), which executor takes ExecuteCalls (its Hello's `features`), and serving
+// `onWaiting` (serveWaiting, shared with the in-process link). The hot frames are written as text in
+// frames-as-text.ts: ExecuteCall, ExecuteCalls (one open batch per connection), a cached ResumeCall.
 
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import { FrameDecoder, FrameWriter, parseMessage } from '../../../executor/frame-codec.js';
-import type { ExecutorToWorker } from '../../../executor/protocol.js';
+import { ExecutorFeature, type ExecutorToWorker } from '../../../executor/protocol.js';
 import {
   listenOnSocket,
   makePrivateSocketDir,
@@ -34,6 +35,7 @@ import {
   type ResumeOutcome,
   type WaitingRequest,
 } from '../core/link/index.js';
+import { ExecuteCallsBatcher, executeCallJson, resumeOkJson } from './frames-as-text.js';
 
 // The link's public shapes: the commands the dispatcher adapter issues and the events it gets back are
 // defined with the link core (core/link/types.ts); the socket shell's options are here.
@@ -72,6 +74,8 @@ interface Wire {
   readonly socket: Socket;
   readonly writer: FrameWriter;
   readonly decoder: FrameDecoder;
+  /** Set once the executor's Hello announced ExecuteCalls: attempts then travel in batches. */
+  batcher: ExecuteCallsBatcher | undefined;
 }
 
 export class ExecutorLink {
@@ -224,6 +228,7 @@ export class ExecutorLink {
       socket,
       writer: new FrameWriter(socket, { maxFrameBytes: this.opts.maxFrameBytes }),
       decoder: new FrameDecoder({ maxFrameBytes: this.opts.maxFrameBytes }),
+      batcher: undefined,
     };
     this.wires.set(id, wire);
     socket.setNoDelay?.(true);
@@ -260,6 +265,12 @@ export class ExecutorLink {
         this.input(() => core.frameUnparsable(id, (err as Error).message));
         return;
       }
+      if (
+        m.type === 'Hello' &&
+        Array.isArray(m.features) &&
+        m.features.includes(ExecutorFeature.ExecuteCalls)
+      )
+        wire.batcher ??= new ExecuteCallsBatcher(wire.writer);
       core.messageReceived(id, now, m, m.type === 'CallCompleted' ? Buffer.byteLength(raw) : 0);
       this.apply();
       if (!core.isOpen(id)) return;
@@ -299,6 +310,7 @@ export class ExecutorLink {
       case 'send': {
         const wire = this.wires.get(c.conn);
         if (!wire) return;
+        wire.batcher?.close();
         wire.writer.send(c.frame);
         if (c.flush) wire.writer.flush();
         return;
@@ -332,8 +344,9 @@ export class ExecutorLink {
     const wire = this.wires.get(id);
     if (!wire) return;
     try {
-      // The hottest line of the link, written as text (executeCallJson, below).
-      wire.writer.sendJson(executeCallJson(c));
+      // The hottest line of the link, written as text (frames-as-text.ts).
+      if (wire.batcher) wire.batcher.add(c);
+      else wire.writer.sendJson(executeCallJson(c));
     } catch (err) {
       // Arguments too large for a frame (or not JSON): this attempt can never run.
       this.core.executeUnsendable(c.callId, c.attempt, (err as Error).message);
@@ -348,6 +361,7 @@ export class ExecutorLink {
       this.core.epochNotDefined(id, epoch); // the executor falls back to its own view of the directory
       return;
     }
+    wire.batcher?.close();
     try {
       wire.writer.send({ type: 'DefineEpoch', epoch, functionsDir: snap.functionsDir, files: snap.files });
     } catch (err) {
@@ -364,6 +378,7 @@ export class ExecutorLink {
     const wire = this.wires.get(c.conn);
     if (!wire) return;
     const { callId, attempt, requestId, outcome } = c;
+    wire.batcher?.close();
     try {
       if (outcome.ok)
         // A cached row goes to every call that reads it: its text is taken once (jsonOf, below).
@@ -416,52 +431,6 @@ export class ExecutorLink {
     );
     this.helloTimer.unref();
   }
-}
-
-// ---- Frames as text ----
-//
-// JSON text of values the Worker sends to its Executor again and again: the block a builder attached to
-// every call of a task, the cached row every call of a task reads. Serialising them once per object
-// instead of once per frame matters at 10,000 calls per task.
-//
-// Only frozen objects are memoised: a frozen object cannot change after its text was taken, so the text
-// is always right. The read cache freezes the rows it shares, and block builders freeze the block they
-// attach to every call; anything else is serialised each time, as before.
-
-const memo = new WeakMap<object, string>();
-
-/** JSON.stringify(value), remembered per frozen object. Throws what JSON.stringify throws. */
-export function jsonOf(value: unknown): string {
-  if (typeof value !== 'object' || value === null || !Object.isFrozen(value))
-    return JSON.stringify(value) ?? 'null';
-  let text = memo.get(value);
-  if (text === undefined) {
-    text = JSON.stringify(value) ?? 'null';
-    memo.set(value, text);
-  }
-  return text;
-}
-
-/**
- * ExecuteCall, the hottest line of the link: the block every call of a task shares is serialised once (jsonOf),
- * the rest per call. Same JSON as the ExecuteCall object.
- */
-export function executeCallJson(c: ExecuteCallCommand): string {
-  const block = c.block === undefined || c.block === null ? '' : `,"block":${jsonOf(c.block)}`;
-  return (
-    `{"type":"ExecuteCall","taskId":${JSON.stringify(c.taskId)},"callId":${JSON.stringify(c.callId)}` +
-    `,"attempt":${c.attempt},"function":${JSON.stringify(c.function)},"args":${JSON.stringify(c.args)}` +
-    `${block},"codeEpoch":${JSON.stringify(c.codeEpoch)},"budgetMs":${c.budgetMs}` +
-    `${c.ioCache === undefined ? '' : `,"ioCache":${JSON.stringify(c.ioCache)}`}}`
-  );
-}
-
-/** A successful ResumeCall: a cached row goes to every call that reads it, its text is taken once. */
-export function resumeOkJson(callId: string, attempt: number, requestId: number, value: unknown): string {
-  return (
-    `{"type":"ResumeCall","callId":${JSON.stringify(callId)},"attempt":${attempt}` +
-    `,"requestId":${requestId},"ok":true,"value":${jsonOf(value)}}`
-  );
 }
 
 // ---- Serving a request ----

@@ -42,8 +42,8 @@ import { CallWaitError, type LogFields } from '../../../executor/sdk.js';
 import { failedEvent, terminalEvent } from '../core/link/frames.js';
 import type { ExecutorCallRunnerOptions, ExecutorLinkCommands } from './executor-call-io.js';
 import { ExecutorCallRunner } from './executor-call-runner.js';
+import { executeCallJson } from './frames-as-text.js';
 import {
-  executeCallJson,
   serveWaiting,
   type ExecuteCallCommand,
   type ExecutorLinkEvent,

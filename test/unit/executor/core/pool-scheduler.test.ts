@@ -200,7 +200,7 @@ describe('the books', () => {
 
   it('waits free a place on the thread and resumes take it again', () => {
     const t = thread('a');
-    const c = newPoolCall<T, unknown>(msg('c'), '{}', 'c#1');
+    const c = newPoolCall<T, unknown>(msg('c'), 'c#1');
     assign(c, t, 10);
     expect(t.running).toBe(1);
     expect(startWait(c, t, 30)).toBe(true);
@@ -223,7 +223,7 @@ describe('the books', () => {
         (start, picked, cut) => {
           const t = thread('a', { sentSeq: start });
           const calls = picked.map((_, i) => {
-            const c = newPoolCall<T, unknown>(msg(`c${i}`), '{}', `c${i}#1`);
+            const c = newPoolCall<T, unknown>(msg(`c${i}`), `c${i}#1`);
             assign(c, t, i);
             return c;
           });

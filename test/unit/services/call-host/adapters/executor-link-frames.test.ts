@@ -1,7 +1,7 @@
 // jsonOf: one serialisation per frozen object; anything that can still change is serialised each time.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { jsonOf } from '../../../../../src/services/call-host/adapters/executor-link.js';
+import { jsonOf } from '../../../../../src/services/call-host/adapters/frames-as-text.js';
 
 describe('jsonOf', () => {
   it('equals JSON.stringify for any JSON value, frozen or not (property)', () => {

@@ -1,0 +1,136 @@
+// The Worker's hot frames as text (docs/executor.md § Calls in bulk): what the link sends again and again
+// is written as JSON text directly, each shared value serialised once.
+//
+// ExecuteCalls, on a connection whose executor announced it: the attempts the link sends during one
+// event-loop turn that share their task-level fields (task, function, code epoch, budget, read-copy id,
+// the same block object) leave as one frame, those fields written once. The link core still decides per
+// attempt (one `sendExecute` each, one terminal event each); only the encoding is shared. Order on the
+// wire is kept: any other frame to the connection closes the open batch first (a CancelCall never
+// overtakes the frame carrying its attempt, a DefineEpoch always precedes the batch naming its epoch),
+// and the writer closes it at its flush at the latest.
+
+import { FrameTooLargeError } from '../../../executor/errors.js';
+import type { FrameWriter } from '../../../executor/frame-codec.js';
+import type { ExecuteCallCommand } from '../core/link/index.js';
+
+// ---- Values serialised once ----
+//
+// JSON text of values the Worker sends to its Executor again and again: the block a builder attached to
+// every call of a task, the cached row every call of a task reads. Serialising them once per object
+// instead of once per frame matters at 10,000 calls per task.
+//
+// Only frozen objects are memoised: a frozen object cannot change after its text was taken, so the text
+// is always right. The read cache freezes the rows it shares, and block builders freeze the block they
+// attach to every call; anything else is serialised each time, as before.
+
+const memo = new WeakMap<object, string>();
+
+/** JSON.stringify(value), remembered per frozen object. Throws what JSON.stringify throws. */
+export function jsonOf(value: unknown): string {
+  if (typeof value !== 'object' || value === null || !Object.isFrozen(value))
+    return JSON.stringify(value) ?? 'null';
+  let text = memo.get(value);
+  if (text === undefined) {
+    text = JSON.stringify(value) ?? 'null';
+    memo.set(value, text);
+  }
+  return text;
+}
+
+/**
+ * ExecuteCall, the hottest line of the link: the block every call of a task shares is serialised once (jsonOf),
+ * the rest per call. Same JSON as the ExecuteCall object.
+ */
+export function executeCallJson(c: ExecuteCallCommand): string {
+  const block = c.block === undefined || c.block === null ? '' : `,"block":${jsonOf(c.block)}`;
+  return (
+    `{"type":"ExecuteCall","taskId":${JSON.stringify(c.taskId)},"callId":${JSON.stringify(c.callId)}` +
+    `,"attempt":${c.attempt},"function":${JSON.stringify(c.function)},"args":${JSON.stringify(c.args)}` +
+    `${block},"codeEpoch":${JSON.stringify(c.codeEpoch)},"budgetMs":${c.budgetMs}` +
+    `${c.ioCache === undefined ? '' : `,"ioCache":${JSON.stringify(c.ioCache)}`}}`
+  );
+}
+
+/** A successful ResumeCall: a cached row goes to every call that reads it, its text is taken once. */
+export function resumeOkJson(callId: string, attempt: number, requestId: number, value: unknown): string {
+  return (
+    `{"type":"ResumeCall","callId":${JSON.stringify(callId)},"attempt":${attempt}` +
+    `,"requestId":${requestId},"ok":true,"value":${jsonOf(value)}}`
+  );
+}
+
+// ---- ExecuteCalls ----
+
+/** Bytes of `{"callId":…}` envelope an entry adds beyond its strings, and the frame's closing `]}`. */
+const ENTRY_OVERHEAD = 64;
+
+export class ExecuteCallsBatcher {
+  /** The first attempt of the open batch: the one the others must match. */
+  private first: ExecuteCallCommand | undefined;
+  private head = '';
+  private entries: string[] = [];
+  private bytes = 0;
+
+  constructor(private readonly writer: FrameWriter) {}
+
+  /**
+   * Add an attempt to the open batch (opening one, or closing the open one first if its fields differ
+   * or it would outgrow a frame). Throws what its arguments' JSON or its size throws: that attempt can
+   * never be sent, and nothing was queued for it.
+   */
+  add(c: ExecuteCallCommand): void {
+    const entry = `{"callId":${JSON.stringify(c.callId)},"attempt":${c.attempt},"args":${JSON.stringify(c.args)}}`;
+    const entryBytes = Buffer.byteLength(entry) + 1;
+    const first = this.first;
+    if (
+      first === undefined ||
+      !sameTaskFields(first, c) ||
+      this.bytes + entryBytes > this.writer.maxFrameBytes
+    ) {
+      this.close();
+      const head = headOf(c);
+      const bytes = Buffer.byteLength(head) + ENTRY_OVERHEAD;
+      // Alone in a frame and still too large: the same refusal a single ExecuteCall gets.
+      const max = this.writer.maxFrameBytes;
+      if (bytes + entryBytes > max) throw new FrameTooLargeError(bytes + entryBytes, max, 'encode');
+      this.first = c;
+      this.head = head;
+      this.bytes = bytes;
+      this.writer.defer(() => this.close());
+    }
+    this.entries.push(entry);
+    this.bytes += entryBytes;
+  }
+
+  /** Queue the open batch as one frame (before any other frame, and at the writer's flush). */
+  close(): void {
+    if (this.first === undefined) return;
+    const json = `${this.head}${this.entries.join(',')}]}`;
+    this.first = undefined;
+    this.head = '';
+    this.entries = [];
+    this.bytes = 0;
+    this.writer.sendJson(json);
+  }
+}
+
+function sameTaskFields(a: ExecuteCallCommand, b: ExecuteCallCommand): boolean {
+  return (
+    a.taskId === b.taskId &&
+    a.function === b.function &&
+    a.codeEpoch === b.codeEpoch &&
+    a.budgetMs === b.budgetMs &&
+    a.ioCache === b.ioCache &&
+    (a.block ?? null) === (b.block ?? null)
+  );
+}
+
+/** The frame's text up to its first entry: the task-level fields, the block's text taken once (jsonOf). */
+function headOf(c: ExecuteCallCommand): string {
+  const block = c.block === undefined || c.block === null ? '' : `,"block":${jsonOf(c.block)}`;
+  return (
+    `{"type":"ExecuteCalls","taskId":${JSON.stringify(c.taskId)},"function":${JSON.stringify(c.function)}` +
+    `${block},"codeEpoch":${JSON.stringify(c.codeEpoch)},"budgetMs":${c.budgetMs}` +
+    `${c.ioCache === undefined ? '' : `,"ioCache":${JSON.stringify(c.ioCache)}`},"calls":[`
+  );
+}

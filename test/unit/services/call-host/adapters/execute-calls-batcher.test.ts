@@ -1,0 +1,142 @@
+// ExecuteCallsBatcher (docs/executor.md § Calls in bulk): attempts sent in one turn with the same task-level
+// fields travel as one ExecuteCalls frame, and the executor's reading of the frames (executeCallsOf) is
+// exactly the ExecuteCall frames sent one by one, in the same order, around the same other frames.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { FrameTooLargeError } from '../../../../../src/executor/errors.js';
+import { executeCallsOf } from '../../../../../src/executor/executor-main.js';
+import { FrameDecoder, FrameWriter } from '../../../../../src/executor/frame-codec.js';
+import type { ExecuteCallCommand } from '../../../../../src/services/call-host/adapters/executor-link.js';
+import {
+  ExecuteCallsBatcher,
+  executeCallJson,
+} from '../../../../../src/services/call-host/adapters/frames-as-text.js';
+
+type Frame = Record<string, unknown> & { type: string };
+
+/** A writer into memory, and what it wrote, decoded. */
+function wire(maxFrameBytes?: number) {
+  const chunks: Buffer[] = [];
+  const writer = new FrameWriter({ write: (b) => (chunks.push(b), true) }, { maxFrameBytes });
+  const frames = (): Frame[] => {
+    writer.flush();
+    const decoder = new FrameDecoder<Frame>();
+    return chunks.flatMap((c) => decoder.push(c));
+  };
+  return { writer, batcher: new ExecuteCallsBatcher(writer), frames };
+}
+
+/** What the executor runs for these frames: each ExecuteCalls expanded, other frames as they are. */
+function asExecuted(frames: readonly Frame[]): Frame[] {
+  return frames.flatMap((f) =>
+    f.type === 'ExecuteCalls'
+      ? (executeCallsOf(f as never, (problem) => {
+          throw new Error(problem);
+        }) as unknown as Frame[])
+      : [f],
+  );
+}
+
+const BLOCK = Object.freeze({ number: 7, hash: '0xab' });
+const cmd = (i: number, over: Partial<ExecuteCallCommand> = {}): ExecuteCallCommand => ({
+  taskId: 't1',
+  callId: `t1/${i}`,
+  attempt: 1,
+  function: 'f',
+  args: [{ row: i }],
+  block: BLOCK,
+  codeEpoch: 'e1',
+  budgetMs: 5000,
+  ioCache: 't1#1',
+  ...over,
+});
+
+describe('ExecuteCallsBatcher', () => {
+  it.each([
+    {
+      name: 'attempts with the same task-level fields share one frame',
+      calls: [cmd(0), cmd(1), cmd(2, { attempt: 2 })],
+      frames: 1,
+    },
+    {
+      name: 'another block object (even equal) opens a new frame',
+      calls: [cmd(0), cmd(1, { block: { number: 7, hash: '0xab' } })],
+      frames: 2,
+    },
+    { name: 'another budget opens a new frame', calls: [cmd(0), cmd(1, { budgetMs: 10 })], frames: 2 },
+    { name: 'another task opens a new frame', calls: [cmd(0), cmd(1, { taskId: 't2' })], frames: 2 },
+    {
+      name: 'no block and no ioCache travel as absent fields',
+      calls: [cmd(0, { block: undefined, ioCache: undefined }), cmd(1, { block: null, ioCache: undefined })],
+      frames: 1,
+    },
+  ])('$name', ({ calls, frames: n }) => {
+    const w = wire();
+    for (const c of calls) w.batcher.add(c);
+    const frames = w.frames();
+    expect(frames).toHaveLength(n);
+    expect(frames.every((f) => f.type === 'ExecuteCalls')).toBe(true);
+    expect(asExecuted(frames)).toEqual(calls.map((c) => JSON.parse(executeCallJson(c)) as Frame));
+  });
+
+  it('a batch closes before it outgrows a frame; each frame stays within the limit', () => {
+    const max = 600;
+    const w = wire(max);
+    const calls = Array.from({ length: 12 }, (_, i) => cmd(i));
+    for (const c of calls) w.batcher.add(c);
+    const frames = w.frames();
+    expect(frames.length).toBeGreaterThan(1);
+    for (const f of frames) expect(Buffer.byteLength(JSON.stringify(f))).toBeLessThanOrEqual(max);
+    expect(asExecuted(frames)).toEqual(calls.map((c) => JSON.parse(executeCallJson(c)) as Frame));
+  });
+
+  it('an attempt too large for any frame throws, and nothing of it is queued', () => {
+    const w = wire(400);
+    w.batcher.add(cmd(0));
+    expect(() => w.batcher.add(cmd(1, { args: ['x'.repeat(500)] }))).toThrow(FrameTooLargeError);
+    expect(() => w.batcher.add(cmd(2, { args: [1n] }))).toThrow(TypeError);
+    w.batcher.add(cmd(3));
+    expect(asExecuted(w.frames()).map((f) => f.callId)).toEqual(['t1/0', 't1/3']);
+  });
+
+  it('the executor reads the same attempts, in order, around the other frames (property)', () => {
+    const op = fc.oneof(
+      fc.record({
+        kind: fc.constant('call' as const),
+        task: fc.constantFrom('t1', 't2'),
+        block: fc.constantFrom(BLOCK, undefined, { number: 8 }),
+        budgetMs: fc.constantFrom(5000, 100),
+        args: fc.array(fc.jsonValue(), { maxLength: 3 }),
+      }),
+      fc.constant({ kind: 'other' as const }),
+      fc.constant({ kind: 'flush' as const }),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
+        const w = wire(2048);
+        const expected: Frame[] = [];
+        let n = 0;
+        for (const o of ops) {
+          if (o.kind === 'call') {
+            const c = cmd(n++, { taskId: o.task, block: o.block, budgetMs: o.budgetMs, args: o.args });
+            try {
+              w.batcher.add(c);
+              expected.push(JSON.parse(executeCallJson(c)) as Frame);
+            } catch (err) {
+              expect(err).toBeInstanceOf(FrameTooLargeError); // too large for any frame: never sent
+            }
+          } else if (o.kind === 'other') {
+            // What ExecutorLink does before any other frame to the connection.
+            w.batcher.close();
+            const f = { type: 'CancelCall', callId: `t1/${n}`, attempt: 1 };
+            w.writer.send(f);
+            expected.push(f);
+          } else {
+            w.writer.flush();
+          }
+        }
+        expect(asExecuted(w.frames())).toEqual(expected);
+      }),
+    );
+  });
+});
