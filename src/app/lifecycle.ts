@@ -14,8 +14,8 @@
 import type { ShutdownReason } from '../kernel/hooks.js';
 import type { Kernel } from '../kernel/kernel.js';
 import type { ServicePlan } from '../kernel/service-plan.js';
-import { TeardownError, type TeardownFailure } from './errors.js';
-import { TeardownStack } from './teardown-stack.js';
+import { TeardownError, type TeardownFailure } from '../kernel/errors.js';
+import { TeardownStack } from '../kernel/teardown-stack.js';
 
 /** Where teardown failures are reported (a pino logger satisfies it). */
 export interface LifecycleLogger {

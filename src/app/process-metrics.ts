@@ -9,7 +9,7 @@ import type { BlockxConfig } from '../kernel/config-types.js';
 import { startMetricsServer } from '../kernel/observability/metrics-server.js';
 import { createServiceRegistry, type ServiceLabels } from '../kernel/observability/service-registry.js';
 import { loadTlsMaterial } from '../kernel/tls-files.js';
-import type { TeardownStack } from './teardown-stack.js';
+import type { TeardownStack } from '../kernel/teardown-stack.js';
 
 export interface ProcessMetrics {
   /** `host:port` of the endpoint, '' when metrics are off. */

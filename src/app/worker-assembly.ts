@@ -27,7 +27,7 @@ import { runWorker, type RunningWorker } from '../services/worker/app/run-worker
 import { startStorageRuntime } from '../services/worker/app/storage-runtime.js';
 import { startProcessMetrics } from './process-metrics.js';
 import { etcdRegistryWriter } from './registry-writer.js';
-import type { TeardownStack } from './teardown-stack.js';
+import type { TeardownStack } from '../kernel/teardown-stack.js';
 
 /** What the real Calls path provides; `close()` runs after the worker stopped (e.g. stop the executor). */
 export interface ExecutorRuntime {

@@ -15,6 +15,7 @@ export const KernelErrorCode = {
   PLUGIN_HOOK_FAILED: 'PLUGIN_HOOK_FAILED',
   PLUGIN_LOAD_FAILED: 'PLUGIN_LOAD_FAILED',
   TASK_CONFIG_INVALID: 'TASK_CONFIG_INVALID',
+  TEARDOWN_FAILED: 'TEARDOWN_FAILED',
 } as const;
 export type KernelErrorCode = (typeof KernelErrorCode)[keyof typeof KernelErrorCode];
 
@@ -199,5 +200,27 @@ export class TaskConfigError extends BlockxError {
     );
     this.issues = issues;
     this.pluginType = pluginType;
+  }
+}
+
+/** One teardown step that threw or rejected. */
+export interface TeardownFailure {
+  /** The name the step was registered under, e.g. `worker`, `storage`, `metrics server`. */
+  readonly step: string;
+  readonly error: unknown;
+}
+
+/** Some steps of a TeardownStack failed; every other step still ran. `failures` in the order they ran. */
+export class TeardownError extends BlockxError {
+  declare readonly code: 'TEARDOWN_FAILED';
+  readonly failures: readonly TeardownFailure[];
+  constructor(failures: readonly TeardownFailure[]) {
+    const steps = failures.map((f) => f.step).join(', ');
+    super(
+      KernelErrorCode.TEARDOWN_FAILED,
+      `teardown failed in ${failures.length} step(s): ${steps}`,
+      failures.length === 1 ? { cause: failures[0]?.error } : {},
+    );
+    this.failures = failures;
   }
 }

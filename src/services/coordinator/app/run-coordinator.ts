@@ -36,6 +36,7 @@ import {
 } from '../../../grpc/proto.js';
 import { bindServer, listenAddress, shutdownServer } from '../../../grpc/server.js';
 import { serverCredentials } from '../../../grpc/tls.js';
+import { TeardownStack } from '../../../kernel/teardown-stack.js';
 import { serviceTls } from '../../../kernel/tls-files.js';
 import type { BlockxConfig } from '../../../kernel/config-types.js';
 import { ConfigError } from '../../../kernel/errors.js';
@@ -178,7 +179,10 @@ export async function runCoordinator(opts: RunCoordinatorOptions): Promise<Runni
   const clock = opts.clock ?? Date.now;
   // Refused before anything starts: a plaintext listener other hosts can reach (docs/security.md).
   const tls = serviceTls(config.tls, `${at}.listen`, c.listen);
+  // What this Coordinator starts, to stop on close() (below) or when starting fails.
+  const teardown = new TeardownStack();
   const rpc = opts.reserver === undefined ? new WorkerRpcClient({ logger, tls }) : undefined;
+  if (rpc !== undefined) teardown.adopt('worker channels', rpc);
   const registry = opts.metrics?.registry ?? createServiceRegistry({ service: 'coordinator', deployment });
   // The watcher is created below; its stats are read only at scrape time, once everything is wired.
   const metrics = new CoordinatorMetrics(registry, {
@@ -204,6 +208,7 @@ export async function runCoordinator(opts: RunCoordinatorOptions): Promise<Runni
           logger,
         })
       : undefined;
+  if (ownedReader !== undefined) teardown.adopt('registry client', ownedReader);
   const reader: WorkerRegistryReader = ownedReader ?? (opts.registry as WorkerRegistryReader);
 
   const service = dep.kind === 'block' ? SERVICE_NAMES.coordinator : SERVICE_NAMES.bundleCoordinator;
@@ -244,8 +249,7 @@ export async function runCoordinator(opts: RunCoordinatorOptions): Promise<Runni
   try {
     port = await bindServer(grpcServer, c.listen, serverCredentials(tls));
   } catch (err) {
-    rpc?.close();
-    await ownedReader?.close();
+    await teardown.disposeAsync().catch(() => undefined); // the bind error is the one to report
     throw err;
   }
   const target = listenAddress(c.listen);
@@ -263,8 +267,16 @@ export async function runCoordinator(opts: RunCoordinatorOptions): Promise<Runni
     { tls, allowPlaintext: config.tls.allowPlaintext },
   );
 
+  if (metricsServer !== undefined) teardown.adopt('metrics server', metricsServer);
+
   watcher.start();
+  teardown.defer('registry watch', () => watcher.stop());
   readiness.start();
+  // close() unwinds these first: NOT_SERVING, then let open reservations finish (bounded) while the
+  // watcher still feeds the view, then stop the watcher and close what it and the handlers used.
+  teardown.defer('gRPC server', () => shutdownServer(grpcServer, SHUTDOWN_GRACE_MS));
+  teardown.defer('health', () => health.setAllServing(false));
+  teardown.defer('readiness', () => readiness.stop());
   logger.info(
     {
       address,
@@ -294,19 +306,8 @@ export async function runCoordinator(opts: RunCoordinatorOptions): Promise<Runni
       registryPrefixes: prefixes,
       clock,
     },
-    close: () => {
-      closing ??= (async () => {
-        readiness.stop();
-        health.setAllServing(false);
-        await shutdownServer(grpcServer, SHUTDOWN_GRACE_MS);
-        await watcher.stop();
-        await ownedReader?.close();
-        rpc?.close();
-        await metricsServer?.close();
-        logger.info({ address }, 'coordinator stopped');
-      })();
-      return closing;
-    },
+    close: () =>
+      (closing ??= teardown.disposeAsync().then(() => logger.info({ address }, 'coordinator stopped'))),
   };
 }
 

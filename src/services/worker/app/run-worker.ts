@@ -27,6 +27,7 @@ import { createHealth, type Health } from '../../../grpc/health.js';
 import { SERVICE_NAMES, workerAdminServiceDefinition, workerServiceDefinition } from '../../../grpc/proto.js';
 import { bindServer, shutdownServer } from '../../../grpc/server.js';
 import { serverCredentials } from '../../../grpc/tls.js';
+import { TeardownStack } from '../../../kernel/teardown-stack.js';
 import { serviceTls } from '../../../kernel/tls-files.js';
 import type { Registry } from 'prom-client';
 import type { BlockxConfig, WorkerConfig } from '../../../kernel/config-types.js';
@@ -48,11 +49,7 @@ import { workerServiceHandlers } from '../adapters/grpc/grpc-server.js';
 import { RecentTasksRecorder, workerAdminServiceHandlers } from '../adapters/grpc/admin-server.js';
 import { RunTasksStreams } from '../adapters/grpc/run-tasks-stream.js';
 import { HeartbeatPublisher } from '../adapters/telemetry/heartbeat-publisher.js';
-import {
-  createInProcessCallRunner,
-  dispatcherConfigFromWorker,
-  type InProcessCallRunner,
-} from '../../call-host/index.js';
+import { createInProcessCallRunner, dispatcherConfigFromWorker } from '../../call-host/index.js';
 import { Orchestrator } from '../adapters/orchestration/orchestrator.js';
 import {
   silentWorkerLogger,
@@ -141,19 +138,23 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
   // The core reads its own fields of the section (core/config.ts) and ignores the rest.
   const core = new WorkerCore({ config: w, newSlotId: randomUUID });
 
+  // What this Worker starts, to stop on close() (below) or when starting fails.
+  const teardown = new TeardownStack();
   let callRunner = opts.callRunner;
-  let inProcess: InProcessCallRunner | undefined;
   if (callRunner === undefined) {
     logger.warn(
       { functions_dir: config.functions.dir },
       'no executor wired: running functions in-process (development and tests only; a function that ' +
         'ignores ctx.signal cannot be stopped, and a hot loop blocks the worker)',
     );
-    inProcess = createInProcessCallRunner({
-      functionsDir: config.functions.dir,
-      dispatcher: dispatcherConfigFromWorker(w),
-      logger,
-    });
+    const inProcess = teardown.adopt(
+      'in-process call runner',
+      createInProcessCallRunner({
+        functionsDir: config.functions.dir,
+        dispatcher: dispatcherConfigFromWorker(w),
+        logger,
+      }),
+    );
     callRunner = inProcess.runner;
   }
   const ioScopes = opts.ioScopes ?? new NoStorageIoScopeFactory();
@@ -243,7 +244,10 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
     }),
   );
   health.addToServer(server);
-  const port = await bindServer(server, listen, serverCredentials(tls));
+  const port = await bindServer(server, listen, serverCredentials(tls)).catch(async (err: unknown) => {
+    await teardown.disposeAsync().catch(() => undefined); // the bind error is the one to report
+    throw err;
+  });
   address = advertiseAddress({
     configured: w.advertiseAddr,
     listen,
@@ -299,19 +303,20 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
   let draining: Promise<void> | undefined;
   const graceMs = opts.shutdownGraceMs ?? 1_000;
 
+  // close() unwinds these last registered first: stop admitting and abort what runs, stop heartbeats,
+  // stop the server, wait for the tasks to settle, then close what they used. Every step runs even when
+  // one fails (TeardownError lists the failures).
+  if (metricsServer !== undefined) teardown.adopt('metrics server', metricsServer);
+  teardown.defer('task settlement', () => orchestrator.settled());
+  teardown.defer('gRPC server', () => shutdownServer(server, graceMs));
+  teardown.defer('heartbeats', () => publisher?.stop());
+  teardown.defer('running tasks', () => orchestrator.abortAll('worker shutting down'));
+  teardown.defer('health', () => health.setAllServing(false));
+  teardown.defer('executor readiness', unsubscribe);
+  teardown.defer('orchestrator', () => orchestrator.stop());
+
   const close = (): Promise<void> =>
-    (closing ??= (async () => {
-      orchestrator.stop();
-      unsubscribe();
-      health.setAllServing(false);
-      orchestrator.abortAll('worker shutting down');
-      await publisher?.stop();
-      await shutdownServer(server, graceMs);
-      await orchestrator.settled();
-      inProcess?.close();
-      await metricsServer?.close();
-      logger.info({ address }, 'worker stopped');
-    })());
+    (closing ??= teardown.disposeAsync().then(() => logger.info({ address }, 'worker stopped')));
 
   const drain = (): Promise<void> =>
     (draining ??= (async () => {

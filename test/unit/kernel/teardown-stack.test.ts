@@ -1,8 +1,8 @@
 // TeardownStack: LIFO, every step runs whatever the others do, failures collected, idempotent.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { AppErrorCode, TeardownError } from '../../../src/app/errors.js';
-import { TeardownStack } from '../../../src/app/teardown-stack.js';
+import { BlockxError, KernelErrorCode, TeardownError } from '../../../src/kernel/errors.js';
+import { TeardownStack } from '../../../src/kernel/teardown-stack.js';
 
 describe('TeardownStack', () => {
   it.each([
@@ -48,7 +48,7 @@ describe('TeardownStack', () => {
     expect(ran).toEqual(['rejects', 'throws', 'a']);
     expect(err).toBeInstanceOf(TeardownError);
     const te = err as TeardownError;
-    expect(te.code).toBe(AppErrorCode.TEARDOWN_FAILED);
+    expect(te.code).toBe(KernelErrorCode.TEARDOWN_FAILED);
     expect(te.failures.map((f) => f.step)).toEqual(['rejects', 'throws']);
     expect(te.failures[1]?.error).toBe(boom);
     expect(te.message).toBe('teardown failed in 2 step(s): rejects, throws');
@@ -108,5 +108,16 @@ describe('TeardownStack', () => {
         },
       ),
     );
+  });
+});
+
+describe('TeardownError', () => {
+  it('is a BlockxError; one failure becomes its cause', () => {
+    const cause = new Error('x');
+    const err = new TeardownError([{ step: 'storage', error: cause }]);
+    expect(err).toBeInstanceOf(BlockxError);
+    expect(err.cause).toBe(cause);
+    expect(err.name).toBe('TeardownError');
+    expect(err.code).toBe(KernelErrorCode.TEARDOWN_FAILED);
   });
 });

@@ -1,5 +1,7 @@
 // One async-disposable stack per process: everything an assembly starts registers how to stop it, and
 // teardown runs those steps once, last started first (TC39's AsyncDisposableStack, which Node 20 lacks).
+// The app layer's lifecycle owns one; a service's runner (run-worker.ts, run-coordinator.ts) keeps its
+// own for what it starts, so it lives here, below both.
 //
 //   defer(step, fn)      register a teardown step
 //   adopt(step, thing)   register `thing.close()`, return `thing`
