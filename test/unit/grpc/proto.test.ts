@@ -71,11 +71,6 @@ const contract: [string, string][] = [
     'blockx.coordinator.v1.ReserveWorkerSlotResponse',
     'string task_id = 1; string worker_addr = 2; string slot_id = 3',
   ],
-  ['blockx.bundlecoordinator.v1.ReserveWorkerSlotRequest', 'string task_id = 1'],
-  [
-    'blockx.bundlecoordinator.v1.ReserveWorkerSlotResponse',
-    'string task_id = 1; string worker_addr = 2; string slot_id = 3',
-  ],
 ];
 
 describe('proto contract (docs/architecture.md)', () => {
@@ -116,6 +111,37 @@ describe('proto contract (docs/architecture.md)', () => {
       '/blockx.bundlecoordinator.v1.BundleCoordinatorService/ReserveWorkerSlot',
       '/blockx.bundlecoordinator.v1.BundleCoordinatorService/ReserveWorkerSlots',
     ]);
+  });
+
+  it('the bundle coordinator speaks the coordinator messages (imported): the same bytes both ways', () => {
+    type Method = {
+      requestSerialize: (v: unknown) => Buffer;
+      responseSerialize: (v: unknown) => Buffer;
+      requestType: { type: { name: string } };
+      responseType: { type: { name: string } };
+    };
+    const methods = (def: object) => def as Record<'ReserveWorkerSlot' | 'ReserveWorkerSlots', Method>;
+    const block = methods(coordinatorServiceDefinition);
+    const bundle = methods(bundleCoordinatorServiceDefinition);
+    const samples = {
+      ReserveWorkerSlot: [{ taskId: 't-1' }, { taskId: 't-1', workerAddr: '127.0.0.1:9090', slotId: 's-1' }],
+      ReserveWorkerSlots: [
+        { taskIds: ['a', 'b'] },
+        {
+          reservations: [
+            { taskId: 'a', workerAddr: 'w:1', slotId: 's' },
+            { taskId: 'b', error: { code: 'SlotUncertain', status: 10, message: 'm' } },
+          ],
+        },
+      ],
+    } as const;
+    for (const name of ['ReserveWorkerSlot', 'ReserveWorkerSlots'] as const) {
+      const [request, response] = samples[name];
+      expect(bundle[name].requestType.type.name).toBe(block[name].requestType.type.name);
+      expect(bundle[name].requestSerialize(request)).toEqual(block[name].requestSerialize(request));
+      expect(bundle[name].responseSerialize(response)).toEqual(block[name].responseSerialize(response));
+      expect(bundle[name].responseSerialize(response).length).toBeGreaterThan(0);
+    }
   });
 
   it('PROTO_DIR is the package proto folder', () => {
