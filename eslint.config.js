@@ -24,7 +24,7 @@ const impureImports = {
 };
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'coverage/', 'bench/.work/', 'src/generated/'] },
+  { ignores: ['node_modules/', 'dist/', 'coverage/', 'bench/.work/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -67,6 +67,16 @@ export default tseslint.config(
           message: 'core/ is Sans-IO: `now` is an argument.',
         },
       ],
+    },
+  },
+  {
+    // Generated proto types (scripts/gen-proto.mjs) are linted like the rest, so a regenerated stub passes
+    // the same check as the change that regenerated it; the generator writes `any` in its grpc.Client
+    // constructor types and empty interfaces for empty messages, which these two rules would refuse.
+    files: ['src/generated/**'],
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-empty-object-type': 'off',
     },
   },
 );
