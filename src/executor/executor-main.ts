@@ -300,12 +300,36 @@ async function connectWithRetry(path: string, timeoutMs: number): Promise<Socket
 
 /** What is wrong with an ExecuteCall, or undefined. */
 export function checkExecuteCall(m: ExecuteCallMessage): string | undefined {
-  if (typeof m.callId !== 'string' || m.callId === '') return 'callId must be a non-empty string';
-  if (!Number.isInteger(m.attempt) || m.attempt < 1) return 'attempt must be a positive integer';
+  return (
+    checkAttemptFields(m.callId, m.attempt) ??
+    checkTaskNames(m) ??
+    checkArgs(m.args) ??
+    checkBudgetAndCache(m)
+  );
+}
+
+/** The fields that name one attempt (each entry of an ExecuteCalls carries its own). */
+function checkAttemptFields(callId: unknown, attempt: unknown): string | undefined {
+  if (typeof callId !== 'string' || callId === '') return 'callId must be a non-empty string';
+  if (!Number.isInteger(attempt) || (attempt as number) < 1) return 'attempt must be a positive integer';
+  return undefined;
+}
+
+/** The task-level fields, which an ExecuteCalls carries once for all its entries. */
+type TaskFields = Pick<ExecuteCallMessage, 'taskId' | 'function' | 'codeEpoch' | 'budgetMs' | 'ioCache'>;
+
+function checkTaskNames(m: TaskFields): string | undefined {
   if (typeof m.taskId !== 'string') return 'taskId must be a string';
   if (typeof m.function !== 'string' || m.function === '') return 'function must be a non-empty string';
   if (typeof m.codeEpoch !== 'string' || m.codeEpoch === '') return 'codeEpoch must be a non-empty string';
-  if (!Array.isArray(m.args)) return 'args must be an array';
+  return undefined;
+}
+
+function checkArgs(args: unknown): string | undefined {
+  return Array.isArray(args) ? undefined : 'args must be an array';
+}
+
+function checkBudgetAndCache(m: TaskFields): string | undefined {
   if (typeof m.budgetMs !== 'number' || m.budgetMs < 0) return 'budgetMs must be a number >= 0';
   if (m.ioCache !== undefined && (typeof m.ioCache !== 'string' || m.ioCache === ''))
     return 'ioCache must be a non-empty string when present';
@@ -321,20 +345,10 @@ export function executeCallsOf(
   malformed: (problem: string) => void,
 ): ExecuteCallMessage[] {
   const { taskId, function: fn, block, codeEpoch, budgetMs, ioCache } = m;
-  const callOf = (callId: unknown, attempt: unknown, args: unknown) =>
-    ({
-      type: 'ExecuteCall',
-      taskId,
-      callId,
-      attempt,
-      function: fn,
-      args,
-      codeEpoch,
-      budgetMs,
-      ...(block !== undefined ? { block } : {}),
-      ...(ioCache !== undefined ? { ioCache } : {}),
-    }) as ExecuteCallMessage;
-  const problem = Array.isArray(m.calls) ? checkExecuteCall(callOf('-', 1, [])) : 'calls must be an array';
+  // The task-level fields are checked once for the frame, each entry only for its own fields.
+  const problem = Array.isArray(m.calls)
+    ? (checkTaskNames(m) ?? checkBudgetAndCache(m))
+    : 'calls must be an array';
   if (problem !== undefined) {
     malformed(problem);
     return [];
@@ -342,10 +356,24 @@ export function executeCallsOf(
   const out: ExecuteCallMessage[] = [];
   for (const entry of m.calls as readonly unknown[]) {
     const e = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>;
-    const call = callOf(e.callId, e.attempt, e.args);
-    const bad = checkExecuteCall(call);
-    if (bad === undefined) out.push(call);
-    else malformed(bad);
+    const bad = checkAttemptFields(e.callId, e.attempt) ?? checkArgs(e.args);
+    if (bad !== undefined) {
+      malformed(bad);
+      continue;
+    }
+    const call = {
+      type: 'ExecuteCall',
+      taskId,
+      callId: e.callId,
+      attempt: e.attempt,
+      function: fn,
+      args: e.args,
+      codeEpoch,
+      budgetMs,
+    } as { -readonly [K in keyof ExecuteCallMessage]: ExecuteCallMessage[K] };
+    if (block !== undefined) call.block = block;
+    if (ioCache !== undefined) call.ioCache = ioCache;
+    out.push(call);
   }
   return out;
 }
