@@ -17,6 +17,12 @@
 //    terminal latency;
 //  - for each, the CPU time per task of the cluster process (coordinator and workers) and of its
 //    Executor children, from /proc.
+// `blockx submit` (`--only submit`; a cluster of its own, the same settings, `executor.isolation: task`,
+// the default): `--bulk` one-call hello_world tasks as one JSONL file through the built CLI
+// (`blockx submit FILE.jsonl --coordinator ADDR --json`, its default concurrency 64, output to a pipe),
+// `--runs` runs, timed from the spawn of the CLI to its exit; CPU per task of the cluster process, of its
+// Executors and of the CLI process itself (bash's `times`). `--profile DIR` sets COORDINATOR_CPU_PROFILE
+// and EXECUTOR_CPU_PROFILE for the clusters (docs/performance.md § Profiling).
 // BullMQ 6.7.0 (+ ioredis 6.0.0, installed on demand into bench/.work/), its own redis-server on a free
 // loopback port (`--save '' --appendonly no`, temp dir); one Worker at concurrency `--clients` runs
 // `async () => null`:
@@ -30,7 +36,7 @@
 // otherwise the BullMQ rows are skipped with a note.
 import * as grpc from '@grpc/grpc-js';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -69,6 +75,7 @@ const { values } = parseArgs({
     bulk: { type: 'string', default: '20000' },
     rate: { type: 'string', default: '1000' },
     only: { type: 'string' },
+    profile: { type: 'string' },
     'serve-echo': { type: 'boolean', default: false },
   },
 });
@@ -87,6 +94,7 @@ type RowKey =
   | 'bx-bulk-direct'
   | 'bx-bulk-direct-call'
   | 'bx-open'
+  | 'bx-submit'
   | 'bull-bulk'
   | 'bull-single'
   | 'bull-open'
@@ -102,6 +110,8 @@ interface Row {
   readonly cpuUsPerOp?: number;
   /** CPU time of its Executor processes per task, µs. */
   readonly executorUsPerOp?: number;
+  /** CPU time of the submitting process per task, µs (the `blockx submit` row). */
+  readonly clientUsPerOp?: number;
 }
 
 async function runs(op: (client: number) => Promise<void>): Promise<RunSummary> {
@@ -149,8 +159,15 @@ interface Cluster {
 }
 
 /** A `blockx up` cluster as `npm start` runs it (the built CLI, bin/blockx.js), for every BlockX row. */
-async function withCluster<T>(fn: (cluster: Cluster) => Promise<T>): Promise<T> {
+async function withCluster<T>(fn: (cluster: Cluster) => Promise<T>, name = 'blockx'): Promise<T> {
   const argv = ['up', '--no-demo', '--listen', '127.0.0.1:0', '--workers', String(WORKERS)];
+  const profile =
+    values.profile === undefined
+      ? {}
+      : {
+          COORDINATOR_CPU_PROFILE: path.resolve(values.profile, `${name}-up.cpuprofile`),
+          EXECUTOR_CPU_PROFILE: path.resolve(values.profile, `${name}-exec.cpuprofile`),
+        };
   const child = spawn(process.execPath, [path.join(REPO, 'bin', 'blockx.js'), ...argv], {
     cwd: REPO,
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -161,6 +178,7 @@ async function withCluster<T>(fn: (cluster: Cluster) => Promise<T>): Promise<T> 
       COORDINATOR_MEMORY_RED_LINE: '1',
       WORKER_TASK_SLOTS: String(Math.max(64, CLIENTS * 2)),
       BLOCKX_STORAGE_URL: 'sqlite::memory:',
+      ...profile,
     },
   });
   try {
@@ -302,6 +320,84 @@ async function blockxRows(): Promise<Row[]> {
     );
     return rows;
   });
+}
+
+/** `blockx submit` of BULK one-call tasks from one JSONL file, against a cluster of its own. */
+async function submitRows(): Promise<Row[]> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'bx-submit-'));
+  const file = path.join(dir, 'tasks.jsonl');
+  const line = JSON.stringify(ONE_CALL_TASK);
+  writeFileSync(file, `${Array.from({ length: BULK }, () => line).join('\n')}\n`);
+  const name = `blockx submit of ${fmtInt(BULK)} one-call tasks (hello_world, JSONL) via Coordinator (${WORKERS} workers, isolation task)`;
+  try {
+    return await withCluster(async (cluster) => {
+      const ms: LoopMeasurement[] = [];
+      let clientUs = 0;
+      const cpu0 = cpuMicros(cluster.pid);
+      const exec0 = childrenCpuMicros(cluster.pid);
+      for (let r = 0; r < RUNS; r++) {
+        const { latencies, seconds, childUs } = await submitOnce(cluster.coordinator, file);
+        if (latencies.length !== BULK)
+          throw new Error(`blockx submit: ${latencies.length} of ${BULK} SUCCEEDED`);
+        ms.push({ ops: BULK, seconds, sorted: latencies.sort((a, b) => a - b) });
+        clientUs += childUs;
+      }
+      const tasks = BULK * RUNS;
+      const summary = summarize(ms);
+      console.error(`  ${name}: ${fmtInt(summary.rate)} tasks/s`);
+      return [
+        {
+          key: 'bx-submit',
+          name,
+          unit: 'tasks',
+          summary,
+          cpuUsPerOp: (cpuMicros(cluster.pid) - cpu0) / tasks,
+          executorUsPerOp: (childrenCpuMicros(cluster.pid) - exec0) / tasks,
+          clientUsPerOp: clientUs / tasks,
+        },
+      ];
+    }, 'submit');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * One `blockx submit --json` run under bash, whose `times` gives the CLI's own CPU (user + system of its
+ * finished children) exactly, after it exited. Resolves with the time each SUCCEEDED line arrived (ms
+ * from the spawn) and the seconds from the spawn to the exit.
+ */
+async function submitOnce(
+  coordinator: string,
+  file: string,
+): Promise<{ latencies: number[]; seconds: number; childUs: number }> {
+  const t0 = performance.now();
+  const cli = [
+    process.execPath,
+    path.join(REPO, 'bin', 'blockx.js'),
+    'submit',
+    file,
+    '--coordinator',
+    coordinator,
+  ];
+  const script = `${cli.map((a) => `'${a}'`).join(' ')} --json; rc=$?; times >&2; exit $rc`;
+  const child = spawn('bash', ['-c', script], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+  const latencies: number[] = [];
+  let partial = '';
+  child.stdout.on('data', (d: Buffer) => {
+    const lines = (partial + d.toString()).split('\n');
+    partial = lines.pop() ?? '';
+    for (const l of lines) if (l.includes('"SUCCEEDED"')) latencies.push(performance.now() - t0);
+  });
+  let err = '';
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const seconds = (performance.now() - t0) / 1000;
+  if (code !== 0) throw new Error(`blockx submit exited ${code}: ${err.slice(-2000)}`);
+  // `times` prints the shell's own user/system time, then its children's: "0m1.234s 0m0.567s".
+  const children = err.trim().split('\n').at(-1) ?? '';
+  const secs = [...children.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
+  return { latencies, seconds, childUs: secs.reduce((a, b) => a + b, 0) * 1e6 };
 }
 
 // ---- BullMQ --------------------------------------------------------------------------------------------
@@ -516,6 +612,7 @@ async function main(): Promise<void> {
     .join(' ');
   const cases: [string, () => Promise<Row[]>][] = [
     ['blockx', blockxRows],
+    ['submit', submitRows],
     ['bullmq', bullmqRows],
     ['echo', async () => [await echoRow()]],
   ];
@@ -531,17 +628,17 @@ async function main(): Promise<void> {
       `load average ${loadBefore} before the run\n`,
   );
   console.log(
-    '| what | throughput (median) | p50 | p99 | range over runs | cluster CPU µs per task | Executor CPU µs per task |',
+    '| what | throughput (median) | p50 | p99 | range over runs | cluster CPU µs per task | Executor CPU µs per task | client CPU µs per task |',
   );
-  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
     const s = r.summary;
     if (s === undefined) {
-      console.log(`| ${r.name} | skipped | | | ${r.note ?? ''} | | |`);
+      console.log(`| ${r.name} | skipped | | | ${r.note ?? ''} | | | |`);
       continue;
     }
     console.log(
-      `| ${r.name} | ${fmtInt(s.rate)} ${r.unit}/s | ${fmtMs(s.p50)} ms | ${fmtMs(s.p99)} ms | ${fmtInt(s.minRate)}–${fmtInt(s.maxRate)} | ${r.cpuUsPerOp === undefined ? '' : fmtInt(r.cpuUsPerOp)} | ${r.executorUsPerOp === undefined ? '' : fmtInt(r.executorUsPerOp)} |`,
+      `| ${r.name} | ${fmtInt(s.rate)} ${r.unit}/s | ${fmtMs(s.p50)} ms | ${fmtMs(s.p99)} ms | ${fmtInt(s.minRate)}–${fmtInt(s.maxRate)} | ${r.cpuUsPerOp === undefined ? '' : fmtInt(r.cpuUsPerOp)} | ${r.executorUsPerOp === undefined ? '' : fmtInt(r.executorUsPerOp)} | ${r.clientUsPerOp === undefined ? '' : fmtInt(r.clientUsPerOp)} |`,
     );
   }
   // The issue-15 goals, as ratios of rows of this run.
@@ -551,6 +648,11 @@ async function main(): Promise<void> {
     [
       'batched straight to the workers / BullMQ addBulk (throughput)',
       rate('bx-bulk-direct'),
+      rate('bull-bulk'),
+    ],
+    [
+      `blockx submit of ${fmtInt(BULK)} one-call tasks / BullMQ addBulk (throughput)`,
+      rate('bx-submit'),
       rate('bull-bulk'),
     ],
     [
