@@ -8,6 +8,7 @@
 // written with one `write` at `setImmediate`, so 1,024 results produced together cost one syscall.
 
 import { FrameInvalidError, FrameTooLargeError } from './errors.js';
+import type { CallsCompletedMessage, CompletedResult } from './protocol.js';
 
 /**
  * Default cap on one frame's payload: the gRPC message limit (64 MiB, src/grpc/channel-options.ts) plus
@@ -201,4 +202,98 @@ export class FrameWriter {
     this.lengths = [];
     this.bytes = 0;
   }
+}
+
+// ---- CallsCompleted (docs/executor.md § Calls in bulk) --------------------------------------------------
+
+/**
+ * The JSON of one CallsCompleted entry: what the attempt's CallCompleted says, without its `type`.
+ * Throws what JSON.stringify throws for a value that is not JSON (the caller turns that into a failure).
+ */
+export function completedResultJson(
+  callId: string,
+  attempt: number,
+  value: unknown,
+  durationMs: number,
+  ioHits: number,
+): string {
+  return JSON.stringify(
+    ioHits > 0 ? { callId, attempt, value, durationMs, ioHits } : { callId, attempt, value, durationMs },
+  );
+}
+
+/**
+ * The frames that carry `entries` (completedResultJson texts) of task `taskId`: one CallsCompleted, or
+ * more when they would not fit one frame of `maxBytes`; an entry too large for a CallsCompleted of its
+ * own goes as the CallCompleted frame it stands for (which its thread already checked against the limit).
+ */
+export function callsCompletedFrames(taskId: string, entries: readonly string[], maxBytes: number): string[] {
+  const head = `{"type":"CallsCompleted","taskId":${JSON.stringify(taskId)},"results":[`;
+  const envelope = Buffer.byteLength(head) + 2; // `]}`
+  const frames: string[] = [];
+  let open: string[] = [];
+  let openBytes = envelope;
+  const close = (): void => {
+    if (open.length > 0) frames.push(`${head}${open.join(',')}]}`);
+    open = [];
+    openBytes = envelope;
+  };
+  for (const entry of entries) {
+    // What the entry may cost: UTF-8 is at most 3 bytes per UTF-16 unit, measured exactly only when that
+    // bound alone would not fit. `openBytes` is never below the open frame's real size.
+    let cost = entry.length * 3;
+    if (envelope + cost > maxBytes) {
+      cost = Buffer.byteLength(entry);
+      if (envelope + cost > maxBytes) {
+        close();
+        frames.push(`{"type":"CallCompleted",${entry.slice(1)}`);
+        continue;
+      }
+    }
+    if (open.length > 0 && openBytes + 1 + cost > maxBytes) close();
+    openBytes += (open.length > 0 ? 1 : 0) + cost;
+    open.push(entry);
+  }
+  close();
+  return frames;
+}
+
+/**
+ * The well-formed entries of a CallsCompleted frame, for its receiver. A frame without a string `taskId`
+ * or a `results` array is dropped whole; an entry without a non-empty `callId`, a positive integer
+ * `attempt` and a finite `durationMs >= 0` (or with an `ioHits` that is not a whole number >= 0) drops
+ * only itself. `malformed` hears each problem.
+ */
+export function completedResultsOf(
+  m: CallsCompletedMessage,
+  malformed: (problem: string) => void,
+): CompletedResult[] {
+  if (typeof m.taskId !== 'string') {
+    malformed('taskId must be a string');
+    return [];
+  }
+  if (!Array.isArray(m.results)) {
+    malformed('results must be an array');
+    return [];
+  }
+  const out: CompletedResult[] = [];
+  for (const entry of m.results as readonly unknown[]) {
+    const problem = completedResultProblem(entry);
+    if (problem === undefined) out.push(entry as CompletedResult);
+    else malformed(problem);
+  }
+  return out;
+}
+
+function completedResultProblem(entry: unknown): string | undefined {
+  if (typeof entry !== 'object' || entry === null || Array.isArray(entry))
+    return 'a result must be an object';
+  const e = entry as Record<string, unknown>;
+  if (typeof e.callId !== 'string' || e.callId === '') return 'callId must be a non-empty string';
+  if (!Number.isInteger(e.attempt) || (e.attempt as number) < 1) return 'attempt must be a positive integer';
+  if (typeof e.durationMs !== 'number' || !Number.isFinite(e.durationMs) || e.durationMs < 0)
+    return 'durationMs must be a finite number >= 0';
+  if (e.ioHits !== undefined && (!Number.isInteger(e.ioHits) || (e.ioHits as number) < 0))
+    return 'ioHits must be a whole number >= 0 when present';
+  return undefined;
 }

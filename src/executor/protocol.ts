@@ -13,6 +13,11 @@ export const PROTOCOL_VERSION = 1;
 export const ExecutorFeature = {
   /** The executor takes `ExecuteCalls`: many attempts of one task in one frame (docs/executor.md). */
   ExecuteCalls: 'ExecuteCalls',
+  /**
+   * The executor answers an `ExecuteCalls` that asks for it (`bulkResults`) with `CallsCompleted`: the
+   * successful outcomes of its attempts in bulk (docs/executor.md § Calls in bulk).
+   */
+  CallsCompleted: 'CallsCompleted',
 } as const;
 export type ExecutorFeature = (typeof ExecutorFeature)[keyof typeof ExecutorFeature];
 
@@ -128,6 +133,26 @@ export interface CallCompletedMessage extends CallAttemptRef {
   readonly ioHits?: number;
 }
 
+/**
+ * The successful terminal outcomes of attempts of one task that came in `ExecuteCalls` frames with
+ * `bulkResults`, in bulk: each entry is what that attempt's CallCompleted would have said. Sent at most
+ * once per task per event-loop turn (more only when the entries would not fit one frame); a failure of
+ * such an attempt still travels as its own CallFailed. Only from an executor that announced
+ * `ExecutorFeature.CallsCompleted`, only for attempts the Worker asked it for.
+ */
+export interface CallsCompletedMessage {
+  readonly type: 'CallsCompleted';
+  readonly taskId: string;
+  readonly results: readonly CompletedResult[];
+}
+
+/** One entry of a CallsCompleted: a CallCompleted without its `type`. */
+export interface CompletedResult extends CallAttemptRef {
+  readonly value?: unknown;
+  readonly durationMs: number;
+  readonly ioHits?: number;
+}
+
 export interface CallFailedMessage extends CallAttemptRef {
   readonly type: 'CallFailed';
   readonly kind: CallFailureKind;
@@ -175,6 +200,11 @@ export interface ExecuteCallsMessage {
   readonly codeEpoch: string;
   readonly budgetMs: number;
   readonly ioCache?: string;
+  /**
+   * The Worker takes the successful outcomes of these attempts in bulk (`CallsCompleted`); set only for
+   * an executor that announced `ExecutorFeature.CallsCompleted`. Absent: one CallCompleted per attempt.
+   */
+  readonly bulkResults?: true;
   readonly calls: readonly BatchedCall[];
 }
 
@@ -221,6 +251,9 @@ export interface ShutdownMessage {
   readonly graceMs: number;
 }
 
+// CallsCompletedMessage is an Executor → Worker frame too. It joins this union together with the change
+// that teaches the Worker's link core to take it (src/services/call-host/core/link/: its switch over
+// this union is exhaustive); until then `ExecutorFrame` names all of them.
 export type ExecutorToWorker =
   | HelloMessage
   | HeartbeatMessage
@@ -228,6 +261,9 @@ export type ExecutorToWorker =
   | CallWaitingMessage
   | CallCompletedMessage
   | CallFailedMessage;
+
+/** Every frame an executor may send, the optional ones included. */
+export type ExecutorFrame = ExecutorToWorker | CallsCompletedMessage;
 
 export type WorkerToExecutor =
   | ExecuteCallMessage
@@ -239,7 +275,7 @@ export type WorkerToExecutor =
   | DropIoCacheMessage
   | ShutdownMessage;
 
-export type ProtocolMessage = ExecutorToWorker | WorkerToExecutor;
+export type ProtocolMessage = ExecutorFrame | WorkerToExecutor;
 
 /** The map key of one attempt, used on both sides. */
 export function attemptKey(callId: string, attempt: number): string {

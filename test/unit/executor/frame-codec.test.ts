@@ -2,6 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FrameInvalidError, FrameTooLargeError } from '../../../src/executor/errors.js';
 import {
+  callsCompletedFrames,
+  completedResultJson,
+  completedResultsOf,
   encodeFrame,
   encodeJsonFrame,
   FrameDecoder,
@@ -140,5 +143,107 @@ describe('frame writer', () => {
     writer.flush();
     await new Promise((r) => setImmediate(r));
     expect(s.writes).toHaveLength(0);
+  });
+});
+
+describe('CallsCompleted codec (docs/executor.md § Calls in bulk)', () => {
+  const result = fc.record(
+    {
+      callId: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 12 }),
+      attempt: fc.integer({ min: 1, max: 9 }),
+      value: fc.jsonValue({ maxDepth: 2 }),
+      durationMs: fc.double({ min: 0, max: 1e6, noNaN: true }),
+      ioHits: fc.integer({ min: 0, max: 5 }),
+    },
+    { requiredKeys: ['callId', 'attempt', 'durationMs'] },
+  );
+  const asJson = (r: {
+    callId: string;
+    attempt: number;
+    value?: unknown;
+    durationMs: number;
+    ioHits?: number;
+  }) => completedResultJson(r.callId, r.attempt, r.value, r.durationMs, r.ioHits ?? 0);
+
+  it('carries every entry once, in order, in frames under the limit; one that fits no CallsCompleted goes as its CallCompleted', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ unit: 'grapheme', maxLength: 10 }),
+        fc.array(result, { maxLength: 25 }),
+        fc.integer({ min: 60, max: 2_000 }),
+        (taskId, results, maxBytes) => {
+          const entries = results.map(asJson);
+          const frames = callsCompletedFrames(taskId, entries, maxBytes);
+          const carried: unknown[] = [];
+          for (const f of frames) {
+            const m = parseMessage<Record<string, unknown>>(f);
+            if (m.type === 'CallsCompleted') {
+              expect(Buffer.byteLength(f)).toBeLessThanOrEqual(maxBytes);
+              expect(m.taskId).toBe(taskId);
+              const rs = m.results as unknown[];
+              expect(rs.length).toBeGreaterThan(0);
+              expect(completedResultsOf(m as never, () => expect.unreachable())).toEqual(rs);
+              carried.push(...rs);
+            } else {
+              expect(m.type).toBe('CallCompleted');
+              const { type: _t, ...rest } = m;
+              // it would not fit a CallsCompleted frame of its own
+              const alone = callsCompletedFrames(taskId, [JSON.stringify(rest)], Infinity)[0]!;
+              expect(Buffer.byteLength(alone)).toBeGreaterThan(maxBytes);
+              carried.push(rest);
+            }
+          }
+          expect(carried).toEqual(entries.map((e) => JSON.parse(e)));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('sends one frame for the entries of a turn when they fit', () => {
+    const entries = [
+      asJson({ callId: 'a', attempt: 1, value: 1, durationMs: 0.5 }),
+      asJson({ callId: 'b', attempt: 2, durationMs: 1, ioHits: 3 }),
+    ];
+    expect(callsCompletedFrames('t-1', entries, 1024)).toEqual([
+      '{"type":"CallsCompleted","taskId":"t-1","results":[{"callId":"a","attempt":1,"value":1,"durationMs":0.5},{"callId":"b","attempt":2,"durationMs":1,"ioHits":3}]}',
+    ]);
+    expect(callsCompletedFrames('t-1', [], 1024)).toEqual([]);
+  });
+
+  it.each([
+    [{ taskId: 1, results: [] }, 'taskId must be a string'],
+    [{ taskId: 't', results: {} }, 'results must be an array'],
+  ])('drops a whole frame with a bad task-level field: %j', (frame, problem) => {
+    const problems: string[] = [];
+    expect(
+      completedResultsOf({ type: 'CallsCompleted', ...frame } as never, (p) => problems.push(p)),
+    ).toEqual([]);
+    expect(problems).toEqual([problem]);
+  });
+
+  it('drops only a malformed entry', () => {
+    const ok = { callId: 'ok', attempt: 1, value: null, durationMs: 2 };
+    const bad: [unknown, string][] = [
+      [null, 'a result must be an object'],
+      [[1], 'a result must be an object'],
+      [{ callId: '', attempt: 1, durationMs: 0 }, 'callId must be a non-empty string'],
+      [{ callId: 'x', attempt: 0, durationMs: 0 }, 'attempt must be a positive integer'],
+      [{ callId: 'x', attempt: 1.5, durationMs: 0 }, 'attempt must be a positive integer'],
+      [{ callId: 'x', attempt: 1 }, 'durationMs must be a finite number >= 0'],
+      [{ callId: 'x', attempt: 1, durationMs: -1 }, 'durationMs must be a finite number >= 0'],
+      [
+        { callId: 'x', attempt: 1, durationMs: 0, ioHits: 0.5 },
+        'ioHits must be a whole number >= 0 when present',
+      ],
+    ];
+    const problems: string[] = [];
+    const m = { type: 'CallsCompleted', taskId: 't', results: [...bad.map(([e]) => e), ok] } as const;
+    expect(completedResultsOf(m as never, (p) => problems.push(p))).toEqual([ok]);
+    expect(problems).toEqual(bad.map(([, p]) => p));
+  });
+
+  it('throws for a value that is not JSON, as CallCompleted serialisation does', () => {
+    expect(() => completedResultJson('c', 1, 10n, 0, 0)).toThrow(TypeError);
   });
 });
