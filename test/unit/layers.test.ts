@@ -75,6 +75,7 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   client: ['contracts', 'generated', 'grpc', 'kernel'],
   'services/registry': ['contracts', 'kernel'],
   'services/storage': ['kernel'],
+  'services/follow': ['kernel'], // the base error class (Sans-IO core, docs/follow.md)
   'services/dashboard': ['contracts', 'kernel'],
   'services/functions-store': ['contracts', 'executor', 'kernel', 'services/worker'],
   'services/call-host': ['executor', 'kernel', 'services/worker'], // the Worker's ports only (rule below)
