@@ -2,11 +2,10 @@
 // (docs/security.md § Reservations per client).
 //
 // - With TLS on, the caller's certificate says who it is: its subject CN, or its SHA-256 fingerprint
-//   when it has no CN. A *service* certificate (one whose extended key usage includes serverAuth, as
-//   `blockx certs` issues for workers and coordinators) may act for a client: the Coordinator forwards
+//   when it has no CN. Only a certificate holding the `coordinator` role (docs/security.md § Roles; a
+//   service certificate without role names holds it) may act for a client: the Coordinator forwards
 //   the identity of the client it reserves for in the `blockx-client` metadata, and a Worker takes it.
-//   A submitter's certificate (clientAuth only) cannot: its `blockx-client` is ignored, so no client
-//   can spend another's share.
+//   Any other certificate's `blockx-client` is ignored, so no client can spend another's share.
 // - With TLS off nobody is authenticated: a forwarded `blockx-client` is taken as given, else the
 //   caller is `anonymous`. The rules then guard against accidents, not against an adversary.
 
@@ -17,9 +16,8 @@ import {
   CLIENT_IDENTITY_METADATA_KEY,
   clientIdentityProblem,
 } from '../kernel/client-identity.js';
-
-/** The extended-key-usage OID of TLS server authentication (RFC 5280 § 4.2.1.12). */
-const SERVER_AUTH_OID = '1.3.6.1.5.5.7.3.1';
+import { cachedRolesOf } from '../kernel/roles.js';
+import { peerCertificate } from './authorization.js';
 
 /** The part of a grpc-js server call the identity is read from. */
 export interface IdentifiedCall {
@@ -41,21 +39,11 @@ function certificateIdentity(cert: PeerCertificate): string | undefined {
     : undefined;
 }
 
-function isServiceCertificate(cert: PeerCertificate): boolean {
-  const usage = (cert as PeerCertificate & { ext_key_usage?: unknown }).ext_key_usage;
-  return Array.isArray(usage) && usage.includes(SERVER_AUTH_OID);
-}
-
 /** Who `call` is from (see the header): never empty, at most MAX_ID_BYTES. */
 export function callerIdentity(call: IdentifiedCall): string {
-  let cert: PeerCertificate | undefined;
-  try {
-    cert = call.getAuthContext?.().sslPeerCertificate;
-  } catch {
-    cert = undefined;
-  }
+  const cert = peerCertificate(call);
   const forwarded = forwardedIdentity(call.metadata);
-  if (cert === undefined || Object.keys(cert).length === 0) return forwarded ?? ANONYMOUS_CLIENT;
+  if (cert === undefined) return forwarded ?? ANONYMOUS_CLIENT;
   const own = certificateIdentity(cert) ?? ANONYMOUS_CLIENT;
-  return forwarded !== undefined && isServiceCertificate(cert) ? forwarded : own;
+  return forwarded !== undefined && cachedRolesOf(cert).includes('coordinator') ? forwarded : own;
 }

@@ -3,6 +3,7 @@
 // listener other hosts can reach unless told otherwise; with the certificates it serves TLS on every
 // interface, and only a caller with a certificate from the CA gets an answer.
 import { spawnSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -54,11 +55,39 @@ describe('blockx certs', () => {
     expect(readFileSync(path.join(certs, 'node.pem'), 'utf8')).not.toBe(ca);
   });
 
+  it('--role writes the roles into the certificate (docs/security.md § Roles)', () => {
+    const person = blockx(
+      ['certs', '--dir', certs, '--name', 'dora', '--role', 'deployer', '--role', 'viewer'],
+      {},
+      dir,
+    );
+    expect(person.code, person.stderr).toBe(0);
+    expect(person.stdout).toMatch(/\(client use\), roles: deployer, viewer/);
+    const dora = new X509Certificate(readFileSync(path.join(certs, 'dora.pem')));
+    expect(dora.subjectAltName).toBe('URI:urn:blockx:role:deployer, URI:urn:blockx:role:viewer');
+    expect(dora.keyUsage).toEqual(['1.3.6.1.5.5.7.3.2']); // clientAuth only
+    const service = blockx(['certs', '--dir', certs, '--name', 'w1', '--role', 'worker'], {}, dir);
+    expect(service.code, service.stderr).toBe(0);
+    const w1 = new X509Certificate(readFileSync(path.join(certs, 'w1.pem')));
+    expect(w1.subjectAltName).toMatch(
+      /DNS:localhost, IP Address:127\.0\.0\.1, .*URI:urn:blockx:role:worker$/,
+    );
+    expect(w1.keyUsage).toContain('1.3.6.1.5.5.7.3.1'); // serverAuth
+    // --client writes no role name: it reads as a submitter, as before roles.
+    expect(new X509Certificate(readFileSync(path.join(certs, 'alice.pem'))).subjectAltName).toBeUndefined();
+  });
+
   it.each([
     [['--days', '0'], /--days must be an integer/],
     [['--name', 'ca'], /--name must be a file name/],
     [['--host', 'bad host'], /--host must be a DNS name or an IP address/],
-    [['--client', '--host', 'x.example'], /--client certificates name no hosts/],
+    [['--client', '--host', 'x.example'], /client certificates name no hosts/],
+    [['--role', 'viewer', '--host', 'x.example'], /client certificates name no hosts/],
+    [
+      ['--role', 'root'],
+      /--role must be one of admin, deployer, submitter, viewer, coordinator, worker, got "root"/,
+    ],
+    [['--client', '--role', 'viewer'], /--client and --role do not go together/],
   ])('%j is a usage error', (args, message) => {
     const r = blockx(['certs', '--dir', path.join(dir, 'unused'), ...args], {}, dir);
     expect(r.code).toBe(2);

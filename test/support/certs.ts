@@ -11,17 +11,25 @@ export interface LoopbackTls {
   readonly node: KeyAndCert;
   /** DIR/ca.pem, DIR/node.pem, DIR/node-key.pem: what BLOCKX_TLS_CA / _CERT / _KEY point at. */
   readonly files: { readonly ca: string; readonly cert: string; readonly key: string };
-  /** Another certificate from the same CA (`hosts` empty: client use only), its files written too. */
-  issue(name: string, hosts?: readonly string[]): KeyAndCert & { files: { cert: string; key: string } };
+  /**
+   * Another certificate from the same CA (`hosts` empty: client use only), its files written too;
+   * `roles` as `blockx certs --role` writes them (docs/security.md § Roles).
+   */
+  issue(
+    name: string,
+    hosts?: readonly string[],
+    roles?: readonly string[],
+  ): KeyAndCert & { files: { cert: string; key: string } };
 }
 
 export function loopbackTls(dir: string, commonName = 'BlockX test CA'): LoopbackTls {
   const ca = createCa({ commonName, days: 1 });
-  const issue = (name: string, hosts: readonly string[] = []) => {
+  const issue = (name: string, hosts: readonly string[] = [], roles: readonly string[] = []) => {
     const kc = issueCertificate(ca, {
       commonName: name,
       hosts,
       usage: hosts.length > 0 ? 'service' : 'client',
+      roles,
       days: 1,
     });
     return { ...kc, files: writeKeyAndCert(dir, name, kc) };

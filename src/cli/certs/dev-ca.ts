@@ -22,6 +22,12 @@ export interface IssueOptions {
   readonly hosts: readonly string[];
   /** 'service': server and client authentication; 'client': client authentication only. */
   readonly usage: 'service' | 'client';
+  /**
+   * Roles written as `urn:blockx:role:<role>` URI names (docs/security.md § Roles); none keeps the
+   * meaning of a certificate from before roles (a service acts as every service and admin, a client
+   * as a submitter).
+   */
+  readonly roles?: readonly string[];
   readonly days: number;
   /** Now, for tests. */
   readonly now?: Date;
@@ -80,9 +86,11 @@ export function issueCertificate(ca: KeyAndCert, opts: IssueOptions): KeyAndCert
   validity(cert, opts.now ?? new Date(), opts.days);
   cert.setSubject([{ name: 'commonName', value: opts.commonName }]);
   cert.setIssuer(caCert.subject.attributes);
-  const altNames = opts.hosts.map((h) =>
-    IPV4.test(h) || h.includes(':') ? { type: 7, ip: h } : { type: 2, value: h },
-  );
+  const altNames = [
+    ...opts.hosts.map((h) => (IPV4.test(h) || h.includes(':') ? { type: 7, ip: h } : { type: 2, value: h })),
+    // type 6: uniformResourceIdentifier (RFC 5280 § 4.2.1.6).
+    ...(opts.roles ?? []).map((role) => ({ type: 6, value: `urn:blockx:role:${role}` })),
+  ];
   cert.setExtensions([
     { name: 'basicConstraints', cA: false, critical: true },
     { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },

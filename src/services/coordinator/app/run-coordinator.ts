@@ -35,6 +35,7 @@ import {
   SERVICE_NAMES,
 } from '../../../grpc/proto.js';
 import { bindServer, listenAddress, shutdownServer } from '../../../grpc/server.js';
+import { withAuthorization } from '../../../grpc/authorization.js';
 import { serverCredentials } from '../../../grpc/tls.js';
 import { TeardownStack } from '../../../kernel/teardown-stack.js';
 import { serviceTls } from '../../../kernel/tls-files.js';
@@ -225,7 +226,8 @@ export async function runCoordinator(opts: RunCoordinatorOptions): Promise<Runni
     onCoreChanged: () => readiness.refresh(),
   });
 
-  const grpcServer = new grpc.Server(SERVER_OPTIONS);
+  // With TLS, every call is checked against the roles table first (docs/security.md § Roles).
+  const grpcServer = new grpc.Server(withAuthorization(SERVER_OPTIONS, tls));
   if (dep.kind === 'block') grpcServer.addService(coordinatorServiceDefinition, server.handlers());
   else
     grpcServer.addService(bundleCoordinatorServiceDefinition, new BundleCoordinatorServer(server).handlers());

@@ -13,8 +13,10 @@
 import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import type { DashboardSource } from '../../../contracts/dashboard.js';
 import { parseMetricsListenAddr } from '../../../kernel/observability/metrics-server.js';
+import { cachedRolesOf, DASHBOARD_ROLES, permissionProblem } from '../../../kernel/roles.js';
 import { plaintextListenProblem, type TlsMaterial } from '../../../kernel/tls-files.js';
 import { loadDashboardAssets, type DashboardAssets } from './assets.js';
 import { DashboardHandler, DEFAULT_MAX_EVENT_CLIENTS } from './dashboard-handler.js';
@@ -119,7 +121,12 @@ export async function startDashboardServer(opts: DashboardServerOptions): Promis
             rejectUnauthorized: true,
             minVersion: 'TLSv1.2',
           },
-          (req, res) => handler.handle(req, res),
+          (req, res) => {
+            // Every route needs a viewing role (docs/security.md § Roles).
+            const problem = dashboardPermissionProblem(req.socket as TLSSocket);
+            if (problem === undefined) handler.handle(req, res);
+            else res.writeHead(403, { 'Content-Type': 'text/plain; charset=utf-8' }).end(`${problem}\n`);
+          },
         );
   // Slow or idle clients cannot hold sockets: headers within 10 s, at most so many connections.
   server.headersTimeout = 10_000;
@@ -159,4 +166,12 @@ export async function startDashboardServer(opts: DashboardServerOptions): Promis
         server.closeAllConnections();
       })),
   };
+}
+
+/** Why the TLS peer on `socket` may not read the dashboard, or undefined (docs/security.md § Roles). */
+function dashboardPermissionProblem(socket: TLSSocket): string | undefined {
+  const cert = socket.getPeerCertificate();
+  // rejectUnauthorized already refused a connection without a certificate from the CA.
+  if (Object.keys(cert).length === 0) return 'the dashboard needs a client certificate';
+  return permissionProblem('the dashboard', cachedRolesOf(cert), DASHBOARD_ROLES);
 }

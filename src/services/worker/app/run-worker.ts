@@ -26,6 +26,7 @@ import { SERVER_OPTIONS } from '../../../grpc/channel-options.js';
 import { createHealth, type Health } from '../../../grpc/health.js';
 import { SERVICE_NAMES, workerAdminServiceDefinition, workerServiceDefinition } from '../../../grpc/proto.js';
 import { bindServer, shutdownServer } from '../../../grpc/server.js';
+import { withAuthorization } from '../../../grpc/authorization.js';
 import { serverCredentials } from '../../../grpc/tls.js';
 import { TeardownStack } from '../../../kernel/teardown-stack.js';
 import { serviceTls } from '../../../kernel/tls-files.js';
@@ -214,11 +215,17 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
     onSlotReclaimed: () => publisher?.capacityFreed(),
   });
 
-  const server = new grpc.Server({
-    ...SERVER_OPTIONS,
-    'grpc.keepalive_time_ms': w.keepaliveTimeMs,
-    'grpc.keepalive_timeout_ms': w.keepaliveTimeoutMs,
-  });
+  // With TLS, every call is checked against the roles table first (docs/security.md § Roles).
+  const server = new grpc.Server(
+    withAuthorization(
+      {
+        ...SERVER_OPTIONS,
+        'grpc.keepalive_time_ms': w.keepaliveTimeMs,
+        'grpc.keepalive_timeout_ms': w.keepaliveTimeoutMs,
+      },
+      tls,
+    ),
+  );
   // docs/batched-protocol.md § Worker: credits per stream default to the slot count, so one stream
   // can keep the whole worker busy and no more.
   // SubmitTask admission also refuses writers of tables tasks may not write (docs/storage.md).

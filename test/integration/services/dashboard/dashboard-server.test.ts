@@ -126,5 +126,19 @@ describe('startDashboardServer', () => {
     expect(JSON.parse(await bodyOf(withCert)).atMs).toBe(1_000);
     // TLS 1.3 reports a missing client certificate after the handshake, as a reset or an alert.
     await expect(get(`${server.url}api/snapshot`, { tls: { ca: ca.cert } }).then(bodyOf)).rejects.toThrow();
+    // Every route needs a viewing role (docs/security.md § Roles): a viewer reads, a worker's
+    // certificate from the same CA does not.
+    const as = (roles: string[]) => {
+      const kc = issueCertificate(ca, { commonName: roles[0]!, hosts: [], usage: 'client', roles, days: 1 });
+      return { ca: ca.cert, cert: kc.cert, key: kc.key };
+    };
+    expect((await get(`${server.url}api/snapshot`, { tls: as(['viewer']) })).statusCode).toBe(200);
+    for (const route of ['', 'api/snapshot', 'api/events']) {
+      const refused = await get(`${server.url}${route}`, { tls: as(['worker']) });
+      expect(refused.statusCode, route).toBe(403);
+      expect(await bodyOf(refused)).toMatch(
+        /the dashboard needs the role viewer or submitter or deployer or admin/,
+      );
+    }
   });
 });

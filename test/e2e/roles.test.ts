@@ -1,0 +1,149 @@
+// Roles on a real cluster with mutual TLS (docs/security.md § Roles): certificates for each role from
+// the code behind `blockx certs --role`; every refusal is PERMISSION_DENIED naming the role needed,
+// before the handler runs. The cluster's own services hold certificates without role names (what
+// `blockx certs` issued before roles), so they keep working as before.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { KeyAndCert } from '../../src/cli/certs/dev-ca.js';
+import { BlockxClient } from '../../src/client/client.js';
+import {
+  CoordinatorAdminServiceClient,
+  CoordinatorServiceClient,
+  WorkerServiceClient,
+} from '../../src/grpc/proto.js';
+import type { TlsPem } from '../../src/kernel/tls-files.js';
+import { startCluster, type TestCluster } from '../support/cluster.js';
+import { loopbackTls } from '../support/certs.js';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'blockx-roles-'));
+const tls = loopbackTls(dir);
+const pem = (kc: KeyAndCert): TlsPem => ({ ca: tls.ca.cert, cert: kc.cert, key: kc.key });
+const submitter = tls.issue('alice'); // --client: no role name, a submitter
+const viewer = tls.issue('vera', [], ['viewer']);
+const deployer = tls.issue('dora', [], ['deployer']);
+const workerOnly = tls.issue('w9', ['127.0.0.1'], ['worker']);
+
+const hello = (taskId: string) => ({
+  taskId,
+  functionCallConfig: { type: 'CallListCallConfig', config: { function: 'hello_world', callList: [['x']] } },
+});
+
+type Unary = (
+  req: object,
+  md: grpc.Metadata,
+  opts: grpc.CallOptions,
+  cb: (err: grpc.ServiceError | null) => void,
+) => void;
+const call = (client: grpc.Client, method: string, req: object) =>
+  new Promise<grpc.ServiceError | null>((resolve) =>
+    ((client as unknown as Record<string, Unary>)[method] as Unary).call(
+      client,
+      req,
+      new grpc.Metadata(),
+      { deadline: Date.now() + 5_000 },
+      (err) => resolve(err),
+    ),
+  );
+const creds = (kc: KeyAndCert) =>
+  grpc.credentials.createSsl(Buffer.from(tls.ca.cert), Buffer.from(kc.key), Buffer.from(kc.cert));
+
+describe('roles from certificates on a TLS cluster', () => {
+  let cluster: TestCluster;
+
+  beforeAll(async () => {
+    cluster = await startCluster({
+      workers: 1,
+      env: { BLOCKX_TLS_CA: tls.files.ca, BLOCKX_TLS_CERT: tls.files.cert, BLOCKX_TLS_KEY: tls.files.key },
+      clientTls: pem(tls.node),
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await cluster?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a submitter runs tasks and reads the cluster, but cannot deploy code', async () => {
+    const client = new BlockxClient({ coordinator: cluster.coordinatorAddr, tls: pem(submitter) });
+    try {
+      const outcome = await client.run(hello(`roles-submit-${Date.now()}`));
+      expect(outcome.success).toBe(true);
+      expect((await client.clusterStatus()).workers).toHaveLength(1);
+    } finally {
+      client.close();
+    }
+    const admin = new CoordinatorAdminServiceClient(cluster.coordinatorAddr, creds(submitter));
+    try {
+      for (const method of ['deployFunctions', 'useFunctions']) {
+        const err = await call(admin, method, { version: 'x' });
+        expect(err?.code, method).toBe(grpc.status.PERMISSION_DENIED);
+        expect(err?.details).toMatch(/needs the role deployer or admin .*holds: submitter/);
+      }
+    } finally {
+      admin.close();
+    }
+  });
+
+  it('a viewer reads the cluster but cannot reserve, submit or deploy', async () => {
+    const admin = new CoordinatorAdminServiceClient(cluster.coordinatorAddr, creds(viewer));
+    const coordinator = new CoordinatorServiceClient(cluster.coordinatorAddr, creds(viewer));
+    const worker = new WorkerServiceClient(cluster.workers[0]!.addr, creds(viewer));
+    try {
+      expect(await call(admin, 'getClusterStatus', {})).toBeNull();
+      // Past the role check (this cluster has no functions store, which the handler says).
+      expect((await call(admin, 'listFunctions', {}))?.code).not.toBe(grpc.status.PERMISSION_DENIED);
+      const reserve = await call(coordinator, 'reserveWorkerSlot', { taskId: 'roles-v' });
+      expect(reserve?.code).toBe(grpc.status.PERMISSION_DENIED);
+      expect(reserve?.details).toMatch(/ReserveWorkerSlot needs the role submitter or admin .*holds: viewer/);
+      const slot = await call(worker, 'requestTaskSlot', { taskId: 'roles-v', ttlMs: 1_000 });
+      expect(slot?.code).toBe(grpc.status.PERMISSION_DENIED);
+      expect((await call(admin, 'deployFunctions', { version: 'x' }))?.code).toBe(
+        grpc.status.PERMISSION_DENIED,
+      );
+    } finally {
+      admin.close();
+      coordinator.close();
+      worker.close();
+    }
+  });
+
+  it('a deployer reaches the deploy handler but cannot run tasks', async () => {
+    const admin = new CoordinatorAdminServiceClient(cluster.coordinatorAddr, creds(deployer));
+    try {
+      // Past the role check: the handler itself refuses an empty bundle.
+      const err = await call(admin, 'deployFunctions', { version: 'x' });
+      expect(err?.code).not.toBe(grpc.status.PERMISSION_DENIED);
+      expect(err).not.toBeNull();
+    } finally {
+      admin.close();
+    }
+    const client = new BlockxClient({
+      coordinator: cluster.coordinatorAddr,
+      tls: pem(deployer),
+      maxReserveAttempts: 1,
+      batching: 'off',
+    });
+    try {
+      await expect(client.run(hello(`roles-deployer-${Date.now()}`))).rejects.toThrow(
+        /needs the role submitter/,
+      );
+    } finally {
+      client.close();
+    }
+  });
+
+  it('a worker certificate may not submit to another worker or read its tasks', async () => {
+    const worker = new WorkerServiceClient(cluster.workers[0]!.addr, creds(workerOnly));
+    try {
+      for (const method of ['requestTaskSlot', 'getTaskResult']) {
+        const err = await call(worker, method, { taskId: 'roles-w', ttlMs: 1_000 });
+        expect(err?.code, method).toBe(grpc.status.PERMISSION_DENIED);
+      }
+    } finally {
+      worker.close();
+    }
+  });
+});
