@@ -77,6 +77,7 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   'services/storage': ['kernel'],
   'services/follow': ['kernel'], // the base error class (Sans-IO core, docs/follow.md)
   'services/dashboard': ['contracts', 'kernel'],
+  'services/chain-rpc': ['kernel'],
   'services/functions-store': ['contracts', 'executor', 'kernel', 'services/worker'],
   'services/call-host': ['executor', 'kernel', 'services/worker'], // the Worker's ports only (rule below)
   'services/worker': [
