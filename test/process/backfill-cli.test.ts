@@ -103,6 +103,57 @@ function backfillArgs(from: number, to: number, state: string, more: string[] = 
   ];
 }
 
+interface Up {
+  child: ChildProcess;
+  output: ReturnType<typeof captureOutput>;
+  coordinator: string;
+  workers: string[];
+}
+
+/** `blockx up --no-demo --workers 2` on a free port (a port probed free may be taken before `up` binds it: a fresh one then). */
+async function startUp(env: NodeJS.ProcessEnv = {}): Promise<Up> {
+  for (let tries = 0; ; tries++) {
+    const listen = `127.0.0.1:${await freePort()}`;
+    const child = spawnTracked(
+      process.execPath,
+      [BIN, 'up', '--listen', listen, '--no-demo', '--workers', '2'],
+      {
+        cwd: REPO,
+        env: cleanEnv({ COORDINATOR_CPU_RED_LINE: '1', COORDINATOR_MEMORY_RED_LINE: '1', ...env }),
+      },
+    );
+    const output = captureOutput(child);
+    try {
+      await waitForLine(child, /^serving; press Ctrl-C/, 90_000);
+    } catch (err) {
+      await stopGroup(child, 'SIGKILL', 1_000);
+      if (tries < 2 && /EADDRINUSE/.test(output.text())) continue;
+      throw err;
+    }
+    const text = output.text();
+    const coordinator = /coordinator listening on (\S+)/.exec(text)?.[1] ?? '';
+    expect(coordinator).toBe(listen);
+    const workers = [...text.matchAll(/worker #\d+ listening on (\S+)/g)].map((m) => m[1] as string);
+    return { child, output, coordinator, workers };
+  }
+}
+
+/** token_transfers rows of chain 1 in blocks from..to of a SQLite file (read once its cluster stopped). */
+function transferCount(file: string, from: number, to: number): number {
+  const db = new Database(file, { readonly: true });
+  try {
+    return (
+      db
+        .prepare(
+          'SELECT COUNT(*) AS n FROM token_transfers WHERE chain_id = 1 AND block_number BETWEEN ? AND ?',
+        )
+        .get(from, to) as { n: number }
+    ).n;
+  } finally {
+    db.close();
+  }
+}
+
 describe('blockx backfill against `blockx up`', () => {
   let up: ChildProcess | undefined;
   let output: ReturnType<typeof captureOutput> | undefined;
@@ -114,26 +165,8 @@ describe('blockx backfill against `blockx up`', () => {
   beforeAll(async () => {
     const gen = await blockx(['data', 'generate', '--chain', '1', '--blocks', '300']);
     expect(gen.code, gen.stderr).toBe(0);
-    // A port probed free may be taken before `up` binds it: try a fresh one.
-    for (let tries = 0; tries < 3 && coordinator === ''; tries++) {
-      const listen = `127.0.0.1:${await freePort()}`;
-      up = spawnTracked(process.execPath, [BIN, 'up', '--listen', listen, '--no-demo', '--workers', '2'], {
-        cwd: REPO,
-        env: cleanEnv({ COORDINATOR_CPU_RED_LINE: '1', COORDINATOR_MEMORY_RED_LINE: '1' }),
-      });
-      output = captureOutput(up);
-      try {
-        await waitForLine(up, /^serving; press Ctrl-C/, 90_000);
-      } catch (err) {
-        await stopGroup(up, 'SIGKILL', 1_000);
-        if (!/EADDRINUSE/.test(output.text())) throw err;
-        continue;
-      }
-      const text = output.text();
-      coordinator = /coordinator listening on (\S+)/.exec(text)?.[1] ?? '';
-      workers = [...text.matchAll(/worker #\d+ listening on (\S+)/g)].map((m) => m[1] as string);
-      expect(coordinator).toBe(listen);
-    }
+    const started = await startUp();
+    ({ child: up, output, coordinator, workers } = started);
     expect(workers).toHaveLength(2);
   }, 240_000);
 
@@ -183,6 +216,35 @@ describe('blockx backfill against `blockx up`', () => {
       });
     },
     SLOW,
+  );
+
+  it(
+    'the same command against another database (BLOCKX_STORAGE_URL) runs every block there: a journal never skips for the wrong database (issue 30)',
+    async () => {
+      // As a user would: the job journaled against one database, then the same command with the storage
+      // pointed elsewhere (here a second SQLite file and a cluster on it). It used to print "0 succeeded,
+      // 0 failed, N skipped", exit 0, and write nothing.
+      const other = path.join(dir, 'other.db');
+      const env = { BLOCKX_STORAGE_URL: `sqlite:${other}` };
+      const gen = await blockx(['data', 'generate', '--chain', '1', '--blocks', '50'], env);
+      expect(gen.code, gen.stderr).toBe(0);
+      const second = await startUp(env);
+      let summary: BackfillSummary;
+      try {
+        const r = await blockx(backfillArgs(1, 50, 'a', ['--coordinator', second.coordinator]), env);
+        expect(r.code, `${r.stderr}\n${second.output.text()}`).toBe(0);
+        ({ summary } = parseJsonRun(r));
+        expect(summary).toMatchObject({ blocks: 50, succeeded: 50, skipped: 0, failed: 0 });
+        expect(summary.rows).toBeGreaterThan(0);
+      } finally {
+        await stopGroup(second.child, 'SIGTERM', 10_000);
+      }
+      expect(transferCount(other, 1, 50)).toBe(summary.rows);
+      // Back on the first database, the journal still skips what it did there.
+      const again = await blockx(backfillArgs(1, 200, 'a', ['--coordinator', coordinator]));
+      expect(parseJsonRun(again).summary).toMatchObject({ skipped: 200, attempts: 0 });
+    },
+    2 * SLOW,
   );
 
   it(
@@ -329,21 +391,8 @@ describe('blockx backfill against `blockx up`', () => {
     async () => {
       expect(reported.first200).toBeGreaterThan(0);
       if (up && isRunning(up)) await stopGroup(up, 'SIGTERM', 10_000);
-      const db = new Database(DB, { readonly: true });
-      try {
-        const count = (from: number, to: number) =>
-          (
-            db
-              .prepare(
-                'SELECT COUNT(*) AS n FROM token_transfers WHERE chain_id = 1 AND block_number BETWEEN ? AND ?',
-              )
-              .get(from, to) as { n: number }
-          ).n;
-        expect(count(1, 200)).toBe(reported.first200);
-        expect(count(201, 300)).toBe(reported.last100);
-      } finally {
-        db.close();
-      }
+      expect(transferCount(DB, 1, 200)).toBe(reported.first200);
+      expect(transferCount(DB, 201, 300)).toBe(reported.last100);
     },
     SLOW,
   );

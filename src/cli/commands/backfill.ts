@@ -111,14 +111,21 @@ async function backfill(templatePath: string, opts: BackfillOptions, io: CliIo):
   const retries = parseRetries(opts.retries);
   const connectTimeoutMs = await connectTimeout(opts.connectTimeout, io);
 
-  const [{ readTaskSources }, { bootKernel }, plans, path, { validateTaskInput, normalizeTaskInput }] =
-    await Promise.all([
-      import('../../client/task-files.js'),
-      import('../../kernel/kernel.js'),
-      import('../../client/backfill/plan.js'),
-      import('node:path'),
-      import('../../kernel/task-validation.js'),
-    ]);
+  const [
+    { readTaskSources },
+    { bootKernel },
+    plans,
+    path,
+    { validateTaskInput, normalizeTaskInput },
+    { storageIdentity, maskStorageUrl },
+  ] = await Promise.all([
+    import('../../client/task-files.js'),
+    import('../../kernel/kernel.js'),
+    import('../../client/backfill/plan.js'),
+    import('node:path'),
+    import('../../kernel/task-validation.js'),
+    import('../../services/storage/open-storage.js'),
+  ]);
   const read = readTaskSources([templatePath], { cwd: io.cwd() });
   const problem = read.problems[0];
   if (problem !== undefined) {
@@ -143,9 +150,12 @@ async function backfill(templatePath: string, opts: BackfillOptions, io: CliIo):
     return EXIT.FAILED;
   }
   const { taskId: _standIn, ...template } = normalizeTaskInput(asTask);
+  // The rows go to the configured storage (BLOCKX_STORAGE_URL applied): part of the job's identity, so a
+  // journal of one database never skips units of another (docs/backfill.md § Resuming).
+  const storage = storageIdentity(kernel.config.storage.url, kernel.config.baseDir);
   let plan: BackfillPlan;
   try {
-    plan = plans.planBackfill({ template, from, to, per });
+    plan = plans.planBackfill({ template, from, to, per, storage });
   } catch (err) {
     if (err instanceof plans.BackfillPlanError) {
       if (err.where.startsWith('--')) throw new UsageError(err.message);
@@ -175,7 +185,7 @@ async function backfill(templatePath: string, opts: BackfillOptions, io: CliIo):
       : { coordinator: dialAddress(opts.coordinator ?? coordinatorAddressFromConfig(config, io.env)) };
   const journal = new FileJournal(
     path.resolve(io.cwd(), opts.stateDir),
-    { jobId: plan.jobId, per, template },
+    { jobId: plan.jobId, per, template, storage: maskStorageUrl(kernel.config.storage.url) },
     { fresh: opts.fresh === true },
   );
   const tls = clientTlsOf(config);

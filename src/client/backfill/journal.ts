@@ -30,6 +30,8 @@ export interface JournalHeader {
   readonly jobId: string;
   readonly per: string;
   readonly template: unknown;
+  /** Where the rows go (password masked), for a person reading the file; the job id already hashes it. */
+  readonly storage?: string;
 }
 
 export class FileJournal implements BackfillJournal {

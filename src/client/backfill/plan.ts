@@ -3,8 +3,9 @@
 // every attempt. Pure: no clock, no IO.
 //
 // Job identity. The job id hashes what decides the rows a unit writes — the template with its selectors
-// taken out, the mode and the bundle size — but not the range, so extending a finished job (0..999, then
-// 0..1999) skips the units it already did. The task id of attempt k of unit u is
+// taken out, the mode, the bundle size and the database the rows go to — but not the range, so extending
+// a finished job (0..999, then 0..1999) skips the units it already did, and the same template against
+// another database is another job (what was written to one says nothing about the other). The task id of attempt k of unit u is
 // `bf-<job id>-<run>-<b|u><u>-<k>`: deterministic for one journal, so a rerun after a crash reuses the ids of the first run and
 // a Worker still retaining an attempt's result answers with it instead of running it again. `run` is the
 // journal's run tag (./journal.ts): a fresh journal (`--fresh`, a new state dir) gets a new tag, so a job
@@ -31,6 +32,11 @@ export interface BackfillJob {
   /** Last block of the range (inclusive). */
   readonly to: number;
   readonly per: BackfillPer;
+  /**
+   * The database the writers write to, as storageIdentity names it (the CLI passes the configured
+   * storage). Part of the job id: leave it out only when the job's rows go nowhere that persists.
+   */
+  readonly storage?: string;
 }
 
 /** One task of the job: a block, or a bundle of blocks. */
@@ -107,7 +113,7 @@ export function planBackfill(job: BackfillJob): BackfillPlan {
   const bundleSize = per === 'bundle' ? bundleSizeOf(builder, writer) : DEFAULT_BUNDLE_SIZE;
   const units = per === 'block' ? blockUnits(from, to) : bundleUnits(from, to, bundleSize);
 
-  const jobId = jobIdOf(template, per, bundleSize);
+  const jobId = jobIdOf(template, per, bundleSize, job.storage);
   const fill = (config: Record<string, unknown>, unit: BackfillUnit): Record<string, unknown> => {
     if (!(selector in config)) return config;
     return { ...config, [selector]: per === 'block' ? { number: unit.key } : unit.key };
@@ -131,7 +137,12 @@ export function planBackfill(job: BackfillJob): BackfillPlan {
 }
 
 /** The job id: 12 hex digits of a SHA-256 over what decides the rows a unit writes. */
-export function jobIdOf(template: BackfillTemplate, per: BackfillPer, bundleSize: number): string {
+export function jobIdOf(
+  template: BackfillTemplate,
+  per: BackfillPer,
+  bundleSize: number,
+  storage?: string,
+): string {
   const strip = (pc: PluginConfig | null | undefined): unknown => {
     if (pc == null) return null;
     const { block: _block, bundle: _bundle, ...rest } = configOf(pc, 'config');
@@ -144,6 +155,8 @@ export function jobIdOf(template: BackfillTemplate, per: BackfillPer, bundleSize
     builder: strip(template.functionCallConfig),
     writer: strip(template.resultHandler),
     taskTimeoutMs: template.taskTimeoutMs ?? 0,
+    // Absent for a job without one, so such a job keeps the id it had before storage was part of it.
+    ...(storage === undefined ? {} : { storage }),
   });
   return createHash('sha256').update(identity).digest('hex').slice(0, 12);
 }

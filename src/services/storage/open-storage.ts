@@ -34,6 +34,36 @@ export function maskStorageUrl(url: string): string {
   }
 }
 
+/**
+ * The database a storage URL names, as one string: equal for two URLs that reach the same database and
+ * different otherwise (as far as the URL can tell). A relative `sqlite:` path is resolved against
+ * `baseDir`; a PostgreSQL URL loses its password, its host is lower-cased and its port made explicit
+ * (5432). Jobs put it in their identity (docs/backfill.md § Resuming): what a job did against one
+ * database says nothing about another. Never contains a password.
+ */
+export function storageIdentity(url: string, baseDir: string): string {
+  const u = url.trim();
+  if (/^postgres(ql)?:\/\//i.test(u)) {
+    try {
+      const parsed = new URL(u);
+      parsed.password = '';
+      parsed.searchParams.delete('password');
+      parsed.searchParams.sort();
+      const host = parsed.hostname.toLowerCase();
+      const user = parsed.username === '' ? '' : `${parsed.username}@`;
+      return `postgres://${user}${host}:${parsed.port || '5432'}${parsed.pathname}${parsed.search}`;
+    } catch {
+      return maskStorageUrl(u);
+    }
+  }
+  if (u.startsWith('sqlite:')) {
+    const rest = u.slice('sqlite:'.length);
+    if (rest === ':memory:' || rest === '') return u;
+    return `sqlite:${isAbsolute(rest) ? resolve(rest) : resolve(baseDir, rest)}`;
+  }
+  return maskStorageUrl(u);
+}
+
 export async function openStorage(
   config: BlockxConfig['storage'],
   tables: BlockxConfig['tables'],

@@ -212,6 +212,14 @@ describe('planBackfill: job id and task ids', () => {
     expect(jobIdOf(bundleTemplate(), 'bundle', 10)).not.toBe(jobIdOf(bundleTemplate(), 'bundle', 20));
   });
 
+  it('differs for another database, so a journal of one never skips units of another (issue 30)', () => {
+    const job = { template: blockTemplate(), from: 1, to: 10, per: 'block' as const };
+    const sqlite = planBackfill({ ...job, storage: 'sqlite:/data/chain.db' }).jobId;
+    const postgres = planBackfill({ ...job, storage: 'postgres://u@db:5432/chain' }).jobId;
+    expect(new Set([sqlite, postgres, idOf(blockTemplate())]).size).toBe(3);
+    expect(planBackfill({ ...job, storage: 'sqlite:/data/chain.db' }).jobId).toBe(sqlite);
+  });
+
   it('task ids are bf-<job>-<run>-b<block>-<attempt> per block and bf-<job>-<run>-u<bundle>-<attempt> per bundle', () => {
     const perBlock = planBackfill({ template: blockTemplate(), from: 7, to: 9, per: 'block' });
     const unit = perBlock.units[1];

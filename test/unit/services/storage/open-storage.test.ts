@@ -1,7 +1,11 @@
 // Storage URLs → backends; anything else is BAD_URL; passwords never reach displayUrl.
 import { describe, expect, it } from 'vitest';
 import { StorageErrorCode } from '../../../../src/services/storage/errors.js';
-import { maskStorageUrl, openStorage } from '../../../../src/services/storage/open-storage.js';
+import {
+  maskStorageUrl,
+  openStorage,
+  storageIdentity,
+} from '../../../../src/services/storage/open-storage.js';
 import {
   CONFORMANCE_TABLES,
   conformanceSettings,
@@ -44,5 +48,35 @@ describe('maskStorageUrl', () => {
     ['postgres://u:se%cret@h/db', 'postgres://u:***@h/db'],
   ])('%s → %s', (url, masked) => {
     expect(maskStorageUrl(url)).toBe(masked);
+  });
+});
+
+describe('storageIdentity: one string per database a URL reaches, never a password', () => {
+  it.each([
+    ['sqlite:chain.db', '/srv/app', 'sqlite:/srv/app/chain.db'],
+    ['sqlite:./data/../chain.db', '/srv/app', 'sqlite:/srv/app/chain.db'],
+    ['sqlite:/abs/chain.db', '/srv/app', 'sqlite:/abs/chain.db'],
+    ['sqlite::memory:', '/srv/app', 'sqlite::memory:'],
+    ['postgres://u:secret@DB.example:5432/chain', '/x', 'postgres://u@db.example:5432/chain'],
+    ['postgresql://u@db.example/chain', '/x', 'postgres://u@db.example:5432/chain'],
+    [
+      'postgres://u@db.example:6543/chain?sslmode=require&password=p',
+      '/x',
+      'postgres://u@db.example:6543/chain?sslmode=require',
+    ],
+  ])('%s (from %s) → %s', (url, baseDir, identity) => {
+    expect(storageIdentity(url, baseDir)).toBe(identity);
+  });
+
+  it('tells apart databases on another host, port, name or file', () => {
+    const ids = [
+      'postgres://u@a:5432/chain',
+      'postgres://u@b:5432/chain',
+      'postgres://u@a:5433/chain',
+      'postgres://u@a:5432/other',
+      'sqlite:chain.db',
+      'sqlite:other.db',
+    ].map((u) => storageIdentity(u, '/srv'));
+    expect(new Set(ids).size).toBe(ids.length);
   });
 });
