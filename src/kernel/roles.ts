@@ -8,6 +8,7 @@
 // roles existed: a service certificate (serverAuth usage) acts as every service and as admin, a client
 // certificate as a submitter.
 
+import type { X509Certificate } from 'node:crypto';
 import type { PeerCertificate } from 'node:tls';
 
 /** The roles a certificate can carry (docs/security.md § Roles). */
@@ -94,6 +95,14 @@ export function rolesOfCertificate(cert: PeerCertificate): readonly Role[] {
   const named = uriNames(cert).filter((uri) => uri.startsWith(ROLE_URI_PREFIX));
   if (named.length === 0) return isServiceCertificate(cert) ? LEGACY_SERVICE_ROLES : LEGACY_CLIENT_ROLES;
   return [...new Set(named.map((uri) => uri.slice(ROLE_URI_PREFIX.length)).filter(isRole))];
+}
+
+/** rolesOfCertificate for a certificate read with Node's X509Certificate (a deploy's signer). */
+export function rolesOfX509(cert: X509Certificate): readonly Role[] {
+  return rolesOfCertificate({
+    subjectaltname: cert.subjectAltName ?? '',
+    ext_key_usage: cert.keyUsage ?? [],
+  } as unknown as PeerCertificate);
 }
 
 /**

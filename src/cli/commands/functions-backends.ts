@@ -11,6 +11,7 @@ import type * as grpc from '@grpc/grpc-js';
 import type { FunctionsChange__Output } from '../../generated/proto/blockx/coordinator/v1/FunctionsChange.js';
 import type { ListFunctionsResponse__Output } from '../../generated/proto/blockx/coordinator/v1/ListFunctionsResponse.js';
 import type { BlockxConfig } from '../../kernel/config-types.js';
+import { loadTlsMaterial } from '../../kernel/tls-files.js';
 import type { BundleFile } from '../../services/functions-store/bundle.js';
 import type { DeployOutcome, UseOutcome } from '../../services/functions-store/functions-store.js';
 import type { VersionEntry, VersionIndex } from '../../services/functions-store/version-index.js';
@@ -59,7 +60,7 @@ export async function etcdBackend(
   const prefixes = Object.values(config.deployments).map((d) => d.worker.registryPrefix);
   return {
     where: `etcd at ${endpoints.join(', ')}`,
-    deploy: (files) => store.deploy(files),
+    deploy: (files) => store.deploy(files, signWith(config)),
     use: (prefix) => store.use(prefix),
     list: async () => ({
       index: await store.list(),
@@ -129,7 +130,7 @@ export async function coordinatorBackend(
   return {
     where: `the coordinator at ${address}`,
     async deploy(files) {
-      const bundle = encodeBundle(files, Date.now());
+      const bundle = encodeBundle(files, Date.now(), signWith(config));
       const req = { bundle: bundle.stored, version: bundle.version };
       const res = await call<FunctionsChange__Output>((md, o, cb) => admin.deployFunctions(req, md, o, cb));
       return { ...res, entry: entryOf(res.entry) };
@@ -161,4 +162,15 @@ export async function coordinatorBackend(
       pool.close();
     },
   };
+}
+
+/**
+ * A deploy is signed with this process's TLS certificate and key when `tls` is configured, so Workers of a
+ * cluster with a CA can check who deployed it (docs/functions-deploy.md § Signed deploys); unsigned otherwise.
+ */
+function signWith(config: BlockxConfig): { signer?: { cert: string; key: string } } {
+  const tls = loadTlsMaterial(config.tls);
+  return tls === undefined
+    ? {}
+    : { signer: { cert: tls.cert.toString('utf8'), key: tls.key.toString('utf8') } };
 }

@@ -7,7 +7,8 @@
 //   digest   computeCodeDigest(files): SHA-256 over each file's name and source (64 hex digits)
 //   version  the digest's first 16 hex digits: exactly the epoch id a Worker reading the same files
 //            from a local folder computes, so one code version names the same code in both modes
-//   stored   gzip of the JSON record {format, version, digest, deployedAtMs, files}
+//   signature  optional: the deployer's certificate and signature over the digest (bundle-signature.ts)
+//   stored   gzip of the JSON record {format, version, digest, deployedAtMs, files, signature?}
 //
 // decodeBundle never trusts the stored value: it inflates at most MAX_BUNDLE_SOURCE_BYTES (plus the JSON
 // framing), checks the shape, recomputes the digest from the files and refuses a bundle whose files do
@@ -21,6 +22,13 @@ import {
   MAX_BUNDLE_SOURCE_BYTES,
   MAX_BUNDLE_STORED_BYTES,
 } from './bundle-limits.js';
+import {
+  MAX_SIGNATURE_CERTIFICATE_CHARS,
+  MAX_SIGNATURE_VALUE_CHARS,
+  signBundleDigest,
+  type BundleSignature,
+  type BundleSigner,
+} from './bundle-signature.js';
 import { FunctionsStoreError, FunctionsStoreErrorCode as Code } from './errors.js';
 import { parseAnyFunctionFileName } from '../worker/core/functions-inventory.js';
 
@@ -39,6 +47,15 @@ export interface Bundle {
   readonly files: readonly BundleFile[];
   /** Sum of the sources' UTF-8 bytes. */
   readonly sourceBytes: number;
+  /** Who deployed it, when signed (docs/functions-deploy.md § Signed deploys). */
+  readonly signature?: BundleSignature;
+}
+
+/** How a bundle is signed when encoded: by a signer's key, or with a signature made elsewhere. */
+export interface SignWith {
+  readonly signer?: BundleSigner;
+  /** A signature over the same files made before (a Coordinator storing a client's signed bundle). */
+  readonly signature?: BundleSignature;
 }
 
 export interface EncodedBundle extends Bundle {
@@ -58,12 +75,25 @@ export function isVersionId(s: string): boolean {
 }
 
 /** Builds and encodes a bundle; throws BUNDLE_EMPTY / BUNDLE_TOO_LARGE with the limit and the size. */
-export function encodeBundle(files: readonly BundleFile[], deployedAtMs: number): EncodedBundle {
+export function encodeBundle(
+  files: readonly BundleFile[],
+  deployedAtMs: number,
+  sign: SignWith = {},
+): EncodedBundle {
   const sorted = checkFiles(files);
   const digest = computeCodeDigest(sorted);
   const version = digest.slice(0, EPOCH_ID_HEX_DIGITS);
   const sourceBytes = sorted.reduce((n, f) => n + Buffer.byteLength(f.source, 'utf8'), 0);
-  const record = { format: BUNDLE_FORMAT, version, digest, deployedAtMs, files: sorted };
+  const signature =
+    sign.signature ?? (sign.signer === undefined ? undefined : signBundleDigest(digest, sign.signer));
+  const record = {
+    format: BUNDLE_FORMAT,
+    version,
+    digest,
+    deployedAtMs,
+    files: sorted,
+    ...(signature === undefined ? {} : { signature }),
+  };
   const stored = gzipSync(Buffer.from(JSON.stringify(record), 'utf8'), { level: 9 });
   if (stored.length > MAX_BUNDLE_STORED_BYTES) {
     throw new FunctionsStoreError(
@@ -74,7 +104,7 @@ export function encodeBundle(files: readonly BundleFile[], deployedAtMs: number)
       { version, limit: MAX_BUNDLE_STORED_BYTES, actual: stored.length, unit: 'bytes' },
     );
   }
-  return { version, digest, deployedAtMs, files: sorted, sourceBytes, stored };
+  return { ...bundleOf(version, digest, deployedAtMs, sorted, signature), stored };
 }
 
 /**
@@ -150,8 +180,44 @@ export function decodeBundle(stored: Uint8Array, expect: { version: string; dige
       );
     }
   }
-  const sourceBytes = sorted.reduce((n, f) => n + Buffer.byteLength(f.source, 'utf8'), 0);
-  return { version, digest, deployedAtMs, files: sorted, sourceBytes };
+  return bundleOf(version, digest, deployedAtMs, sorted, signatureOf(r['signature'], corrupt));
+}
+
+function bundleOf(
+  version: string,
+  digest: string,
+  deployedAtMs: number,
+  files: BundleFile[],
+  signature: BundleSignature | undefined,
+): Bundle {
+  const sourceBytes = files.reduce((n, f) => n + Buffer.byteLength(f.source, 'utf8'), 0);
+  return {
+    version,
+    digest,
+    deployedAtMs,
+    files,
+    sourceBytes,
+    ...(signature === undefined ? {} : { signature }),
+  };
+}
+
+/** The record's signature field: absent, or two bounded strings (whether it verifies is the Worker's check). */
+function signatureOf(raw: unknown, corrupt: (why: string) => Error): BundleSignature | undefined {
+  if (raw === undefined) return undefined;
+  const o = raw as Record<string, unknown> | null;
+  if (
+    typeof o !== 'object' ||
+    o === null ||
+    typeof o['certificate'] !== 'string' ||
+    typeof o['value'] !== 'string' ||
+    o['certificate'].length > MAX_SIGNATURE_CERTIFICATE_CHARS ||
+    o['value'].length > MAX_SIGNATURE_VALUE_CHARS
+  )
+    throw corrupt(
+      `signature must be {certificate, value}, strings of at most ${MAX_SIGNATURE_CERTIFICATE_CHARS} and ` +
+        `${MAX_SIGNATURE_VALUE_CHARS} characters`,
+    );
+  return { certificate: o['certificate'], value: o['value'] };
 }
 
 /** True for a 64-hex-digit digest. */

@@ -13,6 +13,11 @@ export const FunctionsStoreErrorCode = {
   BUNDLE_CORRUPT: 'BUNDLE_CORRUPT',
   /** A bundle's files do not hash to the version it is stored under: refused, never run. */
   BUNDLE_TAMPERED: 'BUNDLE_TAMPERED',
+  /**
+   * A cluster with a CA: the bundle is unsigned, or not signed by a deployer or admin certificate the CA
+   * issued, or its signature does not match (docs/functions-deploy.md § Signed deploys): refused.
+   */
+  BUNDLE_UNTRUSTED: 'BUNDLE_UNTRUSTED',
   /** The functions folder cannot be read. */
   FOLDER_UNREADABLE: 'FOLDER_UNREADABLE',
   /** `use VERSION`: no kept version starts with it (never deployed, or pruned). */

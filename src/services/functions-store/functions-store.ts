@@ -7,7 +7,14 @@
 // the guard fail; the operation re-reads and re-applies, at most MAX_TXN_ATTEMPTS times (STORE_CONFLICT
 // after that). Pruned versions' bundles are deleted in the same transaction.
 
-import { decodeBundle, encodeBundle, type Bundle, type BundleFile } from './bundle.js';
+import {
+  decodeBundle,
+  encodeBundle,
+  type Bundle,
+  type BundleFile,
+  type EncodedBundle,
+  type SignWith,
+} from './bundle.js';
 import { FunctionsStoreError, FunctionsStoreErrorCode as Code } from './errors.js';
 import type { FunctionsKv } from './kv-port.js';
 import {
@@ -54,9 +61,10 @@ export class FunctionsStore {
     private readonly clock: () => number = Date.now,
   ) {}
 
-  async deploy(files: readonly BundleFile[]): Promise<DeployOutcome> {
+  /** Stores `files` as a bundle (signed as `sign` says) and makes it current. */
+  async deploy(files: readonly BundleFile[], sign: SignWith = {}): Promise<DeployOutcome> {
     const now = this.clock();
-    const bundle = encodeBundle(files, now);
+    const bundle = encodeBundle(files, now, sign);
     const entry: VersionEntry = {
       version: bundle.version,
       digest: bundle.digest,
@@ -65,7 +73,7 @@ export class FunctionsStore {
       storedBytes: bundle.stored.length,
       deployedAtMs: now,
     };
-    const stored = await this.storeBundle(bundle.version, bundle.digest, bundle.stored);
+    const stored = await this.storeBundle(bundle);
     const { change, previous } = await this.update((index) => applyDeploy(index, entry, this.clock()));
     return {
       entry: change.entry,
@@ -111,21 +119,25 @@ export class FunctionsStore {
 
   /**
    * Puts the bundle unless an intact copy is stored already (true: it was not). A damaged copy (one a
-   * Worker would refuse) is overwritten: redeploying the folder repairs the version.
+   * Worker would refuse) is overwritten: redeploying the folder repairs the version. So is a copy with
+   * another signature (or none) when this deploy is signed: a deployer's redeploy replaces a bundle of
+   * the same files that was written unsigned or by someone else (docs/functions-deploy.md § Signed
+   * deploys).
    */
-  private async storeBundle(version: string, digest: string, stored: Buffer): Promise<boolean> {
+  private async storeBundle(bundle: EncodedBundle): Promise<boolean> {
+    const { version, digest } = bundle;
     const key = versionKey(version);
-    if (await this.kv.putIfAbsent(key, stored)) return true;
+    if (await this.kv.putIfAbsent(key, bundle.stored)) return true;
     const existing = await this.kv.get(key);
     if (existing !== undefined) {
       try {
-        decodeBundle(existing.value, { version, digest });
-        return false;
+        const kept = decodeBundle(existing.value, { version, digest });
+        if (bundle.signature === undefined || kept.signature?.value === bundle.signature.value) return false;
       } catch {
         // damaged: fall through and replace it
       }
     }
-    await this.kv.put(key, stored);
+    await this.kv.put(key, bundle.stored);
     return true;
   }
 

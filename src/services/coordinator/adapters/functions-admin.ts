@@ -98,8 +98,13 @@ export function functionsAdminHandlers(store: FunctionsStore | undefined, logger
               { code: Code.BUNDLE_TOO_LARGE },
             );
           }
-          const files = decodeBundle(bundle, { version }).files;
-          const out = await s.deploy(files);
+          // The client's signature travels into the stored bundle; Workers check it (docs/functions-deploy.md
+          // § Signed deploys).
+          const decoded = decodeBundle(bundle, { version });
+          const out = await s.deploy(
+            decoded.files,
+            decoded.signature ? { signature: decoded.signature } : {},
+          );
           return {
             entry: versionWire(out.entry),
             changed: out.changed,

@@ -6,7 +6,9 @@
 // ones) before the executor starts; the code epochs it hands out carry its status for the heartbeat.
 import { BlockxError } from '../../../kernel/errors.js';
 import type { BlockxConfig } from '../../../kernel/config-types.js';
+import { loadTlsMaterial } from '../../../kernel/tls-files.js';
 import { createEtcdClient, etcdSecurityOf } from '../../registry/etcd-client.js';
+import { trustedBundleCheck } from '../../functions-store/bundle-signature.js';
 import { EtcdFunctionsKv } from '../../functions-store/etcd-kv.js';
 import { FunctionsStore } from '../../functions-store/functions-store.js';
 import { ClusterCodeView, type ClusterCodeSource } from '../adapters/code-view/cluster-code-view.js';
@@ -107,10 +109,14 @@ async function startClusterCode(
           security: etcdSecurityOf(etcd),
         })
       : undefined;
+  // With a cluster CA, only bundles signed by a deployer or admin certificate of that CA run
+  // (docs/functions-deploy.md § Signed deploys).
+  const tls = loadTlsMaterial(config.tls);
   const view = new ClusterCodeView({
     source: given ?? new FunctionsStore(new EtcdFunctionsKv(client!)),
     functionsDir: config.functions.dir,
     logger,
+    ...(tls === undefined ? {} : { check: trustedBundleCheck(tls.ca.toString('utf8')) }),
   });
   await view.start();
   const status = view.status();

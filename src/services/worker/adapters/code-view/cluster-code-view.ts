@@ -51,6 +51,11 @@ export interface ClusterCodeViewOptions {
   readonly logger?: WorkerLogger;
   /** Milliseconds clock for the retry backoff (tests). */
   readonly clock?: () => number;
+  /**
+   * Throws for a fetched bundle this Worker may not run (a cluster with a CA: trustedBundleCheck,
+   * docs/functions-deploy.md § Signed deploys); the bundle is then refused like a tampered one.
+   */
+  readonly check?: (bundle: Bundle) => void;
 }
 
 export class ClusterCodeView extends PinnedEpochs {
@@ -59,6 +64,7 @@ export class ClusterCodeView extends PinnedEpochs {
   private readonly pollMs: number;
   private readonly logger: WorkerLogger;
   private readonly clock: () => number;
+  private readonly check: (bundle: Bundle) => void;
   private error: string | undefined;
   private failure: { key: string; count: number; retryAtMs: number } | undefined;
   private polling: Promise<void> | undefined;
@@ -73,6 +79,7 @@ export class ClusterCodeView extends PinnedEpochs {
     this.pollMs = options.pollMs ?? FUNCTIONS_POLL_MS;
     this.logger = options.logger ?? silentWorkerLogger;
     this.clock = options.clock ?? Date.now;
+    this.check = options.check ?? ((): void => {});
   }
 
   /** Fetches the current version once, then polls every pollMs until close(). */
@@ -142,13 +149,16 @@ export class ClusterCodeView extends PinnedEpochs {
     let bundle: Bundle;
     try {
       bundle = await this.source.fetch(pointer);
+      this.check(bundle);
     } catch (err) {
       const count = this.failure?.key === key ? this.failure.count + 1 : 1;
       const backoff = Math.min(this.pollMs * 2 ** (count - 1), MAX_RETRY_BACKOFF_MS);
       this.failure = { key, count, retryAtMs: now + backoff };
       const code = (err as { code?: string }).code;
       const refused =
-        code === FunctionsStoreErrorCode.BUNDLE_TAMPERED || code === FunctionsStoreErrorCode.BUNDLE_CORRUPT;
+        code === FunctionsStoreErrorCode.BUNDLE_TAMPERED ||
+        code === FunctionsStoreErrorCode.BUNDLE_CORRUPT ||
+        code === FunctionsStoreErrorCode.BUNDLE_UNTRUSTED;
       const keeping = this.current === undefined ? 'no version to run yet' : `still serving ${this.current}`;
       this.setError(
         // What is served comes first: the heartbeat keeps MAX_CODE_VERSION_ERROR_CHARS of it.
