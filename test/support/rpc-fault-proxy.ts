@@ -23,6 +23,8 @@ export interface FaultProxy {
   rule(fn: (body: string) => Fault): void;
   /** Answer eth_chainId with this hex instead of the upstream's (undefined: the truth). */
   lieChainId(hex: string | undefined): void;
+  /** Answer calls of these methods with JSON-RPC error -32601, as a node that does not serve them. */
+  refuseMethods(methods: readonly string[]): void;
   /** Requests seen (each HTTP request once, faulted or not). */
   readonly requests: number;
   /** Bodies of the requests seen, in order. */
@@ -34,9 +36,11 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
   const queue: Fault[] = [];
   let rule: (body: string) => Fault = () => ({ kind: 'pass' });
   let chainIdLie: string | undefined;
+  let refused = new Set<string>();
   const bodies: string[] = [];
 
   const forward = async (body: string): Promise<{ status: number; text: string }> => {
+    if (refused.size > 0) return forwardServed(body);
     const res = await fetch(upstream, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -46,6 +50,30 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     if (chainIdLie !== undefined && body.includes('"eth_chainId"'))
       text = rewriteChainId(body, text, chainIdLie);
     return { status: res.status, text };
+  };
+
+  // Forwards the calls the node "serves" and answers the refused ones with -32601, in one answer.
+  const forwardServed = async (body: string): Promise<{ status: number; text: string }> => {
+    const parsed = JSON.parse(body) as RpcRequest | RpcRequest[];
+    const list = Array.isArray(parsed) ? parsed : [parsed];
+    const served = list.filter((r) => !refused.has(r.method));
+    const answers: unknown[] = [];
+    if (served.length > 0) {
+      const res = await fetch(upstream, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(served),
+      });
+      answers.push(...((await res.json()) as unknown[]));
+    }
+    for (const r of list.filter((r) => refused.has(r.method))) {
+      answers.push({
+        jsonrpc: '2.0',
+        id: r.id,
+        error: { code: -32601, message: `the method ${r.method} does not exist/is not available` },
+      });
+    }
+    return { status: 200, text: JSON.stringify(Array.isArray(parsed) ? answers : answers[0]) };
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -101,6 +129,9 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     lieChainId: (hex) => {
       chainIdLie = hex;
     },
+    refuseMethods: (methods) => {
+      refused = new Set(methods);
+    },
     get requests() {
       return bodies.length;
     },
@@ -111,6 +142,11 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
         server.close(() => resolve());
       }),
   };
+}
+
+interface RpcRequest {
+  readonly id: unknown;
+  readonly method: string;
 }
 
 /** The upstream's answer with the result of every eth_chainId call replaced by `hex`. */

@@ -35,8 +35,15 @@ export function taskWriteRefusal(tables: Tables, table: string): string | undefi
   );
 }
 
-/** Throws NOT_WRITABLE (not retryable) when a task may not write `table`. */
-export function refuseTaskWrite(tables: Tables, table: string, operation: string): void {
+/**
+ * The built-in writer of `blockx ingest` (plugins/writers/chain-ingest-write/): it imports chain data from a
+ * node, the job `blockx data load` does outside tasks, so it may write every declared table (docs/ingest.md).
+ */
+export const CHAIN_IMPORT_WRITER = 'ChainIngestResultHandler';
+
+/** Throws NOT_WRITABLE (not retryable) when a task may not write `table`; `writer` is the writer's type. */
+export function refuseTaskWrite(tables: Tables, table: string, operation: string, writer?: string): void {
+  if (writer === CHAIN_IMPORT_WRITER) return;
   const refusal = taskWriteRefusal(tables, table);
   if (refusal !== undefined)
     throw new StorageError(StorageErrorCode.NOT_WRITABLE, `${operation}: ${refusal}`, { table });

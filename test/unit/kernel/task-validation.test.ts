@@ -91,7 +91,7 @@ describe('validateTaskInput', () => {
         path: '/functionCallConfig/type',
         rule: 'knownType',
         message:
-          'unknown builder type "NoSuchCallConfig"; known builder types: BlockBundleCallConfig, BlockTableCallConfig, CallListCallConfig',
+          'unknown builder type "NoSuchCallConfig"; known builder types: BlockBundleCallConfig, BlockTableCallConfig, CallListCallConfig, ChainIngestCallConfig',
       },
     ]);
   });
@@ -103,7 +103,7 @@ describe('validateTaskInput', () => {
     );
     expect(issue).toMatchObject({ path: '/resultHandler/type', rule: 'knownType' });
     expect(issue?.message).toContain(
-      'known writer types: BlockBundleWriteResultHandler, BlockWriteResultHandler, ReturnValueResultHandler, TableUpsertsResultHandler',
+      'known writer types: BlockBundleWriteResultHandler, BlockWriteResultHandler, ChainIngestResultHandler, ReturnValueResultHandler, TableUpsertsResultHandler',
     );
   });
 

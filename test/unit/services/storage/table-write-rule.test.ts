@@ -5,6 +5,7 @@ import type { TableConfig } from '../../../../src/kernel/config-types.js';
 import { StorageError } from '../../../../src/services/storage/errors.js';
 import {
   refuseTaskWrite,
+  CHAIN_IMPORT_WRITER,
   taskWriteRefusal,
   writerTableIssues,
   writerTargetTables,
@@ -46,6 +47,13 @@ describe('refuseTaskWrite', () => {
 
   it('lets a writable table through', () => {
     expect(() => refuseTaskWrite(TABLES, 'token_transfers', 'upsert')).not.toThrow();
+  });
+
+  it('lets the chain import writer of blockx ingest write chain tables, and no other writer', () => {
+    expect(() => refuseTaskWrite(TABLES, 'events', 'replaceBlockRows', CHAIN_IMPORT_WRITER)).not.toThrow();
+    expect(() => refuseTaskWrite(TABLES, 'events', 'replaceBlockRows', 'BlockWriteResultHandler')).toThrow(
+      StorageError,
+    );
   });
 });
 

@@ -86,7 +86,7 @@ export class StorageTaskIoScope implements TaskIoScope {
   private isClosed = false;
   private readonly cache: ReadCache<CachedRead>;
   private readonly retries: Record<IoPhase, number> = { builder: 0, calls: 0, result: 0 };
-  private readonly views = new Map<IoPhase, TaskIo>();
+  private readonly views = new Map<string, TaskIo>();
   private readonly retryScopes = new Map<IoPhase, RetryScope>();
   /** Scanned rows (frozen) waiting to seed the get cache, by table: keyed when a read of it asks. */
   private readonly seeds = new Map<
@@ -103,17 +103,18 @@ export class StorageTaskIoScope implements TaskIoScope {
     return this.isClosed;
   }
 
-  io(phase: IoPhase): TaskIo {
-    let view = this.views.get(phase);
+  io(phase: IoPhase, writer?: string): TaskIo {
+    const key = writer === undefined ? phase : `${phase}:${writer}`;
+    let view = this.views.get(key);
     if (view === undefined) {
       view = {
         // The cache and the backend say undefined for a missing row; the contract says null.
         get: async (table, key) => (await this.get(phase, table, key)) ?? null,
         getMany: async (table, keys) => (await this.getMany(phase, table, keys)).map((row) => row ?? null),
         scan: (table, query) => rowScan(() => this.scan(phase, table, query)),
-        transaction: (fn) => this.transaction(phase, fn),
+        transaction: (fn) => this.transaction(phase, fn, writer),
       };
-      this.views.set(phase, view);
+      this.views.set(key, view);
     }
     return view;
   }
@@ -279,7 +280,11 @@ export class StorageTaskIoScope implements TaskIoScope {
     });
   }
 
-  private async transaction<T>(phase: IoPhase, fn: (tx: TaskIoTransaction) => Promise<T>): Promise<T> {
+  private async transaction<T>(
+    phase: IoPhase,
+    fn: (tx: TaskIoTransaction) => Promise<T>,
+    writer: string | undefined,
+  ): Promise<T> {
     if (this.closed) throw this.closedError(phase, 'transaction', '*');
     const scope = this.retryScope(phase);
     const written = new Set<string>();
@@ -287,6 +292,7 @@ export class StorageTaskIoScope implements TaskIoScope {
     const writerErrors = new Set<unknown>();
     const context = {
       tables: this.options.backend.tables,
+      ...(writer !== undefined ? { writer } : {}),
       signal: this.signal,
       written,
       storageErrors,

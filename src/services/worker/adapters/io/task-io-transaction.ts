@@ -35,6 +35,8 @@ import { tableConfig } from './scan-query.js';
 
 export interface TransactionContext {
   readonly tables: Readonly<Record<string, TableConfig>>;
+  /** The writer's type (the chain import writer may write chain tables). */
+  readonly writer?: string;
   readonly signal: AbortSignal;
   /** Tables written so far (all attempts). */
   readonly written: Set<string>;
@@ -48,7 +50,7 @@ export function taskIoTransaction(tx: StorageTransaction, ctx: TransactionContex
   const write = async <T>(operation: string, table: string, run: () => Promise<T>): Promise<T> => {
     try {
       if (ctx.signal.aborted) throw ctx.cancelled(operation, table);
-      refuseTaskWrite(ctx.tables, table, operation);
+      refuseTaskWrite(ctx.tables, table, operation, ctx.writer);
       ctx.written.add(table);
       return await run();
     } catch (err) {

@@ -290,7 +290,7 @@ async function writerOutcome(
         taskCtx(rt, 'plugin'),
         config,
         cmd.outputs,
-        requireIo(rt).io('result'),
+        requireIo(rt).io('result', type),
       );
       if (!Array.isArray(results)) {
         const message = `${type}: the writer did not return an array of plugin results`;

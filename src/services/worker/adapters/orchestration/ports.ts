@@ -69,10 +69,11 @@ export type IoPhase = 'builder' | 'calls' | 'result';
  * A task's IO scope (docs/task-lifecycle.md § Retry scopes): created at activation, closed when the task
  * converges (pending operations are cancelled). `io(phase)` is the TaskIo of one retry scope: the Builder
  * gets `io('builder')`, the Writer Plugin `io('result')`, calls' `ctx.io` reads go through `io('calls')`.
- * All views share one task-scoped read cache.
+ * All views share one task-scoped read cache. `writer` is the writer's type, for the one rule that depends on
+ * it (the chain import writer may write the chain tables: docs/storage.md, "Which tables tasks may write").
  */
 export interface TaskIoScope {
-  io(phase: IoPhase): TaskIo;
+  io(phase: IoPhase, writer?: string): TaskIo;
   close(): Promise<void>;
 }
 
