@@ -251,19 +251,17 @@ export interface ShutdownMessage {
   readonly graceMs: number;
 }
 
-// CallsCompletedMessage is an Executor → Worker frame too. It joins this union together with the change
-// that teaches the Worker's link core to take it (src/services/call-host/core/link/: its switch over
-// this union is exhaustive); until then `ExecutorFrame` names all of them.
 export type ExecutorToWorker =
   | HelloMessage
   | HeartbeatMessage
   | CallStartedMessage
   | CallWaitingMessage
   | CallCompletedMessage
+  | CallsCompletedMessage
   | CallFailedMessage;
 
 /** Every frame an executor may send, the optional ones included. */
-export type ExecutorFrame = ExecutorToWorker | CallsCompletedMessage;
+export type ExecutorFrame = ExecutorToWorker;
 
 export type WorkerToExecutor =
   | ExecuteCallMessage

@@ -56,7 +56,7 @@ class FakeExecutor {
     this.writer.flush();
   }
   /** Hello with a fresh spawn secret from the link (as the supervisor hands each executor it spawns). */
-  hello(pid = 4242, protocolVersion = PROTOCOL_VERSION): void {
+  hello(pid = 4242, protocolVersion = PROTOCOL_VERSION, features?: string[]): void {
     this.send({
       type: 'Hello',
       protocolVersion,
@@ -65,6 +65,7 @@ class FakeExecutor {
       threads: 2,
       functionsDir: '/f',
       secret: link.issueSecret(),
+      ...(features === undefined ? {} : { features }),
     });
   }
   heartbeat(seq = 0): void {
@@ -228,6 +229,47 @@ describe('ExecutorLink', () => {
     await waitEvents('heartbeat', 2);
     expect(eventsOf('callCompleted')).toHaveLength(1);
   });
+
+  it.each([
+    { bulkResults: true, features: ['ExecuteCalls', 'CallsCompleted'], asks: true },
+    { bulkResults: false, features: ['ExecuteCalls', 'CallsCompleted'], asks: false },
+    { bulkResults: true, features: ['ExecuteCalls'], asks: false },
+  ])(
+    'bulkResults $bulkResults to an executor announcing $features: ExecuteCalls asks for CallsCompleted: $asks',
+    async ({ bulkResults, features, asks }) => {
+      const logs: string[] = [];
+      makeLink({ bulkResults, log: (_level, message) => logs.push(message) });
+      await link.listen();
+      const f = await fake();
+      f.hello(4242, PROTOCOL_VERSION, features);
+      f.heartbeat();
+      await waitEvents('executorReady');
+      link.executeCalls([call(1), call(2), call(3)]);
+      await f.waitFor('ExecuteCalls');
+      const [frame] = f.of('ExecuteCalls');
+      expect((frame!.calls as unknown[]).length).toBe(3);
+      expect(frame!.bulkResults).toBe(asks ? true : undefined);
+      if (!asks) return;
+      const entry = (i: number) => ({ callId: `c${i}`, attempt: 1, value: i * 10, durationMs: 1 });
+      const results = [entry(2), { callId: 'c1', attempt: 0, durationMs: 1 }, entry(1), entry(2)];
+      const bulk = { type: 'CallsCompleted', taskId: 'task-1', results };
+      f.send(bulk);
+      f.send({ type: 'CallFailed', callId: 'c3', attempt: 1, kind: 'user', retryable: false, message: 'x' });
+      await waitEvents('callFailed');
+      // The malformed entry is dropped (and logged); the duplicate answers nothing; c3 failed alone.
+      expect(eventsOf('callsCompleted')).toEqual([
+        {
+          type: 'callsCompleted',
+          taskId: 'task-1',
+          results: [entry(2), entry(1)],
+          outputBytesEach: Math.ceil(Buffer.byteLength(JSON.stringify(bulk)) / 3),
+        },
+      ]);
+      expect(eventsOf('callCompleted')).toEqual([]);
+      expect(logs.some((l) => l.includes('malformed CallsCompleted entry'))).toBe(true);
+      expect(link.inflight).toBe(0);
+    },
+  );
 
   it('on executor loss emits executorLost, then a retryable executor_crash for each sent attempt, and queues new calls for the next executor', async () => {
     makeLink();

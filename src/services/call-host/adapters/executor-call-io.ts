@@ -32,11 +32,40 @@ export const noStorageIoHandler: CallIoHandler = (taskId, request) =>
 export interface ExecutorLinkCommands {
   /** Whether an executor is ready now (its first heartbeat arrived and it was not lost since). */
   readonly ready: boolean;
+  /** One attempt; throws CallAlreadyInFlightError when that attempt is still in flight. */
   executeCall(command: ExecuteCallCommand): void;
+  /**
+   * Attempts in order (one task's, as one ExecuteCalls command sends them). Never throws: an attempt
+   * still in flight is refused with a retryable `executor_crash` callFailed on a microtask. Optional:
+   * without it each attempt goes through `executeCall` (`executeEach`).
+   */
+  executeCalls?(commands: readonly ExecuteCallCommand[]): void;
   cancelCall(callId: string, attempt: number, reason?: string): void;
   resumeCall(callId: string, attempt: number, outcome: ResumeOutcome): void;
   /** The Calls phase `ioCache` ended: the executor drops its read copies of it. */
   dropIoCache(ioCache: string): void;
+}
+
+/**
+ * `link.executeCalls(commands)`, or, for a link without it, each attempt through `executeCall`; an
+ * attempt it refuses (still in flight) goes to `refused` with the error, and the others go on.
+ */
+export function executeEach(
+  link: ExecutorLinkCommands,
+  commands: readonly ExecuteCallCommand[],
+  refused: (command: ExecuteCallCommand, err: unknown) => void,
+): void {
+  if (link.executeCalls !== undefined) {
+    link.executeCalls(commands);
+    return;
+  }
+  for (const command of commands) {
+    try {
+      link.executeCall(command);
+    } catch (err) {
+      refused(command, err);
+    }
+  }
 }
 
 /** The one OS timer the runner arms (injectable so unit tests run on virtual time). */

@@ -2,7 +2,7 @@
 // Worker and drives it from two sides:
 //
 //   orchestrator ── run(task, calls) ──▶ startCallPhase ─┐
-//   task signal  ── abort ──────────────▶ cancelTask     ├─▶ commands ─▶ ExecuteCall → link.executeCall
+//   task signal  ── abort ──────────────▶ cancelTask     ├─▶ commands ─▶ ExecuteCalls → link.executeCalls
 //   link events  ── handleEvent(ev) ────▶ call*/executor*│             CancelCall  → link.cancelCall
 //   one OS timer ── at nextDeadline() ──▶ tick           ┘             ResumeCall  → link.resumeCall
 //                                                                      ConvergeTaskCalls → run() resolves
@@ -13,9 +13,10 @@
 // Subcalls (`ctx.call`) are left to the dispatcher, which schedules the child and answers the parent
 // with `ResumeCall`.
 //
-// Cost per call: one dispatcher input per link event, commands applied in place (the link batches its
-// socket writes per event-loop turn), one ExecuteCallCommand object per attempt, and no closure or
-// promise per call. The timer is re-armed at most once per turn (a microtask after a burst of events)
+// Cost per call: one dispatcher input per link event, and a CallsCompleted frame's successes as one
+// input (`callsCompleted`); the attempts a pump sends for a task as one ExecuteCalls command and one
+// `link.executeCalls` (one ExecuteCallCommand object per attempt); no closure, promise or timer per call
+// (a call's budget timer is armed only once it reports a start). The timer is re-armed at most once per turn (a microtask after a burst of events)
 // and only when the earliest deadline moved earlier.
 
 import type { CallBlock } from '../../../executor/protocol.js';
@@ -28,10 +29,12 @@ import {
   type CallFailure,
   type ConvergeTaskCalls,
   type DispatcherCommand,
+  type ExecuteCalls,
   type DispatcherStats,
   type TaskCancelReason,
 } from '../core/dispatcher/index.js';
 import {
+  executeEach,
   noStorageIoHandler,
   realTimers,
   type CallIoHandler,
@@ -46,7 +49,12 @@ import {
   taskCancelReasonOf,
   toCallFailure,
 } from './executor-call-mapping.js';
-import type { ExecutorLinkEvent, ResumeOutcome, WaitingRequest } from './executor-link.js';
+import type {
+  ExecuteCallCommand,
+  ExecutorLinkEvent,
+  ResumeOutcome,
+  WaitingRequest,
+} from './executor-link.js';
 import { CallRunnerTimer } from './call-runner-timer.js';
 import { CallStreamFeeder } from './call-stream-feeder.js';
 import type {
@@ -232,6 +240,17 @@ export class ExecutorCallRunner implements CallPhaseRunner {
           ),
         );
         break;
+      case 'callsCompleted': {
+        const results = ev.results;
+        const countCopyHits = this.io.countCopyHits;
+        if (countCopyHits !== undefined)
+          for (let i = 0; i < results.length; i++) {
+            const hits = results[i]!.ioHits;
+            if (hits !== undefined && hits > 0) countCopyHits(ev.taskId, hits);
+          }
+        this.apply(core.callsCompleted(results, ev.outputBytesEach, this.clock()));
+        break;
+      }
       case 'callStarted':
         // The attempt has been on an executor thread for `elapsedMs`: its budget started then.
         core.callStarted(ev.callId, ev.attempt, this.clock() - Math.max(0, ev.elapsedMs));
@@ -315,8 +334,8 @@ export class ExecutorCallRunner implements CallPhaseRunner {
     for (let i = 0; i < commands.length; i++) {
       const cmd = commands[i]!;
       switch (cmd.type) {
-        case 'ExecuteCall':
-          this.execute(cmd.taskId, cmd);
+        case 'ExecuteCalls':
+          this.execute(cmd);
           break;
         case 'CancelCall':
           this.link.cancelCall(cmd.callId, cmd.attempt, cmd.reason);
@@ -345,34 +364,41 @@ export class ExecutorCallRunner implements CallPhaseRunner {
     }
   }
 
-  private execute(taskId: string, cmd: Extract<DispatcherCommand, { type: 'ExecuteCall' }>): void {
-    const task = this.tasks.get(taskId);
+  private execute(cmd: ExecuteCalls): void {
+    const task = this.tasks.get(cmd.taskId);
     if (task === undefined) return; // cannot happen: the dispatcher only dispatches for live tasks
-    try {
-      this.link.executeCall({
+    const { taskId, codeEpoch, ioCache } = task;
+    const budgetMs = cmd.budgetMs;
+    const attempts = cmd.attempts;
+    const calls = new Array<ExecuteCallCommand>(attempts.length);
+    for (let i = 0; i < attempts.length; i++) {
+      const a = attempts[i]!;
+      // One shape for every attempt (ioCache present, possibly undefined: the encoders leave it out).
+      calls[i] = {
         taskId,
-        callId: cmd.callId,
-        attempt: cmd.attempt,
-        function: cmd.function,
-        args: cmd.args,
-        block: cmd.block as CallBlock | undefined,
-        codeEpoch: task.codeEpoch,
-        budgetMs: cmd.budgetMs,
-        ...(task.ioCache === undefined ? {} : { ioCache: task.ioCache }),
-      });
-    } catch (err) {
-      // The link refused the attempt (an earlier attempt with the same id is still at the executor).
-      // Report it as a retryable crash of this attempt, outside the command loop.
+        callId: a.callId,
+        attempt: a.attempt,
+        function: a.function,
+        args: a.args,
+        block: a.block as CallBlock | undefined,
+        codeEpoch,
+        budgetMs,
+        ioCache,
+      };
+    }
+    // An attempt the link refuses (an earlier one with the same id is still at the executor) comes back
+    // as a retryable callFailed on a microtask, outside this command loop.
+    executeEach(this.link, calls, (refused, err) => {
       const failure: CallFailure = {
         kind: 'executor_crash',
         retryable: true,
         message: `the executor link refused the call: ${(err as Error).message}`,
       };
       queueMicrotask(() => {
-        this.apply(this.core.callFailed(cmd.callId, cmd.attempt, failure, this.clock()));
+        this.apply(this.core.callFailed(refused.callId, refused.attempt, failure, this.clock()));
         this.queueArm();
       });
-    }
+    });
   }
 
   private converge(cmd: ConvergeTaskCalls): void {

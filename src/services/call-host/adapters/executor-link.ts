@@ -15,8 +15,17 @@
 
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
-import { FrameDecoder, FrameWriter, parseMessage } from '../../../executor/frame-codec.js';
-import { ExecutorFeature, type ExecutorToWorker } from '../../../executor/protocol.js';
+import {
+  FrameDecoder,
+  FrameWriter,
+  completedResultsOf,
+  parseMessage,
+} from '../../../executor/frame-codec.js';
+import {
+  ExecutorFeature,
+  type CallsCompletedMessage,
+  type ExecutorToWorker,
+} from '../../../executor/protocol.js';
 import {
   listenOnSocket,
   makePrivateSocketDir,
@@ -62,6 +71,11 @@ export interface ExecutorLinkOptions {
   readonly maxFrameBytes?: number;
   /** Hold calls while no executor is ready (default true); false fails them at once, retryably. */
   readonly queueWhileDown?: boolean;
+  /**
+   * Take the successes of an executor that announced CallsCompleted in bulk (ExecuteCalls.bulkResults):
+   * one `callsCompleted` event per frame. Default false: one `callCompleted` event per success.
+   */
+  readonly bulkResults?: boolean;
   readonly log?: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
 
@@ -74,7 +88,8 @@ interface Wire {
   readonly socket: Socket;
   readonly writer: FrameWriter;
   readonly decoder: FrameDecoder;
-  /** Set once the executor's Hello announced ExecuteCalls: attempts then travel in batches. */
+  /** Set once the executor's Hello announced ExecuteCalls: attempts then travel in batches (and ask for
+   *  their successes in bulk when it announced CallsCompleted and `bulkResults` is on). */
   batcher: ExecuteCallsBatcher | undefined;
 }
 
@@ -163,6 +178,12 @@ export class ExecutorLink {
 
   executeCall(command: ExecuteCallCommand): void {
     this.core.executeCall(command);
+    this.apply();
+  }
+
+  /** Attempts in order; one still in flight is refused with a retryable callFailed, never a throw. */
+  executeCalls(commands: readonly ExecuteCallCommand[]): void {
+    this.core.executeCalls(commands);
     this.apply();
   }
 
@@ -265,16 +286,28 @@ export class ExecutorLink {
         this.input(() => core.frameUnparsable(id, (err as Error).message));
         return;
       }
-      if (
-        m.type === 'Hello' &&
-        Array.isArray(m.features) &&
-        m.features.includes(ExecutorFeature.ExecuteCalls)
-      )
-        wire.batcher ??= new ExecuteCallsBatcher(wire.writer);
-      core.messageReceived(id, now, m, m.type === 'CallCompleted' ? Buffer.byteLength(raw) : 0);
+      if (m.type === 'Hello' && Array.isArray(m.features)) wire.batcher ??= this.batcherFor(wire, m.features);
+      else if (m.type === 'CallsCompleted') m = this.checkedResults(m);
+      const bytes = m.type === 'CallCompleted' || m.type === 'CallsCompleted' ? Buffer.byteLength(raw) : 0;
+      core.messageReceived(id, now, m, bytes);
       this.apply();
       if (!core.isOpen(id)) return;
     }
+  }
+
+  /** ExecuteCalls frames to an executor that takes them; asking for CallsCompleted when it takes those. */
+  private batcherFor(wire: Wire, features: readonly string[]): ExecuteCallsBatcher | undefined {
+    if (!features.includes(ExecutorFeature.ExecuteCalls)) return undefined;
+    const bulk = this.opts.bulkResults === true && features.includes(ExecutorFeature.CallsCompleted);
+    return new ExecuteCallsBatcher(wire.writer, bulk);
+  }
+
+  /** A CallsCompleted frame with its malformed entries left out (each logged): they answer nothing. */
+  private checkedResults(m: CallsCompletedMessage): CallsCompletedMessage {
+    const results = completedResultsOf(m, (problem) =>
+      this.opts.log?.('warn', `ignoring a malformed CallsCompleted entry: ${problem}`),
+    );
+    return { type: 'CallsCompleted', taskId: m.taskId, results };
   }
 
   private input(fn: () => void): void {
@@ -301,8 +334,8 @@ export class ExecutorLink {
         queueMicrotask(() => this.opts.onEvent(event));
         return;
       }
-      case 'sendExecute':
-        this.sendExecute(c.conn, c.call);
+      case 'sendExecutes':
+        this.sendExecutes(c.conn, c.calls);
         return;
       case 'defineEpoch':
         this.defineEpoch(c.conn, c.epoch);
@@ -340,17 +373,20 @@ export class ExecutorLink {
     }
   }
 
-  private sendExecute(id: ConnId, c: ExecuteCallCommand): void {
+  private sendExecutes(id: ConnId, calls: readonly ExecuteCallCommand[]): void {
     const wire = this.wires.get(id);
     if (!wire) return;
-    try {
-      // The hottest line of the link, written as text (frames-as-text.ts).
-      if (wire.batcher) wire.batcher.add(c);
-      else wire.writer.sendJson(executeCallJson(c));
-    } catch (err) {
-      // Arguments too large for a frame (or not JSON): this attempt can never run.
-      this.core.executeUnsendable(c.callId, c.attempt, (err as Error).message);
-      this.apply();
+    for (let i = 0; i < calls.length; i++) {
+      const c = calls[i]!;
+      try {
+        // The hottest line of the link, written as text (frames-as-text.ts).
+        if (wire.batcher) wire.batcher.add(c);
+        else wire.writer.sendJson(executeCallJson(c));
+      } catch (err) {
+        // Arguments too large for a frame (or not JSON): this attempt can never run.
+        this.core.executeUnsendable(c.callId, c.attempt, (err as Error).message);
+        this.apply();
+      }
     }
   }
 

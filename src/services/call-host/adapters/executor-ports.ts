@@ -176,6 +176,9 @@ export function createExecutorPorts(options: ExecutorPortsOptions): ExecutorPort
     socketDir,
     functionsDir,
     onWaiting: (req: WaitingRequest) => runner.serveWaiting(req),
+    // The runner takes successes in bulk (docs/executor.md § Calls in bulk): from an executor that
+    // announces CallsCompleted (the Python one does not, and keeps its CallCompleted frames).
+    bulkResults: true,
     threads: ex.threads,
     heartbeatIntervalMs: ex.heartbeatIntervalMs,
     heartbeatTimeoutMs: ex.heartbeatTimeoutMs,

@@ -19,8 +19,8 @@
 //   holds dispatching); the per-attempt failures do the work and the lost link holds new calls until
 //   its restarted executor is ready. With only the JS executor active the events pass unchanged.
 //
-// Cost on the JS path: one Map lookup per ExecuteCall (the epoch's inventory, cached per epoch) and one
-// Map lookup per CancelCall / ResumeCall.
+// Cost on the JS path: one Map lookup per ExecuteCalls command (the epoch's inventory, cached per epoch)
+// and one Map lookup per CancelCall / ResumeCall.
 
 import { ExecutorErrorCode } from '../../../executor/errors.js';
 import { ManualExecutorReadiness } from '../../worker/adapters/orchestration/default-ports.js';
@@ -32,7 +32,7 @@ import {
   type FunctionLanguage,
   type FunctionsInventory,
 } from '../../worker/core/functions-inventory.js';
-import type { ExecutorLinkCommands } from './executor-call-io.js';
+import { executeEach, type ExecutorLinkCommands } from './executor-call-io.js';
 import type { ExecuteCallCommand, ExecutorLinkEvent, ResumeOutcome } from './executor-link.js';
 
 /** What the router needs of the code view: the files of an epoch snapshot. */
@@ -148,6 +148,25 @@ export class ExecutorRouter implements ExecutorLinkCommands {
     this.pythonCalls.set(command.callId, command.attempt);
   }
 
+  /** A task's attempts: all to the JS link at once when its epoch has no Python function, else each routed. */
+  executeCalls(commands: readonly ExecuteCallCommand[]): void {
+    const first = commands[0];
+    if (first === undefined) return;
+    const inventory = this.opts.inventories.of(first.codeEpoch);
+    const jsOnly = inventory === undefined || (!inventory.hasPython && inventory.collisions.length === 0);
+    if (jsOnly && commands.every((c) => c.codeEpoch === first.codeEpoch)) {
+      executeEach(this.js, commands, (c, err) => this.refuseLater(c, err));
+      return;
+    }
+    for (const command of commands) {
+      try {
+        this.executeCall(command);
+      } catch (err) {
+        this.refuseLater(command, err);
+      }
+    }
+  }
+
   cancelCall(callId: string, attempt: number, reason?: string): void {
     this.linkOf(callId).cancelCall(callId, attempt, reason);
   }
@@ -178,6 +197,9 @@ export class ExecutorRouter implements ExecutorLinkCommands {
       this.pythonCalls.get(ev.callId) === ev.attempt
     ) {
       this.pythonCalls.delete(ev.callId);
+    } else if (ev.type === 'callsCompleted') {
+      for (const r of ev.results)
+        if (this.pythonCalls.get(r.callId) === r.attempt) this.pythonCalls.delete(r.callId);
     } else if (ev.type === 'executorLost' && this.pythonActive) {
       return;
     }
@@ -188,19 +210,29 @@ export class ExecutorRouter implements ExecutorLinkCommands {
     return this.pythonCalls.has(callId) ? this.python! : this.js;
   }
 
-  private failLater(command: ExecuteCallCommand, message: string): void {
+  /** The link refused the attempt (it is still in flight): the answer executeCalls gives, a retryable crash. */
+  private refuseLater(command: ExecuteCallCommand, err: unknown): void {
+    this.failLater(command, `the executor link refused the call: ${(err as Error).message}`, false);
+  }
+
+  /** A load failure of the attempt (`load` true, not retryable), or a refusal (a retryable crash). */
+  private failLater(command: ExecuteCallCommand, message: string, load = true): void {
     const { taskId, callId, attempt } = command;
     queueMicrotask(() =>
-      this.opts.deliver({
-        type: 'callFailed',
-        taskId,
-        callId,
-        attempt,
-        kind: 'load',
-        retryable: false,
-        code: ExecutorErrorCode.FUNCTION_LOAD_FAILED,
-        message,
-      }),
+      this.opts.deliver(
+        load
+          ? {
+              type: 'callFailed',
+              taskId,
+              callId,
+              attempt,
+              kind: 'load',
+              retryable: false,
+              code: ExecutorErrorCode.FUNCTION_LOAD_FAILED,
+              message,
+            }
+          : { type: 'callFailed', taskId, callId, attempt, kind: 'executor_crash', retryable: true, message },
+      ),
     );
   }
 }

@@ -7,7 +7,8 @@
 // attempt (one `sendExecute` each, one terminal event each); only the encoding is shared. Order on the
 // wire is kept: any other frame to the connection closes the open batch first (a CancelCall never
 // overtakes the frame carrying its attempt, a DefineEpoch always precedes the batch naming its epoch),
-// and the writer closes it at its flush at the latest.
+// and the writer closes it at its flush at the latest. To an executor that announced CallsCompleted the
+// frames ask for the successes in bulk (`bulkResults`), when the link takes them so.
 
 import { FrameTooLargeError } from '../../../executor/errors.js';
 import type { FrameWriter } from '../../../executor/frame-codec.js';
@@ -69,9 +70,22 @@ export class ExecuteCallsBatcher {
   private first: ExecuteCallCommand | undefined;
   private head = '';
   private entries: string[] = [];
+  /**
+   * The open batch's size in bytes: an upper bound (3 bytes per UTF-16 unit) while that is below the
+   * frame limit, so an entry's text is not scanned twice (the writer measures the frame once); exact
+   * (`exact`) from the moment the bound reaches the limit.
+   */
   private bytes = 0;
+  private exact = false;
 
-  constructor(private readonly writer: FrameWriter) {}
+  /**
+   * `bulkResults`: the executor announced CallsCompleted and the Worker takes its successes in bulk;
+   * every frame then asks for them (ExecuteCalls.bulkResults).
+   */
+  constructor(
+    private readonly writer: FrameWriter,
+    private readonly bulkResults = false,
+  ) {}
 
   /**
    * Add an attempt to the open batch (opening one, or closing the open one first if its fields differ
@@ -80,26 +94,40 @@ export class ExecuteCallsBatcher {
    */
   add(c: ExecuteCallCommand): void {
     const entry = `{"callId":${JSON.stringify(c.callId)},"attempt":${c.attempt},"args":${JSON.stringify(c.args)}}`;
-    const entryBytes = Buffer.byteLength(entry) + 1;
+    const max = this.writer.maxFrameBytes;
     const first = this.first;
-    if (
-      first === undefined ||
-      !sameTaskFields(first, c) ||
-      this.bytes + entryBytes > this.writer.maxFrameBytes
-    ) {
-      this.close();
-      const head = headOf(c);
-      const bytes = Buffer.byteLength(head) + ENTRY_OVERHEAD;
-      // Alone in a frame and still too large: the same refusal a single ExecuteCall gets.
-      const max = this.writer.maxFrameBytes;
-      if (bytes + entryBytes > max) throw new FrameTooLargeError(bytes + entryBytes, max, 'encode');
-      this.first = c;
-      this.head = head;
-      this.bytes = bytes;
-      this.writer.defer(() => this.close());
+    if (first !== undefined && sameTaskFields(first, c)) {
+      let entryBytes = this.exact ? Buffer.byteLength(entry) + 1 : 3 * entry.length + 1;
+      if (!this.exact && this.bytes + entryBytes > max) {
+        // Near the limit: measure what the batch really holds before deciding to close it.
+        this.bytes = Buffer.byteLength(this.head) + ENTRY_OVERHEAD;
+        for (const e of this.entries) this.bytes += Buffer.byteLength(e) + 1;
+        this.exact = true;
+        entryBytes = Buffer.byteLength(entry) + 1;
+      }
+      if (this.bytes + entryBytes <= max) {
+        this.entries.push(entry);
+        this.bytes += entryBytes;
+        return;
+      }
     }
+    this.close();
+    const head = headOf(c, this.bulkResults);
+    const headBytes = Buffer.byteLength(head) + ENTRY_OVERHEAD;
+    let entryBytes = 3 * entry.length + 1;
+    let exact = false;
+    if (headBytes + entryBytes > max) {
+      exact = true;
+      entryBytes = Buffer.byteLength(entry) + 1;
+      // Alone in a frame and still too large: the same refusal a single ExecuteCall gets.
+      if (headBytes + entryBytes > max) throw new FrameTooLargeError(headBytes + entryBytes, max, 'encode');
+    }
+    this.first = c;
+    this.head = head;
     this.entries.push(entry);
-    this.bytes += entryBytes;
+    this.bytes = headBytes + entryBytes;
+    this.exact = exact;
+    this.writer.defer(() => this.close());
   }
 
   /** Queue the open batch as one frame (before any other frame, and at the writer's flush). */
@@ -110,6 +138,7 @@ export class ExecuteCallsBatcher {
     this.head = '';
     this.entries = [];
     this.bytes = 0;
+    this.exact = false;
     this.writer.sendJson(json);
   }
 }
@@ -126,11 +155,12 @@ function sameTaskFields(a: ExecuteCallCommand, b: ExecuteCallCommand): boolean {
 }
 
 /** The frame's text up to its first entry: the task-level fields, the block's text taken once (jsonOf). */
-function headOf(c: ExecuteCallCommand): string {
+function headOf(c: ExecuteCallCommand, bulkResults: boolean): string {
   const block = c.block === undefined || c.block === null ? '' : `,"block":${jsonOf(c.block)}`;
   return (
     `{"type":"ExecuteCalls","taskId":${JSON.stringify(c.taskId)},"function":${JSON.stringify(c.function)}` +
     `${block},"codeEpoch":${JSON.stringify(c.codeEpoch)},"budgetMs":${c.budgetMs}` +
-    `${c.ioCache === undefined ? '' : `,"ioCache":${JSON.stringify(c.ioCache)}`},"calls":[`
+    `${c.ioCache === undefined ? '' : `,"ioCache":${JSON.stringify(c.ioCache)}`}` +
+    `${bulkResults ? ',"bulkResults":true' : ''},"calls":[`
   );
 }

@@ -142,6 +142,22 @@ export class InProcessLink implements ExecutorLinkCommands {
     });
   }
 
+  /**
+   * Each attempt as `executeCall`; one still in flight fails on a microtask instead of throwing. The
+   * in-process path stays per call both ways: every function runs on the Worker's own loop and reports
+   * one terminal event, as there is no frame to share (docs/executor.md § In-process functions).
+   */
+  executeCalls(commands: readonly ExecuteCallCommand[]): void {
+    for (const command of commands) {
+      try {
+        this.executeCall(command);
+      } catch (err) {
+        const why = `the executor link refused the call: ${(err as Error).message}`;
+        this.emitLater(failedEvent(command, 'executor_crash', true, why));
+      }
+    }
+  }
+
   cancelCall(callId: string, attempt: number, reason = 'cancelled by the worker'): void {
     const run = this.running.get(attemptKey(callId, attempt));
     if (run) cancelRunningCall(run, reason);

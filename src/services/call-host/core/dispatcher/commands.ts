@@ -11,10 +11,8 @@ import type {
   WaitId,
 } from './types.js';
 
-/** Send one attempt of a call to the executor. */
-export interface ExecuteCall {
-  readonly type: 'ExecuteCall';
-  readonly taskId: string;
+/** One attempt of a call, as an `ExecuteCalls` command carries it. */
+export interface ExecuteAttempt {
   /** Stable for the call across attempts: `${taskId}/${index}` for a root, `${parentCallId}.${n}` for a child. */
   readonly callId: string;
   /** 1-based; events for any other attempt of the call are ignored. */
@@ -22,12 +20,24 @@ export interface ExecuteCall {
   readonly function: string;
   readonly args: readonly unknown[];
   readonly block: unknown;
-  /** Execution budget of this attempt (CPU + IO, from `callStarted`), capped by the task deadline. */
-  readonly budgetMs: number;
   /** Undefined for a root call. */
   readonly parentCallId: string | undefined;
   /** 0 for a root call, parent depth + 1 for a child. */
   readonly depth: number;
+}
+
+/**
+ * Send attempts of one task's calls to the executor, in order (README.md § Calls in bulk). One command
+ * per task per pump: the attempts an input dispatches for a task back to back share it, and a command
+ * about anything else in between starts a new one (so a CancelCall never precedes the attempt it names).
+ */
+export interface ExecuteCalls {
+  readonly type: 'ExecuteCalls';
+  readonly taskId: string;
+  /** Execution budget of each attempt (CPU + IO, from `callStarted`), capped by the task deadline. */
+  readonly budgetMs: number;
+  /** Never empty. */
+  readonly attempts: readonly ExecuteAttempt[];
 }
 
 /** Abort an attempt at the executor (`ctx.signal`). The dispatcher has already written it off. */
@@ -75,4 +85,4 @@ export interface ConvergeTaskCalls {
   readonly counters: CallPhaseCounters;
 }
 
-export type DispatcherCommand = ExecuteCall | CancelCall | ResumeCall | ConvergeTaskCalls;
+export type DispatcherCommand = ExecuteCalls | CancelCall | ResumeCall | ConvergeTaskCalls;

@@ -21,6 +21,7 @@ import type {
   CallPhaseOptions,
   CallSpec,
   CancelReason,
+  CompletedAttempt,
   TaskCancelReason,
   WaitRequest,
 } from './types.js';
@@ -90,6 +91,8 @@ export class DispatcherCore {
         return this.callStarted(input.callId, input.attempt, input.now);
       case 'callCompleted':
         return this.callCompleted(input.callId, input.attempt, input.value, input.outputBytes, input.now);
+      case 'callsCompleted':
+        return this.callsCompleted(input.results, input.outputBytesEach, input.now);
       case 'callFailed':
         return this.callFailed(input.callId, input.attempt, input.failure, input.now);
       case 'callWaiting':
@@ -220,6 +223,27 @@ export class DispatcherCore {
     const node = currentAttempt(this.s, callId, attempt);
     if (node === undefined) return NO_COMMANDS;
     calls.callCompleted(this.s, node, value, outputBytes, now);
+    return this.flush();
+  }
+
+  /**
+   * Many successes at once (the executor's CallsCompleted frame, README.md § Calls in bulk): each is
+   * `callCompleted` of its attempt, stale ones ignored, and the attempts they free slots for leave as one
+   * ExecuteCalls per task. `outputBytesEach` is what each counts against maxCollectedOutputBytes (the
+   * frame's size shared out over its entries).
+   */
+  callsCompleted(
+    results: readonly CompletedAttempt[],
+    outputBytesEach: number,
+    now: number,
+  ): readonly DispatcherCommand[] {
+    const s = this.s;
+    for (let i = 0; i < results.length; i++) {
+      const r = results[i]!;
+      const node = currentAttempt(s, r.callId, r.attempt);
+      if (node === undefined) continue;
+      calls.callCompleted(s, node, r.value === undefined ? null : r.value, outputBytesEach, now);
+    }
     return this.flush();
   }
 

@@ -14,7 +14,8 @@ export type {
   CancelCall,
   ConvergeTaskCalls,
   DispatcherCommand,
-  ExecuteCall,
+  ExecuteAttempt,
+  ExecuteCalls,
   ResumeCall,
 } from './commands.js';
 export type { DispatcherInput } from './inputs.js';
@@ -27,6 +28,7 @@ export type {
   CallPhaseOptions,
   CallSpec,
   CancelReason,
+  CompletedAttempt,
   FailedCall,
   SubcallError,
   TaskCancelReason,

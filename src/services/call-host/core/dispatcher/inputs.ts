@@ -1,7 +1,14 @@
 // Every input of the dispatcher as one discriminated union, for drivers that queue inputs as values
 // (`DispatcherCore.apply`) and for property tests. Each variant mirrors a method of `DispatcherCore`.
 
-import type { CallFailure, CallPhaseOptions, CallSpec, TaskCancelReason, WaitRequest } from './types.js';
+import type {
+  CallFailure,
+  CallPhaseOptions,
+  CallSpec,
+  CompletedAttempt,
+  TaskCancelReason,
+  WaitRequest,
+} from './types.js';
 
 export type DispatcherInput =
   | {
@@ -25,6 +32,12 @@ export type DispatcherInput =
       readonly attempt: number;
       readonly value: unknown;
       readonly outputBytes: number;
+      readonly now: number;
+    }
+  | {
+      readonly type: 'callsCompleted';
+      readonly results: readonly CompletedAttempt[];
+      readonly outputBytesEach: number;
       readonly now: number;
     }
   | {

@@ -7,6 +7,7 @@
 
 import { CallNode } from './call-node.js';
 import { convergeTask } from './convergence.js';
+import type { ExecuteAttempt } from './commands.js';
 import { remainingBudget, type DispatcherState } from './dispatch-state.js';
 import type { TaskDispatch } from './task-dispatch.js';
 import type { CallSpec } from './types.js';
@@ -83,18 +84,22 @@ function dispatchNode(s: DispatcherState, node: CallNode, now: number): void {
   }
   // The executor enforces the budget too; never promise more than the task has left.
   const budgetMs = Math.max(1, Math.min(s.config.callDeadlineMs, task.deadlineMs - now));
-  s.out.push({
-    type: 'ExecuteCall',
-    taskId: task.taskId,
+  const attempt: ExecuteAttempt = {
     callId: node.callId,
     attempt: node.attempt,
     function: node.fn,
     args: node.args,
     block: node.block,
-    budgetMs,
     parentCallId: node.parent?.callId,
     depth: node.depth,
-  });
+  };
+  // One command per task per pump (README.md § Calls in bulk): join the task's command if it is the
+  // last one out (nothing else was decided since), else open a new one.
+  const out = s.out;
+  const last = out.length > 0 ? out[out.length - 1]! : undefined;
+  if (last?.type === 'ExecuteCalls' && last.taskId === task.taskId && last.budgetMs === budgetMs)
+    (last.attempts as ExecuteAttempt[]).push(attempt);
+  else out.push({ type: 'ExecuteCalls', taskId: task.taskId, budgetMs, attempts: [attempt] });
 }
 
 /** Gives a parked parent its slot back and delivers the answer that unparked it; its clock runs again. */

@@ -15,7 +15,7 @@ export interface DispatcherStats {
   readonly parked: number;
   /** Calls with a node (dispatched at least once or requested as a subcall) and not ended. */
   readonly liveCalls: number;
-  /** * ExecuteCall commands emitted. */
+  /** * Attempts sent (entries of ExecuteCalls commands). */
   readonly attempts: number;
   /** * Attempts after the first of a call. */
   readonly retries: number;

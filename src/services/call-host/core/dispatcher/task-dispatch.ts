@@ -37,7 +37,7 @@ export class TaskDispatch implements TimerEntry, WindowState {
   threshold: number;
   growthCredit = 0;
   lastShrinkSeq = 0;
-  /** Incremented per ExecuteCall. */
+  /** Incremented per attempt sent. */
   dispatchSeq = 0;
 
   /** Children, retries and resumes: served before new root calls. */

@@ -26,6 +26,14 @@ export interface CallFailure {
   readonly stack?: string;
 }
 
+/** One success of a bulk report (`DispatcherCore.callsCompleted`): the executor's CallsCompleted entry. */
+export interface CompletedAttempt {
+  readonly callId: string;
+  readonly attempt: number;
+  /** The call's return value; absent reads as null (as a CallCompleted without `value`). */
+  readonly value?: unknown;
+}
+
 /** Opaque id a call gives one of its waits, echoed in the `ResumeCall` that answers it. */
 export type WaitId = string | number;
 

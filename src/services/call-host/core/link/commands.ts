@@ -18,8 +18,11 @@ export type LinkCommand =
   | { readonly type: 'emit'; readonly event: ExecutorLinkEvent }
   /** Hand the event to `onEvent` on a microtask: a failure the link decided inside a command. */
   | { readonly type: 'emitLater'; readonly event: ExecutorLinkEvent }
-  /** Write the ExecuteCall frame; if it cannot be encoded, report `executeUnsendable`. */
-  | { readonly type: 'sendExecute'; readonly conn: ConnId; readonly call: ExecuteCallCommand }
+  /**
+   * Write these attempts, in order (the shell joins those of one task in ExecuteCalls frames); one that
+   * cannot be encoded is reported with `executeUnsendable`. Attempts sent back to back share a command.
+   */
+  | { readonly type: 'sendExecutes'; readonly conn: ConnId; readonly calls: readonly ExecuteCallCommand[] }
   /** Write DefineEpoch with the code view's sources; if there are none or too many, `epochNotDefined`. */
   | { readonly type: 'defineEpoch'; readonly conn: ConnId; readonly epoch: string }
   /** Write a small control frame; `flush`: at once, not at the end of the turn. */

@@ -14,6 +14,9 @@
 //  - cancelled while queued → `deadline`; its arguments cannot be encoded → `user`;
 //  - its executor is lost → `executorLost`, then `executor_crash` (retryable) for every attempt sent to it;
 //  - the link closes → `executor_crash` for whatever is left.
+// A CallsCompleted frame (docs/executor.md § Calls in bulk) is the terminal of each attempt it names that
+// is in flight on that connection, all in one `callsCompleted` event; the others are dropped like any late
+// frame, so a duplicate entry cannot answer an attempt twice.
 // Frames of a connection that is no longer the executor are dropped, so a late terminal frame can never
 // answer an attempt twice.
 //
@@ -24,11 +27,16 @@
 // link-state.ts; this file is one method per input.
 
 import { CallAlreadyInFlightError } from '../../../../executor/errors.js';
-import { PROTOCOL_VERSION, attemptKey, type ExecutorToWorker } from '../../../../executor/protocol.js';
+import {
+  PROTOCOL_VERSION,
+  attemptKey,
+  type CallsCompletedMessage,
+  type ExecutorToWorker,
+} from '../../../../executor/protocol.js';
 import type { ConnId } from './commands.js';
-import { failedEvent, newConn, startedEvent, terminalEvent, type Inflight } from './frames.js';
+import { failedEvent, newConn, startedEvent, terminalEvent, type Conn, type Inflight } from './frames.js';
 import { LinkState } from './link-state.js';
-import type { ExecuteCallCommand, ResumeOutcome } from './types.js';
+import type { CompletedCallReport, ExecuteCallCommand, ResumeOutcome } from './types.js';
 
 export type { LinkCoreOptions } from './link-state.js';
 
@@ -94,7 +102,7 @@ export class LinkCore extends LinkState {
     if (conn && !conn.authenticated) this.refuse(conn, 'its first frame is too large');
   }
 
-  /** One frame. `frameBytes`: its size, needed for CallCompleted only (the value's size stand-in). */
+  /** One frame. `frameBytes`: its size, needed for CallCompleted(s) only (the values' size stand-in). */
   messageReceived(id: ConnId, now: number, m: ExecutorToWorker, frameBytes: number): void {
     const conn = this.conns.get(id);
     if (!conn || conn.closed) return;
@@ -149,6 +157,9 @@ export class LinkCore extends LinkState {
         this.out.push({ type: 'serveWaiting', request: req });
         return;
       }
+      case 'CallsCompleted':
+        this.callsCompleted(conn, m, frameBytes);
+        return;
       case 'CallCompleted':
       case 'CallFailed': {
         const entry = this.entryOn(conn, m.callId, m.attempt);
@@ -165,7 +176,43 @@ export class LinkCore extends LinkState {
     }
   }
 
+  private callsCompleted(conn: Conn, m: CallsCompletedMessage, frameBytes: number): void {
+    const results = m.results as readonly CompletedCallReport[] | undefined;
+    if (!Array.isArray(results)) {
+      this.lose(conn, 'protocol error: a CallsCompleted frame without results');
+      return;
+    }
+    // Copied only when an entry is left out (not in flight here, a duplicate, not an entry at all).
+    let kept: CompletedCallReport[] | undefined;
+    for (let i = 0; i < results.length; i++) {
+      const r = results[i]!;
+      const entry = typeof r === 'object' && r !== null ? this.entryOn(conn, r.callId, r.attempt) : undefined;
+      if (entry !== undefined) {
+        this.inflightCalls.delete(attemptKey(r.callId, r.attempt));
+        kept?.push(r);
+      } else if (kept === undefined) kept = results.slice(0, i);
+    }
+    const reported = kept ?? results;
+    if (reported.length === 0) return;
+    const outputBytesEach = Math.ceil(frameBytes / results.length);
+    this.emit({ type: 'callsCompleted', taskId: m.taskId, results: reported, outputBytesEach });
+  }
+
   // ---- call inputs -------------------------------------------------------------------------------------
+
+  /**
+   * Many attempts, in order, each as `executeCall`, except that one whose attempt is already in flight is
+   * refused with a retryable `executor_crash` failure on a microtask instead of a throw (the others go on).
+   */
+  executeCalls(commands: readonly ExecuteCallCommand[]): void {
+    for (let i = 0; i < commands.length; i++) {
+      const command = commands[i]!;
+      if (this.inflightCalls.has(attemptKey(command.callId, command.attempt))) {
+        const why = `the executor link refused the call: ${new CallAlreadyInFlightError(command.callId, command.attempt).message}`;
+        this.out.push({ type: 'emitLater', event: failedEvent(command, 'executor_crash', true, why) });
+      } else this.executeCall(command);
+    }
+  }
 
   executeCall(command: ExecuteCallCommand): void {
     const key = attemptKey(command.callId, command.attempt);

@@ -6,7 +6,7 @@
 import { attemptKey } from '../../../../executor/protocol.js';
 import type { ConnId, LinkCommand } from './commands.js';
 import { failedEvent, firstFrameRefusal, type Conn, type Inflight } from './frames.js';
-import type { ExecutorLinkEvent } from './types.js';
+import type { ExecuteCallCommand, ExecutorLinkEvent } from './types.js';
 
 export interface LinkCoreOptions {
   /** How long a new connection may take to present an authenticated Hello. */
@@ -95,7 +95,12 @@ export abstract class LinkState {
       this.out.push({ type: 'defineEpoch', conn: conn.id, epoch });
     }
     entry.conn = conn;
-    this.out.push({ type: 'sendExecute', conn: conn.id, call: entry.command });
+    // Attempts sent back to back travel in one command (and the shell's frames join them by task).
+    const out = this.out;
+    const last = out.length > 0 ? out[out.length - 1]! : undefined;
+    if (last?.type === 'sendExecutes' && last.conn === conn.id)
+      (last.calls as ExecuteCallCommand[]).push(entry.command);
+    else out.push({ type: 'sendExecutes', conn: conn.id, calls: [entry.command] });
   }
 
   /**

@@ -23,6 +23,17 @@ export interface ExecuteCallCommand {
   readonly ioCache?: string;
 }
 
+/** One success of a CallsCompleted frame, as the executor reported it (docs/executor.md § Calls in bulk). */
+export interface CompletedCallReport {
+  readonly callId: string;
+  readonly attempt: number;
+  /** Absent reads as null. */
+  readonly value?: unknown;
+  readonly durationMs: number;
+  /** Reads the executor answered from its read copies (counted as read-cache hits). */
+  readonly ioHits?: number;
+}
+
 export interface AttemptFields {
   readonly taskId: string;
   readonly callId: string;
@@ -43,6 +54,18 @@ export type ExecutorLinkEvent =
       /** Reads the executor answered from its read copies (counted as read-cache hits). */
       readonly ioHits?: number;
     } & AttemptFields)
+  | {
+      /**
+       * The terminal events of many attempts at once: each entry is the one terminal of its attempt
+       * (entries of attempts not in flight on that connection are left out; never empty).
+       */
+      readonly type: 'callsCompleted';
+      /** The task the frame named. */
+      readonly taskId: string;
+      readonly results: readonly CompletedCallReport[];
+      /** The frame's bytes shared out over its entries: each one's stand-in for its value's size. */
+      readonly outputBytesEach: number;
+    }
   | ({
       readonly type: 'callFailed';
       readonly kind: CallFailureKind;

@@ -15,7 +15,7 @@ import {
 type Frame = Record<string, unknown> & { type: string };
 
 /** A writer into memory, and what it wrote, decoded. */
-function wire(maxFrameBytes?: number) {
+function wire(maxFrameBytes?: number, bulkResults = false) {
   const chunks: Buffer[] = [];
   const writer = new FrameWriter({ write: (b) => (chunks.push(b), true) }, { maxFrameBytes });
   const frames = (): Frame[] => {
@@ -23,7 +23,7 @@ function wire(maxFrameBytes?: number) {
     const decoder = new FrameDecoder<Frame>();
     return chunks.flatMap((c) => decoder.push(c));
   };
-  return { writer, batcher: new ExecuteCallsBatcher(writer), frames };
+  return { writer, batcher: new ExecuteCallsBatcher(writer, bulkResults), frames };
 }
 
 /** What the executor runs for these frames: each ExecuteCalls expanded, other frames as they are. */
@@ -88,6 +88,33 @@ describe('ExecuteCallsBatcher', () => {
     expect(frames.length).toBeGreaterThan(1);
     for (const f of frames) expect(Buffer.byteLength(JSON.stringify(f))).toBeLessThanOrEqual(max);
     expect(asExecuted(frames)).toEqual(calls.map((c) => JSON.parse(executeCallJson(c)) as Frame));
+  });
+
+  it('fills a frame near its limit (the size bound is made exact there), multi-byte text included', () => {
+    for (const text of ['a', 'é', '😀']) {
+      const max = 4000;
+      const w = wire(max);
+      const calls = Array.from({ length: 60 }, (_, i) => cmd(i, { args: [text.repeat(40)] }));
+      for (const c of calls) w.batcher.add(c);
+      const frames = w.frames();
+      const sizes = frames.map((f) => Buffer.byteLength(JSON.stringify(f)));
+      for (const size of sizes) expect(size).toBeLessThanOrEqual(max);
+      // Every frame but the last was closed by the next entry not fitting: well past half the limit.
+      for (const size of sizes.slice(0, -1)) expect(size, text).toBeGreaterThan(max * 0.75);
+      expect(asExecuted(frames)).toEqual(calls.map((c) => JSON.parse(executeCallJson(c)) as Frame));
+    }
+  });
+
+  it('asks for the successes in bulk on every frame when told to (bulkResults)', () => {
+    const w = wire(600, true);
+    for (let i = 0; i < 12; i++) w.batcher.add(cmd(i, i === 6 ? { taskId: 't2' } : {}));
+    const frames = w.frames();
+    expect(frames.length).toBeGreaterThan(2);
+    for (const f of frames) expect(f.bulkResults).toBe(true);
+    expect(wire().frames()).toEqual([]);
+    const plain = wire();
+    plain.batcher.add(cmd(0));
+    expect(plain.frames()[0]).not.toHaveProperty('bulkResults');
   });
 
   it('an attempt too large for any frame throws, and nothing of it is queued', () => {

@@ -356,6 +356,46 @@ describe('ExecutorCallRunner', () => {
     expect(link.executed[2]!.ioCache).not.toBe(a!.ioCache);
   });
 
+  it('takes a CallsCompleted as one input: outputs in order, stale entries ignored, hits counted, freed slots refilled in one executeCalls', async () => {
+    const hits: [string, number][] = [];
+    const io = Object.assign(async () => null, {
+      countCopyHits: (taskId: string, n: number) => void hits.push([taskId, n]),
+    });
+    const { link, runner } = setup({ io });
+    const run = track(runner.run(task('t1'), calls(20)));
+    expect(link.bulks).toEqual([16]); // the initial window, as one command
+    const sent = link.executed.slice();
+    const entry = (c: ExecuteCallCommand, value: unknown, ioHits?: number) => ({
+      callId: c.callId,
+      attempt: c.attempt,
+      value,
+      durationMs: 1,
+      ...(ioHits === undefined ? {} : { ioHits }),
+    });
+    runner.handleEvent({
+      type: 'callsCompleted',
+      taskId: 't1',
+      results: [entry(sent[1]!, 'b', 2), entry(sent[0]!, 'a'), entry(sent[1]!, 'again', 5)],
+      outputBytesEach: 10,
+    });
+    // Two successes grow the window by two: four calls leave, in one executeCalls.
+    expect(link.bulks).toEqual([16, 4]);
+    expect(hits).toEqual([
+      ['t1', 2],
+      ['t1', 5],
+    ]);
+    expect(link.executed).toHaveLength(20);
+    // The other 18 in one frame: the task converges with every output in list order.
+    runner.handleEvent({
+      type: 'callsCompleted',
+      taskId: 't1',
+      results: link.executed.slice(2).map((c) => entry(c, Number(c.callId.split('/')[1]))),
+      outputBytesEach: 10,
+    });
+    await run.done;
+    expect(run.outcome?.outputs).toEqual(['a', 'b', ...Array.from({ length: 18 }, (_, i) => i + 2)]);
+  });
+
   const noCopies: [string, Parameters<typeof setup>[0]][] = [
     [
       'readCopies false (the executor keeps none), even with a caching handler',
@@ -391,8 +431,9 @@ describe('ExecutorCallRunner', () => {
     await expect(runner.run(task('t2'), calls(1))).resolves.toMatchObject({ failureCode: 'CANCELLED' });
   });
 
-  it('a link that refuses an attempt turns into a retryable failure of that attempt', async () => {
+  it('a link without executeCalls that refuses an attempt (throws) turns into a retryable failure of that attempt', async () => {
     const { link, time, runner } = setup();
+    Object.assign(link, { executeCalls: undefined }); // each attempt through executeCall
     let refuse = true;
     const original = link.executeCall.bind(link);
     link.executeCall = (cmd) => {

@@ -25,8 +25,14 @@ export class FakeLink implements ExecutorLinkCommands {
   readonly cancelled: { callId: string; attempt: number; reason: string | undefined }[] = [];
   readonly resumed: { callId: string; attempt: number; outcome: ResumeOutcome }[] = [];
   readonly droppedIoCaches: string[] = [];
+  /** The size of each executeCalls (bulk) the runner made. */
+  readonly bulks: number[] = [];
   executeCall(command: ExecuteCallCommand): void {
     this.executed.push(command);
+  }
+  executeCalls(commands: readonly ExecuteCallCommand[]): void {
+    this.bulks.push(commands.length);
+    for (const c of commands) this.executeCall(c);
   }
   cancelCall(callId: string, attempt: number, reason?: string): void {
     this.cancelled.push({ callId, attempt, reason });

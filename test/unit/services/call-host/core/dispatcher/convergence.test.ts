@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DispatcherError } from '../../../../../../src/services/call-host/core/dispatcher/errors.js';
-import { FAR, FakeExecutor, brief, callList, converges, coreWith, executes } from './harness.js';
+import { FAR, FakeExecutor, brief, callList, converges, coreWith } from './harness.js';
 
 describe('fastFail', () => {
   it('the first terminal root failure cancels the rest, discards outputs, converges CALL_FAILED', () => {
@@ -112,24 +112,40 @@ describe('outputs', () => {
     expect(core.stats().tasks).toBe(0);
   });
 
-  it('passes function, args and block through to ExecuteCall', () => {
+  it('passes function, args and block through in one ExecuteCalls command', () => {
     const core = coreWith();
     const block = { number: 7, hash: '0xab' };
-    const [call] = executes(
-      core.startCallPhase('t', [{ function: 'hello_world', args: ['ct2'], block }], { deadlineMs: FAR }, 0),
-    );
-    expect(call).toEqual({
-      type: 'ExecuteCall',
-      taskId: 't',
-      callId: 't/0',
-      attempt: 1,
-      function: 'hello_world',
-      args: ['ct2'],
-      block,
-      budgetMs: 5_000,
-      parentCallId: undefined,
-      depth: 0,
-    });
+    const calls = [
+      { function: 'hello_world', args: ['ct2'], block },
+      { function: 'other', args: [] },
+    ];
+    expect(core.startCallPhase('t', calls, { deadlineMs: FAR }, 0)).toEqual([
+      {
+        type: 'ExecuteCalls',
+        taskId: 't',
+        budgetMs: 5_000,
+        attempts: [
+          {
+            callId: 't/0',
+            attempt: 1,
+            function: 'hello_world',
+            args: ['ct2'],
+            block,
+            parentCallId: undefined,
+            depth: 0,
+          },
+          {
+            callId: 't/1',
+            attempt: 1,
+            function: 'other',
+            args: [],
+            block: undefined,
+            parentCallId: undefined,
+            depth: 0,
+          },
+        ],
+      },
+    ]);
   });
 });
 

@@ -1,5 +1,9 @@
 // Property test: random interleavings of executor events, time and owner inputs against a model of
 // what the executor runs. After every step the core's view must match the model exactly.
+// Bulk: successes also arrive as one `callsCompleted` (with duplicate and stale entries mixed in). A twin
+// core gets every input too, but each bulk report as its entries one by one (`callCompleted`): the two must
+// emit the same commands, attempt for attempt — a bulk report is exactly its entries in order — and no
+// input may emit two ExecuteCalls of one task back to back (one command per task per pump).
 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -14,6 +18,7 @@ import type {
 type Action =
   | { a: 'start' | 'io' | 'ioDone' | 'stale'; pick: number }
   | { a: 'complete'; pick: number; bytes: number }
+  | { a: 'completeMany'; picks: number[]; stale: number[]; bytes: number }
   | { a: 'fail'; pick: number; kind: CallFailureKind; retryable: boolean }
   | { a: 'subcall'; pick: number; waitId: number }
   | { a: 'advance'; ms: number }
@@ -26,6 +31,15 @@ const pick = fc.nat(1_000);
 const actionArb: fc.Arbitrary<Action> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ a: fc.constant('start' as const), pick }) },
   { weight: 6, arbitrary: fc.record({ a: fc.constant('complete' as const), pick, bytes: fc.nat(40) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      a: fc.constant('completeMany' as const),
+      picks: fc.array(pick, { minLength: 1, maxLength: 6 }),
+      stale: fc.array(fc.nat(6), { maxLength: 2 }),
+      bytes: fc.nat(40),
+    }),
+  },
   {
     weight: 3,
     arbitrary: fc.record({
@@ -76,19 +90,27 @@ const scenarioArb = fc.record({
 
 type Scenario = typeof scenarioArb extends fc.Arbitrary<infer T> ? T : never;
 
-function run(sc: Scenario): void {
-  const core = new DispatcherCore(
-    resolveDispatcherConfig({
-      taskMaxInflightCalls: sc.cap,
-      initialWindow: sc.initialWindow,
-      minWindow: 1,
-      callDeadlineMs: sc.callDeadlineMs,
-      maxCollectedOutputBytes: sc.maxBytes,
-      maxSubcallDepth: sc.maxDepth,
-      callRetry: { maxAttempts: sc.maxAttempts, initialBackoffMs: 3, maxBackoffMs: 10 },
-    }),
-    { executorReady: true },
+/** Commands with each ExecuteCalls spelled out per attempt: what the executor gets, whatever the grouping. */
+function flat(cmds: readonly DispatcherCommand[]): unknown[] {
+  return cmds.flatMap((c): unknown[] =>
+    c.type === 'ExecuteCalls'
+      ? c.attempts.map((a) => ({ x: a, taskId: c.taskId, budgetMs: c.budgetMs }))
+      : [c],
   );
+}
+
+function run(sc: Scenario): void {
+  const config = resolveDispatcherConfig({
+    taskMaxInflightCalls: sc.cap,
+    initialWindow: sc.initialWindow,
+    minWindow: 1,
+    callDeadlineMs: sc.callDeadlineMs,
+    maxCollectedOutputBytes: sc.maxBytes,
+    maxSubcallDepth: sc.maxDepth,
+    callRetry: { maxAttempts: sc.maxAttempts, initialBackoffMs: 3, maxBackoffMs: 10 },
+  });
+  const core = new DispatcherCore(config, { executorReady: true });
+  const twin = new DispatcherCore(config, { executorReady: true });
   let now = 0;
   let ready = true;
   const live = new Map<string, { taskId: string; attempt: number }>(); // the executor's view
@@ -100,18 +122,36 @@ function run(sc: Scenario): void {
   const streamingOpen = new Set<string>();
   const taskIds = sc.tasks.map((_, i) => `task${i}`);
 
+  /** The same input to both cores (the twin must answer the same); returns the core's commands. */
+  const both = (input: (d: DispatcherCore) => readonly DispatcherCommand[]): readonly DispatcherCommand[] => {
+    const cmds = input(core);
+    expect(flat(input(twin))).toEqual(flat(cmds));
+    return cmds;
+  };
+
   const apply = (cmds: readonly DispatcherCommand[]): void => {
-    for (const c of cmds) {
+    for (let i = 0; i < cmds.length; i++) {
+      const c = cmds[i]!;
       expect(converged.has(c.taskId), `command after convergence: ${JSON.stringify(c)}`).toBe(false);
       switch (c.type) {
-        case 'ExecuteCall':
-          expect(ready).toBe(true);
-          expect(live.has(c.callId), `double execution of ${c.callId}`).toBe(false);
-          expect(c.attempt).toBe((lastAttempt.get(c.callId) ?? 0) + 1);
-          expect(c.attempt).toBeLessThanOrEqual(sc.maxAttempts);
-          lastAttempt.set(c.callId, c.attempt);
-          live.set(c.callId, { taskId: c.taskId, attempt: c.attempt });
+        case 'ExecuteCalls': {
+          const prev = cmds[i - 1];
+          expect(prev?.type === 'ExecuteCalls' && prev.taskId === c.taskId, 'two ExecuteCalls in a row').toBe(
+            false,
+          );
+          expect(c.attempts.length).toBeGreaterThan(0);
+          expect(c.budgetMs).toBeGreaterThanOrEqual(1);
+          expect(c.budgetMs).toBeLessThanOrEqual(sc.callDeadlineMs);
+          for (const a of c.attempts) {
+            expect(ready).toBe(true);
+            expect(live.has(a.callId), `double execution of ${a.callId}`).toBe(false);
+            expect(a.attempt).toBe((lastAttempt.get(a.callId) ?? 0) + 1);
+            expect(a.attempt).toBeLessThanOrEqual(sc.maxAttempts);
+            lastAttempt.set(a.callId, a.attempt);
+            live.set(a.callId, { taskId: c.taskId, attempt: a.attempt });
+          }
           break;
+        }
         case 'CancelCall':
           expect(live.get(c.callId)?.attempt, `cancel of a dead attempt ${c.callId}#${c.attempt}`).toBe(
             c.attempt,
@@ -177,7 +217,7 @@ function run(sc: Scenario): void {
     live.delete(id);
     const value = `${id}@${attempt}`;
     if (/^task\d+\/\d+$/.test(id)) rootValue.set(id, value);
-    apply(core.callCompleted(id, attempt, value, bytes, now));
+    apply(both((d) => d.callCompleted(id, attempt, value, bytes, now)));
   };
 
   sc.tasks.forEach((t, i) => {
@@ -185,11 +225,13 @@ function run(sc: Scenario): void {
     roots.set(taskIds[i]!, t.calls);
     if (t.streaming) streamingOpen.add(taskIds[i]!);
     apply(
-      core.startCallPhase(
-        taskIds[i]!,
-        calls,
-        { deadlineMs: t.deadline, fastFail: true, streaming: t.streaming },
-        now,
+      both((d) =>
+        d.startCallPhase(
+          taskIds[i]!,
+          calls,
+          { deadlineMs: t.deadline, fastFail: true, streaming: t.streaming },
+          now,
+        ),
       ),
     );
   });
@@ -207,44 +249,72 @@ function run(sc: Scenario): void {
         const target = pickLive(act.pick);
         if (target === undefined) break;
         const [id, attempt] = target;
-        if (act.a === 'start') apply(core.callStarted(id, attempt, now));
-        else if (act.a === 'io') apply(core.callWaiting(id, attempt, { kind: 'io' }, now));
-        else if (act.a === 'ioDone') apply(core.ioFinished(id, attempt, now));
-        else if (act.a === 'stale') expect(core.callCompleted(id, attempt + 1, 'x', 0, now)).toEqual([]);
+        if (act.a === 'start') apply(both((d) => d.callStarted(id, attempt, now)));
+        else if (act.a === 'io') apply(both((d) => d.callWaiting(id, attempt, { kind: 'io' }, now)));
+        else if (act.a === 'ioDone') apply(both((d) => d.ioFinished(id, attempt, now)));
+        else if (act.a === 'stale')
+          expect(both((d) => d.callCompleted(id, attempt + 1, 'x', 0, now))).toEqual([]);
         else if (act.a === 'complete') complete(id, attempt, act.bytes);
         else if (act.a === 'fail') {
           live.delete(id);
-          apply(
-            core.callFailed(id, attempt, { kind: act.kind, retryable: act.retryable, message: 'm' }, now),
-          );
+          const failure = { kind: act.kind, retryable: act.retryable, message: 'm' };
+          apply(both((d) => d.callFailed(id, attempt, failure, now)));
         } else if (act.a === 'subcall') {
-          apply(
-            core.callWaiting(
-              id,
-              attempt,
-              { kind: 'subcall', function: 'g', args: [], waitId: act.waitId },
-              now,
-            ),
-          );
+          const wait = { kind: 'subcall' as const, function: 'g', args: [], waitId: act.waitId };
+          apply(both((d) => d.callWaiting(id, attempt, wait, now)));
+        }
+        break;
+      }
+      case 'completeMany': {
+        // Live attempts picked (duplicates possible), plus stale entries: a later attempt of a picked call.
+        const batch: { callId: string; attempt: number; value: string }[] = [];
+        for (const p of act.picks) {
+          const target = pickLive(p);
+          if (target !== undefined) batch.push({ callId: target[0], attempt: target[1], value: '' });
+        }
+        for (const k of act.stale)
+          if (batch.length > 0) {
+            const b = batch[k % batch.length]!;
+            batch.splice(k % (batch.length + 1), 0, { callId: b.callId, attempt: b.attempt + 1, value: '' });
+          }
+        for (const b of batch) b.value = `${b.callId}@${b.attempt}`;
+        if (batch.length === 0) break;
+        const cmds = core.callsCompleted(batch, act.bytes, now);
+        // The twin gets the entries one by one; the model follows it entry by entry.
+        const oneByOne: DispatcherCommand[] = [];
+        for (const b of batch) {
+          if (live.get(b.callId)?.attempt === b.attempt) {
+            live.delete(b.callId);
+            if (/^task\d+\/\d+$/.test(b.callId)) rootValue.set(b.callId, b.value);
+          }
+          const step = twin.callCompleted(b.callId, b.attempt, b.value, act.bytes, now);
+          oneByOne.push(...step);
+          apply(step);
+        }
+        expect(flat(cmds)).toEqual(flat(oneByOne));
+        // And the bulk report's own commands keep to one ExecuteCalls per task per pump.
+        for (let i = 1; i < cmds.length; i++) {
+          const [a, b] = [cmds[i - 1]!, cmds[i]!];
+          expect(a.type === 'ExecuteCalls' && b.type === 'ExecuteCalls' && a.taskId === b.taskId).toBe(false);
         }
         break;
       }
       case 'advance':
         now += act.ms;
-        apply(core.tick(now));
+        apply(both((d) => d.tick(now)));
         break;
       case 'lost':
         ready = false;
         live.clear();
-        apply(core.executorLost(now));
+        apply(both((d) => d.executorLost(now)));
         break;
       case 'ready':
         ready = true;
-        apply(core.executorReady(now));
+        apply(both((d) => d.executorReady(now)));
         break;
       case 'cancel': {
         const taskId = taskIds[act.task % taskIds.length]!;
-        apply(core.cancelTask(taskId, act.reason, now));
+        apply(both((d) => d.cancelTask(taskId, act.reason, now)));
         break;
       }
       case 'append':
@@ -253,16 +323,11 @@ function run(sc: Scenario): void {
         if (!streamingOpen.has(taskId)) break;
         if (act.a === 'finish') {
           streamingOpen.delete(taskId);
-          apply(core.finishAppending(taskId, now));
+          apply(both((d) => d.finishAppending(taskId, now)));
         } else {
           roots.set(taskId, (roots.get(taskId) ?? 0) + act.n);
-          apply(
-            core.appendCalls(
-              taskId,
-              Array.from({ length: act.n }, () => ({ function: 'f', args: [] })),
-              now,
-            ),
-          );
+          const more = Array.from({ length: act.n }, () => ({ function: 'f', args: [] }));
+          apply(both((d) => d.appendCalls(taskId, more, now)));
         }
         break;
       }
@@ -277,11 +342,11 @@ function run(sc: Scenario): void {
   // Liveness: with a healthy executor that completes everything, every task converges.
   if (!ready) {
     ready = true;
-    apply(core.executorReady(now));
+    apply(both((d) => d.executorReady(now)));
   }
   for (const taskId of [...streamingOpen]) {
     streamingOpen.delete(taskId);
-    apply(core.finishAppending(taskId, now));
+    apply(both((d) => d.finishAppending(taskId, now)));
   }
   for (let guard = 0; converged.size < taskIds.length; guard++) {
     expect(guard).toBeLessThan(10_000);
@@ -291,7 +356,7 @@ function run(sc: Scenario): void {
       const next = core.nextDeadline();
       expect(next, 'a task is stuck with nothing live and no timer').toBeDefined();
       now = Math.max(now, next!);
-      apply(core.tick(now));
+      apply(both((d) => d.tick(now)));
     }
     checkInvariants();
   }

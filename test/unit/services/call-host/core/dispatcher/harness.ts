@@ -11,7 +11,7 @@ import type {
   CancelCall,
   ConvergeTaskCalls,
   DispatcherCommand,
-  ExecuteCall,
+  ExecuteAttempt,
   ResumeCall,
 } from '../../../../../../src/services/call-host/core/dispatcher/commands.js';
 import type { CallSpec } from '../../../../../../src/services/call-host/core/dispatcher/types.js';
@@ -32,8 +32,16 @@ export function callList(n: number, fn = 'f'): CallSpec[] {
 
 export const FAR = 1_000_000_000; // a task deadline that never matters
 
-export const executes = (cmds: readonly DispatcherCommand[]): ExecuteCall[] =>
-  cmds.filter((c): c is ExecuteCall => c.type === 'ExecuteCall');
+/** One attempt of an ExecuteCalls command, with its command's task and budget. */
+export type SentAttempt = ExecuteAttempt & { readonly taskId: string; readonly budgetMs: number };
+
+/** Every attempt the commands send, in order (ExecuteCalls commands flattened). */
+export const executes = (cmds: readonly DispatcherCommand[]): SentAttempt[] =>
+  cmds.flatMap((c) =>
+    c.type === 'ExecuteCalls'
+      ? c.attempts.map((a) => ({ ...a, taskId: c.taskId, budgetMs: c.budgetMs }))
+      : [],
+  );
 export const cancels = (cmds: readonly DispatcherCommand[]): CancelCall[] =>
   cmds.filter((c): c is CancelCall => c.type === 'CancelCall');
 export const resumes = (cmds: readonly DispatcherCommand[]): ResumeCall[] =>
@@ -41,12 +49,15 @@ export const resumes = (cmds: readonly DispatcherCommand[]): ResumeCall[] =>
 export const converges = (cmds: readonly DispatcherCommand[]): ConvergeTaskCalls[] =>
   cmds.filter((c): c is ConvergeTaskCalls => c.type === 'ConvergeTaskCalls');
 
-/** Compact view of commands for table assertions: `X t/0#1`, `C t/0#1 deadline`, `R t/0#1 ok`, `DONE ok`. */
+/**
+ * Compact view of commands for table assertions: `X t/0#1` per attempt sent (an ExecuteCalls command is
+ * one line per attempt), `C t/0#1 deadline`, `R t/0#1 ok`, `DONE ok`.
+ */
 export function brief(cmds: readonly DispatcherCommand[]): string[] {
-  return cmds.map((c) => {
+  return cmds.flatMap((c) => {
     switch (c.type) {
-      case 'ExecuteCall':
-        return `X ${c.callId}#${c.attempt}`;
+      case 'ExecuteCalls':
+        return c.attempts.map((a) => `X ${a.callId}#${a.attempt}`);
       case 'CancelCall':
         return `C ${c.callId}#${c.attempt} ${c.reason}`;
       case 'ResumeCall':
@@ -76,7 +87,7 @@ export class FakeExecutor {
   take(cmds: readonly DispatcherCommand[]): readonly DispatcherCommand[] {
     for (const c of cmds) {
       this.log.push(c);
-      if (c.type === 'ExecuteCall') this.live.set(c.callId, c.attempt);
+      if (c.type === 'ExecuteCalls') for (const a of c.attempts) this.live.set(a.callId, a.attempt);
       else if (c.type === 'CancelCall') this.live.delete(c.callId);
       else if (c.type === 'ConvergeTaskCalls') this.converged.set(c.taskId, c);
     }

@@ -1,18 +1,18 @@
 // Scale: 100,000 calls of one task (and 100 tasks of 1,000) go through the core with a synchronous fake
-// executor and every output arrives, in call-list order. Speed is measured in bench/, not here (an O(n)
+// executor and every output arrives, in call-list order, reported one by one or in bulk (callsCompleted). Speed is measured in bench/, not here (an O(n)
 // step per event would make this file take minutes, which the suite's timeout then reports).
 import { describe, expect, it } from 'vitest';
 import type { DispatcherCommand } from '../../../../../../src/services/call-host/core/dispatcher/commands.js';
 import { coreWith } from './harness.js';
 
-function drive(tasks: number, callsPerTask: number): { outputs: number; ordered: boolean } {
+function drive(tasks: number, callsPerTask: number, bulk: number): { outputs: number; ordered: boolean } {
   const core = coreWith();
   const queue: { callId: string; attempt: number }[] = [];
   let outputs = 0;
   let ordered = true;
   const take = (cmds: readonly DispatcherCommand[]): void => {
     for (const c of cmds) {
-      if (c.type === 'ExecuteCall') queue.push({ callId: c.callId, attempt: c.attempt });
+      if (c.type === 'ExecuteCalls') for (const a of c.attempts) queue.push(a);
       else if (c.type === 'ConvergeTaskCalls' && c.success) {
         outputs += c.outputs.length;
         ordered &&= c.outputs.every((v, i) => (v as { index: number }).index === i);
@@ -24,19 +24,24 @@ function drive(tasks: number, callsPerTask: number): { outputs: number; ordered:
     take(core.startCallPhase(`task-${t}`, calls, { deadlineMs: 1e12, fastFail: true }, 0));
   }
   let now = 0;
-  for (let head = 0; head < queue.length; head++) {
-    const { callId, attempt } = queue[head]!;
+  const indexOf = (callId: string) => ({ index: Number(callId.slice(callId.lastIndexOf('/') + 1)) });
+  for (let head = 0; head < queue.length;) {
     now += 0.01;
-    core.callStarted(callId, attempt, now);
-    take(
-      core.callCompleted(
-        callId,
-        attempt,
-        { index: Number(callId.slice(callId.lastIndexOf('/') + 1)) },
-        8,
-        now,
-      ),
-    );
+    if (bulk > 1) {
+      const batch = queue.slice(head, head + bulk);
+      head += batch.length;
+      take(
+        core.callsCompleted(
+          batch.map(({ callId, attempt }) => ({ callId, attempt, value: indexOf(callId) })),
+          8,
+          now,
+        ),
+      );
+    } else {
+      const { callId, attempt } = queue[head++]!;
+      core.callStarted(callId, attempt, now);
+      take(core.callCompleted(callId, attempt, indexOf(callId), 8, now));
+    }
     if ((head & 63) === 0) take(core.tick(now));
   }
   return { outputs, ordered };
@@ -44,11 +49,16 @@ function drive(tasks: number, callsPerTask: number): { outputs: number; ordered:
 
 describe('scale', () => {
   it.each([
-    { tasks: 1, callsPerTask: 100_000 },
-    { tasks: 100, callsPerTask: 1_000 },
-  ])('$tasks task(s) × $callsPerTask calls all converge with ordered outputs', ({ tasks, callsPerTask }) => {
-    const { outputs, ordered } = drive(tasks, callsPerTask);
-    expect(outputs).toBe(tasks * callsPerTask);
-    expect(ordered).toBe(true);
-  });
+    { tasks: 1, callsPerTask: 100_000, bulk: 1 },
+    { tasks: 100, callsPerTask: 1_000, bulk: 1 },
+    { tasks: 1, callsPerTask: 100_000, bulk: 64 },
+    { tasks: 100, callsPerTask: 1_000, bulk: 37 },
+  ])(
+    '$tasks task(s) × $callsPerTask calls (bulk $bulk) all converge with ordered outputs',
+    ({ tasks, callsPerTask, bulk }) => {
+      const { outputs, ordered } = drive(tasks, callsPerTask, bulk);
+      expect(outputs).toBe(tasks * callsPerTask);
+      expect(ordered).toBe(true);
+    },
+  );
 });

@@ -145,7 +145,7 @@ describe('LinkCore handshake', () => {
       'emit:executorReady',
       'flushQueued',
       'defineEpoch',
-      'sendExecute',
+      'sendExecutes',
       'emit:heartbeat',
     ]);
   });
@@ -177,13 +177,13 @@ describe('LinkCore calls', () => {
       name: 'sends at once when ready, defining its epoch first',
       ready: true,
       steps: (c) => c.executeCall(call('c1')),
-      expected: ['defineEpoch', 'sendExecute'],
+      expected: ['defineEpoch', 'sendExecutes'],
     },
     {
       name: 'defines an epoch once per connection',
       ready: true,
       steps: (c) => (c.executeCall(call('c1')), c.executeCall(call('c2'))),
-      expected: ['defineEpoch', 'sendExecute', 'sendExecute'],
+      expected: ['defineEpoch', 'sendExecutes'],
     },
     {
       name: 'queues while down',
@@ -208,13 +208,13 @@ describe('LinkCore calls', () => {
       name: 'a sent call cancelled gets CancelCall',
       ready: true,
       steps: (c) => (c.executeCall(call('c1')), c.cancelCall('c1', 1, 'r')),
-      expected: ['defineEpoch', 'sendExecute', 'send'],
+      expected: ['defineEpoch', 'sendExecutes', 'send'],
     },
     {
       name: 'an unsendable call fails later as user, not retryable',
       ready: true,
       steps: (c) => (c.executeCall(call('c1')), c.executeUnsendable('c1', 1, 'too large')),
-      expected: ['defineEpoch', 'sendExecute', 'emitLater:callFailed'],
+      expected: ['defineEpoch', 'sendExecutes', 'emitLater:callFailed'],
     },
     {
       name: 'the link closing fails what is queued',
@@ -273,6 +273,81 @@ describe('LinkCore calls', () => {
     expect(drain()).toEqual([]);
   });
 
+  it('sends the attempts of executeCalls as one command, refusing one in flight on a microtask', () => {
+    const { core, drain, executor } = harness();
+    const id = executor();
+    core.executeCall(call('c1'));
+    drain();
+    core.executeCalls([call('c0'), call('c1'), call('c2')]);
+    const out = drain();
+    expect(types(out)).toEqual(['sendExecutes', 'emitLater:callFailed', 'sendExecutes']);
+    expect(out[0]).toEqual({ type: 'sendExecutes', conn: id, calls: [call('c0')] });
+    expect(out[2]).toEqual({ type: 'sendExecutes', conn: id, calls: [call('c2')] });
+    expect(out[1]).toMatchObject({
+      event: { type: 'callFailed', callId: 'c1', attempt: 1, kind: 'executor_crash', retryable: true },
+    });
+    expect(core.inflight).toBe(3); // c0, c1 (the first one) and c2
+  });
+
+  it('a CallsCompleted frame is one callsCompleted event of the attempts in flight on that connection', () => {
+    const { core, drain, executor } = harness();
+    const id = executor();
+    core.executeCalls([call('c1'), call('c2'), call('c3')]);
+    drain();
+    const entry = (callId: string, attempt = 1) => ({ callId, attempt, value: callId, durationMs: 1 });
+    // c2 twice, c9 never sent, c3 of another attempt: only the first c2 and c1 answer anything.
+    const frame: ExecutorToWorker = {
+      type: 'CallsCompleted',
+      taskId: 't1',
+      results: [entry('c2'), entry('c9'), entry('c1'), entry('c2'), entry('c3', 2)],
+    };
+    core.messageReceived(id, 1, frame, 500);
+    expect(drain()).toEqual([
+      {
+        type: 'emit',
+        event: {
+          type: 'callsCompleted',
+          taskId: 't1',
+          results: [entry('c2'), entry('c1')],
+          outputBytesEach: 100,
+        },
+      },
+    ]);
+    expect(core.inflight).toBe(1);
+    // Answered already: the same frame again is dropped whole, and c3 still ends once, when it ends.
+    core.messageReceived(id, 2, frame, 500);
+    expect(drain()).toEqual([]);
+    core.messageReceived(id, 3, { type: 'CallsCompleted', taskId: 't1', results: [entry('c3')] }, 80);
+    expect(drain()).toMatchObject([{ event: { type: 'callsCompleted', results: [entry('c3')] } }]);
+    expect(core.inflight).toBe(0);
+  });
+
+  it('passes a CallsCompleted whose every entry is in flight through as it came (no copy)', () => {
+    const { core, drain, executor } = harness();
+    const id = executor();
+    core.executeCalls([call('c1'), call('c2')]);
+    drain();
+    const results = [
+      { callId: 'c1', attempt: 1, durationMs: 1 },
+      { callId: 'c2', attempt: 1, value: 2, durationMs: 1, ioHits: 3 },
+    ];
+    core.messageReceived(id, 1, { type: 'CallsCompleted', taskId: 't1', results }, 90);
+    const [emitted] = drain();
+    expect(emitted?.type === 'emit' && emitted.event.type === 'callsCompleted' && emitted.event.results).toBe(
+      results,
+    );
+  });
+
+  it('loses an executor that sends a CallsCompleted without results', () => {
+    const { core, drain, executor } = harness();
+    const id = executor();
+    core.executeCall(call('c1'));
+    drain();
+    const bad = { type: 'CallsCompleted', taskId: 't1' } as unknown as ExecutorToWorker;
+    core.messageReceived(id, 1, bad, 40);
+    expect(types(drain())).toEqual(['closeConnection', 'emit:executorLost', 'emit:callFailed']);
+  });
+
   it('records the last heartbeat time it was given', () => {
     const { core, executor } = harness();
     const id = executor(100);
@@ -285,6 +360,8 @@ describe('LinkCore property', () => {
   type Op =
     | { op: 'execute' }
     | { op: 'complete'; pick: number }
+    | { op: 'completeMany'; picks: number[] }
+    | { op: 'executeMany'; n: number; again: number }
     | { op: 'fail'; pick: number }
     | { op: 'cancel'; pick: number }
     | { op: 'spawn' }
@@ -296,6 +373,18 @@ describe('LinkCore property', () => {
   const opArb: fc.Arbitrary<Op> = fc.oneof(
     { weight: 4, arbitrary: fc.constant({ op: 'execute' as const }) },
     { weight: 3, arbitrary: fc.nat(20).map((pick) => ({ op: 'complete' as const, pick })) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .array(fc.nat(20), { minLength: 1, maxLength: 5 })
+        .map((picks) => ({ op: 'completeMany' as const, picks })),
+    },
+    {
+      weight: 2,
+      arbitrary: fc
+        .record({ n: fc.integer({ min: 1, max: 4 }), again: fc.nat(6) })
+        .map(({ n, again }) => ({ op: 'executeMany' as const, n, again })),
+    },
     { weight: 1, arbitrary: fc.nat(20).map((pick) => ({ op: 'fail' as const, pick })) },
     { weight: 1, arbitrary: fc.nat(20).map((pick) => ({ op: 'cancel' as const, pick })) },
     { weight: 1, arbitrary: fc.constant({ op: 'spawn' as const }) },
@@ -306,7 +395,7 @@ describe('LinkCore property', () => {
     { weight: 1, arbitrary: fc.integer({ min: 0, max: 6000 }).map((ms) => ({ op: 'tick' as const, ms })) },
   );
 
-  it('every call accepted gets exactly one terminal event, by a result or the link-lost failure', () => {
+  it('every call accepted gets exactly one terminal event, by a result or the link-lost failure (also in bulk)', () => {
     fc.assert(
       fc.property(fc.array(opArb, { maxLength: 120 }), fc.boolean(), (ops, queueWhileDown) => {
         const { core, drain, log } = harness({ queueWhileDown, helloTimeoutMs: 5000 });
@@ -316,16 +405,25 @@ describe('LinkCore property', () => {
         /** What the fake executor was sent and has not answered, per connection. */
         const sentOn = new Map<ConnId, string[]>();
         const terminal = new Map<string, number>();
+        /** executeMany repeating an attempt in flight: refused, one callFailed each, not accepted. */
+        let refusals = 0;
         const collect = (): void => {
           for (const c of drain()) {
-            if (c.type === 'sendExecute') sentOn.set(c.conn, [...(sentOn.get(c.conn) ?? []), c.call.callId]);
-            if (
-              (c.type === 'emit' || c.type === 'emitLater') &&
-              (c.event.type === 'callCompleted' || c.event.type === 'callFailed')
-            )
-              terminal.set(c.event.callId, (terminal.get(c.event.callId) ?? 0) + 1);
+            if (c.type === 'sendExecutes')
+              sentOn.set(c.conn, [...(sentOn.get(c.conn) ?? []), ...c.calls.map((x) => x.callId)]);
+            if (c.type !== 'emit' && c.type !== 'emitLater') continue;
+            const ev = c.event;
+            if (ev.type === 'callFailed' && ev.message.includes('refused')) refusals -= 1;
+            else if (ev.type === 'callCompleted' || ev.type === 'callFailed')
+              terminal.set(ev.callId, (terminal.get(ev.callId) ?? 0) + 1);
+            else if (ev.type === 'callsCompleted') {
+              expect(ev.results.length).toBeGreaterThan(0);
+              for (const r of ev.results) terminal.set(r.callId, (terminal.get(r.callId) ?? 0) + 1);
+            }
           }
         };
+        /** Accepted (c0..c{seq-1} all were) and no terminal event yet. */
+        const isInFlight = (i: number): boolean => (terminal.get(`c${i}`) ?? 0) === 0;
         const answer = (pick: number, m: (callId: string) => ExecutorToWorker): void => {
           // Any connection that ever got calls may answer, even a lost one (late frames).
           const conns = [...sentOn.keys()];
@@ -344,6 +442,33 @@ describe('LinkCore property', () => {
             case 'complete':
               answer(o.pick, (id) => done(id));
               break;
+            case 'completeMany': {
+              // One frame from one connection naming some of its calls, duplicates and answered ones
+              // included (a late or repeated entry must answer nothing).
+              const conns = [...sentOn.keys()];
+              if (conns.length === 0) break;
+              const id = conns[o.picks[0]! % conns.length]!;
+              const pending = sentOn.get(id)!;
+              const named = o.picks.map((p) => (pending.length > 0 ? pending[p % pending.length]! : `c${p}`));
+              sentOn.set(
+                id,
+                pending.filter((x) => !named.includes(x)),
+              );
+              const results = named.map((callId) => ({ callId, attempt: 1, value: 1, durationMs: 1 }));
+              core.messageReceived(id, now, { type: 'CallsCompleted', taskId: 't1', results }, 50);
+              break;
+            }
+            case 'executeMany': {
+              const batch = Array.from({ length: o.n }, () => call(`c${seq++}`));
+              // Sometimes repeat an attempt already accepted: refused, the original stays in flight.
+              if (o.again < seq - o.n) {
+                batch.splice(1, 0, call(`c${o.again}`));
+                if (isInFlight(o.again)) refusals += 1;
+                else batch.splice(1, 1);
+              }
+              core.executeCalls(batch);
+              break;
+            }
             case 'fail':
               answer(o.pick, (callId) => ({
                 type: 'CallFailed',
@@ -388,6 +513,7 @@ describe('LinkCore property', () => {
         collect();
         expect(core.inflight).toBe(0);
         for (let i = 0; i < seq; i++) expect(terminal.get(`c${i}`), `c${i}`).toBe(1);
+        expect(refusals).toBe(0); // every refusal announced was answered by exactly one refusal event
         // No frame ever went to a connection that was refused.
         const refused = new Set(
           log.flatMap((c) => (c.type === 'closeConnection' && c.refusal ? [c.conn] : [])),
