@@ -4,7 +4,8 @@
 // (test/support/postgres.ts), three ways, in one run on the same blocks:
 //
 //   npx tsx bench/backfill.ts [--blocks 3000] [--storage sqlite|postgres] [--workers 2]
-//                             [--concurrency 64] [--bundle-concurrency WORKERS]
+//                             [--concurrency 64] [--bundle-concurrency WORKERS] [--per block|bundle]
+//                             [--profile DIR]
 //   npm run bench -- --only backfill        (both storages, the defaults)
 //
 //   floor              bench/lib/backfill-floor*.ts: one process, the raw driver (better-sqlite3 / pg), block
@@ -25,7 +26,10 @@
 // start included. CPU (bench/lib/proc-cpu.ts, /proc/<pid>/stat, 10 ms ticks) is per block and per call
 // (a call = one event decoded, the count the floor made): `main` is the floor's process on the floor
 // row and the `blockx up` process (Coordinator + Workers) on BlockX rows; `executors` are up's children
-// (one Executor per Worker). The PostgreSQL server's own CPU is in none of them.
+// (one Executor per Worker). The PostgreSQL server's own CPU is in none of them. `--per` runs one of the
+// two BlockX rows only; `--profile DIR` sets COORDINATOR_CPU_PROFILE and EXECUTOR_CPU_PROFILE on
+// `blockx up` (DIR/<storage>-up.cpuprofile, DIR/<storage>-exec.<pid>.cpuprofile; docs/performance.md
+// § Profiling).
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -53,8 +57,11 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '64' },
     'bundle-concurrency': { type: 'string' },
     workers: { type: 'string', default: '2' },
+    per: { type: 'string' },
+    profile: { type: 'string' },
   },
 });
+const PERS = (['block', 'bundle'] as const).filter((p) => values.per === undefined || values.per === p);
 const BLOCKS = Number(values.blocks);
 const CONCURRENCY = Number(values.concurrency);
 const WORKERS = Number(values.workers);
@@ -62,11 +69,12 @@ const WORKERS = Number(values.workers);
 const BUNDLE_CONCURRENCY = Number(values['bundle-concurrency'] ?? WORKERS);
 if (
   ![BLOCKS, CONCURRENCY, WORKERS, BUNDLE_CONCURRENCY].every((n) => Number.isSafeInteger(n) && n > 0) ||
-  (values.storage !== undefined && !(STORAGE_KINDS as readonly string[]).includes(values.storage))
+  (values.storage !== undefined && !(STORAGE_KINDS as readonly string[]).includes(values.storage)) ||
+  PERS.length === 0
 ) {
   console.error(
     'usage: bench/backfill.ts [--blocks N>0] [--storage sqlite|postgres] [--workers N>0] ' +
-      '[--concurrency N>0] [--bundle-concurrency N>0]',
+      '[--concurrency N>0] [--bundle-concurrency N>0] [--per block|bundle] [--profile DIR]',
   );
   process.exit(2);
 }
@@ -176,8 +184,15 @@ async function measure(kind: StorageKind, storageUrl: string): Promise<Row[]> {
         mainCpuMs: result.cpuMs,
       },
     ];
-    up = await startUp({ storageUrl, workers: WORKERS });
-    for (const per of ['block', 'bundle'] as const) rows.push(await blockxRow(up, table, floor, kind, per));
+    const profile =
+      values.profile === undefined
+        ? {}
+        : {
+            COORDINATOR_CPU_PROFILE: path.resolve(values.profile, `${kind}-up.cpuprofile`),
+            EXECUTOR_CPU_PROFILE: path.resolve(values.profile, `${kind}-exec.cpuprofile`),
+          };
+    up = await startUp({ storageUrl, workers: WORKERS, env: profile });
+    for (const per of PERS) rows.push(await blockxRow(up, table, floor, kind, per));
     return rows;
   } catch (err) {
     if (up !== undefined) console.error(`--- blockx up ---\n${up.output()}`);

@@ -22,7 +22,8 @@
 // (`blockx submit FILE.jsonl --coordinator ADDR --json`, its default concurrency 64, output to a pipe),
 // `--runs` runs, timed from the spawn of the CLI to its exit; CPU per task of the cluster process, of its
 // Executors and of the CLI process itself (bash's `times`). `--profile DIR` sets COORDINATOR_CPU_PROFILE
-// and EXECUTOR_CPU_PROFILE for the clusters (docs/performance.md § Profiling).
+// and EXECUTOR_CPU_PROFILE for the clusters (docs/performance.md § Profiling) and makes the CLI write
+// its own profile into DIR (Node's --cpu-prof).
 // BullMQ 6.7.0 (+ ioredis 6.0.0, installed on demand into bench/.work/), its own redis-server on a free
 // loopback port (`--save '' --appendonly no`, temp dir); one Worker at concurrency `--clients` runs
 // `async () => null`:
@@ -372,8 +373,12 @@ async function submitOnce(
   file: string,
 ): Promise<{ latencies: number[]; seconds: number; childUs: number }> {
   const t0 = performance.now();
+  // With --profile the CLI records itself too (Node's --cpu-prof: a CPU.*.cpuprofile file in DIR).
+  const prof =
+    values.profile === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${path.resolve(values.profile)}`];
   const cli = [
     process.execPath,
+    ...prof,
     path.join(REPO, 'bin', 'blockx.js'),
     'submit',
     file,

@@ -26,7 +26,12 @@ const PORT_ATTEMPTS = 3;
 export const benchEnv = (storageUrl: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv =>
   cleanEnv({ BLOCKX_STORAGE_URL: storageUrl, ...extra });
 
-export async function startUp(opts: { storageUrl: string; workers: number }): Promise<UpCluster> {
+export async function startUp(opts: {
+  storageUrl: string;
+  workers: number;
+  /** More environment for `blockx up` (the profiling variables). */
+  env?: NodeJS.ProcessEnv;
+}): Promise<UpCluster> {
   for (let attempt = 1; ; attempt++) {
     const listen = `127.0.0.1:${await freePort()}`;
     const child: ChildProcess = spawnTracked(
@@ -34,7 +39,11 @@ export async function startUp(opts: { storageUrl: string; workers: number }): Pr
       [BIN, 'up', '--listen', listen, '--workers', String(opts.workers), '--no-demo', '--no-dashboard'],
       {
         cwd: REPO,
-        env: benchEnv(opts.storageUrl, { COORDINATOR_CPU_RED_LINE: '1', COORDINATOR_MEMORY_RED_LINE: '1' }),
+        env: benchEnv(opts.storageUrl, {
+          COORDINATOR_CPU_RED_LINE: '1',
+          COORDINATOR_MEMORY_RED_LINE: '1',
+          ...opts.env,
+        }),
       },
     );
     const tail = captureOutput(child);

@@ -20,6 +20,7 @@ export interface AdmissionSnapshot {
 interface Waiter {
   readonly grant: (release: Release) => void;
   readonly fail: (err: StorageError) => void;
+  readonly tag: string | undefined;
 }
 
 export interface AcquireOptions {
@@ -28,6 +29,8 @@ export interface AcquireOptions {
   readonly waitMs?: number | undefined;
   /** The table the operation is about, for error details. */
   readonly table?: string | undefined;
+  /** What kind of work waits, for `nextTag()` (the SQLite group commit asks whether a write is next). */
+  readonly tag?: string | undefined;
 }
 
 export class Admission {
@@ -79,6 +82,7 @@ export class Admission {
           cleanup();
           reject(err);
         },
+        tag: opts.tag,
       };
       const onAbort = (): void => waiter.fail(this.cancelledError(signal, where));
       const timer = setTimeout(
@@ -95,6 +99,11 @@ export class Admission {
       signal?.addEventListener('abort', onAbort, { once: true });
       this.queue.add(waiter);
     });
+  }
+
+  /** The tag of the oldest waiter: the one a release hands the permit to next (undefined: none waits). */
+  nextTag(): string | undefined {
+    return this.queue.values().next().value?.tag;
   }
 
   /** Fails every waiter with CLOSED and refuses new callers; held permits are still released normally. */

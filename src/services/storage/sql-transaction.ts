@@ -123,6 +123,8 @@ export class SqlTransaction implements StorageTransaction {
     where: RowFilter,
     blockRange: BlockRange | undefined,
   ): Promise<void> {
+    // Advisory locks are PostgreSQL's: SQLite has one writer, so no lock keys are worked out there.
+    if (this.host.dialect.kind !== 'postgres') return;
     const missing = regionLocks(deleteRegion(table, t, where ?? {}, blockRange)).filter((l) => {
       const held = this.held.get(lockId(l));
       return held === undefined || (l.exclusive && !held);

@@ -7,7 +7,9 @@
 // a transaction holds it from BEGIN IMMEDIATE to COMMIT/ROLLBACK, and every read takes it for its
 // statements, waiting while a transaction is open. The wait is bounded by the operation's admission
 // deadline (storage.admissionWaitMs) and ends in a retryable OVERLOADED, never a deadlock, even if a
-// transaction callback reads through the backend instead of its transaction.
+// transaction callback reads through the backend instead of its transaction. Write transactions that
+// queue one behind the other for the lock share one COMMIT (sqlite-group-commit.ts); the group commits
+// before the lock goes to anything else, so a read never sees a group's uncommitted writes.
 //
 // Other processes on the same file: WAL lets their readers run beside our writer; writers queue on the
 // file lock for busy_timeout (= admissionWaitMs, during which this process is blocked, as SQLite is
@@ -20,8 +22,12 @@ import type { StorageError } from './errors.js';
 import { introspectSqlite } from './schema-introspect.js';
 import type { DbTable } from './schema-introspect.js';
 import { SQLITE_DIALECT } from './sql-dialect.js';
+import { SqliteGroupCommit } from './sqlite-group-commit.js';
 import type { ConnectionOptions, SqlDriver, SqlRunner, TransactionOptions } from './sql-driver.js';
 import type { Statement } from './sql-statements.js';
+
+/** The connection lock's tag of a write transaction (one that may join a group commit). */
+const WRITE_TAG = 'write';
 
 /** Prepared statements kept per connection (least recently used ones are dropped). */
 const STATEMENT_CACHE_SIZE = 256;
@@ -41,6 +47,8 @@ export class SqliteDriver implements SqlDriver {
   private readonly lock: Admission;
   private readonly statements = new Map<string, Database.Statement<unknown[]>>();
   private readonly runner: SqlRunner;
+  private readonly group: SqliteGroupCommit;
+  private readonly nextIsWrite = (): boolean => this.lock.nextTag() === WRITE_TAG;
 
   constructor(private readonly opts: SqliteDriverOptions) {
     this.db = new Database(opts.path);
@@ -57,6 +65,7 @@ export class SqliteDriver implements SqlDriver {
       throw err;
     }
     this.lock = new Admission(1, 0, opts.displayUrl, 'SQLite connection (a transaction holds it)');
+    this.group = new SqliteGroupCommit(this.db);
     this.runner = {
       all: async (stmt) => this.prepare(stmt).all(stmt.params) as Record<string, unknown>[],
       run: async (stmt) => this.prepare(stmt).run(stmt.params).changes,
@@ -73,10 +82,13 @@ export class SqliteDriver implements SqlDriver {
   }
 
   async withTransaction<T>(fn: (q: SqlRunner) => Promise<T>, opts: TransactionOptions): Promise<T> {
+    if (opts.mode === 'write') {
+      // Writes queued one behind the other share one COMMIT (sqlite-group-commit.ts).
+      const release = await this.takeLock({ ...opts, tag: WRITE_TAG });
+      return this.group.run(() => fn(this.runner), release, this.nextIsWrite);
+    }
     const unlock = await this.takeLock(opts);
     try {
-      // IMMEDIATE takes the write lock now, so a conflict with another process surfaces at BEGIN
-      // (SQLITE_BUSY after busy_timeout) rather than halfway through the callback.
       this.db.exec('BEGIN IMMEDIATE');
       let result: T;
       try {
@@ -112,11 +124,12 @@ export class SqliteDriver implements SqlDriver {
     if (this.db.open) this.db.close();
   }
 
-  private takeLock(opts: ConnectionOptions) {
+  private takeLock(opts: ConnectionOptions & { readonly tag?: string }) {
     return this.lock.acquire({
       signal: opts.signal,
       waitMs: opts.deadline - performance.now(),
       table: opts.table,
+      tag: opts.tag,
     });
   }
 

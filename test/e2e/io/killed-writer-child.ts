@@ -3,22 +3,14 @@
 // log_idx 0..ROWS−1) through insertRows in chunks of CHUNK, then prints `inside <ROWS>` and waits
 // inside the open transaction until the parent SIGKILLs it. It never commits.
 //   node --import tsx test/e2e/io/killed-writer-child.ts URL BLOCK ROWS CHUNK
-import path from 'node:path';
-import { loadConfig } from '../../../src/kernel/config.js';
-import { openStorage } from '../../../src/services/storage/open-storage.js';
+import { openChildStorage } from './child-storage.js';
 
 const [url, blockArg, rowsArg, chunkArg] = process.argv.slice(2);
 if (url === undefined) throw new Error('usage: killed-writer-child.ts URL BLOCK ROWS CHUNK');
 const block = Number(blockArg ?? 777_000);
 const rows = Number(rowsArg ?? 5_000);
 const chunk = Number(chunkArg ?? 500);
-const repo = path.resolve(import.meta.dirname, '../../..');
-const config = loadConfig({
-  configPath: path.join(repo, 'blockx.config.yaml'),
-  cwd: repo,
-  env: { BLOCKX_STORAGE_URL: url },
-});
-const backend = await openStorage(config.storage, config.tables, { baseDir: config.baseDir });
+const backend = await openChildStorage(url);
 
 await backend.transaction(async (tx) => {
   for (let from = 0; from < rows; from += chunk) {
