@@ -2,17 +2,23 @@
 // with lazily created parts: most calls never touch `signal`, `io` or `log`, and a no-op call should
 // not pay for an AbortController and three closures.
 
-import { classifyError, completedFrame, failedFrame } from './call-outcome.js';
-import type { CallBlock, ExecuteCallMessage, WaitRequest } from './protocol.js';
+import { classifyError, completedEntry, completedFrame, failedFrame } from './call-outcome.js';
+import type { BatchedCall, CallBlock, CallTask, ExecuteCallMessage, WaitRequest } from './protocol.js';
 import { rowScan } from '../kernel/row-scan.js';
 import type { CallContext, CallIo, CallLogger, CallScan, IoScanOptions, LogFields } from './sdk.js';
 
-/** One running attempt on a thread. */
+/** One running attempt on a thread (or in the Worker's in-process link). */
 export interface RunningCall {
+  /** The task-level fields, shared by the attempts of a slice (thread-messages.ts). */
+  readonly task: CallTask;
+  readonly entry: BatchedCall;
+  /** The attempt as one ExecuteCall message (made on first read: a thread never needs it). */
   readonly call: ExecuteCallMessage;
   readonly key: string;
   readonly startedAt: number;
   done: boolean;
+  /** In its thread's table of running calls (only a call still running when the next message came). */
+  listed: boolean;
   cancelReason: string | undefined;
   controller: AbortController | undefined;
   nextRequestId: number;
@@ -28,6 +34,30 @@ export interface RunningCall {
   waits: Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }> | undefined;
 }
 
+class RunningCallRecord implements RunningCall {
+  done = false;
+  listed = false;
+  cancelReason: string | undefined = undefined;
+  controller: AbortController | undefined = undefined;
+  nextRequestId = 0;
+  ioHits = 0;
+  copyLeads: ((reason: unknown) => void)[] | undefined = undefined;
+  waits: Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }> | undefined = undefined;
+
+  constructor(
+    readonly task: CallTask,
+    readonly entry: BatchedCall,
+    readonly key: string,
+    readonly startedAt: number,
+    private whole: ExecuteCallMessage | undefined,
+  ) {}
+
+  get call(): ExecuteCallMessage {
+    const { callId, attempt, args } = this.entry;
+    return (this.whole ??= { type: 'ExecuteCall', ...this.task, callId, attempt, args });
+  }
+}
+
 /** What a context needs from its thread: a way to wait on the Worker, and to log. */
 export interface CallHost {
   wait(run: RunningCall, request: WaitRequest): Promise<unknown>;
@@ -41,20 +71,19 @@ export function cancellationError(reason: string): Error {
   return new DOMException(`call cancelled: ${reason}`, 'AbortError');
 }
 
-/** The record of an attempt that starts now (`startedAt`: performance.now()). */
+/** The record of an attempt of one ExecuteCall that starts now (`startedAt`: performance.now()). */
 export function newRunningCall(call: ExecuteCallMessage, key: string, startedAt: number): RunningCall {
-  return {
-    call,
-    key,
-    startedAt,
-    done: false,
-    cancelReason: undefined,
-    controller: undefined,
-    nextRequestId: 0,
-    ioHits: 0,
-    copyLeads: undefined,
-    waits: undefined,
-  };
+  return new RunningCallRecord(call, call, key, startedAt, call);
+}
+
+/** The record of an attempt of a slice (its task's fields shared) that starts now. */
+export function newSliceCall(
+  task: CallTask,
+  entry: BatchedCall,
+  key: string,
+  startedAt: number,
+): RunningCall {
+  return new RunningCallRecord(task, entry, key, startedAt, undefined);
 }
 
 /** CancelCall of a running attempt: `ctx.signal` aborts and every open request rejects, once. */
@@ -82,7 +111,10 @@ export function invokeFunction(
 ): void {
   let result: unknown;
   try {
-    result = fn(new CallContextImpl(run, host), ...run.call.args);
+    const args = run.entry.args;
+    const ctx = new CallContextImpl(run, host);
+    // One argument (a builder's row) is the common call: no spread for it.
+    result = args.length === 1 ? fn(ctx, args[0]) : fn(ctx, ...args);
   } catch (err) {
     failed(err);
     return;
@@ -111,9 +143,25 @@ export function invokeFunction(
  */
 export function completedFrameOf(run: RunningCall, value: unknown, maxFrameBytes: number): string {
   try {
-    return completedFrame(run.call, value, performance.now() - run.startedAt, maxFrameBytes, run.ioHits);
+    return completedFrame(run.entry, value, performance.now() - run.startedAt, maxFrameBytes, run.ioHits);
   } catch (err) {
     return failedFrameOf(run, err);
+  }
+}
+
+/**
+ * The CallsCompleted entry of `run` returning `value` (`ok`), or its CallFailed frame when the value
+ * cannot travel (call-outcome.ts, completedEntry). Never throws.
+ */
+export function completedEntryOf(
+  run: RunningCall,
+  value: unknown,
+  maxFrameBytes: number,
+): { readonly ok: boolean; readonly json: string } {
+  try {
+    return completedEntry(run.entry, value, performance.now() - run.startedAt, maxFrameBytes, run.ioHits);
+  } catch (err) {
+    return { ok: false, json: failedFrameOf(run, err) };
   }
 }
 
@@ -127,7 +175,7 @@ export function failedFrameOf(run: RunningCall, err: unknown): string {
     // with a frame, never hang to its budget.
     f = { kind: 'user', retryable: false, message: 'the function threw a value that cannot be described' };
   }
-  return failedFrame(run.call, { ...f, durationMs: performance.now() - run.startedAt, ioHits: run.ioHits });
+  return failedFrame(run.entry, { ...f, durationMs: performance.now() - run.startedAt, ioHits: run.ioHits });
 }
 
 export class CallContextImpl implements CallContext {
@@ -140,16 +188,16 @@ export class CallContextImpl implements CallContext {
   ) {}
 
   get taskId(): string {
-    return this.run.call.taskId;
+    return this.run.task.taskId;
   }
   get callId(): string {
-    return this.run.call.callId;
+    return this.run.entry.callId;
   }
   get attempt(): number {
-    return this.run.call.attempt;
+    return this.run.entry.attempt;
   }
   get block(): CallBlock | undefined {
-    return this.run.call.block ?? undefined;
+    return this.run.task.block ?? undefined;
   }
 
   get signal(): AbortSignal {

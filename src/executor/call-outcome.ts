@@ -13,6 +13,7 @@
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { types } from 'node:util';
+import { completedResultJson } from './frame-codec.js';
 import type { CallFailedMessage, CallFailureKind } from './protocol.js';
 import { CallWaitError } from './sdk.js';
 
@@ -196,28 +197,65 @@ export function completedFrame(
       ...(ioHits > 0 ? { ioHits } : {}),
     });
   } catch (err) {
-    return failedFrame(id, {
-      kind: 'user',
-      retryable: false,
-      message: `the return value is not JSON-serialisable: ${readThrown(err).message}`,
-      durationMs,
-      ioHits,
-    });
+    return notJsonFrame(id, err, durationMs, ioHits);
   }
+  return tooLargeFrame(id, json, 0, durationMs, maxFrameBytes, ioHits) ?? json;
+}
+
+/** What a CallCompleted frame has that its CallsCompleted entry does not: `"type":"CallCompleted",`. */
+const COMPLETED_TYPE_CHARS = '"type":"CallCompleted",'.length;
+
+/**
+ * The CallsCompleted entry of an attempt that returned `value` (`ok`), or its CallFailed JSON when the
+ * value cannot travel, exactly when its CallCompleted frame could not (not JSON, or over the limit).
+ */
+export function completedEntry(
+  id: AttemptIdentity,
+  value: unknown,
+  durationMs: number,
+  maxFrameBytes: number,
+  ioHits = 0,
+): { readonly ok: boolean; readonly json: string } {
+  let json: string;
+  try {
+    json = completedResultJson(id.callId, id.attempt, value, durationMs, ioHits);
+  } catch (err) {
+    return { ok: false, json: notJsonFrame(id, err, durationMs, ioHits) };
+  }
+  const failed = tooLargeFrame(id, json, COMPLETED_TYPE_CHARS, durationMs, maxFrameBytes, ioHits);
+  return failed === undefined ? { ok: true, json } : { ok: false, json: failed };
+}
+
+function notJsonFrame(id: AttemptIdentity, err: unknown, durationMs: number, ioHits: number): string {
+  return failedFrame(id, {
+    kind: 'user',
+    retryable: false,
+    message: `the return value is not JSON-serialisable: ${readThrown(err).message}`,
+    durationMs,
+    ioHits,
+  });
+}
+
+/** The CallFailed JSON when `json` plus `extraChars` ASCII characters is over the frame limit. */
+function tooLargeFrame(
+  id: AttemptIdentity,
+  json: string,
+  extraChars: number,
+  durationMs: number,
+  maxFrameBytes: number,
+  ioHits: number,
+): string | undefined {
   // UTF-8 is at most 3 bytes per UTF-16 unit; only measure when it could be over.
-  if (json.length * 3 > maxFrameBytes) {
-    const bytes = Buffer.byteLength(json);
-    if (bytes > maxFrameBytes) {
-      return failedFrame(id, {
-        kind: 'user',
-        retryable: false,
-        message: `the return value is too large: ${bytes} bytes serialised, the frame limit is ${maxFrameBytes}`,
-        durationMs,
-        ioHits,
-      });
-    }
-  }
-  return json;
+  if ((json.length + extraChars) * 3 <= maxFrameBytes) return undefined;
+  const bytes = Buffer.byteLength(json) + extraChars;
+  if (bytes <= maxFrameBytes) return undefined;
+  return failedFrame(id, {
+    kind: 'user',
+    retryable: false,
+    message: `the return value is too large: ${bytes} bytes serialised, the frame limit is ${maxFrameBytes}`,
+    durationMs,
+    ioHits,
+  });
 }
 
 export function failedFrame(

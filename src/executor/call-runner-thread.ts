@@ -1,9 +1,14 @@
 // An execution thread: runs calls of any epoch. Entered through the bootstrap in thread-pool.ts, which
 // registers tsx first (for TypeScript helpers a function imports), then imports this module.
 //
-// Per call: take the attempt the main thread parsed, look up the function's module instance (thread-modules.ts), build
-// a context, invoke, serialise the outcome into a protocol frame. Everything going
-// out is batched and posted once per event-loop turn. CallStarted is not this thread's business: a
+// Calls come in slices (thread-messages.ts): the attempts of one task, their task-level fields once. Per
+// slice the function's module instance is looked up once (thread-modules.ts); per call: claim it, build a
+// context, invoke, serialise the outcome into a protocol frame, or into a CallsCompleted entry when its
+// task asked for bulk results. Everything going out is batched and posted once per event-loop turn.
+// Per-call allocations are what a call needs: no AbortController unless `ctx.signal` is read or a cancel
+// comes (call-context.ts), no promise reaction for a function that returns a non-thenable, and a call is
+// put in the table of running calls (for cancels and answers, which come in later turns) only if it is
+// still running when the next message comes: a call that ends in the turn that started it never is. CallStarted is not this thread's business: a
 // spinning call never ends its turn, so the main thread reports calls that stay on a thread (pool).
 // What the main thread needs for that goes through shared memory (thread-messages.ts): the thread claims
 // each exec before starting it (skipping execs the main thread took back) and records when, and it
@@ -21,10 +26,11 @@ import { MessageChannel, parentPort, workerData } from 'node:worker_threads';
 import {
   cancelRunningCall,
   cancellationError,
+  completedEntryOf,
   completedFrameOf,
   failedFrameOf,
   invokeFunction,
-  newRunningCall,
+  newSliceCall,
   type CallHost,
   type LogLevel,
   type RunningCall,
@@ -32,7 +38,7 @@ import {
 import { failedFrame, readThrown } from './call-outcome.js';
 import { BUSY_BEAT_INTERVAL_MS, IDLE_BEAT_INTERVAL_MS } from './core/pool-scheduler.js';
 import { ExecutorErrorCode } from './errors.js';
-import { attemptKey, type ExecuteCallMessage, type WaitRequest } from './protocol.js';
+import { attemptKey, type WaitRequest } from './protocol.js';
 import { ReadCopies, deepFreeze, readCopyHits, readCopyKey, type IoRequest } from './read-copies.js';
 import { CallWaitError, type LogFields } from './sdk.js';
 import { isolateThread } from './task-isolation.js';
@@ -41,11 +47,13 @@ import { ThreadModules, type Fn } from './thread-modules.js';
 import {
   beat,
   claimExec,
+  monoAt,
   monoMs,
   publishMemory,
   signalViews,
   SEQ_MASK,
   ThreadEvent,
+  type ExecSlice,
   type MainToThreadBatch,
   type ThreadControl,
   type ThreadData,
@@ -66,7 +74,23 @@ const signals = signalViews(data.signals);
 let nextSeq = 0;
 
 const modules = new ThreadModules(hooks.port1, isolated);
+/** Calls that were still running when a message came (see `settleFresh`), by attempt key. */
 const running = new Map<string, RunningCall>();
+/** Calls started since the last message came: they join `running` then if they have not ended. */
+let fresh: RunningCall[] = [];
+/** Calls started here and not ended (the beat's pace). */
+let live = 0;
+
+/** Calls still running from earlier turns join `running`; those that ended are forgotten. */
+function settleFresh(): void {
+  if (fresh.length === 0) return;
+  for (const run of fresh) {
+    if (run.done) continue;
+    run.listed = true;
+    running.set(run.key, run);
+  }
+  fresh = [];
+}
 const outbox = new ThreadOutbox(port, signals, data.threadIndex, minLevel);
 const emit = outbox.emit.bind(outbox);
 const emitLog = outbox.emitLog.bind(outbox);
@@ -123,21 +147,23 @@ const host: CallHost = {
     if (request.kind !== 'io' || request.op === 'scan') return ask(run, request);
     // get / getMany answers are frozen whether or not they are copied: a function sees the same thing
     // with read copies on or off.
-    const scope = run.call.ioCache;
+    const scope = run.task.ioCache;
     const key = scope !== undefined && copies.enabled ? readCopyKey(request) : undefined;
     return key === undefined ? ask(run, request).then(deepFreeze) : copiedRead(run, request, scope!, key);
   },
   log(run: RunningCall, level: LogLevel, message: string, fields: LogFields | undefined): void {
     if (LEVELS[level] < minLevel) return;
-    const { taskId, callId, attempt } = run.call;
-    emitLog(level, message, { ...fields, taskId, callId, attempt, function: run.call.function });
+    const { taskId, function: fn } = run.task;
+    const { callId, attempt } = run.entry;
+    emitLog(level, message, { ...fields, taskId, callId, attempt, function: fn });
   },
 };
 
 /** Sends a CallWaiting for `request`; the promise settles with the Worker's ResumeCall. */
 function ask(run: RunningCall, request: WaitRequest): Promise<unknown> {
   const requestId = ++run.nextRequestId;
-  const { taskId, callId, attempt } = run.call;
+  const { taskId } = run.task;
+  const { callId, attempt } = run.entry;
   let json: string;
   try {
     json = JSON.stringify({ type: 'CallWaiting', taskId, callId, attempt, requestId, request });
@@ -156,33 +182,40 @@ function ask(run: RunningCall, request: WaitRequest): Promise<unknown> {
   return new Promise((resolve, reject) => waits.set(requestId, { resolve, reject }));
 }
 
-function finish(run: RunningCall, frame: string): void {
+function finish(run: RunningCall, kind: ThreadEvent, json: string): void {
   run.done = true;
-  running.delete(run.key);
+  live--;
+  if (run.listed) running.delete(run.key);
   run.waits = undefined;
   if (run.copyLeads !== undefined) {
     const ended = new Error('the call that sent this read ended before its answer came');
     for (const abandon of run.copyLeads) abandon(ended); // no-op for reads already answered
     run.copyLeads = undefined;
   }
-  emit(ThreadEvent.Done, run.key, frame);
+  emit(kind, run.key, json);
 }
 
 function complete(run: RunningCall, value: unknown): void {
   if (run.done) return;
-  finish(run, completedFrameOf(run, value, data.maxFrameBytes));
+  if (run.task.bulkResults !== true) {
+    finish(run, ThreadEvent.Done, completedFrameOf(run, value, data.maxFrameBytes));
+    return;
+  }
+  const entry = completedEntryOf(run, value, data.maxFrameBytes);
+  finish(run, entry.ok ? ThreadEvent.Completed : ThreadEvent.Done, entry.json);
 }
 
 function fail(run: RunningCall, err: unknown): void {
   if (run.done) return;
-  finish(run, failedFrameOf(run, err));
+  finish(run, ThreadEvent.Done, failedFrameOf(run, err));
 }
 
 function failLoad(run: RunningCall, message: string): void {
   if (run.done) return;
   finish(
     run,
-    failedFrame(run.call, {
+    ThreadEvent.Done,
+    failedFrame(run.entry, {
       kind: 'load',
       retryable: false,
       code: ExecutorErrorCode.FUNCTION_LOAD_FAILED,
@@ -202,25 +235,30 @@ function invoke(run: RunningCall, fn: Fn): void {
   );
 }
 
-function start(call: ExecuteCallMessage, moduleKey: string): void {
-  const seq = nextSeq;
-  nextSeq = (nextSeq + 1) & SEQ_MASK;
-  if (!claimExec(signals, seq, monoMs())) return; // taken back: the main thread runs it elsewhere
-  const key = attemptKey(call.callId, call.attempt);
-  if (running.has(key)) return;
-  const run = newRunningCall(call, key, performance.now());
-  running.set(key, run);
+/** Start the attempts of a slice in order, each one it can claim (the others were taken back). */
+function runSlice(slice: ExecSlice): void {
+  const { task, moduleKey, calls } = slice;
   const entry = modules.get(moduleKey);
-  const fn = entry === undefined ? undefined : modules.fnFor(entry, call.taskId);
-  if (fn === undefined) {
-    failLoad(run, `internal: module ${moduleKey} was not announced to this thread`);
-  } else if (typeof fn === 'function') {
-    invoke(run, fn);
-  } else {
-    fn.then(
-      (f) => invoke(run, f),
-      (err: Error) => failLoad(run, err.message),
-    );
+  const fn = entry === undefined ? undefined : modules.fnFor(entry, task.taskId);
+  for (let i = 0; i < calls.length; i++) {
+    const seq = nextSeq;
+    nextSeq = (nextSeq + 1) & SEQ_MASK;
+    const now = performance.now();
+    if (!claimExec(signals, seq, monoAt(now))) continue; // taken back: the main thread runs it elsewhere
+    const call = calls[i]!;
+    const run = newSliceCall(task, call, attemptKey(call.callId, call.attempt), now);
+    live++;
+    fresh.push(run);
+    if (fn === undefined) {
+      failLoad(run, `internal: module ${moduleKey} was not announced to this thread`);
+    } else if (typeof fn === 'function') {
+      invoke(run, fn);
+    } else {
+      fn.then(
+        (f) => invoke(run, f),
+        (err: Error) => failLoad(run, err.message),
+      );
+    }
   }
 }
 
@@ -262,10 +300,14 @@ function control(m: ThreadControl): void {
 
 port.on('message', (batch: MainToThreadBatch) => {
   beat(signals, monoMs());
+  settleFresh();
   for (const m of batch.modules) modules.add(m);
-  for (let i = 0; i < batch.execs.length; i++) start(batch.execs[i]!, batch.execModule[i]!);
-  for (const c of batch.controls) control(c);
-  if (!beatingFast && running.size > 0) scheduleBeat();
+  for (const slice of batch.slices) runSlice(slice);
+  if (batch.controls.length > 0) {
+    settleFresh(); // a control may name a call of this very batch
+    for (const c of batch.controls) control(c);
+  }
+  if (!beatingFast && live > 0) scheduleBeat();
 });
 
 // A function's stray error (a throwing timer callback, an unobserved rejection) must not take down the
@@ -292,7 +334,7 @@ let beatTimer: NodeJS.Timeout | undefined;
 let beatingFast = false;
 function scheduleBeat(): void {
   if (beatTimer !== undefined) clearTimeout(beatTimer);
-  beatingFast = running.size > 0;
+  beatingFast = live > 0;
   beatTimer = setTimeout(onBeat, beatingFast ? BUSY_BEAT_INTERVAL_MS : IDLE_BEAT_INTERVAL_MS).unref();
 }
 function onBeat(): void {

@@ -8,7 +8,7 @@
 import { Worker } from 'node:worker_threads';
 import type { ThreadBooks } from './core/pool-calls.js';
 import { EPOCH_LOADER_HOOKS_URL } from './epoch-loader-hooks.js';
-import type { ExecuteCallMessage } from './protocol.js';
+import type { BatchedCall, CallTask } from './protocol.js';
 import {
   newSignalsBuffer,
   signalViews,
@@ -27,11 +27,30 @@ export interface ThreadLimits {
   readonly threadHeapMb: number;
 }
 
+/** What the pool hears from its threads. */
+export interface ThreadSetEvents<Call> {
+  readonly message: (t: ExecutionThread<Call>, batch: ThreadToMainBatch) => void;
+  readonly lost: (t: ExecutionThread<Call>, reason: string) => void;
+}
+
+/** The pool's port to its threads (ThreadSet; a test's fake threads). */
+export interface ThreadSetLike<Call> {
+  readonly threads: ExecutionThread<Call>[];
+  spawn(): ExecutionThread<Call>;
+  remove(t: ExecutionThread<Call>): void;
+  terminate(t: ExecutionThread<Call>): void;
+  /** Stop the thread's code now; the pool then counts it lost itself. */
+  kill(t: ExecutionThread<Call>): void;
+  terminateAll(): Promise<void>;
+  exec(t: ExecutionThread<Call>, task: CallTask, entry: BatchedCall, mod: ThreadModule): void;
+  control(t: ExecutionThread<Call>, c: ThreadControl): void;
+}
+
 /**
  * The pool's threads. Whatever goes to a thread during one event-loop turn leaves as one batch
  * (`setImmediate`): structured clone of one batch of strings is much cheaper than one per call.
  */
-export class ThreadSet<Call> {
+export class ThreadSet<Call> implements ThreadSetLike<Call> {
   threads: ExecutionThread<Call>[] = [];
   private nextIndex = 0;
   private outboxScheduled = false;
@@ -39,10 +58,7 @@ export class ThreadSet<Call> {
 
   constructor(
     private readonly limits: ThreadLimits,
-    private readonly on: {
-      readonly message: (t: ExecutionThread<Call>, batch: ThreadToMainBatch) => void;
-      readonly lost: (t: ExecutionThread<Call>, reason: string) => void;
-    },
+    private readonly on: ThreadSetEvents<Call>,
   ) {}
 
   /** Start one more thread; it takes calls once its `ready` batch came. */
@@ -71,21 +87,33 @@ export class ThreadSet<Call> {
     void t.worker.terminate().catch(() => 0);
   }
 
+  kill(t: ExecutionThread<Call>): void {
+    void t.worker.terminate().catch(() => 0);
+  }
+
   async terminateAll(): Promise<void> {
     const threads = this.threads;
     this.threads = [];
     await Promise.all(threads.map((t) => ((t.dead = true), t.worker.terminate().catch(() => 0))));
   }
 
-  /** Queue an exec for the thread, announcing its module first if the thread does not have it. */
-  exec(t: ExecutionThread<Call>, call: ExecuteCallMessage, mod: ThreadModule): void {
+  /**
+   * Queue an exec for the thread, announcing its module first if the thread does not have it. Execs of
+   * the same task fields and module in a row join one slice.
+   */
+  exec(t: ExecutionThread<Call>, task: CallTask, entry: BatchedCall, mod: ThreadModule): void {
+    const { slices } = t.outbox;
+    const last = slices[slices.length - 1];
+    if (last !== undefined && last.task === task && last.moduleKey === mod.moduleKey) {
+      last.calls.push(entry);
+      return; // scheduled with the slice's first exec
+    }
     if (!t.modules.has(mod.moduleKey)) {
       t.modules.add(mod.moduleKey);
-      t.epochs.add(call.codeEpoch);
+      t.epochs.add(task.codeEpoch);
       t.outbox.modules.push({ moduleKey: mod.moduleKey, url: mod.url, code: mod.code, path: mod.path });
     }
-    t.outbox.execs.push(call);
-    t.outbox.execModule.push(mod.moduleKey);
+    slices.push({ task, moduleKey: mod.moduleKey, calls: [entry] });
     this.schedule(t);
   }
 
@@ -142,7 +170,7 @@ export interface ExecutionThread<Call> extends ThreadBooks<Call> {
 }
 
 export function emptyOutbox(): MainToThreadBatch {
-  return { modules: [], execs: [], execModule: [], controls: [] };
+  return { modules: [], slices: [], controls: [] };
 }
 
 /** Start a thread (not ready yet: wait for its `ready` batch). */

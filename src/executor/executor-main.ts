@@ -10,11 +10,19 @@ import { connect, type Socket } from 'node:net';
 import { readPackageVersion } from '../kernel/package-root.js';
 import { FunctionCodeView, type EpochSnapshot } from './code-epochs.js';
 import { ExecutorErrorCode } from './errors.js';
-import { FrameDecoder, FrameWriter, DEFAULT_MAX_FRAME_BYTES, parseMessage } from './frame-codec.js';
+import {
+  callsCompletedFrames,
+  DEFAULT_MAX_FRAME_BYTES,
+  FrameDecoder,
+  FrameWriter,
+  parseMessage,
+} from './frame-codec.js';
 import { FunctionCompiler, type CompiledFunction } from './function-compiler.js';
 import {
   ExecutorFeature,
   PROTOCOL_VERSION,
+  type BatchedCall,
+  type CallTask,
   type ExecuteCallMessage,
   type ExecuteCallsMessage,
   type HeartbeatMessage,
@@ -64,13 +72,31 @@ export async function runExecutor(options: ExecutorOptions): Promise<ExecutorExi
     pid: process.pid,
     threads,
     functionsDir: options.functionsDir,
-    features: [ExecutorFeature.ExecuteCalls],
+    features: [ExecutorFeature.ExecuteCalls, ExecutorFeature.CallsCompleted],
     ...(options.secret !== undefined ? { secret: options.secret } : {}),
   };
   // The Hello goes out before any user code is loaded, and the Worker accepts its secret once: a
   // function that later digs it out of this process's memory cannot open a second connection with it.
   writer.send(hello);
   writer.flush();
+
+  const send = (json: string): void => {
+    try {
+      writer.sendJson(json);
+    } catch (err) {
+      // Threads size-check their frames; this is the last line of defence for the connection.
+      log(logLine('error', `dropping an outbound frame: ${(err as Error).message}`));
+    }
+  };
+  // Successful outcomes of bulkResults attempts, per task, joined into CallsCompleted frames once per
+  // turn: at the writer's flush, so they leave in the same write as the turn's other frames.
+  let completed = new Map<string, string[]>();
+  const sendCompleted = (): void => {
+    const byTask = completed;
+    completed = new Map();
+    for (const [taskId, entries] of byTask)
+      for (const frame of callsCompletedFrames(taskId, entries, maxFrameBytes)) send(frame);
+  };
 
   const epochs = new EpochStore(options.functionsDir);
   const compiler = new FunctionCompiler();
@@ -87,12 +113,13 @@ export async function runExecutor(options: ExecutorOptions): Promise<ExecutorExi
       maxRssMb: options.maxRssMb,
     },
     resolveModule: (epoch, name) => resolveModule(epochs, compiler, epoch, name),
-    send: (json) => {
-      try {
-        writer.sendJson(json);
-      } catch (err) {
-        // Threads size-check their frames; this is the last line of defence for the connection.
-        log(logLine('error', `dropping an outbound frame: ${(err as Error).message}`));
+    send,
+    sendCompleted: (taskId, entry) => {
+      const entries = completed.get(taskId);
+      if (entries !== undefined) entries.push(entry);
+      else {
+        completed.set(taskId, [entry]);
+        writer.defer(sendCompleted);
       }
     },
     log,
@@ -124,15 +151,16 @@ export async function runExecutor(options: ExecutorOptions): Promise<ExecutorExi
         case 'ExecuteCall': {
           const problem = checkExecuteCall(m);
           if (problem) log(logLine('error', `ignoring a malformed ExecuteCall: ${problem}`));
-          else pool.execute(m);
+          else pool.execute(taskOf(m), [{ callId: m.callId, attempt: m.attempt, args: m.args }]);
           break;
         }
-        case 'ExecuteCalls':
-          for (const call of executeCallsOf(m, (problem) =>
+        case 'ExecuteCalls': {
+          const batch = batchOf(m, (problem) =>
             log(logLine('error', `ignoring a malformed ExecuteCalls: ${problem}`)),
-          ))
-            pool.execute(call);
+          );
+          if (batch !== undefined) pool.execute(batch.task, batch.calls);
           break;
+        }
         case 'CancelCall':
           pool.cancel(m.callId, m.attempt, m.reason ?? 'cancelled by the worker');
           break;
@@ -336,44 +364,63 @@ function checkBudgetAndCache(m: TaskFields): string | undefined {
   return undefined;
 }
 
+/** The task-level fields of an ExecuteCall or an ExecuteCalls frame, as the pool shares them. */
+function taskOf(m: ExecuteCallMessage | ExecuteCallsMessage): CallTask {
+  const task: { -readonly [K in keyof CallTask]: CallTask[K] } = {
+    taskId: m.taskId,
+    function: m.function,
+    codeEpoch: m.codeEpoch,
+    budgetMs: m.budgetMs,
+  };
+  if (m.block !== undefined) task.block = m.block;
+  if (m.ioCache !== undefined) task.ioCache = m.ioCache;
+  if ('bulkResults' in m && m.bulkResults === true) task.bulkResults = true;
+  return task;
+}
+
 /**
- * The ExecuteCall messages an ExecuteCalls frame stands for, in order. A malformed task-level field
- * drops the whole frame; a malformed entry only itself (each is checked as its ExecuteCall would be).
+ * The attempts an ExecuteCalls frame stands for, in order, and their task-level fields (one object for
+ * all). A malformed task-level field drops the whole frame (undefined); a malformed entry only itself
+ * (each is checked as its ExecuteCall would be). A well-formed entry is kept as it came.
  */
-export function executeCallsOf(
+export function batchOf(
   m: ExecuteCallsMessage,
   malformed: (problem: string) => void,
-): ExecuteCallMessage[] {
-  const { taskId, function: fn, block, codeEpoch, budgetMs, ioCache } = m;
+): { task: CallTask; calls: BatchedCall[] } | undefined {
   // The task-level fields are checked once for the frame, each entry only for its own fields.
   const problem = Array.isArray(m.calls)
     ? (checkTaskNames(m) ?? checkBudgetAndCache(m))
     : 'calls must be an array';
   if (problem !== undefined) {
     malformed(problem);
-    return [];
+    return undefined;
   }
-  const out: ExecuteCallMessage[] = [];
+  const calls: BatchedCall[] = [];
   for (const entry of m.calls as readonly unknown[]) {
     const e = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>;
     const bad = checkAttemptFields(e.callId, e.attempt) ?? checkArgs(e.args);
-    if (bad !== undefined) {
-      malformed(bad);
-      continue;
-    }
-    const call = {
-      type: 'ExecuteCall',
-      taskId,
-      callId: e.callId,
-      attempt: e.attempt,
-      function: fn,
-      args: e.args,
-      codeEpoch,
-      budgetMs,
-    } as { -readonly [K in keyof ExecuteCallMessage]: ExecuteCallMessage[K] };
-    if (block !== undefined) call.block = block;
-    if (ioCache !== undefined) call.ioCache = ioCache;
-    out.push(call);
+    if (bad !== undefined) malformed(bad);
+    else calls.push(entry as BatchedCall);
   }
-  return out;
+  return { task: taskOf(m), calls };
+}
+
+/**
+ * The ExecuteCall messages an ExecuteCalls frame stands for, in order (batchOf, spelled out one message
+ * per attempt): what the Worker's side checks its frames against.
+ */
+export function executeCallsOf(
+  m: ExecuteCallsMessage,
+  malformed: (problem: string) => void,
+): ExecuteCallMessage[] {
+  const batch = batchOf(m, malformed);
+  if (batch === undefined) return [];
+  const { bulkResults: _bulk, ...task } = batch.task;
+  return batch.calls.map(({ callId, attempt, args }) => ({
+    type: 'ExecuteCall',
+    ...task,
+    callId,
+    attempt,
+    args,
+  }));
 }

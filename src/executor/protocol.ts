@@ -208,6 +208,13 @@ export interface ExecuteCallsMessage {
   readonly calls: readonly BatchedCall[];
 }
 
+/**
+ * The task-level fields of attempts: an ExecuteCalls frame's, once for all its entries, or those of one
+ * ExecuteCall. Inside the executor the attempts of a frame share one such object (docs/executor.md §
+ * Calls in bulk).
+ */
+export type CallTask = Omit<ExecuteCallsMessage, 'type' | 'calls'>;
+
 /** One attempt of an ExecuteCalls frame. */
 export interface BatchedCall extends CallAttemptRef {
   readonly args: readonly unknown[];

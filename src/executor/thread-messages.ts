@@ -2,22 +2,33 @@
 // batch per event-loop turn, laid out as parallel arrays of strings and numbers: structured clone copies
 // those much faster than arrays of small objects, and this is the hot path of every call.
 //
-// Calls reach a thread as the attempts the routing thread parsed (structured clone of a batch of plain
-// objects costs a fraction of parsing their JSON a second time on the thread: ~0.6 µs against ~2.7 µs
-// for a 480-byte event row in a batch of 256 on the dev box), and leave it as ready-to-send frames.
+// Calls reach a thread in slices: the attempts of one task sent to the thread in one turn, as the main
+// thread parsed them, with their task-level fields once (one object shared by the slices of a frame,
+// which structured clone copies once per message). Structured clone, not JSON text: measured with the
+// demo function's 680-byte event rows, 256 attempts a message to a real thread, the whole process spent
+// ~2.3 µs per attempt on the clone against ~3.5 µs to JSON.stringify them on the main thread and
+// JSON.parse them on the thread (docs/executor.md § Calls in bulk). Results leave as ready-to-send
+// frames, or as CallsCompleted entries for the main thread to join.
 
 import { SEQ_MASK } from './core/pool-calls.js';
-import type { ExecuteCallMessage, WaitError } from './protocol.js';
+import type { BatchedCall, CallTask, WaitError } from './protocol.js';
 
 export { SEQ_MASK, seqBefore } from './core/pool-calls.js';
 
-/** Main → thread. Applied in this order: modules, execs, then controls. */
+/** Main → thread. Applied in this order: modules, slices (their attempts in order), then controls. */
 export interface MainToThreadBatch {
   readonly modules: ThreadModule[];
-  /** Attempts to start, and the module each one runs. */
-  readonly execs: ExecuteCallMessage[];
-  readonly execModule: string[];
+  /** Attempts to start, in the order of their exec sequence numbers. */
+  readonly slices: ExecSlice[];
   readonly controls: ThreadControl[];
+}
+
+/** Attempts of one task that run the same module, sent to one thread together. */
+export interface ExecSlice {
+  readonly task: CallTask;
+  readonly moduleKey: string;
+  /** In the order of their exec sequence numbers. */
+  readonly calls: BatchedCall[];
 }
 
 /** A compiled module, announced once per thread before its first call. */
@@ -47,10 +58,15 @@ export const ThreadEvent = {
   Waiting: 1,
   /** A CallCompleted or CallFailed frame; the attempt is over on this thread. */
   Done: 2,
+  /** A CallsCompleted entry (its task asked for bulk results); the attempt is over on this thread. */
+  Completed: 3,
 } as const;
 export type ThreadEvent = (typeof ThreadEvent)[keyof typeof ThreadEvent];
 
-/** Thread → main. `keys[i]` is the attempt key of `frames[i]`; order is preserved. */
+/**
+ * Thread → main. `keys[i]` is the attempt key of `frames[i]` (a frame, or a CallsCompleted entry when
+ * `kinds[i]` is Completed); order is preserved.
+ */
 export interface ThreadToMainBatch {
   /** Set once, when the thread has loaded its runtime and takes calls. */
   readonly ready: boolean;

@@ -19,13 +19,20 @@
 import { failedFrame } from './call-outcome.js';
 import * as books from './core/pool-calls.js';
 import * as scheduler from './core/pool-scheduler.js';
-import { ThreadSet, type ExecutionThread } from './execution-thread.js';
+import {
+  ThreadSet,
+  type ExecutionThread,
+  type ThreadLimits,
+  type ThreadSetEvents,
+  type ThreadSetLike,
+} from './execution-thread.js';
 import type { CompiledFunction } from './function-compiler.js';
 import { judgeMemory, type MemoryLimits } from './memory-watch.js';
 import {
   attemptKey,
+  type BatchedCall,
   type CallFailureKind,
-  type ExecuteCallMessage,
+  type CallTask,
   type ResumeCallMessage,
 } from './protocol.js';
 import * as shm from './thread-messages.js';
@@ -47,7 +54,20 @@ export interface ThreadPoolOptions {
   readonly resolveModule: (epoch: string, name: string) => CompiledFunction | Promise<CompiledFunction>;
   /** One outbound protocol frame, already JSON. */
   readonly send: (json: string) => void;
+  /**
+   * One successful outcome of an attempt whose task asked for bulk results: its CallsCompleted entry
+   * (completedResultJson), for the caller to join with the task's others of this turn.
+   */
+  readonly sendCompleted: (taskId: string, entryJson: string) => void;
   readonly log: (line: string) => void;
+  /**
+   * Tests: threads of their own instead of worker threads, a virtual clock instead of performance.now,
+   * and no sweep timer (the test calls `sweep()`).
+   */
+  readonly testing?: {
+    readonly threadSet: (limits: ThreadLimits, on: ThreadSetEvents<PoolCall>) => ThreadSetLike<PoolCall>;
+    readonly clock: () => number;
+  };
 }
 
 /** What the pool reports about itself: calls in flight and queued, live threads, the epochs they imported. */
@@ -65,15 +85,15 @@ export function logLine(level: string, msg: string): string {
 }
 
 type ThreadUnit = ExecutionThread<PoolCall>;
-type PoolCall = books.PoolCall<ThreadUnit, Extract<CompiledFunction, { ok: true }>>;
+export type PoolCall = books.PoolCall<ThreadUnit, Extract<CompiledFunction, { ok: true }>>;
 
 export class ThreadPool {
   private readonly opts: ThreadPoolOptions;
   private readonly calls = new Map<string, PoolCall>();
-  private readonly set: ThreadSet<PoolCall>;
+  private readonly set: ThreadSetLike<PoolCall>;
   private readonly queue = new books.CallQueue<PoolCall>();
   private closed = false;
-  private readonly sweep: NodeJS.Timeout;
+  private readonly sweepTimer: NodeJS.Timeout | undefined;
   private readyWaiters: (() => void)[] = [];
   private drainWaiters: (() => void)[] = [];
   private sweeps = 0;
@@ -84,16 +104,23 @@ export class ThreadPool {
   constructor(options: ThreadPoolOptions) {
     this.opts = options;
     const { maxFrameBytes, readCopyMaxEntries, isolation } = options;
-    this.set = new ThreadSet<PoolCall>(
-      { maxFrameBytes, readCopyMaxEntries, isolation, threadHeapMb: options.memory.threadHeapMb },
-      {
-        message: (t, batch) => this.onThreadMessages(t, batch),
-        lost: (t, reason) => this.onThreadLost(t, reason, this.clock()),
-      },
-    );
+    if (options.testing) this.clock = options.testing.clock;
+    const limits = {
+      maxFrameBytes,
+      readCopyMaxEntries,
+      isolation,
+      threadHeapMb: options.memory.threadHeapMb,
+    };
+    const on: ThreadSetEvents<PoolCall> = {
+      message: (t, batch) => this.onThreadMessages(t, batch),
+      lost: (t, reason) => this.onThreadLost(t, reason, this.clock()),
+    };
+    this.set = options.testing ? options.testing.threadSet(limits, on) : new ThreadSet<PoolCall>(limits, on);
     for (let i = 0; i < Math.max(1, options.threads); i++) this.set.spawn();
-    this.sweep = setInterval(() => this.sweepRunning(this.clock()), scheduler.SWEEP_INTERVAL_MS);
-    this.sweep.unref();
+    if (!options.testing) {
+      this.sweepTimer = setInterval(() => this.sweep(), scheduler.SWEEP_INTERVAL_MS);
+      this.sweepTimer.unref();
+    }
   }
 
   /** Resolves once every initial thread is ready. */
@@ -114,29 +141,37 @@ export class ThreadPool {
     return { inflight: this.calls.size, queued, threads: live, epochs: epochs.size };
   }
 
-  /** Run an attempt (one ExecuteCall, or one entry of an ExecuteCalls); `msg` goes to its thread as is. */
-  execute(msg: ExecuteCallMessage): void {
+  /**
+   * Run attempts of one task: the entries of an ExecuteCalls frame (or the one of an ExecuteCall), each
+   * posted to its thread as is, with `task` shared by all of them. The module is resolved once for all.
+   */
+  execute(task: CallTask, entries: readonly BatchedCall[]): void {
     if (this.closed) return;
-    const key = attemptKey(msg.callId, msg.attempt);
-    if (this.calls.has(key)) {
-      this.opts.log(logLine('warn', `duplicate ExecuteCall for ${key} ignored`));
-      return;
+    const fresh: PoolCall[] = [];
+    for (const entry of entries) {
+      const key = attemptKey(entry.callId, entry.attempt);
+      if (this.calls.has(key)) {
+        this.opts.log(logLine('warn', `duplicate ExecuteCall for ${key} ignored`));
+        continue;
+      }
+      const call: PoolCall = books.newPoolCall(task, entry, key);
+      this.calls.set(key, call);
+      fresh.push(call);
     }
-    const call: PoolCall = books.newPoolCall(msg, key);
-    this.calls.set(key, call);
-    const resolved = this.opts.resolveModule(msg.codeEpoch, msg.function);
+    if (fresh.length === 0) return;
+    const resolved = this.opts.resolveModule(task.codeEpoch, task.function);
     if (resolved instanceof Promise) {
       resolved.then(
-        (r) => this.onResolved(call, r, this.clock()),
+        (r) => this.onResolved(fresh, r, this.clock()),
         (err: Error) =>
           this.onResolved(
-            call,
+            fresh,
             { ok: false, code: 'FUNCTION_LOAD_FAILED', message: err.message },
             this.clock(),
           ),
       );
     } else {
-      this.onResolved(call, resolved, this.clock());
+      this.onResolved(fresh, resolved, this.clock());
     }
   }
 
@@ -175,7 +210,7 @@ export class ThreadPool {
   /** Stop every thread. In-flight calls are dropped without frames (the connection is gone or closing). */
   async close(): Promise<void> {
     this.closed = true;
-    clearInterval(this.sweep);
+    clearInterval(this.sweepTimer);
     this.hardLimits.clear();
     this.calls.clear();
     this.notifyDrained();
@@ -198,12 +233,15 @@ export class ThreadPool {
     });
   }
 
+  /** The sweep over calls on threads (sweepRunning), every SWEEP_INTERVAL_MS on the pool's own timer. */
+  sweep(): void {
+    this.sweepRunning(this.clock());
+  }
+
   // ---- internals -------------------------------------------------------------------------------------
 
   /** The one clock of the pool (performance.now ms); `monoAt` turns a reading into the threads' clock. */
-  private clock(): number {
-    return performance.now();
-  }
+  private clock: () => number = () => performance.now();
 
   private notifyDrained(): void {
     if (this.calls.size > 0 || this.drainWaiters.length === 0) return;
@@ -241,37 +279,45 @@ export class ThreadPool {
       const thread = call.cancelledOn;
       if (this.calls.get(call.key) !== call || !thread || call.thread !== thread || thread.dead) continue;
       call.overdue = true;
-      const { callId, attempt } = call.msg;
+      const { callId, attempt } = call.entry;
       const limit = this.opts.cancelHardLimitMs;
       this.terminate(thread, `call ${callId} attempt ${attempt} ignored cancellation for ${limit} ms`, now);
     }
   }
 
-  private onResolved(call: PoolCall, r: CompiledFunction, now: number): void {
-    if (this.calls.get(call.key) !== call || call.state !== 'resolving') return; // cancelled meanwhile
-    if (!r.ok) {
-      this.finish(call);
-      this.fail(call, 'load', false, r.message, r.code);
-      return;
+  private onResolved(calls: readonly PoolCall[], r: CompiledFunction, now: number): void {
+    let queued = false;
+    for (const call of calls) {
+      if (this.calls.get(call.key) !== call || call.state !== 'resolving') continue; // cancelled meanwhile
+      if (!r.ok) {
+        this.finish(call);
+        this.fail(call, 'load', false, r.message, r.code);
+        continue;
+      }
+      call.module = r;
+      call.state = 'queued';
+      this.queue.push(call);
+      queued = true;
     }
-    call.module = r;
-    call.state = 'queued';
-    this.queue.push(call);
-    this.pump(now);
+    if (queued) this.pump(now);
   }
 
+  /** Queued calls to threads, in order, spread by free capacity (core/pool-scheduler.ts, placeCalls). */
   private pump(now: number): void {
     if (!this.queue.pending) return;
-    const max = this.opts.maxCallsPerThread;
     const mono = shm.monoAt(now);
     const beatAge = (t: ThreadUnit): number => this.silence(t, now, mono);
-    for (let call = this.queue.peek(); call !== undefined; call = this.queue.peek()) {
-      if (call.state === 'queued' && this.calls.get(call.key) === call) {
-        const best = scheduler.pickThread(this.set.threads, max, beatAge);
-        if (!best) break;
-        this.dispatch(call, best, now);
-      }
+    const picks = scheduler.placeCalls(
+      this.set.threads,
+      this.queue.length,
+      this.opts.maxCallsPerThread,
+      beatAge,
+    );
+    let next = 0;
+    for (let call = this.queue.peek(); call !== undefined && next < picks.length; call = this.queue.peek()) {
       this.queue.shift();
+      if (call.state === 'queued' && this.calls.get(call.key) === call)
+        this.dispatch(call, picks[next++]!, now);
     }
   }
 
@@ -285,7 +331,7 @@ export class ThreadPool {
     const mod = call.module!;
     if (t.calls.size === 0) t.busySince = now;
     books.assign(call, t, now);
-    this.set.exec(t, call.msg, mod);
+    this.set.exec(t, call.task, call.entry, mod);
   }
 
   private control(t: ThreadUnit, c: ThreadControl): void {
@@ -331,7 +377,7 @@ export class ThreadPool {
     message: string,
     code?: string,
   ): void {
-    this.opts.send(failedFrame(call.msg, { kind, retryable, message, ...(code ? { code } : {}) }));
+    this.opts.send(failedFrame(call.entry, { kind, retryable, message, ...(code ? { code } : {}) }));
   }
 
   private onThreadMessages(t: ThreadUnit, batch: ThreadToMainBatch): void {
@@ -360,6 +406,12 @@ export class ThreadPool {
           this.finish(call);
           freed = true;
           break;
+        case ThreadEvent.Completed:
+          call.startReported = call.pickedUp = true;
+          this.finish(call);
+          freed = true;
+          this.opts.sendCompleted(call.task.taskId, frames[i]!);
+          continue;
         default: {
           const _exhaustive: never = kind;
           throw new Error(`unknown thread event ${String(_exhaustive)}`);
@@ -374,7 +426,7 @@ export class ThreadPool {
   private terminate(t: ThreadUnit, reason: string, now: number): void {
     if (t.dead) return;
     this.opts.log(logLine('warn', `terminating execution thread ${t.index}: ${reason}`));
-    void t.worker.terminate().catch(() => 0);
+    this.set.kill(t);
     this.onThreadLost(t, `terminated: ${reason}`, now);
   }
 
@@ -423,11 +475,11 @@ export class ThreadPool {
         const elapsedMs = scheduler.startedReportDue(call, now);
         if (elapsedMs !== undefined) {
           call.startReported = true;
-          const { callId, attempt } = call.msg;
+          const { callId, attempt } = call.entry;
           this.opts.send(JSON.stringify({ type: 'CallStarted', callId, attempt, elapsedMs }));
         }
         const overBudget = scheduler.safetyNetDue(call, now, this.opts.safetyMarginMs);
-        if (overBudget !== undefined) this.cancelAt(call.msg.callId, call.msg.attempt, overBudget, now);
+        if (overBudget !== undefined) this.cancelAt(call.entry.callId, call.entry.attempt, overBudget, now);
       }
     }
     if (++this.sweeps % scheduler.MEMORY_CHECK_EVERY === 0) this.checkMemory(now, mono);

@@ -3,7 +3,7 @@
 // owns the threads and their shared memory; it reads a thread's claim word and hands the result here
 // (`takeBack(t, from)`). No IO, no clock: times are arguments.
 
-import type { ExecuteCallMessage } from '../protocol.js';
+import type { BatchedCall, CallTask } from '../protocol.js';
 import type { ThreadLoad } from './pool-scheduler.js';
 
 /** Exec sequence numbers are 31-bit and wrap (thread-messages.ts § shared memory). */
@@ -30,8 +30,10 @@ export interface ThreadBooks<C> extends ThreadLoad {
 export type CallState = 'resolving' | 'queued' | 'running';
 
 export interface PoolCall<T, M> {
-  /** The attempt as parsed from its ExecuteCall (or its ExecuteCalls entry); posted to its thread as is. */
-  readonly msg: ExecuteCallMessage;
+  /** The task-level fields, one object for every attempt of one ExecuteCalls frame. */
+  readonly task: CallTask;
+  /** The attempt as parsed (its ExecuteCalls entry, or the ExecuteCall's own); posted to its thread as is. */
+  readonly entry: BatchedCall;
   readonly key: string;
   readonly budgetMs: number;
   state: CallState;
@@ -55,11 +57,12 @@ export interface PoolCall<T, M> {
   overdue: boolean;
 }
 
-export function newPoolCall<T, M>(msg: ExecuteCallMessage, key: string): PoolCall<T, M> {
+export function newPoolCall<T, M>(task: CallTask, entry: BatchedCall, key: string): PoolCall<T, M> {
   return {
-    msg,
+    task,
+    entry,
     key,
-    budgetMs: msg.budgetMs,
+    budgetMs: task.budgetMs,
     state: 'resolving',
     module: undefined,
     thread: undefined,
@@ -145,6 +148,10 @@ export class CallQueue<C> {
 
   get pending(): boolean {
     return this.head < this.items.length;
+  }
+  /** Calls in the queue, stale ones (ended while queued) included. */
+  get length(): number {
+    return this.items.length - this.head;
   }
   push(call: C): void {
     this.items.push(call);

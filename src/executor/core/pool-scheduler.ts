@@ -83,6 +83,46 @@ export function pickThread<T extends ThreadLoad>(
   return best;
 }
 
+/**
+ * Where the next `n` queued calls go, in order: the thread of each, as repeated `pickThread` would choose
+ * them if each pick took a place (the routable thread with the fewest running calls, the first of
+ * equals, none past `maxCallsPerThread`). So a batch is spread by free capacity, and no thread is given a
+ * call while a routable one has fewer running: one thread never hoards a batch while others idle. Fewer
+ * than `n` when the threads fill up; `beatAgeMs` is read once per thread.
+ */
+export function placeCalls<T extends ThreadLoad>(
+  threads: readonly T[],
+  n: number,
+  maxCallsPerThread: number,
+  beatAgeMs: (t: T) => number,
+): T[] {
+  const open: T[] = [];
+  const running: number[] = [];
+  for (const t of threads) {
+    if (!routable(t, beatAgeMs(t), maxCallsPerThread)) continue;
+    open.push(t);
+    running.push(t.running);
+  }
+  const picks: T[] = [];
+  while (picks.length < n) {
+    let best = -1;
+    for (let i = 0; i < open.length; i++)
+      if (running[i]! < maxCallsPerThread && (best < 0 || running[i]! < running[best]!)) best = i;
+    if (best < 0) break;
+    // Give `best` as many as keeps it at most level with the next least loaded (at least one).
+    let next = maxCallsPerThread;
+    for (let i = 0; i < open.length; i++) if (i !== best && running[i]! < next) next = running[i]!;
+    const take = Math.min(
+      n - picks.length,
+      Math.max(1, next - running[best]!),
+      maxCallsPerThread - running[best]!,
+    );
+    for (let k = 0; k < take; k++) picks.push(open[best]!);
+    running[best]! += take;
+  }
+  return picks;
+}
+
 /** Whether the sweep takes back the calls `t` was sent and has not started. */
 export function shouldTakeBack(t: ThreadLoad, beatAgeMs: number): boolean {
   return t.cancelling > 0 || isStuck(beatAgeMs);

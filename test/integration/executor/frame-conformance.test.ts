@@ -51,6 +51,80 @@ describe.each(['js', 'python'] as const)('%s executor frame conformance', (langu
     expect(s.firstHeartbeat!.rssBytes as number).toBeGreaterThan(1024 * 1024);
   });
 
+  it('answers bulkResults as its Hello says: CallsCompleted if it announced it, else CallCompleted frames; failures stay CallFailed', async () => {
+    const bulk = ((s.hello!.features as string[] | undefined) ?? []).includes('CallsCompleted');
+    // The JS executor announces it; the Python Executor does not, so a Worker never asks it.
+    expect(bulk).toBe(language === 'js');
+    const frame = (fn: string, calls: object[]) => ({
+      type: 'ExecuteCalls',
+      taskId: 'task-bulk',
+      function: fn,
+      codeEpoch: 'EPOCH',
+      budgetMs: 10_000,
+      bulkResults: true,
+      calls,
+    });
+    s.send([
+      frame('conf_echo', [
+        { callId: 'bulk-1', attempt: 1, args: [1] },
+        { callId: 'bulk-2', attempt: 2, args: ['two'] },
+        { callId: 'bulk-3', attempt: 1, args: [] },
+      ]),
+      frame('conf_throw', [{ callId: 'bulk-4', attempt: 1, args: [] }]),
+    ]);
+    const terminals = new Map<string, Record<string, unknown>[]>();
+    const seen = () => {
+      for (const f of s.frames.splice(0)) {
+        const entries =
+          f.type === 'CallsCompleted'
+            ? (expect(f.taskId).toBe('task-bulk'), f.results as Record<string, unknown>[])
+            : [f];
+        for (const e of entries) {
+          const key = `${String(e.callId)}#${String(e.attempt)}`;
+          terminals.set(key, [...(terminals.get(key) ?? []), { ...e, via: f.type }]);
+        }
+      }
+      return terminals.size >= 4;
+    };
+    await s.waitFor(seen, 10_000, 'a terminal for each of 4 attempts');
+    await new Promise((r) => setTimeout(r, 100));
+    seen();
+    const ok = bulk ? 'CallsCompleted' : 'CallCompleted';
+    expect(Object.fromEntries(terminals)).toEqual({
+      'bulk-1#1': [
+        {
+          via: ok,
+          ...(bulk ? {} : { type: ok }),
+          callId: 'bulk-1',
+          attempt: 1,
+          value: expect.objectContaining({ args: [1], callId: 'bulk-1' }),
+          durationMs: expect.any(Number),
+        },
+      ],
+      'bulk-2#2': [
+        {
+          via: ok,
+          ...(bulk ? {} : { type: ok }),
+          callId: 'bulk-2',
+          attempt: 2,
+          value: expect.objectContaining({ args: ['two'], attempt: 2 }),
+          durationMs: expect.any(Number),
+        },
+      ],
+      'bulk-3#1': [
+        {
+          via: ok,
+          ...(bulk ? {} : { type: ok }),
+          callId: 'bulk-3',
+          attempt: 1,
+          value: expect.objectContaining({ args: [] }),
+          durationMs: expect.any(Number),
+        },
+      ],
+      'bulk-4#1': [expect.objectContaining({ via: 'CallFailed', kind: 'user', retryable: false })],
+    });
+  });
+
   it.each(CONFORMANCE_ROWS.map((r) => [r.name, r] as const))('%s', async (_name, row) => {
     for (const step of row.steps) {
       if ('send' in step) {

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import {
   USER_STACK_MAX_FRAMES,
   classifyError,
+  completedEntry,
   completedFrame,
   failedFrame,
   userStackFrames,
@@ -72,6 +73,32 @@ describe('outcome frames', () => {
     const f = JSON.parse(completedFrame(id, 'x'.repeat(2000), 0, 1000));
     expect(f).toMatchObject({ type: 'CallFailed', kind: 'user', retryable: false });
     expect(f.message).toMatch(/too large: \d+ bytes serialised, the frame limit is 1000/);
+  });
+
+  it('property: a CallsCompleted entry is its CallCompleted without the type, and fails exactly when that frame would', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.jsonValue({ maxDepth: 2 }),
+          fc.constant(10n),
+          fc.string({ unit: 'grapheme', maxLength: 80 }),
+        ),
+        fc.integer({ min: 40, max: 400 }),
+        fc.nat(3),
+        (value, max, ioHits) => {
+          const frame = JSON.parse(completedFrame(id, value, 1, max, ioHits));
+          const entry = completedEntry(id, value, 1, max, ioHits);
+          if (frame.type === 'CallCompleted') {
+            const { type: _type, ...rest } = frame;
+            expect(entry.ok).toBe(true);
+            expect(JSON.parse(entry.json)).toEqual(rest);
+          } else {
+            expect(entry.ok).toBe(false);
+            expect(JSON.parse(entry.json)).toEqual(frame);
+          }
+        },
+      ),
+    );
   });
 
   it('truncates huge messages and stacks', () => {

@@ -23,6 +23,7 @@ import {
   lostCallFailure,
   pickThread,
   pickupStart,
+  placeCalls,
   safetyNetDue,
   shouldTakeBack,
   silenceMs,
@@ -93,6 +94,59 @@ describe('routing', () => {
   ];
   it.each(rows)('%s', (_, threads, expected) => {
     expect(pickThread(threads, 10, (t) => t.beatAge)?.name).toBe(expected);
+  });
+
+  const load = fc.record({
+    running: fc.nat(12),
+    beatAge: fc.constantFrom(0, STUCK_MS, STUCK_MS + 1),
+    cancelling: fc.constantFrom(0, 0, 0, 1),
+    ready: fc.constantFrom(true, true, true, false),
+    draining: fc.constantFrom(false, false, false, true),
+  });
+
+  it('property: a batch is placed as repeated picks would place it, none past the bound, no thread hoarding it', () => {
+    fc.assert(
+      fc.property(
+        fc.array(load, { minLength: 1, maxLength: 6 }),
+        fc.nat(60),
+        fc.integer({ min: 1, max: 12 }),
+        (loads, n, max) => {
+          const threads = loads.map((l, i) => thread(`t${i}`, l));
+          const placed = placeCalls(threads, n, max, (t) => t.beatAge).map((t) => t.name);
+          // The same as pickThread, one call at a time, each taking a place on its thread.
+          const copies = threads.map((t) => ({ ...t }));
+          const oneByOne: string[] = [];
+          for (let i = 0; i < n; i++) {
+            const t = pickThread(copies, max, (x) => x.beatAge);
+            if (!t) break;
+            t.running++;
+            oneByOne.push(t.name);
+          }
+          expect(placed).toEqual(oneByOne);
+          // Every call placed while a routable thread had room; none past the bound.
+          const open = copies.filter(
+            (t) => t.ready && !t.draining && t.cancelling === 0 && t.beatAge <= STUCK_MS,
+          );
+          const free = open.reduce(
+            (sum, t) => sum + Math.max(0, max - threads[copies.indexOf(t)]!.running),
+            0,
+          );
+          expect(placed.length).toBe(Math.min(n, free));
+          for (const t of copies)
+            expect(t.running).toBeLessThanOrEqual(Math.max(max, threads[copies.indexOf(t)]!.running));
+          // No hoarding: a thread that got calls ends at most one above any routable thread with room left.
+          for (const t of open) {
+            if (!placed.includes(t.name)) continue;
+            for (const u of open) if (u.running < max) expect(t.running).toBeLessThanOrEqual(u.running + 1);
+          }
+        },
+      ),
+    );
+  });
+
+  it('places a batch of 5 on threads with 0 and 3 running: 4 and 1', () => {
+    const picks = placeCalls([thread('a'), thread('b', { running: 3 })], 5, 10, () => 0);
+    expect(picks.map((t) => t.name)).toEqual(['a', 'a', 'a', 'a', 'b']);
   });
 
   it('takes back from stuck threads and ones with a cancelled call', () => {
@@ -200,7 +254,7 @@ describe('the books', () => {
 
   it('waits free a place on the thread and resumes take it again', () => {
     const t = thread('a');
-    const c = newPoolCall<T, unknown>(msg('c'), 'c#1');
+    const c = newPoolCall<T, unknown>(msg('c'), msg('c'), 'c#1');
     assign(c, t, 10);
     expect(t.running).toBe(1);
     expect(startWait(c, t, 30)).toBe(true);
@@ -223,7 +277,7 @@ describe('the books', () => {
         (start, picked, cut) => {
           const t = thread('a', { sentSeq: start });
           const calls = picked.map((_, i) => {
-            const c = newPoolCall<T, unknown>(msg(`c${i}`), `c${i}#1`);
+            const c = newPoolCall<T, unknown>(msg(`c${i}`), msg(`c${i}`), `c${i}#1`);
             assign(c, t, i);
             return c;
           });

@@ -1,0 +1,235 @@
+// bench/executor-bulk: the executor alone, driven at its socket the way a Worker drives it, with the demo
+// function (functions/erc20_transfers.ts, one event row per call) sent in ExecuteCalls frames; the row
+// is the Executor CPU per call (the process's utime + stime from /proc, every thread) and calls/s.
+//
+//   npx tsx bench/executor-bulk.ts [--root DIR]... [--calls 100000] [--batch 256] [--inflight 2048]
+//                                  [--threads 2] [--runs 3] [--isolation task|none] [--profile DIR]
+//
+// Each `--root` is a checkout with a build (`npm run build`): its executor runs as
+// `node ROOT/bin/blockx.js executor` (default: this checkout only). Rows: each root without
+// `bulkResults`, and with it where the executor's Hello announces `CallsCompleted`
+// (docs/executor.md § Calls in bulk); runs alternate between the rows, and the table gives the median
+// and each row's ratio to the first. A driver, not a Worker: it parses the answers and counts them.
+// `--profile DIR`: each executor runs with Node's `--cpu-prof --cpu-prof-dir DIR`, which profiles its
+// main thread and every execution thread (EXECUTOR_CPU_PROFILE samples the main thread only), and is
+// stopped by closing its socket so that it writes them.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
+import { loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Writable } from 'node:stream';
+import { parseArgs } from 'node:util';
+import { computeEpochId } from '../src/executor/code-epochs.js';
+import { executorSettingArgs } from '../src/executor/executor-settings.js';
+import { FrameDecoder, FrameWriter } from '../src/executor/frame-codec.js';
+import { defaultExecutorConfig } from '../src/kernel/config-defaults.js';
+import { cpuSnapshot } from './lib/proc-cpu.js';
+import { transferBlock } from './lib/transfer-block.js';
+
+const REPO = path.resolve(import.meta.dirname, '..');
+const { values } = parseArgs({
+  options: {
+    root: { type: 'string', multiple: true },
+    calls: { type: 'string', default: '100000' },
+    batch: { type: 'string', default: '256' },
+    inflight: { type: 'string', default: '2048' },
+    threads: { type: 'string', default: '2' },
+    runs: { type: 'string', default: '3' },
+    isolation: { type: 'string', default: 'task' },
+    profile: { type: 'string' },
+  },
+});
+const CALLS = Number(values.calls);
+const BATCH = Number(values.batch);
+const INFLIGHT = Number(values.inflight);
+const RUNS = Number(values.runs);
+const ROOTS = (values.root ?? [REPO]).map((r) => path.resolve(r));
+
+type Frame = Record<string, unknown>;
+
+/** One executor process of one checkout, and the socket it dialled. */
+class Driven {
+  hello: Frame | undefined;
+  private sock!: Socket;
+  private writer!: FrameWriter;
+  private readonly decoder = new FrameDecoder();
+  private onFrame: (f: Frame) => void = () => undefined;
+  private child!: ChildProcess;
+  epoch = '';
+  private readyWake: (() => void) | undefined;
+  private heartbeats = 0;
+
+  constructor(
+    readonly root: string,
+    private readonly dir: string,
+  ) {}
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  get bulkResults(): boolean {
+    return ((this.hello?.features as string[] | undefined) ?? []).includes('CallsCompleted');
+  }
+
+  async start(functionsDir: string, files: { name: string; fileName: string; source: string }[]) {
+    const socketPath = path.join(this.dir, `${randomBytes(4).toString('hex')}.sock`);
+    const secret = randomBytes(32).toString('hex');
+    const connected = new Promise<void>((resolve) => {
+      const server = createServer((s) => {
+        server.close();
+        this.sock = s;
+        this.writer = new FrameWriter(s);
+        s.on('data', (chunk: Buffer) => {
+          for (const f of this.decoder.push(chunk) as Frame[]) {
+            if (f.type === 'Hello') this.hello = f;
+            else if (f.type === 'Heartbeat') {
+              if (this.heartbeats++ === 0) this.readyWake?.();
+            } else this.onFrame(f);
+          }
+        });
+        resolve();
+      });
+      server.listen(socketPath);
+    });
+    const ready = new Promise<void>((resolve) => (this.readyWake = resolve));
+    const config = { ...defaultExecutorConfig(), threads: Number(values.threads) };
+    this.child = spawn(
+      process.execPath,
+      [
+        ...(values.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(values.profile)}`] : []),
+        path.join(this.root, 'bin', 'blockx.js'),
+        'executor',
+        '--socket',
+        socketPath,
+        '--secret-fd',
+        '3',
+        '--functions-dir',
+        functionsDir,
+        ...executorSettingArgs({ ...config, isolation: values.isolation as 'task' | 'none' }),
+      ],
+      { stdio: ['ignore', 'ignore', 'inherit', 'pipe'] },
+    );
+    (this.child.stdio[3] as Writable).end(`${secret}\n`);
+    await connected;
+    await ready;
+    this.epoch = computeEpochId(files);
+    this.writer.send({ type: 'DefineEpoch', epoch: this.epoch, functionsDir, files });
+  }
+
+  /** Sends `total` calls in frames of `batch`, `inflight` at a time; resolves with ms and CPU ms. */
+  run(label: string, total: number, bulk: boolean, events: readonly unknown[]) {
+    return new Promise<{ ms: number; cpuMs: number; failed: number }>((resolve) => {
+      const cpu0 = cpuSnapshot(this.pid).cpuMs;
+      const t0 = performance.now();
+      let sent = 0;
+      let done = 0;
+      let failed = 0;
+      const topUp = (): void => {
+        while (sent < total && sent - done + BATCH <= INFLIGHT) {
+          const n = Math.min(BATCH, total - sent);
+          const calls = [];
+          for (let i = 0; i < n; i++, sent++)
+            calls.push({ callId: `${label}/${sent}`, attempt: 1, args: [events[sent % events.length]] });
+          this.writer.send({
+            type: 'ExecuteCalls',
+            taskId: `${label}/${Math.floor(sent / 4096)}`,
+            function: 'erc20_transfers',
+            codeEpoch: this.epoch,
+            budgetMs: 10_000,
+            ...(bulk ? { bulkResults: true } : {}),
+            calls,
+          });
+        }
+      };
+      this.onFrame = (f) => {
+        if (f.type === 'CallsCompleted') done += (f.results as unknown[]).length;
+        else if (f.type === 'CallCompleted') done++;
+        else if (f.type === 'CallFailed') {
+          done++;
+          if (failed++ === 0) console.error(`${label}: a call failed: ${JSON.stringify(f)}`);
+        } else return;
+        if (done === total) {
+          resolve({ ms: performance.now() - t0, cpuMs: cpuSnapshot(this.pid).cpuMs - cpu0, failed });
+        } else topUp();
+      };
+      topUp();
+    });
+  }
+
+  /** Closes the socket (the executor exits on it, writing its profiles); SIGKILL after 10 s. */
+  async stop(): Promise<void> {
+    const exited = new Promise((resolve) => this.child.once('exit', resolve));
+    this.sock?.destroy();
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
+    if (this.child.exitCode === null && this.child.signalCode === null) await exited;
+    clearTimeout(timer);
+  }
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'bx-execbulk-'));
+  const functionsDir = path.join(dir, 'functions');
+  mkdirSync(functionsDir);
+  copyFileSync(
+    path.join(REPO, 'functions', 'erc20_transfers.ts'),
+    path.join(functionsDir, 'erc20_transfers.ts'),
+  );
+  const files = [
+    {
+      name: 'erc20_transfers',
+      fileName: 'erc20_transfers.ts',
+      source: readFileSync(path.join(functionsDir, 'erc20_transfers.ts'), 'utf8'),
+    },
+  ];
+  const events = transferBlock(1, 100, 1000).events;
+  const executors: Driven[] = [];
+  try {
+    for (const root of ROOTS) {
+      const d = new Driven(root, dir);
+      await d.start(functionsDir, files);
+      executors.push(d);
+    }
+    const rows: { name: string; d: Driven; bulk: boolean }[] = [];
+    for (const d of executors) {
+      rows.push({ name: `${d.root} frames`, d, bulk: false });
+      if (d.bulkResults) rows.push({ name: `${d.root} bulkResults`, d, bulk: true });
+    }
+    // Warm-up: compile, module instances, JIT.
+    for (const r of rows) await r.d.run('warm', Math.min(CALLS, 20_000), r.bulk, events);
+    const results = new Map<string, { cpuUs: number; rate: number }[]>();
+    for (let run = 0; run < RUNS; run++) {
+      for (const r of rows) {
+        const m = await r.d.run(`r${run}`, CALLS, r.bulk, events);
+        const got = { cpuUs: (m.cpuMs * 1000) / CALLS, rate: (CALLS * 1000) / m.ms };
+        (results.get(r.name) ?? results.set(r.name, []).get(r.name)!).push(got);
+        if (m.failed > 0) console.error(`${r.name}: ${m.failed} failed`);
+      }
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const first = median(results.get(rows[0]!.name)!.map((x) => x.cpuUs));
+    console.log(
+      `executor-bulk: ${CALLS} calls of erc20_transfers per run, frames of ${BATCH}, ${INFLIGHT} in flight, ` +
+        `${values.threads} threads, isolation ${values.isolation}, ${RUNS} runs, load ${loadavg()
+          .map((l) => l.toFixed(1))
+          .join(' ')}`,
+    );
+    console.log('| row | Executor CPU µs/call (median, range) | calls/s (median) | CPU vs first row |');
+    console.log('|---|---:|---:|---:|');
+    for (const r of rows) {
+      const xs = results.get(r.name)!;
+      const cpu = xs.map((x) => x.cpuUs);
+      console.log(
+        `| ${r.name} | ${median(cpu).toFixed(1)} (${Math.min(...cpu).toFixed(1)}–${Math.max(...cpu).toFixed(1)}) | ${Math.round(median(xs.map((x) => x.rate)))} | ${(median(cpu) / first).toFixed(2)}× |`,
+      );
+    }
+  } finally {
+    await Promise.all(executors.map((d) => d.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
