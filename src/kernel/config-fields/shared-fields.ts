@@ -303,6 +303,22 @@ export const SHARED_FIELDS: readonly ConfigField[] = [
     description: 'Live pages (event streams) served at once; one more is answered 503.',
   }),
   top({
+    path: 'observability.dashboard.maxEventClientsPerClient',
+    type: { t: 'int', min: 1, max: 1000 },
+    default: 4,
+    env: 'BLOCKX_DASHBOARD_MAX_EVENT_CLIENTS_PER_CLIENT',
+    description:
+      'Live pages one client may hold at once (a client: its certificate with TLS, its address without); one more is answered 429, so one client cannot take every stream.',
+  }),
+  top({
+    path: 'observability.dashboard.maxConnectionsPerAddress',
+    type: { t: 'int', min: 1, max: 10_000 },
+    default: 16,
+    env: 'BLOCKX_DASHBOARD_MAX_CONNECTIONS_PER_ADDRESS',
+    description:
+      'Open connections from one remote address; more are closed at once, so idle connections of one host cannot lock others out.',
+  }),
+  top({
     path: 'observability.dashboard.allowedHosts',
     type: { t: 'list', item: 'string' },
     default: [],

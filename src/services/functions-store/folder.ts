@@ -2,7 +2,8 @@
 // reads (src/executor/function-source.ts listFunctionFiles with both languages), so the version
 // `blockx functions deploy DIR` prints is the epoch id a Worker serving DIR locally reports.
 
-import { readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { listFunctionFiles } from '../../executor/function-source.js';
 import { parseAnyFunctionFileName } from '../worker/core/functions-inventory.js';
 import type { BundleFile } from './bundle.js';
@@ -35,12 +36,38 @@ export async function readFunctionsFolder(dir: string): Promise<BundleFile[]> {
     );
   }
   const files: BundleFile[] = [];
-  for (const f of listing.files) {
-    try {
-      files.push({ fileName: f.fileName, source: await readFile(f.path, 'utf8') });
-    } catch (err) {
-      throw new FunctionsStoreError(Code.FOLDER_UNREADABLE, `cannot read ${f.path}`, { cause: err });
-    }
-  }
+  for (const f of listing.files) files.push({ fileName: f.fileName, source: await readRegularFile(f.path) });
   return files;
+}
+
+/**
+ * The text of `path`, which must be a regular file and not a symbolic link: a link in the folder could
+ * publish any file the deployer can read (a key, a password file) to every Worker, so deploy refuses it
+ * (docs/functions-deploy.md § What a bundle holds). Opened with O_NOFOLLOW (a link swapped in after the
+ * listing is refused too) and O_NONBLOCK (a FIFO named like a function cannot hang the deploy).
+ */
+async function readRegularFile(path: string): Promise<string> {
+  let handle;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new FunctionsStoreError(
+      Code.FOLDER_UNREADABLE,
+      code === 'ELOOP'
+        ? `${path} is a symbolic link: deploy takes regular files only (copy the file into the folder)`
+        : `cannot read ${path}`,
+      { cause: err },
+    );
+  }
+  try {
+    if (!(await handle.stat()).isFile())
+      throw new FunctionsStoreError(Code.FOLDER_UNREADABLE, `${path} is not a regular file`);
+    return await handle.readFile('utf8');
+  } catch (err) {
+    if (err instanceof FunctionsStoreError) throw err;
+    throw new FunctionsStoreError(Code.FOLDER_UNREADABLE, `cannot read ${path}`, { cause: err });
+  } finally {
+    await handle.close();
+  }
 }

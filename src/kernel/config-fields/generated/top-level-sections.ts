@@ -174,6 +174,17 @@ export interface ObservabilityConfig {
      */
     readonly maxEventClients: number;
     /**
+     * Live pages one client may hold at once (a client: its certificate with TLS, its address without);
+     * one more is answered 429, so one client cannot take every stream. Default 4. Env
+     * BLOCKX_DASHBOARD_MAX_EVENT_CLIENTS_PER_CLIENT.
+     */
+    readonly maxEventClientsPerClient: number;
+    /**
+     * Open connections from one remote address; more are closed at once, so idle connections of one
+     * host cannot lock others out. Default 16. Env BLOCKX_DASHBOARD_MAX_CONNECTIONS_PER_ADDRESS.
+     */
+    readonly maxConnectionsPerAddress: number;
+    /**
      * Host names the page may be opened by over plain HTTP besides IP addresses and localhost (a
      * defence against DNS rebinding; with TLS any name is accepted). Default []. Env
      * BLOCKX_DASHBOARD_ALLOWED_HOSTS.

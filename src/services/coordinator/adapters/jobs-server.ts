@@ -5,6 +5,7 @@
 // routing.
 
 import * as grpc from '@grpc/grpc-js';
+import { callerIdentity } from '../../../grpc/peer-identity.js';
 import type { CoordinatorJobsServiceHandlers } from '../../../grpc/proto.js';
 import { silentLogger, describeError } from '../../registry/registry-port.js';
 import type { Logger } from '../../registry/registry-port.js';
@@ -30,6 +31,8 @@ export function jobsErrorStatus(err: unknown): Pick<grpc.ServiceError, 'code' | 
         return { code: grpc.status.INVALID_ARGUMENT, details: err.message };
       case 'TooManyJobs':
         return { code: grpc.status.RESOURCE_EXHAUSTED, details: err.message };
+      case 'NotOwner':
+        return { code: grpc.status.PERMISSION_DENIED, details: err.message };
       default: {
         const unreachable: never = err.code;
         return { code: grpc.status.INTERNAL, details: `unknown code ${String(unreachable)}` };
@@ -48,7 +51,8 @@ export function jobsServiceHandlers(
   return {
     ReportBackfillProgress(call, callback) {
       try {
-        jobs.report(call.request, clock());
+        // The entry belongs to whoever reported it first (core/backfill-jobs.ts).
+        jobs.report(call.request, clock(), callerIdentity(call));
       } catch (err) {
         const status = jobsErrorStatus(err);
         if (status.code === grpc.status.INTERNAL) {

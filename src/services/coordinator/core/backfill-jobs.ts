@@ -4,12 +4,18 @@
 // BACKFILL_JOB_RETAIN_MS after its last report, so a client that died leaves no trace for long. At most
 // MAX_BACKFILL_JOBS entries: a new job when the table is full first pushes out expired ones, then the
 // finished one reported least recently; if every entry is a live running job, the report is refused.
+// Entries belong to the identity that first reported them (docs/security.md § Roles): another identity's
+// report of the same (job id, run) is refused (NotOwner), and one identity holds at most
+// MAX_BACKFILL_JOBS_PER_CLIENT entries (its own finished ones are pushed out first), so one client can
+// neither overwrite another's progress nor crowd it out of the table.
 // No IO, no clock: `now` is an argument.
 
 import type { BackfillJobView, BackfillProgress } from '../../../contracts/dashboard.js';
 
 /** Jobs kept at most. */
 export const MAX_BACKFILL_JOBS = 256;
+/** Jobs one identity may have in the table. */
+export const MAX_BACKFILL_JOBS_PER_CLIENT = 16;
 /** How long an entry is kept after its last report (finished or not). */
 export const BACKFILL_JOB_RETAIN_MS = 120_000;
 export const MAX_JOB_ID_CHARS = 128;
@@ -21,7 +27,7 @@ export type BackfillProgressReport = Omit<BackfillProgress, 'per'> & { readonly 
 /** Why a report was refused: the field and what is wrong with it. */
 export class BackfillReportError extends Error {
   constructor(
-    readonly code: 'InvalidArgument' | 'TooManyJobs',
+    readonly code: 'InvalidArgument' | 'TooManyJobs' | 'NotOwner',
     readonly field: string,
     message: string,
   ) {
@@ -83,27 +89,51 @@ export function checkBackfillReport(r: BackfillProgressReport): BackfillJobView[
 export class BackfillJobs {
   /** Insertion order = order of last report (a report moves its entry to the end). */
   private readonly jobs = new Map<string, BackfillJobView>();
+  /** Who reported each entry first. */
+  private readonly owners = new Map<string, string>();
+  /** Entries per owner. */
+  private readonly perOwner = new Map<string, number>();
 
   constructor(
     readonly maxJobs: number = MAX_BACKFILL_JOBS,
     readonly retainMs: number = BACKFILL_JOB_RETAIN_MS,
+    readonly maxJobsPerClient: number = MAX_BACKFILL_JOBS_PER_CLIENT,
   ) {}
 
   get size(): number {
     return this.jobs.size;
   }
 
-  /** Records `r` (checked) at `now`; throws BackfillReportError when refused. */
-  report(r: BackfillProgressReport, now: number): BackfillJobView {
+  /** Records `r` (checked) from `owner` at `now`; throws BackfillReportError when refused. */
+  report(r: BackfillProgressReport, now: number, owner = ''): BackfillJobView {
     const per = checkBackfillReport(r);
     const key = `${r.jobId} ${r.run}`;
     this.expire(now);
-    if (!this.jobs.has(key) && this.jobs.size >= this.maxJobs && !this.evictFinished()) {
+    const holder = this.owners.get(key);
+    if (holder !== undefined && holder !== owner) {
       throw new BackfillReportError(
-        'TooManyJobs',
+        'NotOwner',
         'job_id',
-        `the coordinator already tracks ${this.maxJobs} running backfill jobs`,
+        `backfill job ${r.jobId} (run ${r.run}) is reported by another client: only the client that started it may report it`,
       );
+    }
+    if (holder === undefined) {
+      if ((this.perOwner.get(owner) ?? 0) >= this.maxJobsPerClient && !this.evictFinished(owner)) {
+        throw new BackfillReportError(
+          'TooManyJobs',
+          'job_id',
+          `this client already has ${this.maxJobsPerClient} running backfill jobs reported`,
+        );
+      }
+      if (this.jobs.size >= this.maxJobs && !this.evictFinished()) {
+        throw new BackfillReportError(
+          'TooManyJobs',
+          'job_id',
+          `the coordinator already tracks ${this.maxJobs} running backfill jobs`,
+        );
+      }
+      this.owners.set(key, owner);
+      this.perOwner.set(owner, (this.perOwner.get(owner) ?? 0) + 1);
     }
     const view: BackfillJobView = {
       jobId: r.jobId,
@@ -135,17 +165,28 @@ export class BackfillJobs {
     for (const [key, job] of this.jobs) {
       // Sorted by report time: the first live entry ends the sweep.
       if (now - job.updatedAtMs < this.retainMs) break;
-      this.jobs.delete(key);
+      this.remove(key);
     }
   }
 
-  private evictFinished(): boolean {
+  /** Pushes out the finished entry reported least recently (of `owner`, when given). */
+  private evictFinished(owner?: string): boolean {
     for (const [key, job] of this.jobs) {
-      if (job.finished) {
-        this.jobs.delete(key);
+      if (job.finished && (owner === undefined || this.owners.get(key) === owner)) {
+        this.remove(key);
         return true;
       }
     }
     return false;
+  }
+
+  private remove(key: string): void {
+    this.jobs.delete(key);
+    const owner = this.owners.get(key);
+    if (owner === undefined) return;
+    this.owners.delete(key);
+    const left = (this.perOwner.get(owner) ?? 1) - 1;
+    if (left > 0) this.perOwner.set(owner, left);
+    else this.perOwner.delete(owner);
   }
 }

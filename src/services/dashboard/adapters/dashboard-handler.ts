@@ -7,7 +7,8 @@
 //   GET /assets/<file>    its scripts, styles and icon (ETag; 304 on If-None-Match)
 //   GET /api/snapshot     the latest DashboardSnapshot as JSON
 //   GET /api/events       SSE: `retry:`, then a `snapshot` event now and after every new snapshot, and a
-//                         comment every keepAliveMs; at most maxEventClients streams (503 beyond)
+//                         comment every keepAliveMs; at most maxEventClients streams (503 beyond),
+//                         and maxEventClientsPerClient of one client (429 beyond)
 //
 // Streams and memory: each new snapshot is serialised once (core/public-snapshot.ts bounds its size)
 // and written to every stream. A stream whose socket is not draining is skipped and gets the latest
@@ -29,6 +30,8 @@ const STALLED_TICKS = 4;
 export interface DashboardRequest {
   readonly method?: string | undefined;
   readonly url?: string | undefined;
+  /** Who is asking, for the per-client caps: the certificate's identity with TLS, else the address. */
+  readonly client?: string | undefined;
   readonly headers: { readonly host?: string | undefined; readonly 'if-none-match'?: string | undefined };
 }
 
@@ -48,12 +51,18 @@ export interface DashboardHandlerOptions {
   readonly checkHost: boolean;
   readonly allowedHosts?: readonly string[];
   readonly maxEventClients?: number;
+  /** Event streams one client may hold (DEFAULT_MAX_EVENT_CLIENTS_PER_CLIENT). */
+  readonly maxEventClientsPerClient?: number;
   readonly keepAliveMs?: number;
   readonly logger?: { warn(obj: Record<string, unknown>, msg: string): void };
 }
 
+/** observability.dashboard.maxEventClientsPerClient's default (docs/configuration.md). */
+export const DEFAULT_MAX_EVENT_CLIENTS_PER_CLIENT = 4;
+
 interface Stream {
   readonly res: DashboardResponse;
+  readonly client: string;
   /** A snapshot was skipped while the socket was not draining. */
   behind: boolean;
   /** Keep-alive ticks seen while not draining. */
@@ -62,8 +71,11 @@ interface Stream {
 
 export class DashboardHandler {
   private readonly streams = new Set<Stream>();
+  /** Open streams per client. */
+  private readonly perClient = new Map<string, number>();
   private readonly table: RouteTable;
   private readonly maxEventClients: number;
+  private readonly maxPerClient: number;
   private readonly unsubscribe: () => void;
   private readonly keepAlive: NodeJS.Timeout;
   private closed = false;
@@ -72,6 +84,7 @@ export class DashboardHandler {
 
   constructor(private readonly opts: DashboardHandlerOptions) {
     this.maxEventClients = opts.maxEventClients ?? DEFAULT_MAX_EVENT_CLIENTS;
+    this.maxPerClient = opts.maxEventClientsPerClient ?? DEFAULT_MAX_EVENT_CLIENTS_PER_CLIENT;
     this.table = {
       assets: new Set(opts.assets.files.keys()),
       checkHost: opts.checkHost,
@@ -101,7 +114,7 @@ export class DashboardHandler {
       case 'snapshot':
         return this.snapshot(res, head);
       case 'events':
-        return this.events(res, head);
+        return this.events(res, head, req.client ?? '');
       default: {
         const never: never = route;
         throw new TypeError(`unhandled route ${JSON.stringify(never)}`);
@@ -117,6 +130,7 @@ export class DashboardHandler {
     clearInterval(this.keepAlive);
     for (const s of this.streams) s.res.end();
     this.streams.clear();
+    this.perClient.clear();
   }
 
   private asset(req: DashboardRequest, res: DashboardResponse, asset: Asset, head: boolean): void {
@@ -147,8 +161,16 @@ export class DashboardHandler {
     res.end(head ? undefined : json);
   }
 
-  private events(res: DashboardResponse, head: boolean): void {
+  private events(res: DashboardResponse, head: boolean, client: string): void {
     if (this.closed) return plain(res, 503, 'the dashboard is shutting down', { 'Retry-After': 5 });
+    if ((this.perClient.get(client) ?? 0) >= this.maxPerClient) {
+      return plain(
+        res,
+        429,
+        `this client already holds ${this.maxPerClient} live dashboard pages (observability.dashboard.maxEventClientsPerClient): close one or retry later`,
+        { 'Retry-After': 10 },
+      );
+    }
     if (this.streams.size >= this.maxEventClients) {
       return plain(
         res,
@@ -170,9 +192,10 @@ export class DashboardHandler {
       res.end();
       return;
     }
-    const stream: Stream = { res, behind: false, stalledTicks: 0 };
+    const stream: Stream = { res, client, behind: false, stalledTicks: 0 };
     this.streams.add(stream);
-    res.once('close', () => this.streams.delete(stream));
+    this.perClient.set(client, (this.perClient.get(client) ?? 0) + 1);
+    res.once('close', () => this.drop(stream));
     res.write(sseHello());
     this.send(stream, sseEvent('snapshot', json));
   }
@@ -235,10 +258,18 @@ export class DashboardHandler {
         continue;
       }
       if (++s.stalledTicks >= STALLED_TICKS) {
-        this.streams.delete(s);
+        this.drop(s);
         s.res.destroy();
       }
     }
+  }
+
+  /** Forgets a stream (once), and its place in its client's count. */
+  private drop(stream: Stream): void {
+    if (!this.streams.delete(stream)) return;
+    const left = (this.perClient.get(stream.client) ?? 1) - 1;
+    if (left > 0) this.perClient.set(stream.client, left);
+    else this.perClient.delete(stream.client);
   }
 }
 

@@ -12,7 +12,7 @@
 //   port is free. Idempotent.
 import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { DashboardSource } from '../../../contracts/dashboard.js';
 import { parseMetricsListenAddr } from '../../../kernel/observability/metrics-server.js';
@@ -35,6 +35,9 @@ export interface DashboardServerOptions {
   /** Host names accepted besides IP literals and localhost (plain HTTP only). */
   readonly allowedHosts?: readonly string[];
   readonly maxEventClients?: number;
+  readonly maxEventClientsPerClient?: number;
+  /** Connections one remote address may hold (DEFAULT_MAX_CONNECTIONS_PER_ADDRESS); more are closed. */
+  readonly maxConnectionsPerAddress?: number;
   readonly keepAliveMs?: number;
   /** Default: web/dashboard/ of the package. */
   readonly assets?: DashboardAssets;
@@ -106,13 +109,18 @@ export async function startDashboardServer(opts: DashboardServerOptions): Promis
     checkHost: opts.tls === undefined,
     ...(opts.allowedHosts ? { allowedHosts: opts.allowedHosts } : {}),
     ...(opts.maxEventClients === undefined ? {} : { maxEventClients: opts.maxEventClients }),
+    ...(opts.maxEventClientsPerClient === undefined
+      ? {}
+      : { maxEventClientsPerClient: opts.maxEventClientsPerClient }),
     ...(opts.keepAliveMs === undefined ? {} : { keepAliveMs: opts.keepAliveMs }),
     ...(opts.logger ? { logger: opts.logger } : {}),
   });
   const serverOptions = { maxHeaderSize: 16 * 1024 };
   const server: Server =
     opts.tls === undefined
-      ? createServer(serverOptions, (req, res) => handler.handle(req, res))
+      ? createServer(serverOptions, (req, res) =>
+          handler.handle(Object.assign(req, { client: req.socket.remoteAddress ?? '' }), res),
+        )
       : createHttpsServer(
           {
             ...serverOptions,
@@ -123,8 +131,9 @@ export async function startDashboardServer(opts: DashboardServerOptions): Promis
           },
           (req, res) => {
             // Every route needs a viewing role (docs/security.md § Roles).
-            const problem = dashboardPermissionProblem(req.socket as TLSSocket);
-            if (problem === undefined) handler.handle(req, res);
+            const socket = req.socket as TLSSocket;
+            const problem = dashboardPermissionProblem(socket);
+            if (problem === undefined) handler.handle(Object.assign(req, { client: clientOf(socket) }), res);
             else res.writeHead(403, { 'Content-Type': 'text/plain; charset=utf-8' }).end(`${problem}\n`);
           },
         );
@@ -132,6 +141,7 @@ export async function startDashboardServer(opts: DashboardServerOptions): Promis
   server.headersTimeout = 10_000;
   server.requestTimeout = 15_000;
   server.maxConnections = (opts.maxEventClients ?? DEFAULT_MAX_EVENT_CLIENTS) + 64;
+  limitConnectionsPerAddress(server, opts.maxConnectionsPerAddress ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -174,4 +184,36 @@ function dashboardPermissionProblem(socket: TLSSocket): string | undefined {
   // rejectUnauthorized already refused a connection without a certificate from the CA.
   if (Object.keys(cert).length === 0) return 'the dashboard needs a client certificate';
   return permissionProblem('the dashboard', cachedRolesOf(cert), DASHBOARD_ROLES);
+}
+
+/** observability.dashboard.maxConnectionsPerAddress's default (docs/configuration.md). */
+export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 16;
+
+/**
+ * Closes a new connection at once when its remote address already holds `max` (docs/dashboard.md):
+ * together with the global maxConnections, one host's idle connections cannot lock others out.
+ */
+function limitConnectionsPerAddress(server: Server, max: number): void {
+  const open = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? '';
+    const n = open.get(address) ?? 0;
+    if (n >= max) {
+      socket.destroy();
+      return;
+    }
+    open.set(address, n + 1);
+    socket.once('close', () => {
+      const left = (open.get(address) ?? 1) - 1;
+      if (left > 0) open.set(address, left);
+      else open.delete(address);
+    });
+  });
+}
+
+/** The identity of a TLS peer for the per-client caps: as for gRPC calls (CN, else fingerprint). */
+function clientOf(socket: TLSSocket): string {
+  const cert = socket.getPeerCertificate();
+  const cn = cert.subject?.CN;
+  return (Array.isArray(cn) ? cn[0] : cn) || cert.fingerprint256 || (socket.remoteAddress ?? '');
 }

@@ -61,6 +61,8 @@ export async function serveDashboard(opts: ServeDashboardOptions): Promise<Runni
       allowPlaintext: config.tls.allowPlaintext,
       allowedHosts: d.allowedHosts,
       maxEventClients: d.maxEventClients,
+      maxEventClientsPerClient: d.maxEventClientsPerClient,
+      maxConnectionsPerAddress: d.maxConnectionsPerAddress,
       ...(opts.configKey ? { configKey: opts.configKey } : {}),
       ...(opts.logger ? { logger: opts.logger } : {}),
     });

@@ -3,7 +3,7 @@
 // without TLS, a port in use, and HTTPS that requires a client certificate of the cluster CA.
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { createServer, type Server } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCa, issueCertificate } from '../../../../src/cli/certs/dev-ca.js';
 import {
@@ -139,6 +139,34 @@ describe('startDashboardServer', () => {
       expect(await bodyOf(refused)).toMatch(
         /the dashboard needs the role viewer or submitter or deployer or admin/,
       );
+    }
+  });
+
+  it('closes connections from one address beyond maxConnectionsPerAddress', async () => {
+    const { server } = await start({ maxConnectionsPerAddress: 3 });
+    const port = Number(new URL(server.url).port);
+    const sockets = await Promise.all(
+      Array.from(
+        { length: 3 },
+        () =>
+          new Promise<Socket>((resolve) => {
+            const s = connect(port, '127.0.0.1', () => resolve(s));
+          }),
+      ),
+    );
+    try {
+      const extra = connect(port, '127.0.0.1');
+      await new Promise<void>((resolve) => extra.once('close', () => resolve()));
+      // Once one closes, a new connection is served again.
+      sockets.pop()!.destroy();
+      await eventually(() =>
+        get(`${server.url}api/snapshot`).then(
+          (r) => r.statusCode === 200,
+          () => false,
+        ),
+      );
+    } finally {
+      for (const s of sockets) s.destroy();
     }
   });
 });

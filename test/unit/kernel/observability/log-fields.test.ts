@@ -30,7 +30,14 @@ function capture() {
 const config: Pick<BlockxConfig, 'observability'> = {
   observability: {
     prometheus: { listenAddr: '', path: '/metrics' },
-    dashboard: { listenAddr: '', intervalMs: 1000, maxEventClients: 16, allowedHosts: [] },
+    dashboard: {
+      listenAddr: '',
+      intervalMs: 1000,
+      maxEventClients: 16,
+      maxEventClientsPerClient: 4,
+      maxConnectionsPerAddress: 16,
+      allowedHosts: [],
+    },
     logLevel: 'debug',
   },
 };

@@ -19,7 +19,14 @@ function config(logLevel: LogLevel): Pick<BlockxConfig, 'observability'> {
   return {
     observability: {
       prometheus: { listenAddr: '', path: '/metrics' },
-      dashboard: { listenAddr: '', intervalMs: 1000, maxEventClients: 16, allowedHosts: [] },
+      dashboard: {
+        listenAddr: '',
+        intervalMs: 1000,
+        maxEventClients: 16,
+        maxEventClientsPerClient: 4,
+        maxConnectionsPerAddress: 16,
+        allowedHosts: [],
+      },
       logLevel,
     },
   };

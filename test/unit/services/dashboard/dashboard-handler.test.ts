@@ -44,6 +44,7 @@ function get(
       method: extra.method ?? 'GET',
       url,
       headers: { host: extra.host ?? '127.0.0.1:8081', ...extra.headers },
+      ...(extra.client === undefined ? {} : { client: extra.client }),
     },
     res,
   );
@@ -235,6 +236,26 @@ describe('GET /api/events', () => {
     a.emit('close');
     expect(h.eventClients).toBe(1);
     expect(get(h, '/api/events').status).toBe(200);
+  });
+
+  it('one client holds at most maxEventClientsPerClient streams (429); others still get theirs', () => {
+    const h = make({ maxEventClients: 10, maxEventClientsPerClient: 2 });
+    const mine = [get(h, '/api/events', { client: 'mallory' }), get(h, '/api/events', { client: 'mallory' })];
+    const refused = get(h, '/api/events', { client: 'mallory' });
+    expect(refused.status).toBe(429);
+    expect(refused.headers['Retry-After']).toBe(10);
+    expect(refused.body()).toMatch(
+      /this client already holds 2 live dashboard pages \(observability\.dashboard\.maxEventClientsPerClient\)/,
+    );
+    expect(get(h, '/api/events', { client: 'alice' }).status).toBe(200);
+    // A closed stream, or one dropped for not draining, gives its client's place back.
+    mine[0]!.emit('close');
+    expect(get(h, '/api/events', { client: 'mallory' }).status).toBe(200);
+    mine[1]!.writableNeedDrain = true;
+    vi.advanceTimersByTime(DEFAULT_KEEP_ALIVE_MS * 4);
+    expect(mine[1]!.destroyed).toBe(true);
+    expect(get(h, '/api/events', { client: 'mallory' }).status).toBe(200);
+    expect(get(h, '/api/events', { client: 'mallory' }).status).toBe(429);
   });
 
   it('skips a stream that is not draining and sends it the latest snapshot once it drains', () => {

@@ -1,6 +1,8 @@
 // The backfill job table (src/services/coordinator/core/backfill-jobs.ts): every field bound of a
 // report, replacement per (job, run), expiry after the last report, and the table bound.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { fuzzRuns } from '../../../../support/fuzz-budget.js';
 import {
   BACKFILL_JOB_RETAIN_MS,
   BackfillJobs,
@@ -132,5 +134,71 @@ describe('BackfillJobs', () => {
     jobs.report(progress({ succeeded: 1 }), 1);
     expect(() => jobs.report(progress({ succeeded: 1_000 }), 2)).toThrow(BackfillReportError);
     expect(jobs.list(2)).toEqual([expect.objectContaining({ succeeded: 1, updatedAtMs: 1 })]);
+  });
+
+  it("another client's report of a job is refused and changes nothing", () => {
+    const jobs = new BackfillJobs();
+    jobs.report(progress({ succeeded: 1 }), 1, 'alice');
+    expect(() => jobs.report(progress({ succeeded: 80 }), 2, 'mallory')).toThrow(
+      expect.objectContaining({
+        code: 'NotOwner',
+        message: expect.stringMatching(/only the client that started it/),
+      }),
+    );
+    expect(jobs.list(2)).toEqual([expect.objectContaining({ succeeded: 1, updatedAtMs: 1 })]);
+    expect(() => jobs.report(progress({ succeeded: 2 }), 3, 'alice')).not.toThrow();
+  });
+
+  it('one client holds at most maxJobsPerClient entries; its own finished ones make room; others are unaffected', () => {
+    const jobs = new BackfillJobs(256, BACKFILL_JOB_RETAIN_MS, 2);
+    jobs.report(progress({ jobId: 'm1' }), 1, 'mallory');
+    jobs.report(progress({ jobId: 'm2', finished: true }), 2, 'mallory');
+    jobs.report(progress({ jobId: 'm3' }), 3, 'mallory'); // pushes out m2 (finished)
+    expect(() => jobs.report(progress({ jobId: 'm4' }), 4, 'mallory')).toThrow(
+      expect.objectContaining({
+        code: 'TooManyJobs',
+        message: expect.stringMatching(/this client already has 2/),
+      }),
+    );
+    jobs.report(progress({ jobId: 'a1' }), 5, 'alice');
+    expect(jobs.list(5).map((j) => j.jobId)).toEqual(['a1', 'm3', 'm1']);
+  });
+
+  it("property: per client and in all, the bounds hold, and only an entry's owner changes it", () => {
+    const owners = ['alice', 'bob', 'mallory'];
+    const op = fc.record({
+      owner: fc.constantFrom(...owners),
+      job: fc.constantFrom('j1', 'j2', 'j3', 'j4', 'j5', 'j6'),
+      finished: fc.boolean(),
+      dt: fc.integer({ min: 0, max: BACKFILL_JOB_RETAIN_MS / 4 }),
+    });
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 80 }), (ops) => {
+        const jobs = new BackfillJobs(5, BACKFILL_JOB_RETAIN_MS, 2);
+        const firstBy = new Map<string, string>();
+        let now = 0;
+        for (const o of ops) {
+          now += o.dt;
+          const before = jobs.list(now).find((j) => j.jobId === o.job);
+          try {
+            jobs.report(
+              progress({ jobId: o.job, finished: o.finished, succeeded: ops.indexOf(o) % 10 }),
+              now,
+              o.owner,
+            );
+            if (before === undefined) firstBy.set(o.job, o.owner);
+            else expect(firstBy.get(o.job)).toBe(o.owner);
+          } catch (err) {
+            expect(['NotOwner', 'TooManyJobs']).toContain((err as BackfillReportError).code);
+            expect(jobs.list(now).find((j) => j.jobId === o.job)).toEqual(before);
+          }
+          const listed = jobs.list(now);
+          expect(listed.length).toBeLessThanOrEqual(5);
+          for (const owner of owners)
+            expect(listed.filter((j) => firstBy.get(j.jobId) === owner).length).toBeLessThanOrEqual(2);
+        }
+      }),
+      { numRuns: fuzzRuns({ budget: 200, ciCap: 100 }) },
+    );
   });
 });
