@@ -10,6 +10,7 @@ import { registerPluginsCommand } from './commands/plugins.js';
 import { registerValidateCommand } from './commands/validate.js';
 import { registerSubmitCommand } from './commands/submit.js';
 import { registerBackfillCommand } from './commands/backfill.js';
+import { registerIngestCommand } from './commands/ingest.js';
 import { registerStatusCommand } from './commands/status.js';
 import { registerExecutorHelp, withExecutorDefaults } from './commands/executor.js';
 import { registerWorkerCommand } from './commands/worker.js';
@@ -53,6 +54,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
   registerDbCommand(program, io, setExit);
   registerSubmitCommand(program, io, setExit);
   registerBackfillCommand(program, io, setExit);
+  registerIngestCommand(program, io, setExit);
   registerStatusCommand(program, io, setExit);
   registerFunctionsCommand(program, io, setExit);
   registerCertsCommand(program, io, setExit);

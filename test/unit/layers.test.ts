@@ -117,6 +117,7 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
     'grpc',
     'kernel',
     'services/functions-store',
+    'services/chain-rpc',
     'services/registry',
     'services/storage',
   ],

@@ -13,7 +13,8 @@
 // when the coordinator (or worker) cannot be reached within the connect timeout (src/cli/connect.ts).
 import { setMaxListeners } from 'node:events';
 import type { Command } from 'commander';
-import type { BackfillPer, BackfillPlan } from '../../client/backfill/plan.js';
+import type { BackfillPer, BackfillPlan, BackfillTemplate } from '../../client/backfill/plan.js';
+import type { Kernel } from '../../kernel/kernel.js';
 import type { BackfillEvent, BackfillSummary, UnitReport } from '../../client/backfill/run-backfill.js';
 import type nodePath from 'node:path';
 import type { SchemaIssue } from '../../kernel/errors.js';
@@ -25,11 +26,8 @@ import { oneLine, parseRetries } from './submit.js';
 
 type PathModule = typeof nodePath;
 
-interface BackfillOptions {
-  config?: string;
-  from?: string;
-  to?: string;
-  per: string;
+/** The flags of how a job runs on the cluster, as commander hands them over (`backfill`, `ingest`). */
+export interface JobFlags {
   coordinator?: string;
   worker?: string;
   concurrency?: string;
@@ -38,6 +36,13 @@ interface BackfillOptions {
   stateDir: string;
   fresh?: boolean;
   connectTimeout?: string;
+}
+
+interface BackfillOptions extends JobFlags {
+  config?: string;
+  from?: string;
+  to?: string;
+  per: string;
 }
 
 /** The id a template is checked under (its own task id, if any, is ignored). */
@@ -84,7 +89,12 @@ Examples:
     .action(async (template: string, opts: BackfillOptions) => setExit(await backfill(template, opts, io)));
 }
 
-function integerFlag(name: string, text: string | undefined, min: number, max: number): number {
+export function integerFlag(
+  name: string,
+  text: string | undefined,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   const n = Number(text);
   if (text === undefined || text.trim() === '' || !Number.isSafeInteger(n) || n < min || n > max) {
     throw new UsageError(`${name} must be an integer in ${min}..${max}, got ${text ?? '(none)'}`);
@@ -111,20 +121,10 @@ async function backfill(templatePath: string, opts: BackfillOptions, io: CliIo):
   const retries = parseRetries(opts.retries);
   const connectTimeoutMs = await connectTimeout(opts.connectTimeout, io);
 
-  const [
-    { readTaskSources },
-    { bootKernel },
-    plans,
-    path,
-    { validateTaskInput, normalizeTaskInput },
-    { storageIdentity, maskStorageUrl },
-  ] = await Promise.all([
+  const [{ readTaskSources }, { bootKernel }, { validateTaskInput, normalizeTaskInput }] = await Promise.all([
     import('../../client/task-files.js'),
     import('../../kernel/kernel.js'),
-    import('../../client/backfill/plan.js'),
-    import('node:path'),
     import('../../kernel/task-validation.js'),
-    import('../../services/storage/open-storage.js'),
   ]);
   const read = readTaskSources([templatePath], { cwd: io.cwd() });
   const problem = read.problems[0];
@@ -150,6 +150,59 @@ async function backfill(templatePath: string, opts: BackfillOptions, io: CliIo):
     return EXIT.FAILED;
   }
   const { taskId: _standIn, ...template } = normalizeTaskInput(asTask);
+  return runBlockJob({
+    command: 'backfill',
+    where: templatePath,
+    template,
+    range: { from, to },
+    per,
+    run: { ...opts, concurrency, retries, connectTimeoutMs },
+    kernel,
+    io,
+  });
+}
+
+/** How a job runs: the flags `blockx backfill` and `blockx ingest` share, parsed. */
+export interface BlockJobRunOptions {
+  readonly coordinator?: string;
+  readonly worker?: string;
+  readonly concurrency: number;
+  readonly retries: number;
+  readonly json?: boolean;
+  readonly stateDir: string;
+  readonly fresh?: boolean;
+  readonly connectTimeoutMs: number;
+}
+
+export interface BlockJob {
+  /** The command, in messages and the summary line (`backfill`, `ingest`). */
+  readonly command: string;
+  /** Where the template came from, in messages about it. */
+  readonly where: string;
+  readonly template: BackfillTemplate;
+  readonly range: { readonly from: number; readonly to: number };
+  readonly per: BackfillPer;
+  readonly run: BlockJobRunOptions;
+  readonly kernel: Kernel;
+  readonly io: CliIo;
+}
+
+/**
+ * Plans a job over a range, validates every unit's task, then runs it through the cluster with the job's
+ * journal, printing a line per unit and the summary: steps 1 (after the template) to 4 above. `blockx
+ * ingest` runs its jobs through here too (docs/ingest.md § On the cluster).
+ */
+export async function runBlockJob(job: BlockJob): Promise<number> {
+  const { template, per, kernel, io, where: templatePath } = job;
+  const { from, to } = job.range;
+  const opts = job.run;
+  const { concurrency, retries, connectTimeoutMs } = opts;
+  const [plans, path, { validateTaskInput }, { storageIdentity, maskStorageUrl }] = await Promise.all([
+    import('../../client/backfill/plan.js'),
+    import('node:path'),
+    import('../../kernel/task-validation.js'),
+    import('../../services/storage/open-storage.js'),
+  ]);
   // The rows go to the configured storage (BLOCKX_STORAGE_URL applied): part of the job's identity, so a
   // journal of one database never skips units of another (docs/backfill.md § Resuming).
   const storage = storageIdentity(kernel.config.storage.url, kernel.config.baseDir);
@@ -192,7 +245,7 @@ async function backfill(templatePath: string, opts: BackfillOptions, io: CliIo):
   const client = new BlockxClient({ ...target, slotTtlMs, reuseSlots: CLI_REUSE_SLOTS, ...tls });
   const unreachable = await checkReachable(
     client,
-    { command: 'backfill', timeoutMs: connectTimeoutMs, tls: tls.tls !== undefined },
+    { command: job.command, timeoutMs: connectTimeoutMs, tls: tls.tls !== undefined },
     io,
   );
   if (unreachable !== undefined) {
@@ -208,7 +261,9 @@ async function backfill(templatePath: string, opts: BackfillOptions, io: CliIo):
   const onSignal = (): void => {
     if (!stop.signal.aborted) {
       stop.abort();
-      io.stderr('\nblockx backfill: stopping — the tasks in flight finish (Ctrl-C again cancels them)\n');
+      io.stderr(
+        `\nblockx ${job.command}: stopping — the tasks in flight finish (Ctrl-C again cancels them)\n`,
+      );
     } else cancel.abort();
   };
   process.on('SIGINT', onSignal);
@@ -256,7 +311,7 @@ async function backfill(templatePath: string, opts: BackfillOptions, io: CliIo):
   io.stdout(
     opts.json
       ? `${JSON.stringify({ summary })}\n`
-      : `${summaryLine(summary, journal.file, io.cwd(), path)}\n`,
+      : `${summaryLine(job.command, summary, journal.file, io.cwd(), path)}\n`,
   );
   const allDone = summary.failed === 0 && summary.remaining === 0;
   return allDone ? EXIT.OK : EXIT.FAILED;
@@ -331,11 +386,17 @@ function unitJson(per: BackfillPer, e: UnitReport): Record<string, unknown> {
   };
 }
 
-function summaryLine(s: BackfillSummary, journalFile: string, cwd: string, path: PathModule): string {
+function summaryLine(
+  command: string,
+  s: BackfillSummary,
+  journalFile: string,
+  cwd: string,
+  path: PathModule,
+): string {
   const rate = s.seconds > 0 ? (s.succeeded + s.failed) / s.seconds : 0;
   const rel = path.relative(cwd, journalFile);
   const parts = [
-    `backfill ${s.jobId}: ${s.blocks} block(s): ${s.succeeded} succeeded, ${s.failed} failed, ${s.skipped} skipped`,
+    `${command} ${s.jobId}: ${s.blocks} block(s): ${s.succeeded} succeeded, ${s.failed} failed, ${s.skipped} skipped`,
   ];
   if (s.remaining > 0) parts.push(`${s.remaining} not run (interrupted: rerun the same command to resume)`);
   parts.push(

@@ -25,6 +25,7 @@ const COMMANDS = [
   ['executor'],
   ['submit'],
   ['backfill'],
+  ['ingest'],
   ['status'],
   ['validate'],
   ['plugins'],
@@ -49,7 +50,7 @@ describe('--help', () => {
   });
 
   it('the client commands name the connect timeout and COORDINATOR_LISTEN', async () => {
-    for (const cmd of ['submit', 'status', 'backfill']) {
+    for (const cmd of ['submit', 'status', 'backfill', 'ingest']) {
       const r = await help([cmd]);
       expect(r.out).toContain('--connect-timeout <ms>');
       expect(r.out).toContain('COORDINATOR_LISTEN');

@@ -55,7 +55,10 @@ const chainIngestWriter = defineWriter<ChainIngestResultHandlerConfig>({
         success: true,
         result: {
           block: { chainId, number, hash: rows.blocks[0]?.hash },
-          rows: {
+          // The total, as every block writer reports it (blockx backfill and ingest sum it); then per table.
+          rows:
+            rows.blocks.length + rows.transactions.length + rows.events.length + (rows.traces?.length ?? 0),
+          tables: {
             blocks: rows.blocks.length,
             transactions: rows.transactions.length,
             events: rows.events.length,

@@ -1,0 +1,205 @@
+// `blockx ingest --rpc URL --from N [--to M] [--follow] [--coordinator ADDR] [--json]` (docs/ingest.md)
+//
+// 1. Ask the node (through the RPC access layer, a bounded probe) for its chain id and head: an unreachable
+//    URL is one line and exit 2 within the probe's bound; a node on another chain than --chain-id is refused.
+// 2. The range ends at --to, else at the head minus --finality.
+// 3. Run one ingestion task per block on the cluster — builder ChainIngestCallConfig, writer
+//    ChainIngestResultHandler — with the machinery of `blockx backfill` (runBlockJob): every unit validated,
+//    a resumable journal, retries, a line per block and the summary.
+// --follow: after the range, the head-following part is not built yet (issue 30); the command says so and
+// stops at the head.
+import type { Command } from 'commander';
+import type { RpcSourceSettings } from '../../services/chain-rpc/adapters/rpc-client.js';
+import { SOURCE_DEFAULTS } from '../../services/chain-rpc/source-defaults.js';
+import { CONFIG_FLAG, COORDINATOR_FLAG, EXIT, UsageError, WORKER_FLAG, type CliIo } from '../io.js';
+import { CONNECT_TIMEOUT_FLAG, connectTimeout } from '../connect.js';
+import {
+  DEFAULT_CONCURRENCY,
+  DEFAULT_STATE_DIR,
+  integerFlag,
+  runBlockJob,
+  type JobFlags,
+} from './backfill.js';
+import { parseRetries } from './submit.js';
+
+interface IngestOptions extends JobFlags {
+  config?: string;
+  rpc?: string;
+  fallbackRpc?: string;
+  chainId?: string;
+  from?: string;
+  to?: string;
+  finality: string;
+  follow?: boolean;
+  traces: boolean;
+  maxConcurrentRequests: string;
+  requestsPerSecond: string;
+  requestTimeoutMs: string;
+}
+
+/** The probe of step 1 gives up after this many attempts, each bounded by the request timeout (≤ 5 s). */
+const PROBE_ATTEMPTS = 2;
+const PROBE_TIMEOUT_CAP_MS = 5_000;
+
+export function registerIngestCommand(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  const d = SOURCE_DEFAULTS;
+  program
+    .command('ingest')
+    .description('read blocks from an Ethereum JSON-RPC node into the chain tables, as tasks on the cluster')
+    .option(...CONFIG_FLAG)
+    .option('--rpc <url>', "the node's JSON-RPC URL (http:// or https://)")
+    .option('--fallback-rpc <url>', 'a second URL, used when a request to the first fails')
+    .option('--chain-id <id>', 'the chain the node must be on (default: whatever eth_chainId says)')
+    .requiredOption('--from <n>', 'first block (inclusive)')
+    .option('--to <n>', 'last block (inclusive; default: the head minus --finality)')
+    .option('--finality <n>', 'blocks behind the head left out when --to is not given', String(d.finality))
+    .option('--follow', 'keep up with the head after the range (not built yet: stops at the head)')
+    .option('--no-traces', 'leave the traces table out')
+    .option(
+      '--max-concurrent-requests <n>',
+      'HTTP requests in flight per worker',
+      String(d.limits.maxConcurrentRequests),
+    )
+    .option(
+      '--requests-per-second <n>',
+      'HTTP requests per second per worker (0 = no limit)',
+      String(d.limits.requestsPerSecond),
+    )
+    .option('--request-timeout-ms <ms>', 'timeout of one HTTP request', String(d.limits.requestTimeoutMs))
+    .option(...COORDINATOR_FLAG)
+    .option(...WORKER_FLAG)
+    .option('--concurrency <n>', `blocks in flight at once (default ${DEFAULT_CONCURRENCY.block})`)
+    .option('--retries <n>', 'attempts after the first for a block that failed retryably', '3')
+    .option('--json', 'one JSON object per block; the last line is {"summary": {...}}')
+    .option('--state-dir <dir>', 'where job journals live (what a rerun skips)', DEFAULT_STATE_DIR)
+    .option('--fresh', "forget this job's journal and ingest every block again")
+    .option(...CONNECT_TIMEOUT_FLAG)
+    .addHelpText(
+      'after',
+      `
+Examples:
+  blockx ingest --rpc http://127.0.0.1:8545 --from 0 --to 1000
+  blockx ingest --rpc https://user:KEY@node.example/rpc --chain-id 1 --from 19000000 --finality 64 --json`,
+    )
+    .action(async (opts: IngestOptions) => setExit(await ingest(opts, io)));
+}
+
+function sourceOf(opts: IngestOptions): RpcSourceSettings {
+  if (opts.rpc === undefined) throw new UsageError('--rpc <url> is required');
+  const rps = Number(opts.requestsPerSecond);
+  if (!(rps >= 0) || !Number.isFinite(rps)) {
+    throw new UsageError(`--requests-per-second must be a number ≥ 0, got ${opts.requestsPerSecond}`);
+  }
+  return {
+    ...SOURCE_DEFAULTS.limits,
+    name: 'rpc',
+    urls: opts.fallbackRpc === undefined ? [opts.rpc] : [opts.rpc, opts.fallbackRpc],
+    maxConcurrentRequests: integerFlag('--max-concurrent-requests', opts.maxConcurrentRequests, 1, 10_000),
+    requestsPerSecond: rps,
+    requestTimeoutMs: integerFlag('--request-timeout-ms', opts.requestTimeoutMs, 1),
+  };
+}
+
+async function ingest(opts: IngestOptions, io: CliIo): Promise<number> {
+  if (opts.coordinator !== undefined && opts.worker !== undefined) {
+    throw new UsageError('give --coordinator or --worker, not both');
+  }
+  const source = sourceOf(opts);
+  const from = integerFlag('--from', opts.from, 0);
+  const toFlag = opts.to === undefined ? undefined : integerFlag('--to', opts.to, 0);
+  const finality = integerFlag('--finality', opts.finality, 0);
+  const expectedChain = opts.chainId === undefined ? undefined : integerFlag('--chain-id', opts.chainId, 0);
+  const concurrency = integerFlag(
+    '--concurrency',
+    opts.concurrency ?? String(DEFAULT_CONCURRENCY.block),
+    1,
+    100_000,
+  );
+  const retries = parseRetries(opts.retries);
+  const connectTimeoutMs = await connectTimeout(opts.connectTimeout, io);
+
+  const [{ RpcClient }, { BlockFetcher }, { ChainRpcError }, { bootKernel }] = await Promise.all([
+    import('../../services/chain-rpc/adapters/rpc-client.js'),
+    import('../../services/chain-rpc/adapters/block-fetcher.js'),
+    import('../../services/chain-rpc/errors.js'),
+    import('../../kernel/kernel.js'),
+  ]);
+  let probe: InstanceType<typeof RpcClient>;
+  try {
+    probe = new RpcClient({
+      ...source,
+      maxAttempts: PROBE_ATTEMPTS,
+      requestTimeoutMs: Math.min(source.requestTimeoutMs, PROBE_TIMEOUT_CAP_MS),
+    });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  let chainId: number;
+  let head: number;
+  try {
+    const fetcher = new BlockFetcher(probe);
+    chainId = await fetcher.chainId();
+    head = await fetcher.head();
+  } catch (err) {
+    if (!(err instanceof ChainRpcError)) throw err;
+    io.stderr(`blockx ingest: ${err.message}\n`);
+    return EXIT.UNREACHABLE;
+  } finally {
+    probe.close();
+  }
+  if (expectedChain !== undefined && expectedChain !== chainId) {
+    io.stderr(
+      `blockx ingest: source ${source.name} (${probe.maskedUrl}) is on chain ${chainId}, not --chain-id ${expectedChain}\n`,
+    );
+    return EXIT.USAGE;
+  }
+  const to = toFlag ?? head - finality;
+  if (to < from) {
+    const why =
+      toFlag !== undefined
+        ? `--to ${to} is below --from ${from}`
+        : `the node's head is ${head}: with --finality ${finality} the range ends at ${to}, below --from ${from}`;
+    if (opts.follow === true && toFlag === undefined) {
+      io.stderr(`blockx ingest: nothing to ingest yet (${why}); following the head is not built yet\n`);
+      return EXIT.OK;
+    }
+    throw new UsageError(why);
+  }
+  if (toFlag !== undefined && toFlag > head) {
+    io.stderr(
+      `blockx ingest: note: --to ${toFlag} is past the node's head ${head}; those blocks fail until mined\n`,
+    );
+  }
+
+  const kernel = await bootKernel({ configPath: opts.config, cwd: io.cwd(), env: io.env });
+  const template = {
+    functionCallConfig: { type: 'ChainIngestCallConfig', config: { chainId, block: { number: from } } },
+    resultHandler: {
+      type: 'ChainIngestResultHandler',
+      config: { source, chainId, block: { number: from }, traces: opts.traces },
+    },
+  };
+  const code = await runBlockJob({
+    command: 'ingest',
+    where: `ingest from ${probe.maskedUrl}`,
+    template,
+    range: { from, to },
+    per: 'block',
+    run: {
+      ...(opts.coordinator !== undefined ? { coordinator: opts.coordinator } : {}),
+      ...(opts.worker !== undefined ? { worker: opts.worker } : {}),
+      concurrency,
+      retries,
+      json: opts.json === true,
+      stateDir: opts.stateDir,
+      fresh: opts.fresh === true,
+      connectTimeoutMs,
+    },
+    kernel,
+    io,
+  });
+  if (opts.follow === true && code === EXIT.OK) {
+    io.stderr(`blockx ingest: reached block ${to}; following the head is not built yet, stopping\n`);
+  }
+  return code;
+}

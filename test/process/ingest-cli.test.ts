@@ -1,0 +1,80 @@
+// `blockx ingest`'s answers before any task runs, through the built CLI (`npm run build` first): an unreachable
+// node is one line and exit 2 within a bound, a node on another chain than --chain-id is refused, bad flags
+// are usage errors. The ingestion itself runs in test/e2e/ingest.test.ts.
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAnvil, type AnvilNode } from '../support/anvil.js';
+import { cleanEnv } from '../support/cluster.js';
+import { freePort } from '../support/ports.js';
+import { spawnTracked } from '../support/processes.js';
+
+const REPO = path.resolve(import.meta.dirname, '../..');
+const BIN = path.join(REPO, 'bin/blockx.js');
+
+function blockx(
+  args: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+  const started = Date.now();
+  const child = spawnTracked(process.execPath, [BIN, ...args], { cwd: REPO, env: cleanEnv() });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }));
+  });
+}
+
+describe('blockx ingest: refusals before any task', () => {
+  let anvil: AnvilNode;
+  beforeAll(async () => {
+    anvil = await startAnvil();
+  });
+  afterAll(async () => {
+    await anvil?.stop();
+  });
+
+  it('an unreachable URL: one line naming the source, the masked URL and the method, exit 2', async () => {
+    const port = await freePort();
+    const r = await blockx([
+      'ingest',
+      '--rpc',
+      `http://u:secret@127.0.0.1:${port}/`,
+      '--from',
+      '0',
+      '--to',
+      '1',
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `^blockx ingest: source rpc \\(http://u:\\*\\*\\*@127\\.0\\.0\\.1:${port}/\\) eth_chainId: cannot connect \\(ECONNREFUSED`,
+      ),
+    );
+    expect(r.stderr).not.toContain('secret');
+  });
+
+  it('a node on another chain than --chain-id is refused, exit 2', async () => {
+    const r = await blockx(['ingest', '--rpc', anvil.url, '--chain-id', '1', '--from', '0', '--to', '0']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('is on chain 31337, not --chain-id 1');
+  });
+
+  it.each([
+    [['--from', 'x'], '--from must be an integer'],
+    [['--from', '0', '--requests-per-second', '-1'], '--requests-per-second must be a number ≥ 0'],
+    [['--from', '5', '--to', '2'], '--to 2 is below --from 5'],
+  ])('usage: %j', async (flags, message) => {
+    const r = await blockx(['ingest', '--rpc', anvil.url, ...flags]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(message);
+  });
+
+  it('a URL that is not http(s) is a usage error', async () => {
+    const r = await blockx(['ingest', '--rpc', 'ftp://host/', '--from', '0']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('is not an http:// or https:// URL');
+  });
+});
