@@ -72,8 +72,10 @@ export interface ExecutorLinkOptions {
   /** Hold calls while no executor is ready (default true); false fails them at once, retryably. */
   readonly queueWhileDown?: boolean;
   /**
-   * Take the successes of an executor that announced CallsCompleted in bulk (ExecuteCalls.bulkResults):
-   * one `callsCompleted` event per frame. Default false: one `callCompleted` event per success.
+   * Take successes in bulk: `callsCompleted` events, one per task for the successes of one read from
+   * the socket (CallCompleted frames and CallsCompleted entries alike), and from an executor that
+   * announced CallsCompleted its successes in bulk frames (ExecuteCalls.bulkResults). Default false: one
+   * `callCompleted` event per success.
    */
   readonly bulkResults?: boolean;
   readonly log?: (level: 'info' | 'warn' | 'error', message: string) => void;
@@ -112,6 +114,7 @@ export class ExecutorLink {
     this.core = new LinkCore({
       helloTimeoutMs: options.helloTimeoutMs ?? DEFAULT_HELLO_TIMEOUT_MS,
       queueWhileDown: options.queueWhileDown !== false,
+      bulkResults: options.bulkResults === true,
     });
     this.unsubscribeRetire = options.epochs?.onRetire((epoch) => this.retireEpoch(epoch));
   }
@@ -278,6 +281,8 @@ export class ExecutorLink {
       if (tooLarge) return this.input(() => core.firstFrameTooLarge(id));
     }
     const now = Date.now();
+    // The frames of one read go to the core first and its commands are carried out once, after them:
+    // the same commands in the same order, and successes of one task back to back join one event.
     for (const raw of frames) {
       let m: ExecutorToWorker;
       try {
@@ -290,9 +295,9 @@ export class ExecutorLink {
       else if (m.type === 'CallsCompleted') m = this.checkedResults(m);
       const bytes = m.type === 'CallCompleted' || m.type === 'CallsCompleted' ? Buffer.byteLength(raw) : 0;
       core.messageReceived(id, now, m, bytes);
-      this.apply();
-      if (!core.isOpen(id)) return;
+      if (!core.isOpen(id)) break;
     }
+    this.apply();
   }
 
   /** ExecuteCalls frames to an executor that takes them; asking for CallsCompleted when it takes those. */

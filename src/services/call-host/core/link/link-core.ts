@@ -16,7 +16,8 @@
 //  - the link closes → `executor_crash` for whatever is left.
 // A CallsCompleted frame (docs/executor.md § Calls in bulk) is the terminal of each attempt it names that
 // is in flight on that connection, all in one `callsCompleted` event; the others are dropped like any late
-// frame, so a duplicate entry cannot answer an attempt twice.
+// frame, so a duplicate entry cannot answer an attempt twice. With `bulkResults` every success is reported
+// so, and successes of one task arriving back to back (frames of one read) join one event.
 // Frames of a connection that is no longer the executor are dropped, so a late terminal frame can never
 // answer an attempt twice.
 //
@@ -165,7 +166,10 @@ export class LinkCore extends LinkState {
         const entry = this.entryOn(conn, m.callId, m.attempt);
         if (!entry) return;
         this.inflightCalls.delete(attemptKey(m.callId, m.attempt));
-        this.emit(terminalEvent(entry, m, frameBytes));
+        // With bulkResults a success joins its task's callsCompleted event (the frame is its own entry).
+        if (m.type === 'CallCompleted' && this.opts.bulkResults === true)
+          this.emitSuccesses(entry.taskId, [m], frameBytes);
+        else this.emit(terminalEvent(entry, m, frameBytes));
         return;
       }
       default: {
@@ -193,9 +197,9 @@ export class LinkCore extends LinkState {
       } else if (kept === undefined) kept = results.slice(0, i);
     }
     const reported = kept ?? results;
-    if (reported.length === 0) return;
-    const outputBytesEach = Math.ceil(frameBytes / results.length);
-    this.emit({ type: 'callsCompleted', taskId: m.taskId, results: reported, outputBytesEach });
+    // Each entry's size stand-in is its frame's bytes shared out over the frame's entries.
+    const bytes = Math.ceil((frameBytes * reported.length) / results.length);
+    if (reported.length > 0) this.emitSuccesses(m.taskId, reported, bytes);
   }
 
   // ---- call inputs -------------------------------------------------------------------------------------

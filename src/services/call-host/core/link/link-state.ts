@@ -6,13 +6,33 @@
 import { attemptKey } from '../../../../executor/protocol.js';
 import type { ConnId, LinkCommand } from './commands.js';
 import { failedEvent, firstFrameRefusal, type Conn, type Inflight } from './frames.js';
-import type { ExecuteCallCommand, ExecutorLinkEvent } from './types.js';
+import type { CompletedCallReport, ExecuteCallCommand, ExecutorLinkEvent } from './types.js';
 
 export interface LinkCoreOptions {
   /** How long a new connection may take to present an authenticated Hello. */
   readonly helloTimeoutMs: number;
   /** Hold calls while no executor is ready (true), or fail them at once, retryably (false). */
   readonly queueWhileDown: boolean;
+  /**
+   * Report successes as `callsCompleted` events (default false: a CallCompleted frame is a
+   * `callCompleted` event). Successes of one task that arrive back to back — CallCompleted frames or
+   * CallsCompleted entries, with nothing else decided in between — then join one event.
+   */
+  readonly bulkResults?: boolean;
+}
+
+/** The `callsCompleted` event being built, while it is the last command out (see `emitSuccesses`). */
+interface JoiningSuccesses {
+  readonly event: {
+    readonly type: 'callsCompleted';
+    taskId: string;
+    results: CompletedCallReport[];
+    outputBytesEach: number;
+  };
+  /** The frames' bytes so far, shared out over the entries. */
+  bytes: number;
+  /** `results` is the event's own array (a frame's array passed through is copied before it grows). */
+  owned: boolean;
 }
 
 export abstract class LinkState {
@@ -25,6 +45,7 @@ export abstract class LinkState {
   protected nextConnId = 1;
   protected closedLink = false;
   protected out: LinkCommand[] = [];
+  private joining: JoiningSuccesses | undefined;
 
   constructor(options: LinkCoreOptions) {
     this.opts = options;
@@ -34,6 +55,7 @@ export abstract class LinkState {
   takeCommands(): LinkCommand[] {
     const out = this.out;
     if (out.length > 0) this.out = [];
+    this.joining = undefined;
     return out;
   }
 
@@ -80,6 +102,35 @@ export abstract class LinkState {
 
   protected emit(event: ExecutorLinkEvent): void {
     this.out.push({ type: 'emit', event });
+  }
+
+  /**
+   * Successes of `taskId` whose frames took `frameBytes`: they join the `callsCompleted` event of the
+   * same task if that is still the last command out (not taken by the shell, nothing queued after it),
+   * else open one. `results` may be kept as it is (never mutated: copied before it would grow).
+   */
+  protected emitSuccesses(taskId: string, results: readonly CompletedCallReport[], frameBytes: number): void {
+    const out = this.out;
+    const j = this.joining;
+    const last = out.length > 0 ? out[out.length - 1] : undefined;
+    if (j !== undefined && last?.type === 'emit' && last.event === j.event && j.event.taskId === taskId) {
+      if (!j.owned) {
+        j.event.results = j.event.results.slice();
+        j.owned = true;
+      }
+      for (let i = 0; i < results.length; i++) j.event.results.push(results[i]!);
+      j.bytes += frameBytes;
+      j.event.outputBytesEach = Math.ceil(j.bytes / j.event.results.length);
+      return;
+    }
+    const event = {
+      type: 'callsCompleted' as const,
+      taskId,
+      results: results as CompletedCallReport[],
+      outputBytesEach: Math.ceil(frameBytes / results.length),
+    };
+    this.joining = { event, bytes: frameBytes, owned: false };
+    out.push({ type: 'emit', event });
   }
 
   /** The attempt, if it is in flight on this connection (late frames of a lost connection are dropped). */

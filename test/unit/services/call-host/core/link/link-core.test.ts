@@ -48,10 +48,11 @@ const done = (callId: string, attempt = 1): ExecutorToWorker => ({
 });
 
 /** A core with a shell that carries out continuations (flushQueued) the way executor-link.ts does. */
-function harness(opts: { queueWhileDown?: boolean; helloTimeoutMs?: number } = {}) {
+function harness(opts: { queueWhileDown?: boolean; helloTimeoutMs?: number; bulkResults?: boolean } = {}) {
   const core = new LinkCore({
     helloTimeoutMs: opts.helloTimeoutMs ?? 5000,
     queueWhileDown: opts.queueWhileDown ?? true,
+    bulkResults: opts.bulkResults ?? false,
   });
   const log: LinkCommand[] = [];
   const drain = (): LinkCommand[] => {
@@ -338,6 +339,67 @@ describe('LinkCore calls', () => {
     );
   });
 
+  it('bulkResults: successes of one task back to back join one callsCompleted event, until anything else comes between', () => {
+    const { core, drain, executor } = harness({ bulkResults: true });
+    const id = executor();
+    const other = (callId: string): ExecuteCallCommand => ({ ...call(callId), taskId: 't2' });
+    core.executeCalls([call('c1'), call('c2'), call('c3'), call('c4'), other('d1'), call('c5'), call('c6')]);
+    drain();
+    const bulk = (...callIds: string[]): ExecutorToWorker => ({
+      type: 'CallsCompleted',
+      taskId: 't1',
+      results: callIds.map((callId) => ({ callId, attempt: 1, durationMs: 1 })),
+    });
+    core.messageReceived(id, 1, done('c1'), 100);
+    core.messageReceived(id, 1, bulk('c2', 'c9'), 60); // c9 is not in flight: half the frame counts
+    core.messageReceived(id, 1, done('c3'), 50);
+    core.messageReceived(id, 1, done('d1'), 70); // another task
+    core.messageReceived(id, 1, done('c4'), 40);
+    core.messageReceived(
+      id,
+      1,
+      { type: 'CallFailed', callId: 'c5', attempt: 1, kind: 'user', retryable: false, message: 'x' },
+      0,
+    );
+    core.messageReceived(id, 1, done('c6'), 10);
+    const out = drain();
+    const events = out.map((c) =>
+      c.type === 'emit' && c.event.type === 'callsCompleted'
+        ? [c.event.taskId, c.event.results.map((r) => r.callId), c.event.outputBytesEach]
+        : c.type === 'emit'
+          ? c.event.type
+          : c.type,
+    );
+    expect(events).toEqual([
+      ['t1', ['c1', 'c2', 'c3'], Math.ceil(180 / 3)],
+      ['t2', ['d1'], 70],
+      ['t1', ['c4'], 40],
+      'callFailed',
+      ['t1', ['c6'], 10],
+    ]);
+    // A success after the shell took the commands opens a new event.
+    core.executeCall(call('c7'));
+    core.executeCall(call('c8'));
+    drain();
+    core.messageReceived(id, 2, done('c7'), 10);
+    drain();
+    core.messageReceived(id, 2, done('c8'), 10);
+    expect(drain()).toMatchObject([{ event: { type: 'callsCompleted', results: [{ callId: 'c8' }] } }]);
+    expect(core.inflight).toBe(0);
+  });
+
+  it("a frame's results array is never grown in place when later successes join it", () => {
+    const { core, drain, executor } = harness({ bulkResults: true });
+    const id = executor();
+    core.executeCalls([call('c1'), call('c2')]);
+    drain();
+    const results = [{ callId: 'c1', attempt: 1, durationMs: 1 }];
+    core.messageReceived(id, 1, { type: 'CallsCompleted', taskId: 't1', results }, 30);
+    core.messageReceived(id, 1, done('c2'), 30);
+    expect(drain()).toMatchObject([{ event: { results: [{ callId: 'c1' }, { callId: 'c2' }] } }]);
+    expect(results).toHaveLength(1);
+  });
+
   it('loses an executor that sends a CallsCompleted without results', () => {
     const { core, drain, executor } = harness();
     const id = executor();
@@ -397,131 +459,138 @@ describe('LinkCore property', () => {
 
   it('every call accepted gets exactly one terminal event, by a result or the link-lost failure (also in bulk)', () => {
     fc.assert(
-      fc.property(fc.array(opArb, { maxLength: 120 }), fc.boolean(), (ops, queueWhileDown) => {
-        const { core, drain, log } = harness({ queueWhileDown, helloTimeoutMs: 5000 });
-        let now = 0;
-        let seq = 0;
-        let conn: ConnId | undefined;
-        /** What the fake executor was sent and has not answered, per connection. */
-        const sentOn = new Map<ConnId, string[]>();
-        const terminal = new Map<string, number>();
-        /** executeMany repeating an attempt in flight: refused, one callFailed each, not accepted. */
-        let refusals = 0;
-        const collect = (): void => {
-          for (const c of drain()) {
-            if (c.type === 'sendExecutes')
-              sentOn.set(c.conn, [...(sentOn.get(c.conn) ?? []), ...c.calls.map((x) => x.callId)]);
-            if (c.type !== 'emit' && c.type !== 'emitLater') continue;
-            const ev = c.event;
-            if (ev.type === 'callFailed' && ev.message.includes('refused')) refusals -= 1;
-            else if (ev.type === 'callCompleted' || ev.type === 'callFailed')
-              terminal.set(ev.callId, (terminal.get(ev.callId) ?? 0) + 1);
-            else if (ev.type === 'callsCompleted') {
-              expect(ev.results.length).toBeGreaterThan(0);
-              for (const r of ev.results) terminal.set(r.callId, (terminal.get(r.callId) ?? 0) + 1);
-            }
-          }
-        };
-        /** Accepted (c0..c{seq-1} all were) and no terminal event yet. */
-        const isInFlight = (i: number): boolean => (terminal.get(`c${i}`) ?? 0) === 0;
-        const answer = (pick: number, m: (callId: string) => ExecutorToWorker): void => {
-          // Any connection that ever got calls may answer, even a lost one (late frames).
-          const conns = [...sentOn.keys()];
-          if (conns.length === 0) return;
-          const id = conns[pick % conns.length]!;
-          const pending = sentOn.get(id)!;
-          if (pending.length === 0) return;
-          const [callId] = pending.splice(pick % pending.length, 1);
-          core.messageReceived(id, now, m(callId!), 8);
-        };
-        for (const o of ops) {
-          switch (o.op) {
-            case 'execute':
-              core.executeCall(call(`c${seq++}`));
-              break;
-            case 'complete':
-              answer(o.pick, (id) => done(id));
-              break;
-            case 'completeMany': {
-              // One frame from one connection naming some of its calls, duplicates and answered ones
-              // included (a late or repeated entry must answer nothing).
-              const conns = [...sentOn.keys()];
-              if (conns.length === 0) break;
-              const id = conns[o.picks[0]! % conns.length]!;
-              const pending = sentOn.get(id)!;
-              const named = o.picks.map((p) => (pending.length > 0 ? pending[p % pending.length]! : `c${p}`));
-              sentOn.set(
-                id,
-                pending.filter((x) => !named.includes(x)),
-              );
-              const results = named.map((callId) => ({ callId, attempt: 1, value: 1, durationMs: 1 }));
-              core.messageReceived(id, now, { type: 'CallsCompleted', taskId: 't1', results }, 50);
-              break;
-            }
-            case 'executeMany': {
-              const batch = Array.from({ length: o.n }, () => call(`c${seq++}`));
-              // Sometimes repeat an attempt already accepted: refused, the original stays in flight.
-              if (o.again < seq - o.n) {
-                batch.splice(1, 0, call(`c${o.again}`));
-                if (isInFlight(o.again)) refusals += 1;
-                else batch.splice(1, 1);
+      fc.property(
+        fc.array(opArb, { maxLength: 120 }),
+        fc.boolean(),
+        fc.boolean(),
+        (ops, queueWhileDown, bulkResults) => {
+          const { core, drain, log } = harness({ queueWhileDown, bulkResults, helloTimeoutMs: 5000 });
+          let now = 0;
+          let seq = 0;
+          let conn: ConnId | undefined;
+          /** What the fake executor was sent and has not answered, per connection. */
+          const sentOn = new Map<ConnId, string[]>();
+          const terminal = new Map<string, number>();
+          /** executeMany repeating an attempt in flight: refused, one callFailed each, not accepted. */
+          let refusals = 0;
+          const collect = (): void => {
+            for (const c of drain()) {
+              if (c.type === 'sendExecutes')
+                sentOn.set(c.conn, [...(sentOn.get(c.conn) ?? []), ...c.calls.map((x) => x.callId)]);
+              if (c.type !== 'emit' && c.type !== 'emitLater') continue;
+              const ev = c.event;
+              if (ev.type === 'callFailed' && ev.message.includes('refused')) refusals -= 1;
+              else if (ev.type === 'callCompleted' || ev.type === 'callFailed')
+                terminal.set(ev.callId, (terminal.get(ev.callId) ?? 0) + 1);
+              else if (ev.type === 'callsCompleted') {
+                expect(ev.results.length).toBeGreaterThan(0);
+                for (const r of ev.results) terminal.set(r.callId, (terminal.get(r.callId) ?? 0) + 1);
               }
-              core.executeCalls(batch);
-              break;
             }
-            case 'fail':
-              answer(o.pick, (callId) => ({
-                type: 'CallFailed',
-                callId,
-                attempt: 1,
-                kind: 'user',
-                retryable: false,
-                message: 'x',
-              }));
-              break;
-            case 'cancel':
-              core.cancelCall(`c${o.pick % Math.max(1, seq)}`, 1, 'r');
-              break;
-            case 'spawn':
-              core.expectSecret(SECRET);
-              conn = core.connectionOpened(now);
-              core.messageReceived(conn, now, hello(), 0);
-              break;
-            case 'heartbeat':
-              if (conn !== undefined) core.messageReceived(conn, now, heartbeat, 0);
-              break;
-            case 'intruder': {
-              const id = core.connectionOpened(now);
-              core.messageReceived(id, now, hello('00'.repeat(32)), 0);
-              break;
+          };
+          /** Accepted (c0..c{seq-1} all were) and no terminal event yet. */
+          const isInFlight = (i: number): boolean => (terminal.get(`c${i}`) ?? 0) === 0;
+          const answer = (pick: number, m: (callId: string) => ExecutorToWorker): void => {
+            // Any connection that ever got calls may answer, even a lost one (late frames).
+            const conns = [...sentOn.keys()];
+            if (conns.length === 0) return;
+            const id = conns[pick % conns.length]!;
+            const pending = sentOn.get(id)!;
+            if (pending.length === 0) return;
+            const [callId] = pending.splice(pick % pending.length, 1);
+            core.messageReceived(id, now, m(callId!), 8);
+          };
+          for (const o of ops) {
+            switch (o.op) {
+              case 'execute':
+                core.executeCall(call(`c${seq++}`));
+                break;
+              case 'complete':
+                answer(o.pick, (id) => done(id));
+                break;
+              case 'completeMany': {
+                // One frame from one connection naming some of its calls, duplicates and answered ones
+                // included (a late or repeated entry must answer nothing).
+                const conns = [...sentOn.keys()];
+                if (conns.length === 0) break;
+                const id = conns[o.picks[0]! % conns.length]!;
+                const pending = sentOn.get(id)!;
+                const named = o.picks.map((p) =>
+                  pending.length > 0 ? pending[p % pending.length]! : `c${p}`,
+                );
+                sentOn.set(
+                  id,
+                  pending.filter((x) => !named.includes(x)),
+                );
+                const results = named.map((callId) => ({ callId, attempt: 1, value: 1, durationMs: 1 }));
+                core.messageReceived(id, now, { type: 'CallsCompleted', taskId: 't1', results }, 50);
+                break;
+              }
+              case 'executeMany': {
+                const batch = Array.from({ length: o.n }, () => call(`c${seq++}`));
+                // Sometimes repeat an attempt already accepted: refused, the original stays in flight.
+                if (o.again < seq - o.n) {
+                  batch.splice(1, 0, call(`c${o.again}`));
+                  if (isInFlight(o.again)) refusals += 1;
+                  else batch.splice(1, 1);
+                }
+                core.executeCalls(batch);
+                break;
+              }
+              case 'fail':
+                answer(o.pick, (callId) => ({
+                  type: 'CallFailed',
+                  callId,
+                  attempt: 1,
+                  kind: 'user',
+                  retryable: false,
+                  message: 'x',
+                }));
+                break;
+              case 'cancel':
+                core.cancelCall(`c${o.pick % Math.max(1, seq)}`, 1, 'r');
+                break;
+              case 'spawn':
+                core.expectSecret(SECRET);
+                conn = core.connectionOpened(now);
+                core.messageReceived(conn, now, hello(), 0);
+                break;
+              case 'heartbeat':
+                if (conn !== undefined) core.messageReceived(conn, now, heartbeat, 0);
+                break;
+              case 'intruder': {
+                const id = core.connectionOpened(now);
+                core.messageReceived(id, now, hello('00'.repeat(32)), 0);
+                break;
+              }
+              case 'drop':
+                core.dropConnection('heartbeat timeout');
+                break;
+              case 'socketClosed':
+                if (conn !== undefined) core.connectionClosed(conn);
+                break;
+              case 'tick':
+                now += o.ms;
+                core.tick(now);
+                break;
             }
-            case 'drop':
-              core.dropConnection('heartbeat timeout');
-              break;
-            case 'socketClosed':
-              if (conn !== undefined) core.connectionClosed(conn);
-              break;
-            case 'tick':
-              now += o.ms;
-              core.tick(now);
-              break;
+            collect();
+            expect(core.inflight).toBeLessThanOrEqual(seq);
           }
+          core.close();
           collect();
-          expect(core.inflight).toBeLessThanOrEqual(seq);
-        }
-        core.close();
-        collect();
-        expect(core.inflight).toBe(0);
-        for (let i = 0; i < seq; i++) expect(terminal.get(`c${i}`), `c${i}`).toBe(1);
-        expect(refusals).toBe(0); // every refusal announced was answered by exactly one refusal event
-        // No frame ever went to a connection that was refused.
-        const refused = new Set(
-          log.flatMap((c) => (c.type === 'closeConnection' && c.refusal ? [c.conn] : [])),
-        );
-        expect(log.some((c) => 'conn' in c && c.type !== 'closeConnection' && refused.has(c.conn))).toBe(
-          false,
-        );
-      }),
+          expect(core.inflight).toBe(0);
+          for (let i = 0; i < seq; i++) expect(terminal.get(`c${i}`), `c${i}`).toBe(1);
+          expect(refusals).toBe(0); // every refusal announced was answered by exactly one refusal event
+          // No frame ever went to a connection that was refused.
+          const refused = new Set(
+            log.flatMap((c) => (c.type === 'closeConnection' && c.refusal ? [c.conn] : [])),
+          );
+          expect(log.some((c) => 'conn' in c && c.type !== 'closeConnection' && refused.has(c.conn))).toBe(
+            false,
+          );
+        },
+      ),
       { numRuns: 300 },
     );
   });
