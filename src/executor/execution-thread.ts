@@ -189,14 +189,24 @@ export function startExecutionThread<Call>(
     isolation: limits.isolation,
     signals: sab,
   };
+  const worker = new Worker(bootstrap, {
+    eval: true,
+    workerData: data,
+    // The heap bound (memory-watch.ts); off-heap memory is watched by the pool.
+    resourceLimits: { maxOldGenerationSizeMb: limits.threadHeapMb },
+  });
+  return newThreadRecord<Call>(index, worker, sab);
+}
+
+/** The pool's record of a thread that has just been started (not ready yet). */
+export function newThreadRecord<Call>(
+  index: number,
+  worker: Worker,
+  signals: SharedArrayBuffer,
+): ExecutionThread<Call> {
   return {
     index,
-    worker: new Worker(bootstrap, {
-      eval: true,
-      workerData: data,
-      // The heap bound (memory-watch.ts); off-heap memory is watched by the pool.
-      resourceLimits: { maxOldGenerationSizeMb: limits.threadHeapMb },
-    }),
+    worker,
     ready: false,
     dead: false,
     draining: false,
@@ -204,7 +214,7 @@ export function startExecutionThread<Call>(
     cancelling: 0,
     sentSeq: 0,
     busySince: 0,
-    signals: signalViews(sab),
+    signals: signalViews(signals),
     calls: new Set(),
     modules: new Set(),
     epochs: new Set(),
