@@ -125,6 +125,57 @@ describe.each(['js', 'python'] as const)('%s executor frame conformance', (langu
     });
   });
 
+  it('answers 1,200 bulkResults attempts over both threads once each, a slow one started and cancelled on its own', async () => {
+    const bulk = ((s.hello!.features as string[] | undefined) ?? []).includes('CallsCompleted');
+    const frames = [0, 1, 2, 3].map((f) => ({
+      type: 'ExecuteCalls',
+      taskId: `task-many-${f % 2}`,
+      function: 'conf_none',
+      codeEpoch: 'EPOCH',
+      budgetMs: 10_000,
+      bulkResults: true,
+      calls: Array.from({ length: 300 }, (_, i) => ({ callId: `m-${f}-${i}`, attempt: 1, args: [] })),
+    }));
+    const slow = {
+      type: 'ExecuteCalls',
+      taskId: 'task-many-0',
+      function: 'conf_sleep',
+      codeEpoch: 'EPOCH',
+      budgetMs: 10_000,
+      bulkResults: true,
+      calls: [{ callId: 'm-slow', attempt: 1, args: [20_000] }],
+    };
+    s.send([frames[0]!, slow, ...frames.slice(1)]);
+    const seen = new Map<string, number>();
+    let containers = 0;
+    let started = false;
+    const read = () => {
+      for (const f of s.frames.splice(0)) {
+        if (f.type === 'CallStarted') {
+          expect(f.callId).toBe('m-slow');
+          started = true;
+          continue;
+        }
+        containers++;
+        const entries =
+          f.type === 'CallsCompleted' ? (f.results as { callId: string }[]) : [f as { callId: string }];
+        for (const e of entries) seen.set(e.callId, (seen.get(e.callId) ?? 0) + 1);
+      }
+      return seen.size >= 1_200 && started;
+    };
+    await s.waitFor(read, 30_000, '1,200 terminals and a CallStarted');
+    expect(seen.has('m-slow')).toBe(false);
+    s.send([{ type: 'CancelCall', callId: 'm-slow', attempt: 1, reason: 'deadline' }]);
+    await s.waitFor(() => (read(), seen.has('m-slow')), 10_000, 'the slow call to fail');
+    await new Promise((r) => setTimeout(r, 100));
+    read();
+    expect([...seen.values()].every((n) => n === 1)).toBe(true);
+    expect(seen.size).toBe(1_201);
+    // In bulk, far fewer frames than attempts; one frame per attempt otherwise.
+    if (bulk) expect(containers).toBeLessThan(200);
+    else expect(containers).toBe(1_201);
+  });
+
   it.each(CONFORMANCE_ROWS.map((r) => [r.name, r] as const))('%s', async (_name, row) => {
     for (const step of row.steps) {
       if ('send' in step) {
