@@ -110,6 +110,13 @@ export const EXECUTOR_FIELDS: readonly ConfigField[] = [
       'Resident memory of the whole Executor process; above it the thread holding the most memory is terminated (its calls fail with EXECUTOR_MEMORY_LIMIT). 0 turns the check off.',
   }),
   e({
+    path: 'passEnv',
+    type: { t: 'list', item: 'string' },
+    default: [],
+    description:
+      "Names of environment variables the Executors get besides the fixed list (PATH, HOME, locale, TZ, temp dirs, Python and Node search paths, BLOCKX_LOG_LEVEL, EXECUTOR_CPU_PROFILE/TRACE): nothing else of the Worker's environment (credentials, storage URL, TLS paths) reaches a function (docs/security.md, What a function can reach).",
+  }),
+  e({
     path: 'python.enabled',
     type: { t: 'enum', values: ['auto', 'on', 'off'], typed: true },
     default: 'auto',

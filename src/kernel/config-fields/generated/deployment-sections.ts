@@ -290,6 +290,13 @@ export interface ExecutorConfig {
    */
   readonly maxRssMb: number;
   /**
+   * Names of environment variables the Executors get besides the fixed list (PATH, HOME, locale, TZ,
+   * temp dirs, Python and Node search paths, BLOCKX_LOG_LEVEL, EXECUTOR_CPU_PROFILE/TRACE): nothing
+   * else of the Worker's environment (credentials, storage URL, TLS paths) reaches a function
+   * (docs/security.md, What a function can reach). Default [].
+   */
+  readonly passEnv: readonly string[];
+  /**
    * The Python Executor a Worker runs beside the JS one for `functions/<name>.py` (docs/executor.md,
    * Python functions on a Worker).
    */

@@ -20,6 +20,7 @@
 // `.py` function, or once one appears (seen by a task's pin, a routed call, or the folder check every
 // FOLDER_CHECK_MS); `on` starts it at once, `off` never. It is not stopped when the `.py` files go.
 
+import { executorEnvironment } from './executor-env.js';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FunctionCodeView, type WorkerCodeView } from '../../../executor/code-epochs.js';
@@ -59,7 +60,10 @@ export interface ExecutorPortsOptions {
   readonly io?: CallIoHandler;
   /** Overrides `executor.socketDir` (and the OS temp dir fallback). */
   readonly socketDir?: string;
-  /** Environment of the executor process. Default this process's. */
+  /**
+   * The environment the executor's is derived from (executorEnvironment: a fixed list and
+   * `executor.passEnv`). Default this process's.
+   */
   readonly env?: NodeJS.ProcessEnv;
   /** The Python Executor command without its flags. Default `pythonExecutorCommand()` with
    *  `executor.python.interpreter` (src/executor/python-command.ts). */
@@ -190,7 +194,8 @@ export function createExecutorPorts(options: ExecutorPortsOptions): ExecutorPort
     threadMemoryMb: ex.threadMemoryMb,
     maxRssMb: ex.maxRssMb,
     backoff: { initialMs: ex.restartBackoffInitialMs, maxMs: ex.restartBackoffMaxMs },
-    ...(options.env ? { env: options.env } : {}),
+    // Never the Worker's whole environment: a function can read it (executor-env.ts).
+    env: executorEnvironment(options.env ?? process.env, ex.passEnv),
   };
   const supervisor: ExecutorSupervisor = new ExecutorSupervisor({
     ...common,
