@@ -195,8 +195,9 @@ async function main(): Promise<void> {
     }
     const rows: { name: string; d: Driven; bulk: boolean }[] = [];
     for (const d of executors) {
-      rows.push({ name: `${d.root} frames`, d, bulk: false });
-      if (d.bulkResults) rows.push({ name: `${d.root} bulkResults`, d, bulk: true });
+      const name = d.root === REPO ? 'this checkout' : path.relative(REPO, d.root) || d.root;
+      rows.push({ name: `${name}, per-attempt results`, d, bulk: false });
+      if (d.bulkResults) rows.push({ name: `${name}, bulkResults`, d, bulk: true });
     }
     // Warm-up: compile, module instances, JIT.
     for (const r of rows) await r.d.run('warm', Math.min(CALLS, 20_000), r.bulk, events);
