@@ -3,7 +3,8 @@
 //
 // ExecuteCalls, on a connection whose executor announced it: the attempts the link sends during one
 // event-loop turn that share their task-level fields (task, function, code epoch, budget, read-copy id,
-// the same block object) leave as one frame, those fields written once. The link core still decides per
+// the same block: one object, or objects with the same JSON text) leave as one frame, those fields
+// written once. The link core still decides per
 // attempt (one `sendExecute` each, one terminal event each); only the encoding is shared. Order on the
 // wire is kept: any other frame to the connection closes the open batch first (a CancelCall never
 // overtakes the frame carrying its attempt, a DefineEpoch always precedes the batch naming its epoch),
@@ -77,6 +78,12 @@ export class ExecuteCallsBatcher {
    */
   private bytes = 0;
   private exact = false;
+  /** The open batch's block (its first attempt's) and that block's JSON text ('' without one). */
+  private block: unknown = null;
+  private blockText = '';
+  /** The last block `sameBlock` compared, and its text. */
+  private probed: unknown = null;
+  private probedText = '';
 
   /**
    * `bulkResults`: the executor announced CallsCompleted and the Worker takes its successes in bulk;
@@ -96,7 +103,7 @@ export class ExecuteCallsBatcher {
     const entry = `{"callId":${JSON.stringify(c.callId)},"attempt":${c.attempt},"args":${JSON.stringify(c.args)}}`;
     const max = this.writer.maxFrameBytes;
     const first = this.first;
-    if (first !== undefined && sameTaskFields(first, c)) {
+    if (first !== undefined && sameTaskFields(first, c) && this.sameBlock(c.block)) {
       let entryBytes = this.exact ? Buffer.byteLength(entry) + 1 : 3 * entry.length + 1;
       if (!this.exact && this.bytes + entryBytes > max) {
         // Near the limit: measure what the batch really holds before deciding to close it.
@@ -112,7 +119,8 @@ export class ExecuteCallsBatcher {
       }
     }
     this.close();
-    const head = headOf(c, this.bulkResults);
+    const blockText = this.textOf(c.block);
+    const head = headOf(c, blockText, this.bulkResults);
     const headBytes = Buffer.byteLength(head) + ENTRY_OVERHEAD;
     let entryBytes = 3 * entry.length + 1;
     let exact = false;
@@ -124,10 +132,33 @@ export class ExecuteCallsBatcher {
     }
     this.first = c;
     this.head = head;
+    this.block = c.block ?? null;
+    this.blockText = blockText;
     this.entries.push(entry);
     this.bytes = headBytes + entryBytes;
     this.exact = exact;
     this.writer.defer(() => this.close());
+  }
+
+  /**
+   * Whether `block` is the open batch's block: the same object, or one with the same JSON text. A
+   * builder that makes a fresh block object per call (equal for the calls of one block) still gets one
+   * frame per block; the executor reads one block object for the frame either way. Throws what the
+   * block's JSON throws (the attempt cannot be sent).
+   */
+  private sameBlock(block: unknown): boolean {
+    const b = block ?? null;
+    if (b === this.block) return true;
+    if (b === null || this.block === null) return false;
+    this.probed = b;
+    this.probedText = jsonOf(b);
+    return this.probedText === this.blockText;
+  }
+
+  /** The JSON text of `block` ('' for none), reusing what `sameBlock` just took. */
+  private textOf(block: unknown): string {
+    if (block === undefined || block === null) return '';
+    return block === this.probed ? this.probedText : jsonOf(block);
   }
 
   /** Queue the open batch as one frame (before any other frame, and at the writer's flush). */
@@ -139,6 +170,10 @@ export class ExecuteCallsBatcher {
     this.entries = [];
     this.bytes = 0;
     this.exact = false;
+    this.block = null;
+    this.blockText = '';
+    this.probed = null;
+    this.probedText = '';
     this.writer.sendJson(json);
   }
 }
@@ -149,14 +184,13 @@ function sameTaskFields(a: ExecuteCallCommand, b: ExecuteCallCommand): boolean {
     a.function === b.function &&
     a.codeEpoch === b.codeEpoch &&
     a.budgetMs === b.budgetMs &&
-    a.ioCache === b.ioCache &&
-    (a.block ?? null) === (b.block ?? null)
+    a.ioCache === b.ioCache
   );
 }
 
-/** The frame's text up to its first entry: the task-level fields, the block's text taken once (jsonOf). */
-function headOf(c: ExecuteCallCommand, bulkResults: boolean): string {
-  const block = c.block === undefined || c.block === null ? '' : `,"block":${jsonOf(c.block)}`;
+/** The frame's text up to its first entry: the task-level fields, the block's text (`blockText`) once. */
+function headOf(c: ExecuteCallCommand, blockText: string, bulkResults: boolean): string {
+  const block = blockText === '' ? '' : `,"block":${blockText}`;
   return (
     `{"type":"ExecuteCalls","taskId":${JSON.stringify(c.taskId)},"function":${JSON.stringify(c.function)}` +
     `${block},"codeEpoch":${JSON.stringify(c.codeEpoch)},"budgetMs":${c.budgetMs}` +

@@ -59,9 +59,14 @@ describe('ExecuteCallsBatcher', () => {
       frames: 1,
     },
     {
-      name: 'another block object (even equal) opens a new frame',
-      calls: [cmd(0), cmd(1, { block: { number: 7, hash: '0xab' } })],
-      frames: 2,
+      name: 'an equal block object (a fresh one per call) shares the frame',
+      calls: [cmd(0), cmd(1, { block: { number: 7, hash: '0xab' } }), cmd(2, { block: { ...BLOCK } })],
+      frames: 1,
+    },
+    {
+      name: 'another block opens a new frame, and so does a block after none',
+      calls: [cmd(0), cmd(1, { block: { number: 8 } }), cmd(2, { block: undefined }), cmd(3)],
+      frames: 4,
     },
     { name: 'another budget opens a new frame', calls: [cmd(0), cmd(1, { budgetMs: 10 })], frames: 2 },
     { name: 'another task opens a new frame', calls: [cmd(0), cmd(1, { taskId: 't2' })], frames: 2 },
@@ -131,7 +136,7 @@ describe('ExecuteCallsBatcher', () => {
       fc.record({
         kind: fc.constant('call' as const),
         task: fc.constantFrom('t1', 't2'),
-        block: fc.constantFrom(BLOCK, undefined, { number: 8 }),
+        block: fc.constantFrom(BLOCK, undefined, { number: 8 }, { number: 7, hash: '0xab' }, { number: 8 }),
         budgetMs: fc.constantFrom(5000, 100),
         args: fc.array(fc.jsonValue(), { maxLength: 3 }),
       }),
