@@ -7,6 +7,7 @@ import type {
   CoordinatorConfig,
   DeploymentKind,
   ExecutorConfig,
+  SourceConfig,
   WorkerConfig,
 } from './config-types.js';
 
@@ -21,6 +22,11 @@ export function defaultWorkerConfig(kind: DeploymentKind): WorkerConfig {
 
 export function defaultExecutorConfig(): ExecutorConfig {
   return sectionDefaults('executor') as unknown as ExecutorConfig;
+}
+
+/** The fields of a `sources.<name>` entry that have defaults (rpcUrl, fallbackUrl and chainId have none). */
+export function defaultSourceConfig(): SourceConfig {
+  return sectionDefaults('source') as unknown as SourceConfig;
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] extends object ? Mutable<T[K]> : T[K] };

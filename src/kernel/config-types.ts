@@ -9,6 +9,7 @@ import type {
   CoordinatorConfig,
   ExecutorConfig,
   RunTasksConfig,
+  SourceConfig,
   WorkerConfig,
 } from './config-fields/generated/deployment-sections.js';
 import type {
@@ -33,6 +34,7 @@ export type {
   PluginsConfig,
   RegistryConfig,
   RunTasksConfig,
+  SourceConfig,
   StorageConfig,
   TlsConfig,
   UpConfig,
@@ -93,4 +95,6 @@ export interface BlockxConfig {
   readonly observability: ObservabilityConfig;
   readonly up: UpConfig;
   readonly deployments: Readonly<Record<string, DeploymentConfig>>;
+  /** `sources.<name>`: the nodes `blockx ingest --source NAME` reads (docs/ingest.md); defaults filled in. */
+  readonly sources: Readonly<Record<string, SourceConfig>>;
 }

@@ -13,10 +13,17 @@ import { compileConfigSchema, describeSchemaError } from './config-schema.js';
 import {
   defaultCoordinatorConfig,
   defaultExecutorConfig,
+  defaultSourceConfig,
   defaultWorkerConfig,
   TOP_LEVEL_DEFAULTS,
 } from './config-defaults.js';
-import type { BlockxConfig, DeploymentConfig, DeploymentKind, TableConfig } from './config-types.js';
+import type {
+  BlockxConfig,
+  DeploymentConfig,
+  DeploymentKind,
+  SourceConfig,
+  TableConfig,
+} from './config-types.js';
 
 export interface FlagOverride {
   /** Full config path, e.g. ['deployments', 'block', 'worker', 'listen']. */
@@ -144,6 +151,7 @@ type FileDeployment = { kind: DeploymentKind } & {
 interface FileConfig {
   version: 1;
   deployments?: Record<string, FileDeployment>;
+  sources?: Record<string, Record<string, unknown>>;
   tables?: Record<
     string,
     { columns: Record<string, { type: string; nullable?: boolean }> } & Record<string, unknown>
@@ -171,6 +179,10 @@ function withDefaults(file: FileConfig, configFile: string): ConfigDraft {
     const names = Object.keys(deployments);
     top.up.deployment = names.includes('block') ? 'block' : (names[0] ?? 'block');
   }
+  const sources: Record<string, SourceConfig> = {};
+  for (const [name, source] of Object.entries(file.sources ?? {})) {
+    sources[name] = deepMerge(defaultSourceConfig(), source) as SourceConfig;
+  }
   const tables: Record<string, TableConfig> = {};
   for (const [name, t] of Object.entries(file.tables ?? {})) {
     const columns = Object.fromEntries(
@@ -187,9 +199,13 @@ function withDefaults(file: FileConfig, configFile: string): ConfigDraft {
     version: 1,
     configFile,
     baseDir: configFile ? path.dirname(configFile) : process.cwd(),
-    ...(top as unknown as Omit<ConfigDraft, 'version' | 'configFile' | 'baseDir' | 'tables' | 'deployments'>),
+    ...(top as unknown as Omit<
+      ConfigDraft,
+      'version' | 'configFile' | 'baseDir' | 'tables' | 'deployments' | 'sources'
+    >),
     tables,
     deployments,
+    sources,
   };
 }
 

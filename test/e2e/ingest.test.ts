@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rowsOfBlock } from '../../plugins/writers/chain-ingest-write/src/index.js';
 import { BlockFetcher } from '../../src/services/chain-rpc/adapters/block-fetcher.js';
 import { RpcClient } from '../../src/services/chain-rpc/adapters/rpc-client.js';
-import { SOURCE_DEFAULTS } from '../../src/services/chain-rpc/source-defaults.js';
+import { defaultSource, rpcSettingsOf } from '../../src/services/chain-rpc/source-settings.js';
 import { loadConfig } from '../../src/kernel/config.js';
 import { openStorage } from '../../src/services/storage/open-storage.js';
 import {
@@ -43,7 +43,7 @@ let expected: Record<string, string[]>;
 beforeAll(async () => {
   [anvil, etcd, pg] = await Promise.all([startAnvil(), startEtcd(), sharedPostgres()]);
   chain = await populateChain(anvil, { blocks: BLOCKS, transfersPerBlock: 2 });
-  const client = new RpcClient({ ...SOURCE_DEFAULTS.limits, name: 'expected', urls: [anvil.url] });
+  const client = new RpcClient(rpcSettingsOf('expected', { ...defaultSource(), rpcUrl: anvil.url }));
   const fetcher = new BlockFetcher(client);
   expected = { blocks: [], transactions: [], events: [], traces: [] };
   for (let n = 0; n <= chain.to; n++) {

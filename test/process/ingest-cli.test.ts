@@ -1,6 +1,8 @@
 // `blockx ingest`'s answers before any task runs, through the built CLI (`npm run build` first): an unreachable
 // node is one line and exit 2 within a bound, a node on another chain than --chain-id is refused, bad flags
 // are usage errors. The ingestion itself runs in test/e2e/ingest.test.ts.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAnvil, type AnvilNode } from '../support/anvil.js';
@@ -59,17 +61,40 @@ describe('blockx ingest: refusals before any task', () => {
   it('a node on another chain than --chain-id is refused, exit 2', async () => {
     const r = await blockx(['ingest', '--rpc', anvil.url, '--chain-id', '1', '--from', '0', '--to', '0']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('is on chain 31337, not --chain-id 1');
+    expect(r.stderr).toContain('is on chain 31337, not chain 1');
   });
 
   it.each([
     [['--from', 'x'], '--from must be an integer'],
-    [['--from', '0', '--requests-per-second', '-1'], '--requests-per-second must be a number ≥ 0'],
+    [['--from', '0', '--requests-per-second', '-1'], '--requests-per-second must be an integer in 0..'],
+    [['--from', '0', '--source', 'nope'], '--source nope: no sources.nope in the config (declared: none)'],
     [['--from', '5', '--to', '2'], '--to 2 is below --from 5'],
   ])('usage: %j', async (flags, message) => {
     const r = await blockx(['ingest', '--rpc', anvil.url, ...flags]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(message);
+  });
+
+  it('--source reads a sources.<name> entry of the config, its chainId included', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'blockx-ingest-cli-'));
+    try {
+      const config = path.join(dir, 'blockx.config.yaml');
+      const plugins = `plugins:\n  dirs: [${REPO}/plugins/builders, ${REPO}/plugins/writers]\n`;
+      writeFileSync(
+        config,
+        `version: 1\n${plugins}sources:\n  local:\n    rpcUrl: ${anvil.url}\n    chainId: 5\n`,
+      );
+      const r = await blockx(['ingest', '--config', config, '--source', 'local', '--from', '0', '--to', '0']);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`source local (${anvil.url}/) is on chain 31337, not chain 5`);
+      const bad = path.join(dir, 'bad.yaml');
+      writeFileSync(bad, 'version: 1\nsources:\n  local:\n    rpcUrl: ftp://x\n    maxAttempts: 0\n');
+      const invalid = await blockx(['ingest', '--config', bad, '--source', 'local', '--from', '0']);
+      expect(invalid.code).not.toBe(0);
+      expect(invalid.stderr).toContain('sources.local');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a URL that is not http(s) is a usage error', async () => {

@@ -1,4 +1,5 @@
-// `blockx ingest --rpc URL --from N [--to M] [--follow] [--coordinator ADDR] [--json]` (docs/ingest.md)
+// `blockx ingest --rpc URL --from N [--to M] [--follow] [--coordinator ADDR] [--json]`, or `--source NAME` for
+// a `sources.<name>` entry of the config (docs/ingest.md). Flags override the entry's fields.
 //
 // 1. Ask the node (through the RPC access layer, a bounded probe) for its chain id and head: an unreachable
 //    URL is one line and exit 2 within the probe's bound; a node on another chain than --chain-id is refused.
@@ -10,7 +11,8 @@
 // stops at the head.
 import type { Command } from 'commander';
 import type { RpcSourceSettings } from '../../services/chain-rpc/adapters/rpc-client.js';
-import { SOURCE_DEFAULTS } from '../../services/chain-rpc/source-defaults.js';
+import type { SourceConfig } from '../../kernel/config-types.js';
+import type { Kernel } from '../../kernel/kernel.js';
 import { CONFIG_FLAG, COORDINATOR_FLAG, EXIT, UsageError, WORKER_FLAG, type CliIo } from '../io.js';
 import { CONNECT_TIMEOUT_FLAG, connectTimeout } from '../connect.js';
 import {
@@ -24,17 +26,18 @@ import { parseRetries } from './submit.js';
 
 interface IngestOptions extends JobFlags {
   config?: string;
+  source?: string;
   rpc?: string;
   fallbackRpc?: string;
   chainId?: string;
   from?: string;
   to?: string;
-  finality: string;
+  finality?: string;
   follow?: boolean;
   traces: boolean;
-  maxConcurrentRequests: string;
-  requestsPerSecond: string;
-  requestTimeoutMs: string;
+  maxConcurrentRequests?: string;
+  requestsPerSecond?: string;
+  requestTimeoutMs?: string;
 }
 
 /** The probe of step 1 gives up after this many attempts, each bounded by the request timeout (≤ 5 s). */
@@ -42,30 +45,23 @@ const PROBE_ATTEMPTS = 2;
 const PROBE_TIMEOUT_CAP_MS = 5_000;
 
 export function registerIngestCommand(program: Command, io: CliIo, setExit: (code: number) => void): void {
-  const d = SOURCE_DEFAULTS;
+  const dflt = "(default: the source's, else the field table's: docs/configuration.md § sources)";
   program
     .command('ingest')
     .description('read blocks from an Ethereum JSON-RPC node into the chain tables, as tasks on the cluster')
     .option(...CONFIG_FLAG)
-    .option('--rpc <url>', "the node's JSON-RPC URL (http:// or https://)")
+    .option('--source <name>', 'a sources.<name> entry of the config: the node and its limits')
+    .option('--rpc <url>', "the node's JSON-RPC URL (http:// or https://); overrides the source's rpcUrl")
     .option('--fallback-rpc <url>', 'a second URL, used when a request to the first fails')
-    .option('--chain-id <id>', 'the chain the node must be on (default: whatever eth_chainId says)')
+    .option('--chain-id <id>', "the chain the node must be on (default: the source's, else any)")
     .requiredOption('--from <n>', 'first block (inclusive)')
-    .option('--to <n>', 'last block (inclusive; default: the head minus --finality)')
-    .option('--finality <n>', 'blocks behind the head left out when --to is not given', String(d.finality))
+    .option('--to <n>', 'last block (inclusive; default: the head minus the finality)')
+    .option('--finality <n>', `blocks behind the head left out when --to is not given ${dflt}`)
     .option('--follow', 'keep up with the head after the range (not built yet: stops at the head)')
     .option('--no-traces', 'leave the traces table out')
-    .option(
-      '--max-concurrent-requests <n>',
-      'HTTP requests in flight per worker',
-      String(d.limits.maxConcurrentRequests),
-    )
-    .option(
-      '--requests-per-second <n>',
-      'HTTP requests per second per worker (0 = no limit)',
-      String(d.limits.requestsPerSecond),
-    )
-    .option('--request-timeout-ms <ms>', 'timeout of one HTTP request', String(d.limits.requestTimeoutMs))
+    .option('--max-concurrent-requests <n>', `HTTP requests in flight per worker ${dflt}`)
+    .option('--requests-per-second <n>', `HTTP requests per second per worker, 0 = no limit ${dflt}`)
+    .option('--request-timeout-ms <ms>', `timeout of one HTTP request ${dflt}`)
     .option(...COORDINATOR_FLAG)
     .option(...WORKER_FLAG)
     .option('--concurrency <n>', `blocks in flight at once (default ${DEFAULT_CONCURRENCY.block})`)
@@ -84,31 +80,58 @@ Examples:
     .action(async (opts: IngestOptions) => setExit(await ingest(opts, io)));
 }
 
-function sourceOf(opts: IngestOptions): RpcSourceSettings {
-  if (opts.rpc === undefined) throw new UsageError('--rpc <url> is required');
-  const rps = Number(opts.requestsPerSecond);
-  if (!(rps >= 0) || !Number.isFinite(rps)) {
-    throw new UsageError(`--requests-per-second must be a number ≥ 0, got ${opts.requestsPerSecond}`);
+/** The source: `--source NAME`'s entry (or the defaults), with the flags given over it. */
+async function sourceOf(
+  opts: IngestOptions,
+  kernel: Kernel,
+): Promise<{ settings: RpcSourceSettings; source: SourceConfig }> {
+  const { defaultSource, rpcSettingsOf } = await import('../../services/chain-rpc/source-settings.js');
+  let base: SourceConfig = defaultSource();
+  if (opts.source !== undefined) {
+    const declared = kernel.config.sources[opts.source];
+    if (declared === undefined) {
+      const names = Object.keys(kernel.config.sources);
+      throw new UsageError(
+        `--source ${opts.source}: no sources.${opts.source} in the config (declared: ${names.join(', ') || 'none'})`,
+      );
+    }
+    base = declared;
   }
-  return {
-    ...SOURCE_DEFAULTS.limits,
-    name: 'rpc',
-    urls: opts.fallbackRpc === undefined ? [opts.rpc] : [opts.rpc, opts.fallbackRpc],
-    maxConcurrentRequests: integerFlag('--max-concurrent-requests', opts.maxConcurrentRequests, 1, 10_000),
-    requestsPerSecond: rps,
-    requestTimeoutMs: integerFlag('--request-timeout-ms', opts.requestTimeoutMs, 1),
+  const rpcUrl = opts.rpc ?? base.rpcUrl;
+  if (rpcUrl === undefined) {
+    throw new UsageError(
+      opts.source === undefined
+        ? 'give --rpc <url> or --source <name>'
+        : `sources.${opts.source}.rpcUrl is not set`,
+    );
+  }
+  const int = (flag: string, text: string | undefined, fallback: number, min: number) =>
+    text === undefined ? fallback : integerFlag(flag, text, min);
+  const source: SourceConfig = {
+    ...base,
+    rpcUrl,
+    ...(opts.fallbackRpc !== undefined ? { fallbackUrl: opts.fallbackRpc } : {}),
+    ...(opts.chainId !== undefined ? { chainId: integerFlag('--chain-id', opts.chainId, 0) } : {}),
+    finality: int('--finality', opts.finality, base.finality, 0),
+    traces: opts.traces && base.traces,
+    maxConcurrentRequests: int(
+      '--max-concurrent-requests',
+      opts.maxConcurrentRequests,
+      base.maxConcurrentRequests,
+      1,
+    ),
+    requestsPerSecond: int('--requests-per-second', opts.requestsPerSecond, base.requestsPerSecond, 0),
+    requestTimeoutMs: int('--request-timeout-ms', opts.requestTimeoutMs, base.requestTimeoutMs, 1),
   };
+  return { settings: rpcSettingsOf(opts.source ?? 'rpc', { ...source, rpcUrl }), source };
 }
 
 async function ingest(opts: IngestOptions, io: CliIo): Promise<number> {
   if (opts.coordinator !== undefined && opts.worker !== undefined) {
     throw new UsageError('give --coordinator or --worker, not both');
   }
-  const source = sourceOf(opts);
   const from = integerFlag('--from', opts.from, 0);
   const toFlag = opts.to === undefined ? undefined : integerFlag('--to', opts.to, 0);
-  const finality = integerFlag('--finality', opts.finality, 0);
-  const expectedChain = opts.chainId === undefined ? undefined : integerFlag('--chain-id', opts.chainId, 0);
   const concurrency = integerFlag(
     '--concurrency',
     opts.concurrency ?? String(DEFAULT_CONCURRENCY.block),
@@ -124,6 +147,10 @@ async function ingest(opts: IngestOptions, io: CliIo): Promise<number> {
     import('../../services/chain-rpc/errors.js'),
     import('../../kernel/kernel.js'),
   ]);
+  const kernel = await bootKernel({ configPath: opts.config, cwd: io.cwd(), env: io.env });
+  const { settings: source, source: entry } = await sourceOf(opts, kernel);
+  const { finality } = entry;
+  const expectedChain = entry.chainId;
   let probe: InstanceType<typeof RpcClient>;
   try {
     probe = new RpcClient({
@@ -149,7 +176,7 @@ async function ingest(opts: IngestOptions, io: CliIo): Promise<number> {
   }
   if (expectedChain !== undefined && expectedChain !== chainId) {
     io.stderr(
-      `blockx ingest: source ${source.name} (${probe.maskedUrl}) is on chain ${chainId}, not --chain-id ${expectedChain}\n`,
+      `blockx ingest: source ${source.name} (${probe.maskedUrl}) is on chain ${chainId}, not chain ${expectedChain}\n`,
     );
     return EXIT.USAGE;
   }
@@ -171,12 +198,11 @@ async function ingest(opts: IngestOptions, io: CliIo): Promise<number> {
     );
   }
 
-  const kernel = await bootKernel({ configPath: opts.config, cwd: io.cwd(), env: io.env });
   const template = {
     functionCallConfig: { type: 'ChainIngestCallConfig', config: { chainId, block: { number: from } } },
     resultHandler: {
       type: 'ChainIngestResultHandler',
-      config: { source, chainId, block: { number: from }, traces: opts.traces },
+      config: { source, chainId, block: { number: from }, traces: entry.traces },
     },
   };
   const code = await runBlockJob({

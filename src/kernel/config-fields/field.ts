@@ -4,8 +4,11 @@
 // are all derived from the rows. Pure data: no IO, so cores may import the table.
 import type { RegistryKind } from '../../contracts/registry-prefix.js';
 
-/** Where a field lives: the top level of the file, or a deployment's coordinator/worker/executor section. */
-export type ConfigSection = 'top' | 'coordinator' | 'worker' | 'executor';
+/**
+ * Where a field lives: the top level of the file, a deployment's coordinator/worker/executor section, or a
+ * `sources.<name>` entry.
+ */
+export type ConfigSection = 'top' | 'coordinator' | 'worker' | 'executor' | 'source';
 
 /** The values a field takes; each maps to one JSON Schema fragment, one TS type and one env parser. */
 export type FieldType =

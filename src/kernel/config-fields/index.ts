@@ -7,6 +7,7 @@ import { COORDINATOR_FIELDS, COORDINATOR_GROUPS } from './coordinator-fields.js'
 import { EXECUTOR_FIELDS, EXECUTOR_GROUPS } from './executor-fields.js';
 import { defaultFor, type ConfigField, type ConfigGroup, type ConfigSection } from './field.js';
 import { SHARED_FIELDS, SHARED_GROUPS } from './shared-fields.js';
+import { SOURCE_FIELDS, SOURCE_GROUPS } from './source-fields.js';
 import { WORKER_FIELDS, WORKER_GROUPS } from './worker-fields.js';
 
 export {
@@ -29,6 +30,7 @@ export const CONFIG_FIELDS: readonly ConfigField[] = Object.freeze([
   ...WORKER_FIELDS,
   ...EXECUTOR_FIELDS,
   ...SHARED_FIELDS,
+  ...SOURCE_FIELDS,
 ]);
 
 export const CONFIG_GROUPS: readonly ConfigGroup[] = Object.freeze([
@@ -36,9 +38,16 @@ export const CONFIG_GROUPS: readonly ConfigGroup[] = Object.freeze([
   ...COORDINATOR_GROUPS,
   ...WORKER_GROUPS,
   ...EXECUTOR_GROUPS,
+  ...SOURCE_GROUPS,
 ]);
 
-export const CONFIG_SECTIONS: readonly ConfigSection[] = ['top', 'coordinator', 'worker', 'executor'];
+export const CONFIG_SECTIONS: readonly ConfigSection[] = [
+  'top',
+  'coordinator',
+  'worker',
+  'executor',
+  'source',
+];
 
 export function fieldsOf(section: ConfigSection): readonly ConfigField[] {
   return CONFIG_FIELDS.filter((f) => f.section === section);

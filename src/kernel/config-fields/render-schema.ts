@@ -101,6 +101,7 @@ export function renderConfigSchema(fields: readonly ConfigField[] = CONFIG_FIELD
       coordinator: groupSchema('coordinator', fieldTree('coordinator', fields)),
       worker: groupSchema('worker', fieldTree('worker', fields)),
       executor: groupSchema('executor', fieldTree('executor', fields)),
+      source: groupSchema('source', fieldTree('source', fields)),
     },
   };
 }

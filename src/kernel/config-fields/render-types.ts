@@ -113,7 +113,7 @@ class TypeWriter {
   }
 
   renderDeployment(): string {
-    for (const section of ['coordinator', 'worker', 'executor'] as const) {
+    for (const section of ['coordinator', 'worker', 'executor', 'source'] as const) {
       const name = groupOf(section, '')?.typeName;
       if (name === undefined) throw new Error(`config section ${section} needs a typeName`);
       this.declare(section, fieldTree(section, this.fields), name);
@@ -136,7 +136,7 @@ export function renderTopLevelTypes(fields: readonly ConfigField[] = CONFIG_FIEL
   return header('top-level sections') + new TypeWriter(fields).renderTop();
 }
 
-/** The interfaces of a deployment's coordinator, worker and executor sections. */
+/** The interfaces of a deployment's coordinator, worker and executor sections, and of a source. */
 export function renderDeploymentTypes(fields: readonly ConfigField[] = CONFIG_FIELDS): string {
   return header('deployment sections') + new TypeWriter(fields).renderDeployment();
 }

@@ -34,6 +34,12 @@ export const SCHEMA_HEAD = {
       minProperties: 1,
       additionalProperties: { $ref: '#/$defs/deployment' },
     },
+    sources: {
+      type: 'object',
+      description: 'Ethereum JSON-RPC nodes `blockx ingest --source NAME` reads, by name (docs/ingest.md).',
+      propertyNames: { $ref: '#/$defs/identifier' },
+      additionalProperties: { $ref: '#/$defs/source' },
+    },
   },
 } as const;
 

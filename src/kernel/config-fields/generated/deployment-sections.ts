@@ -302,3 +302,55 @@ export interface ExecutorConfig {
    */
   readonly python: PythonExecutorConfig;
 }
+
+/**
+ * An Ethereum JSON-RPC node `blockx ingest --source NAME` reads into the chain tables, and the limits
+ * of the requests to it (docs/ingest.md).
+ */
+export interface SourceConfig {
+  /**
+   * The node's JSON-RPC URL (http:// or https://); required to ingest. A key in it (user:KEY@, a path
+   * segment, a query value) is masked in every message.
+   */
+  readonly rpcUrl?: string;
+  /** A second URL: after a failed attempt on one URL the next attempt goes to the other. Unset: none. */
+  readonly fallbackUrl?: string;
+  /**
+   * The chain the node must be on, checked with eth_chainId before the job and in every block's batch.
+   * Unset: whatever the node reports.
+   */
+  readonly chainId?: number;
+  /** Blocks behind the head a job without an end block leaves out. Default 0. */
+  readonly finality: number;
+  /**
+   * Fill the traces table (trace_block, or debug_traceBlockByNumber with the call tracer); a node
+   * serving neither is said once and skipped. Default true.
+   */
+  readonly traces: boolean;
+  /**
+   * HTTP requests in flight to the node at once, per process (a JSON-RPC batch is one request). Default
+   * 8.
+   */
+  readonly maxConcurrentRequests: number;
+  /** HTTP requests sent per second, evenly spaced, per process; 0 = no limit. Default 0. */
+  readonly requestsPerSecond: number;
+  /** Timeout of one HTTP request; a request past it is a failed attempt. Default 10000. */
+  readonly requestTimeoutMs: number;
+  /**
+   * Attempts per request, the first included, on timeouts, connection errors, unreadable bodies, HTTP
+   * 429 and 5xx. Default 5.
+   */
+  readonly maxAttempts: number;
+  /**
+   * Ceiling of the wait before the second attempt; it doubles per attempt up to maxBackoffMs, and the
+   * wait is drawn uniformly below it. Default 100.
+   */
+  readonly initialBackoffMs: number;
+  /** Largest ceiling of the wait between attempts. Default 5000. */
+  readonly maxBackoffMs: number;
+  /**
+   * Longest Retry-After of a 429 that is waited out (pausing the whole source); a longer one fails the
+   * request as RATE_LIMITED. Default 60000.
+   */
+  readonly maxRetryAfterMs: number;
+}

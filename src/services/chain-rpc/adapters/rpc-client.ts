@@ -7,6 +7,7 @@
 // One HTTP request carries one call, or a batch of calls (`batch`): the scheduler sees one request either
 // way, so a batch costs one slot of the concurrency and rate limits. A JSON-RPC error inside an answer is
 // the node's answer, not a transport failure: `batch` hands it back as a value, `call` throws it.
+import type { SourceConfig } from '../../../kernel/config-types.js';
 import { ChainRpcError, ChainRpcErrorCode } from '../errors.js';
 import { maskRpcUrl } from '../url-mask.js';
 import {
@@ -42,19 +43,23 @@ export const fetchPost: HttpPost = async (url, body, signal) => {
   return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text() };
 };
 
-export interface RpcSourceSettings {
+/** The request limits of a source, as `sources.<name>` declares them (the config field table). */
+export type RpcLimits = Pick<
+  SourceConfig,
+  | 'maxConcurrentRequests'
+  | 'requestsPerSecond'
+  | 'requestTimeoutMs'
+  | 'maxAttempts'
+  | 'initialBackoffMs'
+  | 'maxBackoffMs'
+  | 'maxRetryAfterMs'
+>;
+
+export interface RpcSourceSettings extends RpcLimits {
   /** Shown in every error (`sources.<name>`, or `rpc` for a bare `--rpc URL`). */
   readonly name: string;
   /** The primary URL first, then the fallback, if any. */
   readonly urls: readonly string[];
-  readonly maxConcurrentRequests: number;
-  readonly requestsPerSecond: number;
-  readonly requestTimeoutMs: number;
-  readonly maxAttempts: number;
-  readonly initialBackoffMs: number;
-  readonly maxBackoffMs: number;
-  /** Longest Retry-After honoured; a longer one fails the request as RATE_LIMITED. */
-  readonly maxRetryAfterMs: number;
 }
 
 export interface RpcCall {

@@ -1,0 +1,99 @@
+// The rows of `sources.<name>`: an Ethereum JSON-RPC node `blockx ingest --source NAME` reads (docs/ingest.md).
+// Row order is the order of the keys in the resolved config, the schema and docs/configuration.md. The
+// request limits hold per process (each Worker that ingests has its own client per source).
+import type { ConfigField, ConfigGroup } from './field.js';
+
+const POSITIVE = { t: 'int', min: 1 } as const;
+const NON_NEGATIVE = { t: 'int', min: 0 } as const;
+const HTTP_URL = { t: 'string', pattern: '^https?://' } as const;
+const s = (row: Omit<ConfigField, 'section'>): ConfigField => ({ section: 'source', ...row });
+
+export const SOURCE_GROUPS: readonly ConfigGroup[] = [
+  {
+    section: 'source',
+    path: '',
+    description:
+      'An Ethereum JSON-RPC node `blockx ingest --source NAME` reads into the chain tables, and the limits of the requests to it (docs/ingest.md).',
+    typeName: 'SourceConfig',
+  },
+];
+
+export const SOURCE_FIELDS: readonly ConfigField[] = [
+  s({
+    path: 'rpcUrl',
+    type: HTTP_URL,
+    description:
+      "The node's JSON-RPC URL (http:// or https://); required to ingest. A key in it (user:KEY@, a path segment, a query value) is masked in every message.",
+  }),
+  s({
+    path: 'fallbackUrl',
+    type: HTTP_URL,
+    description:
+      'A second URL: after a failed attempt on one URL the next attempt goes to the other. Unset: none.',
+  }),
+  s({
+    path: 'chainId',
+    type: NON_NEGATIVE,
+    description:
+      "The chain the node must be on, checked with eth_chainId before the job and in every block's batch. Unset: whatever the node reports.",
+  }),
+  s({
+    path: 'finality',
+    type: NON_NEGATIVE,
+    default: 0,
+    description: 'Blocks behind the head a job without an end block leaves out.',
+  }),
+  s({
+    path: 'traces',
+    type: { t: 'boolean' },
+    default: true,
+    description:
+      'Fill the traces table (trace_block, or debug_traceBlockByNumber with the call tracer); a node serving neither is said once and skipped.',
+  }),
+  s({
+    path: 'maxConcurrentRequests',
+    type: POSITIVE,
+    default: 8,
+    description:
+      'HTTP requests in flight to the node at once, per process (a JSON-RPC batch is one request).',
+  }),
+  s({
+    path: 'requestsPerSecond',
+    type: NON_NEGATIVE,
+    default: 0,
+    description: 'HTTP requests sent per second, evenly spaced, per process; 0 = no limit.',
+  }),
+  s({
+    path: 'requestTimeoutMs',
+    type: POSITIVE,
+    default: 10_000,
+    description: 'Timeout of one HTTP request; a request past it is a failed attempt.',
+  }),
+  s({
+    path: 'maxAttempts',
+    type: POSITIVE,
+    default: 5,
+    description:
+      'Attempts per request, the first included, on timeouts, connection errors, unreadable bodies, HTTP 429 and 5xx.',
+  }),
+  s({
+    path: 'initialBackoffMs',
+    type: NON_NEGATIVE,
+    default: 100,
+    description:
+      'Ceiling of the wait before the second attempt; it doubles per attempt up to maxBackoffMs, and the wait is drawn uniformly below it.',
+  }),
+  s({
+    path: 'maxBackoffMs',
+    type: NON_NEGATIVE,
+    default: 5_000,
+    description: 'Largest ceiling of the wait between attempts.',
+  }),
+  s({
+    path: 'maxRetryAfterMs',
+    type: NON_NEGATIVE,
+    default: 60_000,
+    description:
+      'Longest Retry-After of a 429 that is waited out (pausing the whole source); a longer one fails the request as RATE_LIMITED.',
+  }),
+];
