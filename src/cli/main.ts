@@ -11,6 +11,7 @@ import { registerValidateCommand } from './commands/validate.js';
 import { registerSubmitCommand } from './commands/submit.js';
 import { registerBackfillCommand } from './commands/backfill.js';
 import { registerIngestCommand } from './commands/ingest.js';
+import { registerJobsCommand } from './commands/jobs.js';
 import { registerStatusCommand } from './commands/status.js';
 import { registerExecutorHelp, withExecutorDefaults } from './commands/executor.js';
 import { registerWorkerCommand } from './commands/worker.js';
@@ -55,6 +56,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
   registerSubmitCommand(program, io, setExit);
   registerBackfillCommand(program, io, setExit);
   registerIngestCommand(program, io, setExit);
+  registerJobsCommand(program, io, setExit);
   registerStatusCommand(program, io, setExit);
   registerFunctionsCommand(program, io, setExit);
   registerCertsCommand(program, io, setExit);

@@ -12,8 +12,9 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BackfillSummary } from '../../src/client/backfill/run-backfill.js';
 import { BlockxClient } from '../../src/client/client.js';
+import { startBlockxUp, type BlockxUp } from '../support/blockx-up.js';
 import { freePort } from '../support/ports.js';
-import { captureOutput, isRunning, spawnTracked, stopGroup, waitForLine } from '../support/processes.js';
+import { isRunning, spawnTracked, stopGroup, waitForLine, type OutputTail } from '../support/processes.js';
 
 const REPO = path.resolve(import.meta.dirname, '../..');
 const BIN = path.join(REPO, 'bin/blockx.js');
@@ -103,40 +104,8 @@ function backfillArgs(from: number, to: number, state: string, more: string[] = 
   ];
 }
 
-interface Up {
-  child: ChildProcess;
-  output: ReturnType<typeof captureOutput>;
-  coordinator: string;
-  workers: string[];
-}
-
-/** `blockx up --no-demo --workers 2` on a free port (a port probed free may be taken before `up` binds it: a fresh one then). */
-async function startUp(env: NodeJS.ProcessEnv = {}): Promise<Up> {
-  for (let tries = 0; ; tries++) {
-    const listen = `127.0.0.1:${await freePort()}`;
-    const child = spawnTracked(
-      process.execPath,
-      [BIN, 'up', '--listen', listen, '--no-demo', '--workers', '2'],
-      {
-        cwd: REPO,
-        env: cleanEnv({ COORDINATOR_CPU_RED_LINE: '1', COORDINATOR_MEMORY_RED_LINE: '1', ...env }),
-      },
-    );
-    const output = captureOutput(child);
-    try {
-      await waitForLine(child, /^serving; press Ctrl-C/, 90_000);
-    } catch (err) {
-      await stopGroup(child, 'SIGKILL', 1_000);
-      if (tries < 2 && /EADDRINUSE/.test(output.text())) continue;
-      throw err;
-    }
-    const text = output.text();
-    const coordinator = /coordinator listening on (\S+)/.exec(text)?.[1] ?? '';
-    expect(coordinator).toBe(listen);
-    const workers = [...text.matchAll(/worker #\d+ listening on (\S+)/g)].map((m) => m[1] as string);
-    return { child, output, coordinator, workers };
-  }
-}
+/** `blockx up --no-demo --workers 2` on this file's database (or `env`'s). */
+const startUp = (env: NodeJS.ProcessEnv = {}): Promise<BlockxUp> => startBlockxUp(cleanEnv(env));
 
 /** token_transfers rows of chain 1 in blocks from..to of a SQLite file (read once its cluster stopped). */
 function transferCount(file: string, from: number, to: number): number {
@@ -156,7 +125,7 @@ function transferCount(file: string, from: number, to: number): number {
 
 describe('blockx backfill against `blockx up`', () => {
   let up: ChildProcess | undefined;
-  let output: ReturnType<typeof captureOutput> | undefined;
+  let output: OutputTail | undefined;
   let coordinator = '';
   let workers: string[] = [];
   /** Rows the summaries reported, per block range, for the check against token_transfers. */
@@ -166,7 +135,8 @@ describe('blockx backfill against `blockx up`', () => {
     const gen = await blockx(['data', 'generate', '--chain', '1', '--blocks', '300']);
     expect(gen.code, gen.stderr).toBe(0);
     const started = await startUp();
-    ({ child: up, output, coordinator, workers } = started);
+    ({ child: up, output, coordinator } = started);
+    workers = [...started.workers];
     expect(workers).toHaveLength(2);
   }, 240_000);
 

@@ -72,10 +72,10 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   generated: [], // proto stubs, generated
   grpc: ['contracts', 'generated', 'kernel'],
   executor: ['kernel'],
-  client: ['contracts', 'generated', 'grpc', 'kernel'],
+  client: ['contracts', 'generated', 'grpc', 'kernel', 'services/follow'], // the follow core only (rule below)
   'services/registry': ['contracts', 'kernel'],
   'services/storage': ['kernel'],
-  'services/follow': ['kernel'], // the base error class (Sans-IO core, docs/follow.md)
+  'services/follow': ['kernel', 'services/storage'], // core: the base error class; adapters: the job tables
   'services/dashboard': ['contracts', 'kernel'],
   'services/chain-rpc': ['kernel'],
   'services/functions-store': ['contracts', 'executor', 'kernel', 'services/worker'],
@@ -116,6 +116,7 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
     'generated',
     'grpc',
     'kernel',
+    'services/follow',
     'services/functions-store',
     'services/chain-rpc',
     'services/registry',
@@ -216,6 +217,15 @@ describe('import arrows follow the layers', () => {
         const to = serviceOf(a.to);
         return from?.[1] === 'adapters' && to?.[0] === from[0] && to[1] === 'app';
       }),
+    ).toEqual([]);
+  });
+
+  it('the client uses only the follow core (its adapters open storage, which the CLI wires)', () => {
+    expect(
+      violations(
+        (a) =>
+          under(a.from, 'client') && under(a.to, 'services/follow') && !under(a.to, 'services/follow/core'),
+      ),
     ).toEqual([]);
   });
 

@@ -11,16 +11,17 @@
 // Ctrl-C once: no new units, the ones in flight finish (and are journaled); twice: cancel them too.
 // Exit 0 when every block succeeded (skipped ones count as succeeded), 1 otherwise, 2 on usage errors and
 // when the coordinator (or worker) cannot be reached within the connect timeout (src/cli/connect.ts).
-import { setMaxListeners } from 'node:events';
 import type { Command } from 'commander';
 import type { BackfillPer, BackfillPlan, BackfillTemplate } from '../../client/backfill/plan.js';
 import type { Kernel } from '../../kernel/kernel.js';
+import type { followTaskOf as FollowTaskOfFn } from '../../client/backfill/follow-loop.js';
 import type { BackfillEvent, BackfillSummary, UnitReport } from '../../client/backfill/run-backfill.js';
 import type nodePath from 'node:path';
 import type { SchemaIssue } from '../../kernel/errors.js';
 import { CONFIG_FLAG, COORDINATOR_FLAG, EXIT, WORKER_FLAG, UsageError, type CliIo } from '../io.js';
 import { CONNECT_TIMEOUT_FLAG, checkReachable, connectTimeout } from '../connect.js';
 import { ProgressLine, formatDuration, formatRate } from '../progress.js';
+import { listenForStop } from '../stop-signals.js';
 import { clientTlsOf, coordinatorAddressFromConfig } from './status.js';
 import { oneLine, parseRetries } from './submit.js';
 
@@ -43,6 +44,10 @@ interface BackfillOptions extends JobFlags {
   from?: string;
   to?: string;
   per: string;
+  follow?: boolean;
+  finality?: string;
+  pollInterval?: string;
+  waitForLock?: boolean;
 }
 
 /** The id a template is checked under (its own task id, if any, is ignored). */
@@ -65,7 +70,7 @@ export function registerBackfillCommand(program: Command, io: CliIo, setExit: (c
     .argument('<template>', 'task JSON whose builder/writer configs carry a block (or bundle) selector')
     .option(...CONFIG_FLAG)
     .requiredOption('--from <n>', 'first block of the range (inclusive)')
-    .requiredOption('--to <n>', 'last block of the range (inclusive)')
+    .option('--to <n>', 'last block of the range (inclusive); optional with --follow')
     .option('--per <unit>', 'one task per block, or per aligned bundle (block | bundle)', 'block')
     .option(...COORDINATOR_FLAG)
     .option(...WORKER_FLAG)
@@ -79,12 +84,17 @@ export function registerBackfillCommand(program: Command, io: CliIo, setExit: (c
     .option('--state-dir <dir>', 'where job journals live (what a rerun skips)', DEFAULT_STATE_DIR)
     .option('--fresh', "forget this job's journal and run every unit again")
     .option(...CONNECT_TIMEOUT_FLAG)
+    .option('--follow', 'after the range, keep the output equal to the function over the canonical chain')
+    .option('--finality <n>', 'with --follow: blocks at or below head − n are final (default 64)')
+    .option('--poll-interval <ms>', 'with --follow: how often the blocks table is read (default 1000)')
+    .option('--wait-for-lock', 'with --follow: wait while another runner holds the job (default: exit 1)')
     .addHelpText(
       'after',
       `
 Examples:
   blockx backfill examples/tasks/block-table-transfers.json --from 1 --to 10000
-  blockx backfill examples/tasks/bundle-transfers.json --from 1 --to 10000 --per bundle --json`,
+  blockx backfill examples/tasks/bundle-transfers.json --from 1 --to 10000 --per bundle --json
+  blockx backfill examples/tasks/block-table-transfers.json --from 1 --follow --finality 64`,
     )
     .action(async (template: string, opts: BackfillOptions) => setExit(await backfill(template, opts, io)));
 }
@@ -111,7 +121,12 @@ async function backfill(templatePath: string, opts: BackfillOptions, io: CliIo):
   }
   const per: BackfillPer = opts.per;
   const from = integerFlag('--from', opts.from, 0, Number.MAX_SAFE_INTEGER);
-  const to = integerFlag('--to', opts.to, 0, Number.MAX_SAFE_INTEGER);
+  if (opts.follow === true && per !== 'block')
+    throw new UsageError('--follow runs per block: drop --per bundle');
+  if (opts.to === undefined && opts.follow !== true) {
+    throw new UsageError("required option '--to <n>' not specified");
+  }
+  const to = opts.to === undefined ? from : integerFlag('--to', opts.to, 0, Number.MAX_SAFE_INTEGER);
   const concurrency = integerFlag(
     '--concurrency',
     opts.concurrency ?? String(DEFAULT_CONCURRENCY[per]),
@@ -159,6 +174,15 @@ async function backfill(templatePath: string, opts: BackfillOptions, io: CliIo):
     run: { ...opts, concurrency, retries, connectTimeoutMs },
     kernel,
     io,
+    ...(opts.follow
+      ? {
+          follow: {
+            ...(opts.finality === undefined ? {} : { finality: opts.finality }),
+            ...(opts.pollInterval === undefined ? {} : { pollInterval: opts.pollInterval }),
+            waitForLock: opts.waitForLock === true,
+          },
+        }
+      : {}),
   });
 }
 
@@ -185,6 +209,15 @@ export interface BlockJob {
   readonly run: BlockJobRunOptions;
   readonly kernel: Kernel;
   readonly io: CliIo;
+  /** Keep the output current after the range (`backfill --follow`, docs/follow.md). */
+  readonly follow?: FollowFlags;
+}
+
+/** The --follow flags, as given. */
+export interface FollowFlags {
+  readonly finality?: string;
+  readonly pollInterval?: string;
+  readonly waitForLock: boolean;
 }
 
 /**
@@ -217,7 +250,15 @@ export async function runBlockJob(job: BlockJob): Promise<number> {
     }
     throw err;
   }
-  const invalid = validateUnits(plan, (json) => validateTaskInput(json, kernel.plugins), templatePath);
+  const invalid = job.follow
+    ? validateFollowTasks(
+        template,
+        (await import('../../client/backfill/follow-loop.js')).followTaskOf,
+        (json) => validateTaskInput(json, kernel.plugins),
+        templatePath,
+        from,
+      )
+    : validateUnits(plan, (json) => validateTaskInput(json, kernel.plugins), templatePath);
   if (invalid.length > 0) {
     for (const line of invalid) io.stderr(`${line}\n`);
     io.stderr('invalid: nothing submitted\n');
@@ -236,11 +277,6 @@ export async function runBlockJob(job: BlockJob): Promise<number> {
     opts.worker !== undefined
       ? { worker: dialAddress(opts.worker) }
       : { coordinator: dialAddress(opts.coordinator ?? coordinatorAddressFromConfig(config, io.env)) };
-  const journal = new FileJournal(
-    path.resolve(io.cwd(), opts.stateDir),
-    { jobId: plan.jobId, per, template, storage: maskStorageUrl(kernel.config.storage.url) },
-    { fresh: opts.fresh === true },
-  );
   const tls = clientTlsOf(config);
   const client = new BlockxClient({ ...target, slotTtlMs, reuseSlots: CLI_REUSE_SLOTS, ...tls });
   const unreachable = await checkReachable(
@@ -253,21 +289,34 @@ export async function runBlockJob(job: BlockJob): Promise<number> {
     return unreachable;
   }
 
-  const stop = new AbortController();
-  const cancel = new AbortController();
-  // Every task in flight listens on both (--concurrency of them, 64 by default): not a leak, and Node's
-  // MaxListenersExceededWarning past 10 would only confuse the user.
-  setMaxListeners(0, stop.signal, cancel.signal);
-  const onSignal = (): void => {
-    if (!stop.signal.aborted) {
-      stop.abort();
-      io.stderr(
-        `\nblockx ${job.command}: stopping — the tasks in flight finish (Ctrl-C again cancels them)\n`,
+  if (job.follow) {
+    const { followJob } = await import('./backfill-follow.js');
+    try {
+      return await followJob(
+        client,
+        {
+          ...job.follow,
+          template,
+          backfillJobId: plan.jobId,
+          from,
+          concurrency,
+          retries,
+          json: opts.json === true,
+          config,
+        },
+        io,
       );
-    } else cancel.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+    } finally {
+      client.close();
+    }
+  }
+
+  const journal = new FileJournal(
+    path.resolve(io.cwd(), opts.stateDir),
+    { jobId: plan.jobId, per, template, storage: maskStorageUrl(kernel.config.storage.url) },
+    { fresh: opts.fresh === true },
+  );
+  const { stop, cancel, release } = listenForStop(io, job.command);
 
   const unitName = per === 'block' ? 'blocks' : 'bundles';
   const progress =
@@ -302,8 +351,7 @@ export async function runBlockJob(job: BlockJob): Promise<number> {
       });
     }
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    release();
     progress?.finish();
     client.close();
   }
@@ -434,6 +482,32 @@ function validateUnits(
     }
   }
   if (invalidUnits > 1) lines.push(`${invalidUnits} unit(s) invalid`);
+  return lines;
+}
+
+type FollowTaskOf = typeof FollowTaskOfFn;
+
+/** With --follow: the task of a height (by block hash) and of a removal, checked like any task. */
+function validateFollowTasks(
+  template: BackfillTemplate,
+  followTaskOf: FollowTaskOf,
+  validate: (json: unknown) => readonly SchemaIssue[],
+  where: string,
+  from: number,
+): string[] {
+  if (template.resultHandler == null) return [`${where}: --follow needs a block writer (resultHandler)`];
+  const lines: string[] = [];
+  const sampleHash = `0x${'0'.repeat(64)}`;
+  for (const [label, hash] of [
+    ['a block by hash', sampleHash],
+    ['a removal', null],
+  ] as const) {
+    const task = followTaskOf(template, from, hash);
+    const issues = validate({ task_id: 'follow-check', ...task });
+    for (const i of issues) {
+      lines.push(`${where} (--follow, ${label}): ${i.path || '/'}: ${i.message} (rule: ${i.rule})`);
+    }
+  }
   return lines;
 }
 

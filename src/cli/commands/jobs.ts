@@ -1,0 +1,148 @@
+// `blockx jobs list | show ID | stop ID` (docs/follow.md § Jobs): the jobs whose state lives in the
+// configured storage database (BLOCKX_STORAGE_URL applied) — today the follow jobs of
+// `blockx backfill --follow`. `stop` asks the job's runner to stop (it finishes its tasks in flight and
+// exits 0); a job nobody runs is only marked stopped.
+import type { Command } from 'commander';
+import type { JobRecord, JobStore } from '../../services/follow/adapters/job-store.js';
+import type { LeaseHolder } from '../../services/follow/adapters/storage-lease.js';
+import { CONFIG_FLAG, EXIT, type CliIo } from '../io.js';
+import { renderTable } from '../table.js';
+import { loadCliConfig } from './db.js';
+
+interface JobsOptions {
+  config?: string;
+  json?: boolean;
+}
+
+export function registerJobsCommand(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  const jobs = program
+    .command('jobs')
+    .description('list, show and stop the jobs kept in the storage database (backfill --follow)');
+  jobs
+    .command('list')
+    .description('every job: state, cursor, head, lag, reorgs, who runs it')
+    .option(...CONFIG_FLAG)
+    .option('--json', 'one JSON object per job')
+    .action(async (opts: JobsOptions) => setExit(await list(opts, io)));
+  jobs
+    .command('show')
+    .description('one job: what it runs and where it is')
+    .argument('<id>', 'the job id (fl-…)')
+    .option(...CONFIG_FLAG)
+    .action(async (id: string, opts: JobsOptions) => setExit(await show(id, opts, io)));
+  jobs
+    .command('stop')
+    .description("ask a job's runner to stop after its tasks in flight")
+    .argument('<id>', 'the job id (fl-…)')
+    .option(...CONFIG_FLAG)
+    .action(async (id: string, opts: JobsOptions) => setExit(await stop(id, opts, io)));
+}
+
+interface JobView {
+  readonly record: JobRecord;
+  readonly runner: LeaseHolder | undefined;
+}
+
+async function withJobs<T>(
+  opts: JobsOptions,
+  io: CliIo,
+  fn: (store: JobStore, now: number) => Promise<T>,
+): Promise<T> {
+  const config = await loadCliConfig(opts.config, io);
+  const { JobStore } = await import('../../services/follow/adapters/job-store.js');
+  const store = await JobStore.open(config.storage, config.baseDir);
+  try {
+    return await fn(store, Date.now());
+  } finally {
+    await store.close();
+  }
+}
+
+async function viewOf(store: JobStore, record: JobRecord, now: number): Promise<JobView> {
+  const { StorageLease } = await import('../../services/follow/adapters/storage-lease.js');
+  return { record, runner: await StorageLease.holderOf(store.backend, record.jobId, now) };
+}
+
+function jsonOf(v: JobView): Record<string, unknown> {
+  const r = v.record;
+  return {
+    jobId: r.jobId,
+    kind: r.kind,
+    state: v.runner === undefined && r.state === 'running' ? 'stopped' : r.state,
+    runner: v.runner?.info ?? null,
+    cursor: r.cursor,
+    head: r.head,
+    lagBlocks: r.head === null ? null : Math.max(0, r.head - r.cursor + 1),
+    reorgs: r.reorgs,
+    deepestReorg: r.deepestReorg,
+    lastError: r.lastError,
+    updatedAt: new Date(r.updatedMs).toISOString(),
+    spec: r.spec,
+  };
+}
+
+async function list(opts: JobsOptions, io: CliIo): Promise<number> {
+  const views = await withJobs(opts, io, async (store, now) =>
+    Promise.all((await store.list()).map((r) => viewOf(store, r, now))),
+  );
+  if (opts.json) {
+    for (const v of views) io.stdout(`${JSON.stringify(jsonOf(v))}\n`);
+    return EXIT.OK;
+  }
+  if (views.length === 0) {
+    io.stdout('no jobs in this storage database\n');
+    return EXIT.OK;
+  }
+  const rows = views.map((v) => {
+    const j = jsonOf(v);
+    return {
+      job: v.record.jobId,
+      state: String(j.state),
+      chain: String(v.record.spec.chainId),
+      cursor: String(v.record.cursor),
+      head: v.record.head === null ? '-' : String(v.record.head),
+      lag: j.lagBlocks === null ? '-' : String(j.lagBlocks),
+      reorgs: `${v.record.reorgs} (deepest ${v.record.deepestReorg})`,
+      runner: v.runner?.info ?? '-',
+      'last error': v.record.lastError ?? '',
+    };
+  });
+  io.stdout(
+    renderTable(['job', 'state', 'chain', 'cursor', 'head', 'lag', 'reorgs', 'runner', 'last error'], rows),
+  );
+  return EXIT.OK;
+}
+
+async function show(id: string, opts: JobsOptions, io: CliIo): Promise<number> {
+  const view = await withJobs(opts, io, async (store, now) => {
+    const r = await store.get(id);
+    return r === undefined ? undefined : viewOf(store, r, now);
+  });
+  if (view === undefined) {
+    io.stderr(`blockx jobs: no job ${id} in this storage database (blockx jobs list shows them)\n`);
+    return EXIT.FAILED;
+  }
+  io.stdout(`${JSON.stringify(jsonOf(view), null, 2)}\n`);
+  return EXIT.OK;
+}
+
+async function stop(id: string, opts: JobsOptions, io: CliIo): Promise<number> {
+  return withJobs(opts, io, async (store, now) => {
+    const record = await store.get(id);
+    if (record === undefined) {
+      io.stderr(`blockx jobs: no job ${id} in this storage database (blockx jobs list shows them)\n`);
+      return EXIT.FAILED;
+    }
+    const { runner } = await viewOf(store, record, now);
+    if (runner === undefined) {
+      if (record.state === 'running') await store.update(id, { state: 'stopped' });
+      io.stdout(
+        `job ${id} is not running (state ${record.state === 'running' ? 'stopped' : record.state})\n`,
+      );
+      return EXIT.OK;
+    }
+    await store.requestStop(id);
+    io.stdout(`asked job ${id} to stop: its runner (${runner.info}) stops after its tasks in flight\n`);
+    return EXIT.OK;
+  });
+}
