@@ -25,6 +25,7 @@ const submitter = tls.issue('alice'); // --client: no role name, a submitter
 const viewer = tls.issue('vera', [], ['viewer']);
 const deployer = tls.issue('dora', [], ['deployer']);
 const workerOnly = tls.issue('w9', ['127.0.0.1'], ['worker']);
+const mallory = tls.issue('mallory');
 
 const hello = (taskId: string) => ({
   taskId,
@@ -142,6 +143,61 @@ describe('roles from certificates on a TLS cluster', () => {
         const err = await call(worker, method, { taskId: 'roles-w', ttlMs: 1_000 });
         expect(err?.code, method).toBe(grpc.status.PERMISSION_DENIED);
       }
+    } finally {
+      worker.close();
+    }
+  });
+
+  it("a task id is its submitter's: another client gets a refusal, never the first one's result", async () => {
+    const id = `roles-shared-id-${Date.now()}`;
+    const as = (kc: KeyAndCert) =>
+      new BlockxClient({
+        coordinator: cluster.coordinatorAddr,
+        tls: pem(kc),
+        maxReserveAttempts: 1,
+        batching: 'off',
+      });
+    const m = as(mallory);
+    const a = as(submitter);
+    try {
+      const first = await m.run({
+        taskId: id,
+        functionCallConfig: {
+          type: 'CallListCallConfig',
+          config: { function: 'hello_world', callList: [['MALLORY']] },
+        },
+      });
+      expect(first.success).toBe(true);
+      const second = await a.run(hello(id)).then(
+        (r) => r,
+        (err: unknown) => err as Error,
+      );
+      // The one Worker holds the id for mallory: like a full cluster for alice, never mallory's result.
+      expect(second).toBeInstanceOf(Error);
+    } finally {
+      m.close();
+      a.close();
+    }
+    // Straight at the Worker: alice reads nothing of mallory's task; mallory reads it.
+    const read = async (kc: KeyAndCert) => {
+      const worker = new WorkerServiceClient(cluster.workers[0]!.addr, creds(kc));
+      try {
+        return await call(worker, 'getTaskResult', { taskId: id });
+      } finally {
+        worker.close();
+      }
+    };
+    expect((await read(submitter))?.code).toBe(grpc.status.NOT_FOUND);
+    expect(await read(mallory)).toBeNull();
+    // Straight at the Worker, a submit of the id says why.
+    const worker = new WorkerServiceClient(cluster.workers[0]!.addr, creds(submitter));
+    try {
+      const config = Buffer.from(JSON.stringify({ function: 'hello_world', callList: [['x']] }));
+      const err = await call(worker, 'submitTask', {
+        task: { taskId: id, functionCallConfig: { type: 'CallListCallConfig', config } },
+      });
+      expect(err?.code, err?.details).toBe(grpc.status.ALREADY_EXISTS);
+      expect(err?.details).toMatch(/is in use by another client on this worker: choose another id/);
     } finally {
       worker.close();
     }

@@ -64,7 +64,7 @@ function uncertain(st: FailureStatus): SlotError {
 /**
  * Classifies a RequestTaskSlot failure. The inverse of the Worker's (and `coordCodeToGRPC`'s) mapping:
  *   INVALID_ARGUMENT → InvalidArgument, RESOURCE_EXHAUSTED → NoSlot, FAILED_PRECONDITION → InvalidSlot,
- *   NOT_FOUND → NotFound, UNAVAILABLE sent by the Worker (it carries a business code) → Unavailable:
+ *   NOT_FOUND → NotFound, ALREADY_EXISTS (another client's task id) → NoSlot, UNAVAILABLE sent by the Worker (it carries a business code) → Unavailable:
  *   explicit rejections, nothing allocated.
  *   UNAVAILABLE before the request left (connection refused, ...) → Unavailable, kind `transport`.
  *   DEADLINE_EXCEEDED, CANCELLED, ABORTED, INTERNAL, UNKNOWN, any other UNAVAILABLE (timeout-style: a
@@ -95,6 +95,11 @@ export function slotErrorOfStatus(st: FailureStatus): SlotError {
       return rejected('InvalidSlot', st);
     case grpc.status.NOT_FOUND:
       return rejected('NotFound', st);
+    case grpc.status.ALREADY_EXISTS:
+      // The task id is another client's on that Worker (TaskIdTaken, docs/security.md § Roles): like a
+      // full Worker, not a failing one (no breaker count); the client's task goes to another Worker, or
+      // the reservation fails as for a full cluster. It never gets the other client's task.
+      return rejected('NoSlot', st);
     case grpc.status.UNAVAILABLE:
       if (st.businessCode !== undefined && st.businessCode !== '') return rejected('Unavailable', st);
       if (NOT_SENT.test(st.details)) {

@@ -9,7 +9,7 @@ import type { WorkerCommand } from './commands.js';
 import { ANONYMOUS_CLIENT } from '../../../kernel/client-identity.js';
 import { idPreview, idProblem } from '../../../kernel/input-bounds.js';
 import { effectiveTaskDeadlineMs } from './config.js';
-import type { CoreState } from './core-state.js';
+import { statusOf, type CoreState } from './core-state.js';
 import { WorkerAdmissionError } from './errors.js';
 import { SlotState, type SlotRecord } from './slot-table.js';
 import type { Step, RequestTaskSlotResult, SubmitTaskResult } from './step.js';
@@ -100,6 +100,10 @@ function reserve(
   client: string,
   commands: WorkerCommand[],
 ): RequestTaskSlotResult {
+  // Task ids belong to their client (docs/security.md § Roles): nobody reserves, reuses or reads the
+  // result of another client's id.
+  const holder = statusOf(s, taskId, now)?.client;
+  if (holder !== undefined && holder !== client) throw WorkerAdmissionError.taskIdTaken(taskId);
   const held = s.slots.byTask(taskId);
   if (held !== undefined) {
     // A repeated request (e.g. the Coordinator retrying after an RPC timeout) keeps the reservation
@@ -194,6 +198,8 @@ export function submitTask(
   requireSlotId(taskId, slotId);
   requireServing(s, taskId);
 
+  const holder = statusOf(s, taskId, now)?.client;
+  if (holder !== undefined && holder !== client) throw WorkerAdmissionError.taskIdTaken(taskId);
   // Idempotency: a running task or a retained result answers with its current state, never re-runs.
   if (s.tasks.get(taskId) !== undefined) {
     return { result: { taskId, state: TaskState.RUNNING, result: undefined, accepted: false }, commands: [] };
@@ -231,6 +237,7 @@ export function submitTask(
     timeoutMs,
     deadlineMs: now + timeoutMs,
     codeEpoch: undefined,
+    client,
   };
   s.tasks.add(task);
   commands.push({

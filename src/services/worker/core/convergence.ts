@@ -80,6 +80,7 @@ export function convergeTask(
     result,
     convergedAtMs: now,
     retainedUntilMs,
+    ...(task.client === undefined ? {} : { client: task.client }),
   });
   commands.push({
     type: 'ConvergeTask',

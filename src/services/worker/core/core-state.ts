@@ -2,6 +2,7 @@
 // (admission.ts, task-events.ts, timer-events.ts, watch-events.ts, queries.ts). Only `WorkerCore` holds
 // it; handlers are functions of (state, input, now) that mutate it and append commands.
 
+import { ANONYMOUS_CLIENT } from '../../../kernel/client-identity.js';
 import type { WorkerCommand } from './commands.js';
 import type { WorkerCoreConfig } from './config.js';
 import { ResultStore } from './result-store.js';
@@ -70,10 +71,19 @@ export function statusOf(
   s: CoreState,
   taskId: string,
   now: number,
-): { state: TaskStateT; result: TaskResult | undefined } | undefined {
-  if (s.tasks.get(taskId) !== undefined) return { state: TaskState.RUNNING, result: undefined };
-  if (s.slots.byTask(taskId) !== undefined) return { state: TaskState.ALLOCATED, result: undefined };
+): { state: TaskStateT; result: TaskResult | undefined; client: string } | undefined {
+  const task = s.tasks.get(taskId);
+  if (task !== undefined) return { state: TaskState.RUNNING, result: undefined, client: owner(task.client) };
+  const slot = s.slots.byTask(taskId);
+  if (slot !== undefined)
+    return { state: TaskState.ALLOCATED, result: undefined, client: owner(slot.client) };
   const retained = s.results.get(taskId, now);
-  if (retained !== undefined) return { state: retained.state, result: retained.result };
+  if (retained !== undefined)
+    return { state: retained.state, result: retained.result, client: owner(retained.client) };
   return undefined;
+}
+
+/** A recorded client, anonymous when none was recorded. */
+export function owner(client: string | undefined): string {
+  return client ?? ANONYMOUS_CLIENT;
 }

@@ -18,6 +18,8 @@ export const WorkerErrorCode = {
   InvalidSlot: 'InvalidSlot',
   Unavailable: 'Unavailable',
   NotFound: 'NotFound',
+  /** The task id is held (reserved, running or retained) by another client (docs/security.md § Roles). */
+  TaskIdTaken: 'TaskIdTaken',
 } as const;
 export type WorkerErrorCode = (typeof WorkerErrorCode)[keyof typeof WorkerErrorCode];
 
@@ -45,7 +47,8 @@ export type AdmissionErrorDetail =
       readonly reason: InvalidSlotReason;
     }
   | { readonly code: typeof WorkerErrorCode.Unavailable; readonly reason: UnavailableReason }
-  | { readonly code: typeof WorkerErrorCode.NotFound };
+  | { readonly code: typeof WorkerErrorCode.NotFound }
+  | { readonly code: typeof WorkerErrorCode.TaskIdTaken };
 
 /** An admission was refused. Thrown by the core's admission inputs; the core state is left unchanged. */
 export class WorkerAdmissionError extends BlockxError {
@@ -114,6 +117,15 @@ export class WorkerAdmissionError extends BlockxError {
     const why =
       reason === 'NotReady' ? 'worker is not ready (no executor heartbeat yet)' : 'worker is draining';
     return new WorkerAdmissionError(taskId, { code: WorkerErrorCode.Unavailable, reason }, why);
+  }
+
+  /** `taskId` is held by another client: ids are per client, and nobody gets another's task. */
+  static taskIdTaken(taskId: string): WorkerAdmissionError {
+    return new WorkerAdmissionError(
+      taskId,
+      { code: WorkerErrorCode.TaskIdTaken },
+      `task id ${idPreview(taskId)} is in use by another client on this worker: choose another id (task ids belong to their submitter, docs/security.md § Roles)`,
+    );
   }
 
   static notFound(taskId: string): WorkerAdmissionError {

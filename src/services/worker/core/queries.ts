@@ -7,18 +7,26 @@ import { WorkerAdmissionError } from './errors.js';
 import type { HeartbeatCounts, TaskSnapshot, TaskStatus } from './step.js';
 import { isTerminalState } from './types.js';
 
-/** GetTaskResult: ALLOCATED, RUNNING, or a terminal state with its result; NotFound otherwise. */
-export function getTaskResult(s: CoreState, taskId: string, now: number): TaskStatus {
+/**
+ * GetTaskResult: ALLOCATED, RUNNING, or a terminal state with its result; NotFound otherwise, and for a
+ * task of another client than `client` (when given: docs/security.md § Roles).
+ */
+export function getTaskResult(s: CoreState, taskId: string, now: number, client?: string): TaskStatus {
   requireTaskId(taskId);
   const status = statusOf(s, taskId, now);
-  if (status === undefined) throw WorkerAdmissionError.notFound(taskId);
+  if (status === undefined || (client !== undefined && status.client !== client))
+    throw WorkerAdmissionError.notFound(taskId);
   return { taskId, state: status.state, result: status.result };
 }
 
-/** The WatchTasks snapshot of one id; never throws (an unknown id is `found: false`). */
-export function taskSnapshot(s: CoreState, taskId: string, now: number): TaskSnapshot {
+/**
+ * The WatchTasks snapshot of one id; never throws (an unknown id, or one of another client than
+ * `client` when given, is `found: false`).
+ */
+export function taskSnapshot(s: CoreState, taskId: string, now: number, client?: string): TaskSnapshot {
   const status = typeof taskId === 'string' && taskId !== '' ? statusOf(s, taskId, now) : undefined;
-  if (status === undefined) return { found: false, taskId };
+  if (status === undefined || (client !== undefined && status.client !== client))
+    return { found: false, taskId };
   return {
     found: true,
     taskId,

@@ -12,6 +12,8 @@ export interface RetainedResult {
   readonly result: TaskResult;
   readonly convergedAtMs: number;
   readonly retainedUntilMs: number;
+  /** The task's submitter (absent: anonymous). */
+  readonly client?: string;
 }
 
 export class ResultStore {

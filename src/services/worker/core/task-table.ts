@@ -22,6 +22,8 @@ export interface TaskRecord {
   readonly deadlineMs: number;
   /** Pinned at activation. */
   codeEpoch: CodeEpoch | undefined;
+  /** Who submitted it (callerIdentity; absent: anonymous). Only this client sees or reuses the id. */
+  readonly client?: string;
 }
 
 export class TaskTable {

@@ -192,14 +192,20 @@ export class WorkerCore {
 
   // ---- Queries -------------------------------------------------------------------------------------
 
-  /** GetTaskResult: ALLOCATED / RUNNING / terminal + result; throws NotFound (InvalidArgument if empty). */
-  handleGetTaskResult(taskId: string, now: number): TaskStatus {
-    return getTaskResult(this.s, taskId, now);
+  /**
+   * GetTaskResult: ALLOCATED / RUNNING / terminal + result; throws NotFound (InvalidArgument if empty),
+   * also for a task of another client than `client` when given.
+   */
+  handleGetTaskResult(taskId: string, now: number, client?: string): TaskStatus {
+    return getTaskResult(this.s, taskId, now, client);
   }
 
-  /** WatchTasks snapshot of one id; `found: false` for an unknown id (the stream says `not_found`). */
-  taskSnapshot(taskId: string, now: number): TaskSnapshot {
-    return taskSnapshot(this.s, taskId, now);
+  /**
+   * WatchTasks snapshot of one id; `found: false` for an unknown id (the stream says `not_found`), or
+   * one of another client than `client` when given.
+   */
+  taskSnapshot(taskId: string, now: number, client?: string): TaskSnapshot {
+    return taskSnapshot(this.s, taskId, now, client);
   }
 
   /** Slot-derived heartbeat counts (the publisher adds addresses and resource figures). */

@@ -24,7 +24,8 @@ export interface WorkerErrorStatus {
 /**
  *   InvalidArgument → INVALID_ARGUMENT (also a WireFormatError: bad JSON, missing message)
  *   NoSlot → RESOURCE_EXHAUSTED · InvalidSlot → FAILED_PRECONDITION · Unavailable → UNAVAILABLE
- *   NotFound → NOT_FOUND · anything else → INTERNAL (a bug, never a business outcome).
+ *   NotFound → NOT_FOUND · TaskIdTaken → ALREADY_EXISTS · anything else → INTERNAL (a bug, never a
+ *   business outcome).
  */
 export function workerErrorStatus(err: unknown): WorkerErrorStatus {
   if (err instanceof WorkerAdmissionError) {
@@ -45,6 +46,9 @@ export function workerErrorStatus(err: unknown): WorkerErrorStatus {
         break;
       case WorkerErrorCode.NotFound:
         status = grpc.status.NOT_FOUND;
+        break;
+      case WorkerErrorCode.TaskIdTaken:
+        status = grpc.status.ALREADY_EXISTS;
         break;
       default: {
         const unreachable: never = code;

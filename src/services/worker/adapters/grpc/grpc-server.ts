@@ -140,7 +140,8 @@ export function workerServiceHandlers(deps: WorkerServiceDeps): WorkerServiceHan
       const { taskId } = call.request;
       let response;
       try {
-        response = taskStatusToWire(orchestrator.getTaskResult(taskId));
+        // Only the caller's own task is found (docs/security.md § Roles).
+        response = taskStatusToWire(orchestrator.getTaskResult(taskId, callerIdentity(call)));
       } catch (err) {
         callback(fail('GetTaskResult', taskId, err));
         return;
@@ -156,19 +157,24 @@ export function workerServiceHandlers(deps: WorkerServiceDeps): WorkerServiceHan
         failServerStream(call, fail('WatchTasks', '', err));
         return;
       }
-      const handle = subscriptions.watch(taskIds, {
-        send: (update) => {
-          let wire;
-          try {
-            wire = watchUpdateToWire(update);
-          } catch (err) {
-            failServerStream(call, fail('WatchTasks', update.taskId, err));
-            throw err;
-          }
-          call.write(wire);
+      const handle = subscriptions.watch(
+        taskIds,
+        {
+          send: (update) => {
+            let wire;
+            try {
+              wire = watchUpdateToWire(update);
+            } catch (err) {
+              failServerStream(call, fail('WatchTasks', update.taskId, err));
+              throw err;
+            }
+            call.write(wire);
+          },
+          end: () => call.end(),
         },
-        end: () => call.end(),
-      });
+        // Another client's ids read as not found (docs/security.md § Roles).
+        callerIdentity(call),
+      );
       // The client cancelled or the connection died (keepalive included): detach what is still pending.
       if (handle.pending.size > 0) call.once('cancelled', () => handle.close());
     },

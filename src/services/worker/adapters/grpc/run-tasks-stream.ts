@@ -156,9 +156,11 @@ class RunTasksStream {
     this.core = new RunStream({ window: deps.options.maxInFlight });
     this.client = callerIdentity(call);
     this.maxUpdateBytes = deps.options.maxUpdateBytesPerMessage ?? RUN_TASKS_UPDATE_BYTES_PER_MESSAGE;
-    this.watch = deps.subscriptions.attach([], {
-      send: (u) => this.guard('update', () => this.onTerminal(u)),
-    });
+    this.watch = deps.subscriptions.attach(
+      [],
+      { send: (u) => this.guard('update', () => this.onTerminal(u)) },
+      this.client,
+    );
   }
 
   start(): void {

@@ -53,7 +53,8 @@ export interface WatchSink {
 
 /** What the manager needs from the orchestrator. */
 export interface SubscriptionHost {
-  taskSnapshot(taskId: string): TaskSnapshot;
+  /** `client`: only that client's task is found (docs/security.md § Roles); omitted: any. */
+  taskSnapshot(taskId: string, client?: string): TaskSnapshot;
   watchAttached(taskId: string): void;
   watchDetached(taskId: string): void;
   now(): number;
@@ -87,6 +88,8 @@ class Subscription implements StreamWatch {
     private readonly manager: SubscriptionManager,
     /** A RunTasks stream: not ended by the manager when nothing is pending. */
     readonly openEnded = false,
+    /** Whose stream: another client's ids read as not found (docs/security.md § Roles). */
+    readonly client?: string,
   ) {}
   attach(taskIds: readonly string[]): void {
     this.manager.attachTo(this, taskIds);
@@ -116,10 +119,11 @@ export class SubscriptionManager implements OrchestratorListener {
     return this.byTask.size;
   }
 
-  watch(taskIds: readonly string[], sink: WatchSink): WatchHandle {
-    const sub = new Subscription(sink, this);
+  /** Follows `taskIds` for `client` (omitted: any client's tasks are found). */
+  watch(taskIds: readonly string[], sink: WatchSink, client?: string): WatchHandle {
+    const sub = new Subscription(sink, this, false, client);
     for (const taskId of new Set(taskIds)) {
-      const snapshot = this.host.taskSnapshot(taskId);
+      const snapshot = this.host.taskSnapshot(taskId, client);
       if (!snapshot.found) {
         this.send(sub, this.notFound(taskId));
         continue;
@@ -136,8 +140,8 @@ export class SubscriptionManager implements OrchestratorListener {
    * Opens a RunTasks stream's subscription following `taskIds` (more join with `attach`). Nothing is
    * sent for an id still active; a terminal id gets its terminal update at once, a gone one not_found.
    */
-  attach(taskIds: readonly string[], sink: StreamWatchSink): StreamWatch {
-    const sub = new Subscription({ send: (u) => sink.send(u), end: () => undefined }, this, true);
+  attach(taskIds: readonly string[], sink: StreamWatchSink, client?: string): StreamWatch {
+    const sub = new Subscription({ send: (u) => sink.send(u), end: () => undefined }, this, true, client);
     this.attachTo(sub, taskIds);
     return sub;
   }
@@ -147,7 +151,7 @@ export class SubscriptionManager implements OrchestratorListener {
     for (const taskId of taskIds) {
       if (sub.closed) return;
       if (sub.pending.has(taskId)) continue;
-      const snapshot = this.host.taskSnapshot(taskId);
+      const snapshot = this.host.taskSnapshot(taskId, sub.client);
       if (!snapshot.found) this.send(sub, this.notFound(taskId));
       else if (snapshot.terminal) this.send(sub, this.update(taskId, snapshot.state, true, snapshot.result));
       else this.register(sub, taskId);

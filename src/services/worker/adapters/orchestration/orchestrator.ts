@@ -176,12 +176,13 @@ export class Orchestrator {
     return this.feed((now) => this.core.handleSubmitTask(input, slotId, now, client));
   }
 
-  getTaskResult(taskId: string): TaskStatus {
-    return this.core.handleGetTaskResult(taskId, this.now());
+  /** `client`: only that client's task is found (docs/security.md § Roles); omitted: any. */
+  getTaskResult(taskId: string, client?: string): TaskStatus {
+    return this.core.handleGetTaskResult(taskId, this.now(), client);
   }
 
-  taskSnapshot(taskId: string): TaskSnapshot {
-    return this.core.taskSnapshot(taskId, this.now());
+  taskSnapshot(taskId: string, client?: string): TaskSnapshot {
+    return this.core.taskSnapshot(taskId, this.now(), client);
   }
 
   watchAttached(taskId: string): void {

@@ -201,3 +201,50 @@ describe('properties', () => {
     );
   });
 });
+
+describe('task ids belong to their submitter (docs/security.md § Roles)', () => {
+  /** Runs `id` for `client` to a retained result (its writer phase succeeds). */
+  const runToEnd = (core: WorkerCore, id: string, client: string, now = 0) => {
+    core.handleSubmitTask(taskInput(id), undefined, now, client);
+    core.handleTaskActivationPrepared(id, 7, now);
+    core.handleTaskPhaseFinished(id, 'Builder', { ok: true, calls: [['a']] }, now);
+    core.handleTaskPhaseFinished(id, 'Calls', { ok: true, outputs: ['OWNED-BY-MALLORY'] }, now);
+    core.handleTaskPhaseFinished(id, 'Plugin', { ok: true, pluginResults: [] }, now);
+  };
+  const stages: [string, (core: WorkerCore) => void][] = [
+    ['reserved', (core) => reserve(core, 'x', 'mallory')],
+    ['running', (core) => core.handleSubmitTask(taskInput('x'), undefined, 0, 'mallory')],
+    ['retained', (core) => runToEnd(core, 'x', 'mallory')],
+  ];
+
+  it.each(stages)(
+    "another client's id while %s: reserve and submit are TaskIdTaken, reads find nothing",
+    (_stage, reach) => {
+      const core = makeCore({ taskSlots: 4 });
+      reach(core);
+      const before = core.taskSnapshot('x', 1, 'mallory');
+      expect(before.found).toBe(true);
+      const taken = admissionError(() => reserve(core, 'x', 'alice', 1), 'TaskIdTaken');
+      expect(taken.message).toMatch(
+        /task id x is in use by another client on this worker: choose another id/,
+      );
+      admissionError(() => core.handleSubmitTask(taskInput('x'), undefined, 1, 'alice'), 'TaskIdTaken');
+      admissionError(() => core.handleGetTaskResult('x', 1, 'alice'), 'NotFound');
+      expect(core.taskSnapshot('x', 1, 'alice')).toEqual({ found: false, taskId: 'x' });
+      // The owner still sees and reuses it, unchanged.
+      expect(core.taskSnapshot('x', 1, 'mallory')).toEqual(before);
+      expect(core.handleGetTaskResult('x', 1, 'mallory').state).toBe(before.found ? before.state : undefined);
+      expect(core.checkInvariants()).toEqual([]);
+    },
+  );
+
+  it('the submitter gets its retained result back; an id is free for anyone once its result is gone', () => {
+    const core = makeCore({ taskSlots: 4, resultRetentionMs: 1_000 });
+    runToEnd(core, 'x', 'mallory');
+    expect(core.handleSubmitTask(taskInput('x'), undefined, 1, 'mallory').result).toMatchObject({
+      accepted: false,
+      state: TaskState.SUCCEEDED,
+    });
+    expect(core.handleSubmitTask(taskInput('x'), undefined, 2_000, 'alice').result.accepted).toBe(true);
+  });
+});

@@ -13,7 +13,7 @@ import {
 describe('WorkerErrorCode', () => {
   it('has exactly the documented admission codes, each key equal to its value', () => {
     expect(Object.keys(WorkerErrorCode).sort()).toEqual(
-      ['InvalidArgument', 'InvalidSlot', 'NoSlot', 'NotFound', 'Unavailable'].sort(),
+      ['InvalidArgument', 'InvalidSlot', 'NoSlot', 'NotFound', 'TaskIdTaken', 'Unavailable'].sort(),
     );
     for (const [key, value] of Object.entries(WorkerErrorCode)) expect(value).toBe(key);
   });
