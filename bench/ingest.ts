@@ -1,0 +1,227 @@
+// bench/ingest: `blockx ingest` against the loop a user would write instead (docs/ingest.md). Anvil (the pinned
+// dev dependency) is filled with N blocks (2,000 by default), each holding two token transfers, a transfer
+// through a forwarder contract (a nested call frame) and an ETH transfer; then, in one run, on the same blocks,
+// into two fresh SQLite files:
+//
+//   npx tsx bench/ingest.ts [--blocks 2000] [--workers 2] [--concurrency 64]
+//   npm run bench -- --only ingest
+//
+//   viem loop        one process, block after block: viem's client asks for the block with its
+//                    transactions, its receipts (eth_getBlockReceipts) and its traces (trace_block), three
+//                    requests in turn; the rows (the same mapping, plugins/writers/chain-ingest-write) go into
+//                    the four tables in one better-sqlite3 transaction per block (delete the height, insert).
+//   blockx ingest    `blockx ingest --rpc URL --from --to --json` through the built CLI against
+//                    `blockx up --workers N` (bench/lib/backfill-up.ts): one task per block, the block's calls
+//                    in one JSON-RPC batch, the rows in one transaction per block.
+//
+// Both talk to Anvil through a pass-through HTTP proxy in this process (test/support/rpc-fault-proxy.ts) that
+// counts HTTP requests and the JSON-RPC calls they carry: reported per block. After both runs the four tables
+// of the two files must hold the same rows (read back through the storage layer, compared as sorted JSON)
+// and BlockX must report 0 failed blocks, or the bench exits 1. `throughput blockx/loop` = loop seconds /
+// BlockX seconds (≥ 1.5 is the goal on a 2-core box). BlockX's seconds are the job's own (its summary); the
+// loop's clock starts with its client made.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
+import { createPublicClient, http } from 'viem';
+import { rowsOfBlock } from '../plugins/writers/chain-ingest-write/src/index.js';
+import { loadConfig } from '../src/kernel/config.js';
+import type { RawBlock } from '../src/services/chain-rpc/adapters/block-fetcher.js';
+import { openStorage } from '../src/services/storage/open-storage.js';
+import { ANVIL_CHAIN_ID, populateChain, startAnvil } from '../test/support/anvil.js';
+import { REPO, runBlockx } from '../test/support/cli.js';
+import { startFaultProxy } from '../test/support/rpc-fault-proxy.js';
+import { benchEnv, startUp } from './lib/backfill-up.js';
+
+const { values } = parseArgs({
+  options: {
+    blocks: { type: 'string', default: '2000' },
+    workers: { type: 'string', default: '2' },
+    concurrency: { type: 'string', default: '64' },
+  },
+});
+const BLOCKS = Number(values.blocks);
+const WORKERS = Number(values.workers);
+const CONCURRENCY = Number(values.concurrency);
+if (![BLOCKS, WORKERS, CONCURRENCY].every((n) => Number.isSafeInteger(n) && n > 0)) {
+  console.error('usage: bench/ingest.ts [--blocks N>0] [--workers N>0] [--concurrency N>0]');
+  process.exit(2);
+}
+
+const TABLES = ['blocks', 'transactions', 'events', 'traces'] as const;
+const dir = mkdtempSync(path.join(tmpdir(), 'blockx-bench-ingest-'));
+const CONFIG = path.join(REPO, 'blockx.config.yaml');
+const config = loadConfig({ configPath: CONFIG, env: {} });
+
+interface Counted {
+  requests: number;
+  calls: number;
+}
+
+/** HTTP requests and JSON-RPC calls the proxy saw since `from` (an index into its bodies). */
+function counted(bodies: readonly string[], from: number): Counted {
+  let calls = 0;
+  for (const b of bodies.slice(from)) {
+    const parsed = JSON.parse(b) as unknown;
+    calls += Array.isArray(parsed) ? parsed.length : 1;
+  }
+  return { requests: bodies.length - from, calls };
+}
+
+/** The viem loop: sequential, three requests per block, one better-sqlite3 transaction per block. */
+async function viemLoop(url: string, file: string, from: number, to: number): Promise<number> {
+  const db = new Database(file);
+  const statements = new Map<string, Database.Statement>();
+  const insert = (table: string, row: Record<string, unknown>) => {
+    const cols = Object.keys(row);
+    const key = `${table}:${cols.join(',')}`;
+    let st = statements.get(key);
+    if (st === undefined) {
+      st = db.prepare(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`);
+      statements.set(key, st);
+    }
+    st.run(...cols.map((c) => sqliteValue(row[c])));
+  };
+  const deletes = TABLES.map((t) => {
+    const blockColumn = config.tables[t]?.blockColumn as string;
+    return db.prepare(`DELETE FROM ${t} WHERE chain_id = ? AND ${blockColumn} = ?`);
+  });
+  const write = db.transaction((rows: ReturnType<typeof rowsOfBlock>, n: number) => {
+    for (const d of deletes) d.run(ANVIL_CHAIN_ID, n);
+    for (const t of TABLES) for (const row of rows[t] ?? []) insert(t, row);
+  });
+  const started = performance.now();
+  const client = createPublicClient({ transport: http(url) });
+  for (let n = from; n <= to; n++) {
+    const tag = `0x${n.toString(16)}` as const;
+    const block = await client.request({ method: 'eth_getBlockByNumber', params: [tag, true] });
+    const receipts = await client.request({ method: 'eth_getBlockReceipts', params: [tag] } as never);
+    const traces = await client.request({ method: 'trace_block', params: [tag] } as never);
+    const raw: RawBlock = {
+      number: n,
+      block: block as unknown as Record<string, unknown>,
+      receipts: receipts as Record<string, unknown>[],
+      traces: { source: 'trace_block', data: traces },
+    };
+    write(rowsOfBlock(raw, ANVIL_CHAIN_ID), n);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  db.close();
+  return seconds;
+}
+
+function sqliteValue(v: unknown): unknown {
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (v !== null && typeof v === 'object') return JSON.stringify(v);
+  return v;
+}
+
+/** Every row of the four tables, per table, as sorted JSON (read back through the storage layer). */
+async function tableRows(storageUrl: string): Promise<Record<string, string[]>> {
+  const backend = await openStorage({ ...config.storage, url: storageUrl }, config.tables, {
+    baseDir: config.baseDir,
+  });
+  try {
+    const out: Record<string, string[]> = {};
+    for (const t of TABLES) {
+      const rows: string[] = [];
+      for await (const page of backend.scan(t, { where: { chain_id: ANVIL_CHAIN_ID } })) {
+        for (const r of page) rows.push(JSON.stringify(r));
+      }
+      out[t] = rows.sort();
+    }
+    return out;
+  } finally {
+    await backend.close();
+  }
+}
+
+async function migrate(storageUrl: string): Promise<void> {
+  const r = await runBlockx(['db', 'migrate'], { env: benchEnv(storageUrl), timeoutMs: 60_000 });
+  if (r.code !== 0) throw new Error(`blockx db migrate failed: ${r.stderr}`);
+}
+
+async function main(): Promise<number> {
+  const anvil = await startAnvil();
+  const proxy = await startFaultProxy(anvil.url);
+  try {
+    const fillStarted = performance.now();
+    const chain = await populateChain(anvil, { blocks: BLOCKS, transfersPerBlock: 2 });
+    const fillSeconds = (performance.now() - fillStarted) / 1000;
+    const { from, to } = chain;
+
+    const loopUrl = `sqlite:${path.join(dir, 'loop.db')}`;
+    const blockxUrl = `sqlite:${path.join(dir, 'blockx.db')}`;
+    await migrate(loopUrl);
+    await migrate(blockxUrl);
+
+    const loopMark = proxy.bodies.length;
+    const loopSeconds = await viemLoop(proxy.url, path.join(dir, 'loop.db'), from, to);
+    const loopCount = counted(proxy.bodies, loopMark);
+
+    const up = await startUp({ storageUrl: blockxUrl, workers: WORKERS });
+    let blockx: { seconds: number; failed: number; succeeded: number; count: Counted; wall: number };
+    try {
+      const mark = proxy.bodies.length;
+      const t0 = performance.now();
+      const r = await up.cli(
+        [
+          'ingest',
+          '--rpc',
+          proxy.url,
+          '--from',
+          String(from),
+          '--to',
+          String(to),
+          '--json',
+          '--fresh',
+          '--concurrency',
+          String(CONCURRENCY),
+          '--state-dir',
+          path.join(dir, 'state'),
+        ],
+        { timeoutMs: 1_800_000 },
+      );
+      const wall = (performance.now() - t0) / 1000;
+      const last = r.stdout.trim().split('\n').at(-1) ?? '{}';
+      const summary = (
+        JSON.parse(last) as { summary?: { seconds: number; failed: number; succeeded: number } }
+      ).summary;
+      if (summary === undefined) throw new Error(`no summary: ${r.stderr}\n${up.output()}`);
+      // The CLI's own probe (eth_chainId, eth_blockNumber) is counted too: it is part of the job.
+      blockx = { ...summary, count: counted(proxy.bodies, mark), wall };
+    } finally {
+      await up.stop();
+    }
+
+    const [loopRows, blockxRows] = await Promise.all([tableRows(loopUrl), tableRows(blockxUrl)]);
+    const same = TABLES.every((t) => JSON.stringify(loopRows[t]) === JSON.stringify(blockxRows[t]));
+    const rowCounts = TABLES.map((t) => `${t} ${loopRows[t]?.length}`).join(', ');
+    const blocks = to - from + 1;
+    const rate = (s: number) => (blocks / s).toFixed(1);
+    console.log(
+      `## ingest — ${blocks} Anvil blocks (${rowCounts}), ${WORKERS} workers, concurrency ${CONCURRENCY}, ` +
+        `load ${(loadavg()[0] ?? 0).toFixed(2)} (chain filled in ${fillSeconds.toFixed(1)} s)\n`,
+    );
+    console.log('| run | seconds | blocks/s | HTTP requests/block | RPC calls/block | failed |');
+    console.log('| --- | --- | --- | --- | --- | --- |');
+    console.log(
+      `| viem loop | ${loopSeconds.toFixed(2)} | ${rate(loopSeconds)} | ${(loopCount.requests / blocks).toFixed(2)} | ${(loopCount.calls / blocks).toFixed(2)} | 0 |`,
+    );
+    console.log(
+      `| blockx ingest | ${blockx.seconds.toFixed(2)} | ${rate(blockx.seconds)} | ${(blockx.count.requests / blocks).toFixed(2)} | ${(blockx.count.calls / blocks).toFixed(2)} | ${blockx.failed} |`,
+    );
+    console.log(
+      `\nthroughput blockx/loop: ${(loopSeconds / blockx.seconds).toFixed(2)}× (command wall time ${blockx.wall.toFixed(2)} s, node start included); tables equal: ${same ? 'yes' : 'NO'}\n`,
+    );
+    return same && blockx.failed === 0 && blockx.succeeded === blocks ? 0 : 1;
+  } finally {
+    await proxy.close();
+    await anvil.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+process.exitCode = await main();
