@@ -1,0 +1,207 @@
+// `blockx backfill --follow` against a real node (issue 30): Anvil with blocks of ERC-20 transfers,
+// `blockx ingest` filling the chain tables, a Coordinator and 2 Workers on etcd, the built CLI. The
+// follower runs the ingested range, then the blocks mined and ingested while it runs, then the heights an
+// `anvil_reorg` of depth 3 (with other transactions) replaced once they are ingested again. After each
+// step token_transfers equals an independent decode of the node's canonical logs, with no duplicates — on
+// SQLite and PostgreSQL.
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rowsOfBlock } from '../../plugins/writers/chain-ingest-write/src/index.js';
+import { BlockFetcher } from '../../src/services/chain-rpc/adapters/block-fetcher.js';
+import { RpcClient } from '../../src/services/chain-rpc/adapters/rpc-client.js';
+import { defaultSource, rpcSettingsOf } from '../../src/services/chain-rpc/source-settings.js';
+import { loadConfig } from '../../src/kernel/config.js';
+import { tokenTransfersOf } from '../../src/services/storage/block-data/index.js';
+import { openStorage } from '../../src/services/storage/open-storage.js';
+import {
+  ANVIL_CHAIN_ID,
+  TRANSFER_TOPIC,
+  populateChain,
+  startAnvil,
+  transferCalldata,
+  type AnvilNode,
+  type PopulatedChain,
+} from '../support/anvil.js';
+import { startCluster, type TestCluster } from '../support/cluster.js';
+import { startEtcd, type EtcdServer } from '../support/etcd.js';
+import { sharedPostgres, type TestPostgres } from '../support/shared-postgres.js';
+
+const STEP_MS = 60_000;
+
+let etcd: EtcdServer;
+let pg: TestPostgres;
+const dir = mkdtempSync(path.join(tmpdir(), 'blockx-follow-e2e-'));
+const TEMPLATE = path.join(dir, 'transfers.json');
+
+beforeAll(async () => {
+  [etcd, pg] = await Promise.all([startEtcd(), sharedPostgres()]);
+  writeFileSync(
+    TEMPLATE,
+    JSON.stringify({
+      functionCallConfig: {
+        type: 'BlockTableCallConfig',
+        config: {
+          function: 'erc20_transfers',
+          table: 'events',
+          chainId: ANVIL_CHAIN_ID,
+          block: { number: 0 },
+          where: { selector: TRANSFER_TOPIC },
+        },
+      },
+      resultHandler: {
+        type: 'BlockWriteResultHandler',
+        config: { table: 'token_transfers', chainId: ANVIL_CHAIN_ID, block: { number: 0 } },
+      },
+      taskTimeoutMs: 30_000,
+    }),
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await etcd?.stop();
+  await pg?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const rowText = (r: Record<string, unknown>) =>
+  `${String(r.block_number)}:${String(r.log_idx)} ${String(r.token)} ${String(r.from_address)}→${String(r.to_address)} ${String(r.amount)}`;
+
+/** token_transfers decoded independently from the node's canonical blocks 0..head. */
+async function expectedFromNode(anvil: AnvilNode): Promise<string[]> {
+  const client = new RpcClient(rpcSettingsOf('expected', { ...defaultSource(), rpcUrl: anvil.url }));
+  try {
+    const fetcher = new BlockFetcher(client);
+    const head = Number(BigInt(await anvil.rpc<string>('eth_blockNumber')));
+    const out: string[] = [];
+    for (let n = 0; n <= head; n++) {
+      const rows = rowsOfBlock(await fetcher.fetch(n, { traces: false }), ANVIL_CHAIN_ID);
+      const events = (rows.events ?? []).map((e) => ({
+        ...e,
+        topics: typeof e.topics === 'string' ? (JSON.parse(e.topics) as unknown) : e.topics,
+      }));
+      for (const t of tokenTransfersOf(events)) out.push(rowText(t as unknown as Record<string, unknown>));
+    }
+    return out.sort();
+  } finally {
+    client.close();
+  }
+}
+
+async function outputRows(cluster: TestCluster): Promise<string[]> {
+  const config = loadConfig({ configPath: cluster.configPath, env: cluster.env });
+  const backend = await openStorage(config.storage, config.tables, { baseDir: config.baseDir });
+  try {
+    const rows: string[] = [];
+    for await (const page of backend.scan('token_transfers', { where: { chain_id: ANVIL_CHAIN_ID } })) {
+      for (const r of page) rows.push(rowText(r as Record<string, unknown>));
+    }
+    return rows.sort();
+  } finally {
+    await backend.close();
+  }
+}
+
+const BACKENDS: readonly [string, () => Promise<string | undefined>][] = [
+  ['SQLite', () => Promise.resolve(undefined)],
+  ['PostgreSQL', () => pg.createDatabase('follow')],
+];
+
+describe.each(BACKENDS)('blockx backfill --follow on %s', (name, storage) => {
+  let anvil: AnvilNode;
+  let chain: PopulatedChain;
+  let cluster: TestCluster;
+  let follower: ChildProcess | undefined;
+  let out = '';
+
+  beforeAll(async () => {
+    anvil = await startAnvil();
+    chain = await populateChain(anvil, { blocks: 12, transfersPerBlock: 2, forwardedCall: false });
+    const storageUrl = await storage();
+    cluster = await startCluster({ workers: 2, etcd, ...(storageUrl !== undefined ? { storageUrl } : {}) });
+    const migrate = await cluster.cli(['db', 'migrate']);
+    expect(migrate.code, migrate.stderr).toBe(0);
+  }, 180_000);
+  afterAll(async () => {
+    follower?.kill('SIGKILL');
+    await cluster?.stop();
+    await anvil?.stop();
+  });
+
+  async function ingest(from: number, to: number, tag: string): Promise<void> {
+    const args = ['ingest', '--rpc', anvil.url, '--from', String(from), '--to', String(to)];
+    const r = await cluster.cli([...args, '--state-dir', path.join(dir, `state-${name}-${tag}`), '--fresh']);
+    expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
+  }
+
+  /** Resolves when the follower prints a caught-up line at `head` after output offset `after`. */
+  async function caughtUp(head: number, after: number): Promise<void> {
+    const deadline = Date.now() + STEP_MS;
+    const re = new RegExp(`"type":"caught-up","head":${head},`);
+    while (!re.test(out.slice(after))) {
+      if (Date.now() > deadline) throw new Error(`no caught-up at ${head}:\n${out.slice(-3000)}`);
+      if (follower?.exitCode !== null) throw new Error(`the follower exited:\n${out.slice(-3000)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  it(
+    'follows new blocks and a depth-3 reorg with other transactions: the output equals the node’s canonical logs',
+    async () => {
+      await ingest(0, chain.to, 'range');
+      follower = cluster.spawnCli([
+        'backfill',
+        TEMPLATE,
+        '--from',
+        '0',
+        '--follow',
+        '--finality',
+        '8',
+        '--poll-interval',
+        '200',
+        '--json',
+      ]);
+      follower.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+      follower.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+      await caughtUp(chain.to, 0);
+      expect(await outputRows(cluster)).toEqual(await expectedFromNode(anvil));
+
+      // Transfers arriving while it runs: two more blocks, ingested.
+      let mark = out.length;
+      const accounts = await anvil.accounts();
+      for (let i = 0; i < 2; i++) {
+        await anvil.rpc('eth_sendTransaction', [
+          {
+            from: accounts[1],
+            to: chain.token,
+            data: transferCalldata(accounts[2] as string, 7n + BigInt(i)),
+          },
+        ]);
+      }
+      const head = Number(BigInt(await anvil.rpc<string>('eth_blockNumber')));
+      await ingest(chain.to + 1, head, 'grow');
+      await caughtUp(head, mark);
+      const grown = await expectedFromNode(anvil);
+      expect(await outputRows(cluster)).toEqual(grown);
+
+      // anvil_reorg of depth 3, with one other transfer in the new branch's first block.
+      mark = out.length;
+      const other = {
+        from: accounts[3],
+        to: chain.token,
+        data: transferCalldata(accounts[4] as string, 4242n),
+      };
+      await anvil.rpc('anvil_reorg', [3, [[other, 0]]]);
+      await ingest(head - 2, head, 'reorg');
+      await caughtUp(head, mark);
+      expect(out.slice(mark)).toMatch(/"type":"reorg",/);
+      const reorged = await expectedFromNode(anvil);
+      expect(reorged).not.toEqual(grown);
+      expect(await outputRows(cluster)).toEqual(reorged);
+      expect(new Set(await outputRows(cluster)).size).toBe(reorged.length);
+    },
+    5 * STEP_MS,
+  );
+});
