@@ -12,6 +12,7 @@ import { BlockxClient } from '../../src/client/client.js';
 import {
   CoordinatorAdminServiceClient,
   CoordinatorServiceClient,
+  WorkerAdminServiceClient,
   WorkerServiceClient,
 } from '../../src/grpc/proto.js';
 import type { TlsPem } from '../../src/kernel/tls-files.js';
@@ -201,5 +202,30 @@ describe('roles from certificates on a TLS cluster', () => {
     } finally {
       worker.close();
     }
+  });
+
+  it("ListRecentTasks shows a submitter its own tasks, a viewer everyone's", async () => {
+    const list = async (kc: KeyAndCert): Promise<string[]> => {
+      const admin = new WorkerAdminServiceClient(cluster.workers[0]!.addr, creds(kc));
+      try {
+        return await new Promise((resolve, reject) =>
+          admin.listRecentTasks(
+            { afterSeq: 0, limit: 256 },
+            new grpc.Metadata(),
+            { deadline: Date.now() + 5_000 },
+            (err, res) => (err ? reject(err) : resolve((res?.tasks ?? []).map((t) => t.taskId))),
+          ),
+        );
+      } finally {
+        admin.close();
+      }
+    };
+    const all = await list(viewer);
+    const alices = all.filter((id) => id.startsWith('roles-submit-'));
+    const mallorys = all.filter((id) => id.startsWith('roles-shared-id-'));
+    expect(alices.length).toBeGreaterThan(0);
+    expect(mallorys.length).toBeGreaterThan(0);
+    expect((await list(submitter)).sort()).toEqual(alices.sort());
+    expect((await list(mallory)).sort()).toEqual(mallorys.sort());
   });
 });

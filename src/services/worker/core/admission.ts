@@ -248,6 +248,7 @@ export function submitTask(
     acceptedAtMs: now,
     timeoutMs,
     deadlineMs: task.deadlineMs,
+    client,
   });
   return { result: { taskId, state: TaskState.RUNNING, result: undefined, accepted: true }, commands };
 }

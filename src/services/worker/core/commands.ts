@@ -19,6 +19,8 @@ export interface PrepareTaskActivation {
   /** Effective timeout (ms) and the absolute deadline it gives. */
   readonly timeoutMs: number;
   readonly deadlineMs: number;
+  /** The submitter (docs/security.md § Roles): who may see the task in ListRecentTasks. */
+  readonly client?: string;
 }
 
 /** Run the Call Builder selected by `functionCallConfig.type`; answer with

@@ -38,12 +38,15 @@ export interface RecentTaskRecord {
   readonly codeVersion: string;
   /** The sequence number of this record's last change. */
   readonly seq: number;
+  /** The submitter, when known (not sent: it decides who sees the record, docs/security.md § Roles). */
+  readonly client?: string;
 }
 
 export interface TaskAdmitted {
   readonly taskId: string;
   readonly builder: string;
   readonly now: number;
+  readonly client?: string;
   readonly codeVersion?: string;
 }
 
@@ -114,6 +117,7 @@ export class RecentTasks {
       failureMessage: '',
       codeVersion: cutText(e.codeVersion ?? '', MAX_LABEL_CHARS),
       seq: 0,
+      ...(e.client === undefined ? {} : { client: e.client }),
     });
   }
 
@@ -131,6 +135,7 @@ export class RecentTasks {
       failureMessage: e.succeeded ? '' : cutText(e.failureMessage, MAX_FAILURE_MESSAGE_CHARS),
       codeVersion: cutText(e.codeVersion ?? '', MAX_LABEL_CHARS) || (before?.codeVersion ?? ''),
       seq: 0,
+      ...(before?.client === undefined ? {} : { client: before.client }),
     });
   }
 

@@ -15,6 +15,9 @@ import { RecentTasks, type RecentTasksPage } from '../../core/recent-tasks.js';
 import type { AdmittedTask, OrchestratorListener } from '../orchestration/orchestrator.js';
 import { describeError } from '../orchestration/phase-results.js';
 import type { WorkerLogger } from '../telemetry/worker-logger.js';
+import { peerCertificate } from '../../../../grpc/authorization.js';
+import { callerIdentity, type IdentifiedCall } from '../../../../grpc/peer-identity.js';
+import { cachedRolesOf, type Role } from '../../../../kernel/roles.js';
 
 /** Keeps a RecentTasks ring up to date from the orchestrator's hooks. */
 export class RecentTasksRecorder implements OrchestratorListener {
@@ -28,7 +31,12 @@ export class RecentTasksRecorder implements OrchestratorListener {
   }
 
   onTaskAdmitted(task: AdmittedTask): void {
-    this.tasks.admitted({ taskId: task.taskId, builder: task.builder, now: task.acceptedAtMs });
+    this.tasks.admitted({
+      taskId: task.taskId,
+      builder: task.builder,
+      now: task.acceptedAtMs,
+      ...(task.client === undefined ? {} : { client: task.client }),
+    });
   }
 
   onTerminal(taskId: string, state: TerminalTaskState, result: TaskResult): void {
@@ -59,7 +67,7 @@ export function recentTasksPageToWire(
   nowMs: number,
 ): ListRecentTasksResponse {
   return {
-    tasks: page.tasks.map((t) => ({ ...t })),
+    tasks: page.tasks.map(({ client: _client, ...t }) => t),
     lastSeq: page.lastSeq,
     succeededTotal: page.succeededTotal,
     failedTotal: page.failedTotal,
@@ -82,7 +90,13 @@ export function workerAdminServiceHandlers(deps: WorkerAdminDeps): WorkerAdminSe
       }
       let response: ListRecentTasksResponse;
       try {
-        response = recentTasksPageToWire(deps.recent.list(afterSeq, limit), deps.workerInstance, deps.now());
+        const page = deps.recent.list(afterSeq, limit);
+        const own = ownTasksOnly(call);
+        response = recentTasksPageToWire(
+          own === undefined ? page : { ...page, tasks: page.tasks.filter((t) => t.client === own) },
+          deps.workerInstance,
+          deps.now(),
+        );
       } catch (err) {
         deps.logger.error({ rpc: 'ListRecentTasks', err: describeError(err) }, 'ListRecentTasks failed');
         callback({ code: grpc.status.INTERNAL, details: 'ListRecentTasks failed' });
@@ -91,4 +105,18 @@ export function workerAdminServiceHandlers(deps: WorkerAdminDeps): WorkerAdminSe
       callback(null, response);
     },
   };
+}
+
+/** Roles that see every client's tasks (docs/security.md § Roles); the others see their own. */
+const SEES_ALL: readonly Role[] = ['viewer', 'admin', 'coordinator'];
+
+/**
+ * The identity whose tasks alone `call` may list, or undefined when it may list all: with TLS, a
+ * caller without a viewing role of its own (a submitter, a deployer) sees only the tasks it submitted;
+ * on plaintext there is no one to tell apart.
+ */
+function ownTasksOnly(call: IdentifiedCall): string | undefined {
+  const cert = peerCertificate(call);
+  if (cert === undefined || cachedRolesOf(cert).some((r) => SEES_ALL.includes(r))) return undefined;
+  return callerIdentity(call);
 }

@@ -75,6 +75,8 @@ export interface AdmittedTask {
   /** The Call Builder plugin type. */
   readonly builder: string;
   readonly acceptedAtMs: number;
+  /** The submitter, when known. */
+  readonly client?: string;
 }
 
 /** One phase of one task, from its Start command to its result (admission wait included). */
@@ -337,6 +339,7 @@ export class Orchestrator {
       taskId: cmd.taskId,
       builder: cmd.input.functionCallConfig.type,
       acceptedAtMs: cmd.acceptedAtMs,
+      ...(cmd.client === undefined ? {} : { client: cmd.client }),
     };
     this.notify((l) => l.onTaskAdmitted?.(admitted));
     void activateTask(this.phases, cmd, rt).catch((err: unknown) => this.phaseCrashed(cmd.taskId, err));

@@ -230,6 +230,8 @@ describe('SubmitTask', () => {
         acceptedAtMs: 500,
         timeoutMs: 2_000,
         deadlineMs: 2_500,
+        // The submitter (none given: anonymous), for who may list the task (docs/security.md § Roles).
+        client: 'anonymous',
       },
     ]);
     // Still ALLOCATED (Preparing) until activation; the lease is renewed from acceptance.
