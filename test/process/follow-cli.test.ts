@@ -2,7 +2,8 @@
 // real one-machine cluster over a generated chain in a SQLite file: the follower runs the range, then new
 // blocks as `blockx data generate --from` adds them, re-runs the heights a reorg replaced (`blockx data
 // load` flips `canonical` in one transaction), removes the outputs of heights a reorg took away, refuses
-// a second runner of the same job, stops on `blockx jobs stop`, resumes from the state in the database,
+// a second runner of the same job, takes over from a SIGKILLed one once its lease expires, stops on
+// `blockx jobs stop`, resumes from the state in the database,
 // and stops with REORG_BEYOND_FINALITY on a reorg deeper than the finality depth. After each step the output
 // table equals token_transfers recomputed from the canonical blocks' events.
 import type { ChildProcess } from 'node:child_process';
@@ -180,8 +181,11 @@ describe('blockx backfill --follow against `blockx up`', () => {
     up.coordinator,
   ];
 
-  function startFollower(): void {
-    follower = spawnTracked(process.execPath, [BIN, ...followArgs()], { cwd: REPO, env: cleanEnv() });
+  function startFollower(more: string[] = []): void {
+    follower = spawnTracked(process.execPath, [BIN, ...followArgs(), ...more], {
+      cwd: REPO,
+      env: cleanEnv(),
+    });
     out = captureOutput(follower, 2_000_000);
   }
 
@@ -227,10 +231,16 @@ describe('blockx backfill --follow against `blockx up`', () => {
   }, 30_000);
 
   it(
-    'runs the range, then new blocks, re-runs a reorg, removes what a shorter chain lost; one runner per job',
+    'runs the range (resuming after a SIGKILL), then new blocks, re-runs a reorg, removes what a shorter chain lost; one runner per job',
     async () => {
+      // SIGKILLed after its first blocks: the restarted follower waits for the dead one's lease to expire
+      // (--wait-for-lock), then resumes from the state in the database.
       startFollower();
+      await waitForLine(follower as ChildProcess, /"type":"block","height":\d+,"hash":"0x/, STEP);
+      await stopGroup(follower as ChildProcess, 'SIGKILL', 1_000);
+      startFollower(['--wait-for-lock']);
       await caughtUp(40);
+      expect(out?.text()).toMatch(/is being run by .* pid \d+ \(lease until .*\); waiting/);
       expectOutputEqualsCanonical();
       jobId = /following as job (fl-[0-9a-f]{12})/.exec(out?.text() ?? '')?.[1] ?? '';
       expect(jobId).toMatch(/^fl-[0-9a-f]{12}$/);
