@@ -8,8 +8,9 @@
 //
 // Each `--root` is a checkout with a build (`npm run build`): its executor runs as
 // `node ROOT/bin/blockx.js executor` (default: this checkout only). Rows: each root without
-// `bulkResults`, and with it where the executor's Hello announces `CallsCompleted`
-// (docs/executor.md § Calls in bulk); runs alternate between the rows, and the table gives the median
+// `bulkResults`, with it where the executor's Hello announces `CallsCompleted`, and with it and each
+// call's arguments as JSON text (`argsJson`) where it announces `ArgsJson` too (docs/executor.md §
+// Calls in bulk); runs alternate between the rows, and the table gives the median
 // and each row's ratio to the first. A driver, not a Worker: it parses the answers and counts them.
 // `--profile DIR`: each executor runs with Node's `--cpu-prof --cpu-prof-dir DIR`, which profiles its
 // main thread and every execution thread (EXECUTOR_CPU_PROFILE samples the main thread only), and is
@@ -31,6 +32,7 @@ import { cpuSnapshot } from './lib/proc-cpu.js';
 import { transferBlock } from './lib/transfer-block.js';
 
 const REPO = path.resolve(import.meta.dirname, '..');
+let eventsJson: string[] = [];
 const { values } = parseArgs({
   options: {
     root: { type: 'string', multiple: true },
@@ -74,6 +76,10 @@ class Driven {
 
   get bulkResults(): boolean {
     return ((this.hello?.features as string[] | undefined) ?? []).includes('CallsCompleted');
+  }
+
+  get argsJson(): boolean {
+    return ((this.hello?.features as string[] | undefined) ?? []).includes('ArgsJson');
   }
 
   async start(functionsDir: string, files: { name: string; fileName: string; source: string }[]) {
@@ -122,7 +128,7 @@ class Driven {
   }
 
   /** Sends `total` calls in frames of `batch`, `inflight` at a time; resolves with ms and CPU ms. */
-  run(label: string, total: number, bulk: boolean, events: readonly unknown[]) {
+  run(label: string, total: number, bulk: boolean, argsJson: boolean, events: readonly unknown[]) {
     return new Promise<{ ms: number; cpuMs: number; mainMs: number; failed: number }>((resolve) => {
       const cpu0 = cpuSnapshot(this.pid).cpuMs;
       const main0 = mainThreadCpuMs(this.pid);
@@ -135,7 +141,11 @@ class Driven {
           const n = Math.min(BATCH, total - sent);
           const calls = [];
           for (let i = 0; i < n; i++, sent++)
-            calls.push({ callId: `${label}/${sent}`, attempt: 1, args: [events[sent % events.length]] });
+            calls.push(
+              argsJson
+                ? { callId: `${label}/${sent}`, attempt: 1, argsJson: eventsJson[sent % events.length] }
+                : { callId: `${label}/${sent}`, attempt: 1, args: [events[sent % events.length]] },
+            );
           this.writer.send({
             type: 'ExecuteCalls',
             taskId: `${label}/${Math.floor(sent / 4096)}`,
@@ -197,6 +207,8 @@ async function main(): Promise<void> {
     },
   ];
   const events = transferBlock(1, 100, 1000).events;
+  // The Worker has each call's arguments as JSON text when it builds a frame; so does this driver.
+  eventsJson = events.map((e) => JSON.stringify([e]));
   const executors: Driven[] = [];
   try {
     for (const root of ROOTS) {
@@ -204,18 +216,20 @@ async function main(): Promise<void> {
       await d.start(functionsDir, files);
       executors.push(d);
     }
-    const rows: { name: string; d: Driven; bulk: boolean }[] = [];
+    const rows: { name: string; d: Driven; bulk: boolean; argsJson: boolean }[] = [];
     for (const d of executors) {
       const name = d.root === REPO ? 'this checkout' : path.relative(REPO, d.root) || d.root;
-      rows.push({ name: `${name}, per-attempt results`, d, bulk: false });
-      if (d.bulkResults) rows.push({ name: `${name}, bulkResults`, d, bulk: true });
+      rows.push({ name: `${name}, per-attempt results`, d, bulk: false, argsJson: false });
+      if (d.bulkResults) rows.push({ name: `${name}, bulkResults`, d, bulk: true, argsJson: false });
+      if (d.bulkResults && d.argsJson)
+        rows.push({ name: `${name}, bulkResults + argsJson`, d, bulk: true, argsJson: true });
     }
     // Warm-up: compile, module instances, JIT.
-    for (const r of rows) await r.d.run('warm', Math.min(CALLS, 20_000), r.bulk, events);
+    for (const r of rows) await r.d.run('warm', Math.min(CALLS, 20_000), r.bulk, r.argsJson, events);
     const results = new Map<string, { cpuUs: number; mainUs: number; rate: number }[]>();
     for (let run = 0; run < RUNS; run++) {
       for (const r of rows) {
-        const m = await r.d.run(`r${run}`, CALLS, r.bulk, events);
+        const m = await r.d.run(`r${run}`, CALLS, r.bulk, r.argsJson, events);
         const got = {
           cpuUs: (m.cpuMs * 1000) / CALLS,
           mainUs: (m.mainMs * 1000) / CALLS,

@@ -38,7 +38,7 @@ import {
 import { failedFrame, readThrown } from './call-outcome.js';
 import { BUSY_BEAT_INTERVAL_MS, IDLE_BEAT_INTERVAL_MS } from './core/pool-scheduler.js';
 import { ExecutorErrorCode } from './errors.js';
-import { attemptKey, type WaitRequest } from './protocol.js';
+import { attemptKey, type BatchedCallIn, type WaitRequest } from './protocol.js';
 import { ReadCopies, deepFreeze, readCopyHits, readCopyKey, type IoRequest } from './read-copies.js';
 import { CallWaitError, type LogFields } from './sdk.js';
 import { isolateThread } from './task-isolation.js';
@@ -235,6 +235,21 @@ function invoke(run: RunningCall, fn: Fn): void {
   );
 }
 
+/**
+ * An entry's arguments: `args` as they came, or its `argsJson` parsed here (ArgsJson), or why that text
+ * is not the JSON of an array.
+ */
+function argsOf(call: BatchedCallIn): readonly unknown[] | string {
+  if ('args' in call) return call.args;
+  let args: unknown;
+  try {
+    args = JSON.parse(call.argsJson);
+  } catch (err) {
+    return `argsJson is not JSON: ${(err as Error).message}`;
+  }
+  return Array.isArray(args) ? args : 'argsJson is not the JSON text of an array';
+}
+
 /** Start the attempts of a slice in order, each one it can claim (the others were taken back). */
 function runSlice(slice: ExecSlice): void {
   const { task, moduleKey, calls } = slice;
@@ -246,10 +261,28 @@ function runSlice(slice: ExecSlice): void {
     const now = performance.now();
     if (!claimExec(signals, seq, monoAt(now))) continue; // taken back: the main thread runs it elsewhere
     const call = calls[i]!;
-    const run = newSliceCall(task, call, attemptKey(call.callId, call.attempt), now);
+    const args = argsOf(call);
+    const { callId, attempt } = call;
+    const run = newSliceCall(
+      task,
+      'args' in call ? call : { callId, attempt, args: typeof args === 'string' ? [] : args },
+      attemptKey(callId, attempt),
+      now,
+    );
     live++;
     fresh.push(run);
-    if (fn === undefined) {
+    if (typeof args === 'string') {
+      finish(
+        run,
+        ThreadEvent.Done,
+        failedFrame(call, {
+          kind: 'user',
+          retryable: false,
+          code: ExecutorErrorCode.FRAME_INVALID,
+          message: args,
+        }),
+      );
+    } else if (fn === undefined) {
       failLoad(run, `internal: module ${moduleKey} was not announced to this thread`);
     } else if (typeof fn === 'function') {
       invoke(run, fn);

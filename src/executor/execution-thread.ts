@@ -8,7 +8,7 @@
 import { Worker } from 'node:worker_threads';
 import type { ThreadBooks } from './core/pool-calls.js';
 import { EPOCH_LOADER_HOOKS_URL } from './epoch-loader-hooks.js';
-import type { BatchedCall, CallTask } from './protocol.js';
+import type { BatchedCallIn, CallTask } from './protocol.js';
 import {
   newSignalsBuffer,
   signalViews,
@@ -42,7 +42,7 @@ export interface ThreadSetLike<Call> {
   /** Stop the thread's code now; the pool then counts it lost itself. */
   kill(t: ExecutionThread<Call>): void;
   terminateAll(): Promise<void>;
-  exec(t: ExecutionThread<Call>, task: CallTask, entry: BatchedCall, mod: ThreadModule): void;
+  exec(t: ExecutionThread<Call>, task: CallTask, entry: BatchedCallIn, mod: ThreadModule): void;
   control(t: ExecutionThread<Call>, c: ThreadControl): void;
 }
 
@@ -101,7 +101,7 @@ export class ThreadSet<Call> implements ThreadSetLike<Call> {
    * Queue an exec for the thread, announcing its module first if the thread does not have it. Execs of
    * the same task fields and module in a row join one slice.
    */
-  exec(t: ExecutionThread<Call>, task: CallTask, entry: BatchedCall, mod: ThreadModule): void {
+  exec(t: ExecutionThread<Call>, task: CallTask, entry: BatchedCallIn, mod: ThreadModule): void {
     const { slices } = t.outbox;
     const last = slices[slices.length - 1];
     if (last !== undefined && last.task === task && last.moduleKey === mod.moduleKey) {

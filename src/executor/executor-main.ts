@@ -21,7 +21,7 @@ import { FunctionCompiler, type CompiledFunction } from './function-compiler.js'
 import {
   ExecutorFeature,
   PROTOCOL_VERSION,
-  type BatchedCall,
+  type BatchedCallIn,
   type CallTask,
   type ExecuteCallMessage,
   type ExecuteCallsMessage,
@@ -72,7 +72,7 @@ export async function runExecutor(options: ExecutorOptions): Promise<ExecutorExi
     pid: process.pid,
     threads,
     functionsDir: options.functionsDir,
-    features: [ExecutorFeature.ExecuteCalls, ExecutorFeature.CallsCompleted],
+    features: [ExecutorFeature.ExecuteCalls, ExecutorFeature.CallsCompleted, ExecutorFeature.ArgsJson],
     ...(options.secret !== undefined ? { secret: options.secret } : {}),
   };
   // The Hello goes out before any user code is loaded, and the Worker accepts its secret once: a
@@ -357,6 +357,13 @@ function checkArgs(args: unknown): string | undefined {
   return Array.isArray(args) ? undefined : 'args must be an array';
 }
 
+/** An ExecuteCalls entry's arguments: `args`, or their JSON text `argsJson` (ArgsJson), not both. */
+function checkEntryArgs(e: Record<string, unknown>): string | undefined {
+  if (e.argsJson === undefined) return checkArgs(e.args);
+  if (e.args !== undefined) return 'an entry carries args or argsJson, not both';
+  return typeof e.argsJson === 'string' ? undefined : 'argsJson must be a string';
+}
+
 function checkBudgetAndCache(m: TaskFields): string | undefined {
   if (typeof m.budgetMs !== 'number' || m.budgetMs < 0) return 'budgetMs must be a number >= 0';
   if (m.ioCache !== undefined && (typeof m.ioCache !== 'string' || m.ioCache === ''))
@@ -386,7 +393,7 @@ function taskOf(m: ExecuteCallMessage | ExecuteCallsMessage): CallTask {
 export function batchOf(
   m: ExecuteCallsMessage,
   malformed: (problem: string) => void,
-): { task: CallTask; calls: BatchedCall[] } | undefined {
+): { task: CallTask; calls: BatchedCallIn[] } | undefined {
   // The task-level fields are checked once for the frame, each entry only for its own fields.
   const problem = Array.isArray(m.calls)
     ? (checkTaskNames(m) ?? checkBudgetAndCache(m))
@@ -395,12 +402,12 @@ export function batchOf(
     malformed(problem);
     return undefined;
   }
-  const calls: BatchedCall[] = [];
+  const calls: BatchedCallIn[] = [];
   for (const entry of m.calls as readonly unknown[]) {
     const e = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>;
-    const bad = checkAttemptFields(e.callId, e.attempt) ?? checkArgs(e.args);
+    const bad = checkAttemptFields(e.callId, e.attempt) ?? checkEntryArgs(e);
     if (bad !== undefined) malformed(bad);
-    else calls.push(entry as BatchedCall);
+    else calls.push(entry as BatchedCallIn);
   }
   return { task: taskOf(m), calls };
 }
@@ -416,11 +423,11 @@ export function executeCallsOf(
   const batch = batchOf(m, malformed);
   if (batch === undefined) return [];
   const { bulkResults: _bulk, ...task } = batch.task;
-  return batch.calls.map(({ callId, attempt, args }) => ({
+  return batch.calls.map((e) => ({
     type: 'ExecuteCall',
     ...task,
-    callId,
-    attempt,
-    args,
+    callId: e.callId,
+    attempt: e.attempt,
+    args: 'args' in e ? e.args : (JSON.parse(e.argsJson) as unknown[]),
   }));
 }

@@ -18,6 +18,12 @@ export const ExecutorFeature = {
    * successful outcomes of its attempts in bulk (docs/executor.md § Calls in bulk).
    */
   CallsCompleted: 'CallsCompleted',
+  /**
+   * The executor takes an ExecuteCalls entry's arguments as JSON text (`argsJson`) in place of `args`:
+   * its main thread then routes the text without building the values, and the execution thread that
+   * runs the call parses it (docs/executor.md § Calls in bulk).
+   */
+  ArgsJson: 'ArgsJson',
 } as const;
 export type ExecutorFeature = (typeof ExecutorFeature)[keyof typeof ExecutorFeature];
 
@@ -219,6 +225,13 @@ export type CallTask = Omit<ExecuteCallsMessage, 'type' | 'calls'>;
 export interface BatchedCall extends CallAttemptRef {
   readonly args: readonly unknown[];
 }
+
+/**
+ * An ExecuteCalls entry as an executor that announced `ExecutorFeature.ArgsJson` may get it: its
+ * arguments either as values (`args`) or as the JSON text of that array (`argsJson`), exactly one.
+ */
+export type BatchedCallIn = CallAttemptRef &
+  ({ readonly args: readonly unknown[] } | { readonly argsJson: string });
 
 /** Abort the attempt's `ctx.signal` now; past the hard limit its execution unit is terminated. */
 export interface CancelCallMessage extends CallAttemptRef {

@@ -11,7 +11,7 @@
 // frames, or as CallsCompleted entries for the main thread to join.
 
 import { SEQ_MASK } from './core/pool-calls.js';
-import type { BatchedCall, CallTask, WaitError } from './protocol.js';
+import type { BatchedCallIn, CallTask, WaitError } from './protocol.js';
 
 export { SEQ_MASK, seqBefore } from './core/pool-calls.js';
 
@@ -27,8 +27,8 @@ export interface MainToThreadBatch {
 export interface ExecSlice {
   readonly task: CallTask;
   readonly moduleKey: string;
-  /** In the order of their exec sequence numbers. */
-  readonly calls: BatchedCall[];
+  /** In the order of their exec sequence numbers; the thread parses an `argsJson`. */
+  readonly calls: BatchedCallIn[];
 }
 
 /** A compiled module, announced once per thread before its first call. */

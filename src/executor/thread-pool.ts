@@ -30,7 +30,7 @@ import type { CompiledFunction } from './function-compiler.js';
 import { judgeMemory, type MemoryLimits } from './memory-watch.js';
 import {
   attemptKey,
-  type BatchedCall,
+  type BatchedCallIn,
   type CallFailureKind,
   type CallTask,
   type ResumeCallMessage,
@@ -145,7 +145,7 @@ export class ThreadPool {
    * Run attempts of one task: the entries of an ExecuteCalls frame (or the one of an ExecuteCall), each
    * posted to its thread as is, with `task` shared by all of them. The module is resolved once for all.
    */
-  execute(task: CallTask, entries: readonly BatchedCall[]): void {
+  execute(task: CallTask, entries: readonly BatchedCallIn[]): void {
     if (this.closed) return;
     const fresh: PoolCall[] = [];
     for (const entry of entries) {

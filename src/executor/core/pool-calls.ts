@@ -3,7 +3,7 @@
 // owns the threads and their shared memory; it reads a thread's claim word and hands the result here
 // (`takeBack(t, from)`). No IO, no clock: times are arguments.
 
-import type { BatchedCall, CallTask } from '../protocol.js';
+import type { BatchedCallIn, CallTask } from '../protocol.js';
 import type { ThreadLoad } from './pool-scheduler.js';
 
 /** Exec sequence numbers are 31-bit and wrap (thread-messages.ts § shared memory). */
@@ -33,7 +33,7 @@ export interface PoolCall<T, M> {
   /** The task-level fields, one object for every attempt of one ExecuteCalls frame. */
   readonly task: CallTask;
   /** The attempt as parsed (its ExecuteCalls entry, or the ExecuteCall's own); posted to its thread as is. */
-  readonly entry: BatchedCall;
+  readonly entry: BatchedCallIn;
   readonly key: string;
   readonly budgetMs: number;
   state: CallState;
@@ -57,7 +57,7 @@ export interface PoolCall<T, M> {
   overdue: boolean;
 }
 
-export function newPoolCall<T, M>(task: CallTask, entry: BatchedCall, key: string): PoolCall<T, M> {
+export function newPoolCall<T, M>(task: CallTask, entry: BatchedCallIn, key: string): PoolCall<T, M> {
   return {
     task,
     entry,

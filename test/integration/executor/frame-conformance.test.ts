@@ -176,6 +176,39 @@ describe.each(['js', 'python'] as const)('%s executor frame conformance', (langu
     else expect(containers).toBe(1_201);
   });
 
+  it('takes arguments as JSON text (argsJson) where it announces ArgsJson; a bad text fails its attempt alone', async () => {
+    const features = (s.hello!.features as string[] | undefined) ?? [];
+    // The JS executor announces it; the Python Executor does not, so a Worker never sends it there.
+    expect(features.includes('ArgsJson')).toBe(language === 'js');
+    if (!features.includes('ArgsJson')) return;
+    s.send([
+      {
+        type: 'ExecuteCalls',
+        taskId: 'task-aj',
+        function: 'conf_echo',
+        codeEpoch: 'EPOCH',
+        budgetMs: 10_000,
+        calls: [
+          { callId: 'aj-1', attempt: 1, argsJson: '[1,{"b":"é\\"x"}]' },
+          { callId: 'aj-2', attempt: 1, argsJson: '{"not":"an array"}' },
+          { callId: 'aj-3', attempt: 1, argsJson: '[1,' },
+          { callId: 'aj-both', attempt: 1, args: [], argsJson: '[]' },
+          { callId: 'aj-4', attempt: 2, args: ['plain'] },
+        ],
+      },
+    ]);
+    const got = await s.take(4);
+    const byId = Object.fromEntries(got.map((f) => [f.callId as string, f]));
+    expect(byId).toMatchObject({
+      'aj-1': { type: 'CallCompleted', value: { args: [1, { b: 'é"x' }], callId: 'aj-1' } },
+      'aj-2': { type: 'CallFailed', kind: 'user', retryable: false, code: 'FRAME_INVALID' },
+      'aj-3': { type: 'CallFailed', kind: 'user', retryable: false, code: 'FRAME_INVALID' },
+      'aj-4': { type: 'CallCompleted', attempt: 2, value: { args: ['plain'] } },
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(s.frames).toEqual([]); // the entry with both was dropped as malformed
+  });
+
   it.each(CONFORMANCE_ROWS.map((r) => [r.name, r] as const))('%s', async (_name, row) => {
     for (const step of row.steps) {
       if ('send' in step) {
