@@ -34,7 +34,8 @@ export interface Inflight extends AttemptFields {
   waits: number[] | undefined;
 }
 
-export function newConn(id: ConnId, now: number, helloDeadline: number): Conn {
+/** A connection just opened; its hello deadline is set by the core (LinkState.setHelloDeadline). */
+export function newConn(id: ConnId, now: number): Conn {
   return {
     id,
     authenticated: false,
@@ -46,7 +47,7 @@ export function newConn(id: ConnId, now: number, helloDeadline: number): Conn {
     threads: 0,
     lastHeartbeatAtMs: now,
     sentEpochs: new Set(),
-    helloDeadline,
+    helloDeadline: undefined,
   };
 }
 

@@ -52,7 +52,8 @@ export class LinkCore extends LinkState {
   /** A connection was accepted. Returns its id; a closed link refuses it silently. */
   connectionOpened(now: number): ConnId {
     const id = this.nextConnId++;
-    const conn = newConn(id, now, now + this.opts.helloTimeoutMs);
+    const conn = newConn(id, now);
+    this.setHelloDeadline(conn, now + this.opts.helloTimeoutMs);
     this.conns.set(id, conn);
     if (this.closedLink) this.refuse(conn, undefined);
     return id;
@@ -60,6 +61,7 @@ export class LinkCore extends LinkState {
 
   /** Hello deadlines that passed. */
   tick(now: number): void {
+    if (this.awaitingHello === 0) return;
     for (const c of [...this.conns.values()])
       if (c.helloDeadline !== undefined && c.helloDeadline <= now)
         this.refuse(c, `no Hello within ${this.opts.helloTimeoutMs} ms`);

@@ -46,6 +46,8 @@ export abstract class LinkState {
   protected closedLink = false;
   protected out: LinkCommand[] = [];
   private joining: JoiningSuccesses | undefined;
+  /** Connections with a hello deadline (not yet authenticated nor refused): 0 almost always. */
+  protected awaitingHello = 0;
 
   constructor(options: LinkCoreOptions) {
     this.opts = options;
@@ -89,8 +91,9 @@ export abstract class LinkState {
   isAuthenticated(conn: ConnId): boolean {
     return this.conns.get(conn)?.authenticated === true;
   }
-  /** The earliest hello deadline of a pending connection. */
+  /** The earliest hello deadline of a pending connection (asked after every input: cheap when none). */
   nextDeadline(): number | undefined {
+    if (this.awaitingHello === 0) return undefined;
     let next: number | undefined;
     for (const c of this.conns.values())
       if (c.helloDeadline !== undefined && (next === undefined || c.helloDeadline < next))
@@ -154,6 +157,18 @@ export abstract class LinkState {
     else out.push({ type: 'sendExecutes', conn: conn.id, calls: [entry.command] });
   }
 
+  /** A new connection waits for its Hello until `deadline`. */
+  protected setHelloDeadline(conn: Conn, deadline: number): void {
+    if (conn.helloDeadline === undefined) this.awaitingHello += 1;
+    conn.helloDeadline = deadline;
+  }
+
+  protected clearHelloDeadline(conn: Conn): void {
+    if (conn.helloDeadline === undefined) return;
+    conn.helloDeadline = undefined;
+    this.awaitingHello -= 1;
+  }
+
   /**
    * The first frame of a connection decides whether it may speak for the executor: a Hello carrying the
    * current spawn secret. Anything else refuses it and leaves the live executor alone.
@@ -165,7 +180,7 @@ export abstract class LinkState {
       return false;
     }
     this.expectedSecret = undefined; // one spawn, one connection
-    conn.helloDeadline = undefined;
+    this.clearHelloDeadline(conn);
     conn.authenticated = true;
     // One executor at a time: an authenticated newcomer is the replacement process of a lost one.
     if (this.current) this.lose(this.current, 'superseded by a new executor connection');
@@ -177,7 +192,7 @@ export abstract class LinkState {
   protected refuse(conn: Conn, why: string | undefined): void {
     if (conn.closed) return;
     conn.closed = true;
-    conn.helloDeadline = undefined;
+    this.clearHelloDeadline(conn);
     this.conns.delete(conn.id);
     this.out.push(
       why === undefined

@@ -47,9 +47,20 @@ const done = (callId: string, attempt = 1): ExecutorToWorker => ({
   durationMs: 1,
 });
 
+/** LinkCore with the slow, obvious reading of its hello deadlines, to check the kept count against. */
+class ProbedLinkCore extends LinkCore {
+  slowNextDeadline(): number | undefined {
+    let next: number | undefined;
+    for (const c of this.conns.values())
+      if (c.helloDeadline !== undefined && (next === undefined || c.helloDeadline < next))
+        next = c.helloDeadline;
+    return next;
+  }
+}
+
 /** A core with a shell that carries out continuations (flushQueued) the way executor-link.ts does. */
 function harness(opts: { queueWhileDown?: boolean; helloTimeoutMs?: number; bulkResults?: boolean } = {}) {
-  const core = new LinkCore({
+  const core = new ProbedLinkCore({
     helloTimeoutMs: opts.helloTimeoutMs ?? 5000,
     queueWhileDown: opts.queueWhileDown ?? true,
     bulkResults: opts.bulkResults ?? false,
