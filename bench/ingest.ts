@@ -3,16 +3,22 @@
 // through a forwarder contract (a nested call frame) and an ETH transfer; then, in one run, on the same blocks,
 // into two fresh SQLite files:
 //
-//   npx tsx bench/ingest.ts [--blocks 2000] [--workers 2] [--concurrency 64]
+//   npx tsx bench/ingest.ts [--blocks 2000] [--workers 2] [--concurrency 64] [--bundle-size 50]
 //   npm run bench -- --only ingest
 //
 //   viem loop        one process, block after block: viem's client asks for the block with its
 //                    transactions, its receipts (eth_getBlockReceipts) and its traces (trace_block), three
 //                    requests in turn; the rows (the same mapping, plugins/writers/chain-ingest-write) go into
 //                    the four tables in one better-sqlite3 transaction per block (delete the height, insert).
-//   blockx ingest    `blockx ingest --rpc URL --from --to --json` through the built CLI against
-//                    `blockx up --workers N` (bench/lib/backfill-up.ts): one task per block, the block's calls
-//                    in one JSON-RPC batch, the rows in one transaction per block.
+//   blockx per-block   `blockx ingest --rpc URL --from --to --json` through the built CLI against
+//                      `blockx up --workers N` (bench/lib/backfill-up.ts): one task per block, the block's
+//                      calls in one JSON-RPC batch, the rows in one transaction per block.
+//   blockx per-bundle  the same with `--bundle-size S` (50 by default): one task per aligned bundle of S
+//                      blocks, its blocks fetched side by side within the source's limits, its rows in one
+//                      transaction.
+//
+// The range is aligned to bundles of S (the chain is filled with S more blocks than measured, and the
+// first bundle, which holds the contract deployments, is left out).
 //
 // Both talk to Anvil through a pass-through HTTP proxy in this process (test/support/rpc-fault-proxy.ts) that
 // counts HTTP requests and the JSON-RPC calls they carry: reported per block. After both runs the four tables
@@ -40,13 +46,20 @@ const { values } = parseArgs({
     blocks: { type: 'string', default: '2000' },
     workers: { type: 'string', default: '2' },
     concurrency: { type: 'string', default: '64' },
+    'bundle-size': { type: 'string', default: '50' },
   },
 });
+const BUNDLE = Number(values['bundle-size']);
 const BLOCKS = Number(values.blocks);
 const WORKERS = Number(values.workers);
 const CONCURRENCY = Number(values.concurrency);
-if (![BLOCKS, WORKERS, CONCURRENCY].every((n) => Number.isSafeInteger(n) && n > 0)) {
-  console.error('usage: bench/ingest.ts [--blocks N>0] [--workers N>0] [--concurrency N>0]');
+if (
+  ![BLOCKS, WORKERS, CONCURRENCY, BUNDLE].every((n) => Number.isSafeInteger(n) && n > 0) ||
+  BLOCKS % BUNDLE !== 0
+) {
+  console.error(
+    'usage: bench/ingest.ts [--blocks N>0] [--workers N>0] [--concurrency N>0] [--bundle-size S>0, dividing N]',
+  );
   process.exit(2);
 }
 
@@ -143,80 +156,93 @@ async function migrate(storageUrl: string): Promise<void> {
   if (r.code !== 0) throw new Error(`blockx db migrate failed: ${r.stderr}`);
 }
 
+interface IngestRun {
+  readonly seconds: number;
+  readonly failed: number;
+  readonly count: Counted;
+}
+
+/** `blockx ingest` of [from, to] against a fresh `blockx up` on `storageUrl`, through the counting proxy. */
+async function runIngest(
+  proxy: { url: string; bodies: readonly string[] },
+  storageUrl: string,
+  from: number,
+  to: number,
+  more: string[],
+): Promise<IngestRun> {
+  const up = await startUp({ storageUrl, workers: WORKERS });
+  try {
+    const mark = proxy.bodies.length;
+    const args = ['ingest', '--rpc', proxy.url, '--from', String(from), '--to', String(to), '--json'];
+    const state = ['--fresh', '--state-dir', path.join(dir, 'state')];
+    const r = await up.cli([...args, ...state, ...more], { timeoutMs: 1_800_000 });
+    const last = r.stdout.trim().split('\n').at(-1) ?? '{}';
+    const summary = (JSON.parse(last) as { summary?: { seconds: number; failed: number; succeeded: number } })
+      .summary;
+    if (summary === undefined) throw new Error(`no summary: ${r.stderr}\n${up.output()}`);
+    return { seconds: summary.seconds, failed: summary.failed, count: counted(proxy.bodies, mark) };
+  } finally {
+    await up.stop();
+  }
+}
+
 async function main(): Promise<number> {
   const anvil = await startAnvil();
   const proxy = await startFaultProxy(anvil.url);
   try {
     const fillStarted = performance.now();
-    const chain = await populateChain(anvil, { blocks: BLOCKS, transfersPerBlock: 2 });
+    await populateChain(anvil, { blocks: BLOCKS + BUNDLE, transfersPerBlock: 2 });
     const fillSeconds = (performance.now() - fillStarted) / 1000;
-    const { from, to } = chain;
+    const from = BUNDLE + 1;
+    const to = BUNDLE + BLOCKS;
 
-    const loopUrl = `sqlite:${path.join(dir, 'loop.db')}`;
-    const blockxUrl = `sqlite:${path.join(dir, 'blockx.db')}`;
-    await migrate(loopUrl);
-    await migrate(blockxUrl);
+    const urls = { loop: 'loop', block: 'per-block', bundle: 'per-bundle' } as const;
+    const storage = (name: string) => `sqlite:${path.join(dir, `${name}.db`)}`;
+    for (const name of Object.values(urls)) await migrate(storage(name));
 
     const loopMark = proxy.bodies.length;
     const loopSeconds = await viemLoop(proxy.url, path.join(dir, 'loop.db'), from, to);
     const loopCount = counted(proxy.bodies, loopMark);
 
-    const up = await startUp({ storageUrl: blockxUrl, workers: WORKERS });
-    let blockx: { seconds: number; failed: number; succeeded: number; count: Counted; wall: number };
-    try {
-      const mark = proxy.bodies.length;
-      const t0 = performance.now();
-      const r = await up.cli(
-        [
-          'ingest',
-          '--rpc',
-          proxy.url,
-          '--from',
-          String(from),
-          '--to',
-          String(to),
-          '--json',
-          '--fresh',
-          '--concurrency',
-          String(CONCURRENCY),
-          '--state-dir',
-          path.join(dir, 'state'),
-        ],
-        { timeoutMs: 1_800_000 },
-      );
-      const wall = (performance.now() - t0) / 1000;
-      const last = r.stdout.trim().split('\n').at(-1) ?? '{}';
-      const summary = (
-        JSON.parse(last) as { summary?: { seconds: number; failed: number; succeeded: number } }
-      ).summary;
-      if (summary === undefined) throw new Error(`no summary: ${r.stderr}\n${up.output()}`);
-      // The CLI's own probe (eth_chainId, eth_blockNumber) is counted too: it is part of the job.
-      blockx = { ...summary, count: counted(proxy.bodies, mark), wall };
-    } finally {
-      await up.stop();
+    const runs: { name: string; run: IngestRun }[] = [];
+    for (const [name, more] of [
+      [urls.block, ['--concurrency', String(CONCURRENCY)]],
+      [urls.bundle, ['--bundle-size', String(BUNDLE)]],
+    ] as const) {
+      runs.push({ name, run: await runIngest(proxy, storage(name), from, to, [...more]) });
     }
 
-    const [loopRows, blockxRows] = await Promise.all([tableRows(loopUrl), tableRows(blockxUrl)]);
-    const same = TABLES.every((t) => JSON.stringify(loopRows[t]) === JSON.stringify(blockxRows[t]));
-    const rowCounts = TABLES.map((t) => `${t} ${loopRows[t]?.length}`).join(', ');
+    const loopRows = await tableRows(storage(urls.loop));
     const blocks = to - from + 1;
-    const rate = (s: number) => (blocks / s).toFixed(1);
+    const rate = (sec: number) => (blocks / sec).toFixed(1);
+    const perBlock = (n: number) => (n / blocks).toFixed(2);
+    const rowCounts = TABLES.map((t) => `${t} ${loopRows[t]?.length}`).join(', ');
     console.log(
-      `## ingest — ${blocks} Anvil blocks (${rowCounts}), ${WORKERS} workers, concurrency ${CONCURRENCY}, ` +
-        `load ${(loadavg()[0] ?? 0).toFixed(2)} (chain filled in ${fillSeconds.toFixed(1)} s)\n`,
-    );
-    console.log('| run | seconds | blocks/s | HTTP requests/block | RPC calls/block | failed |');
-    console.log('| --- | --- | --- | --- | --- | --- |');
-    console.log(
-      `| viem loop | ${loopSeconds.toFixed(2)} | ${rate(loopSeconds)} | ${(loopCount.requests / blocks).toFixed(2)} | ${(loopCount.calls / blocks).toFixed(2)} | 0 |`,
+      `## ingest — ${blocks} Anvil blocks (${rowCounts}), ${WORKERS} workers, per-block concurrency ` +
+        `${CONCURRENCY}, bundles of ${BUNDLE}, load ${(loadavg()[0] ?? 0).toFixed(2)} ` +
+        `(chain filled in ${fillSeconds.toFixed(1)} s)\n`,
     );
     console.log(
-      `| blockx ingest | ${blockx.seconds.toFixed(2)} | ${rate(blockx.seconds)} | ${(blockx.count.requests / blocks).toFixed(2)} | ${(blockx.count.calls / blocks).toFixed(2)} | ${blockx.failed} |`,
+      "| run | seconds | blocks/s | HTTP requests/block | RPC calls/block | failed | tables equal the loop's | throughput blockx/loop |",
     );
+    console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
     console.log(
-      `\nthroughput blockx/loop: ${(loopSeconds / blockx.seconds).toFixed(2)}× (command wall time ${blockx.wall.toFixed(2)} s, node start included); tables equal: ${same ? 'yes' : 'NO'}\n`,
+      `| viem loop | ${loopSeconds.toFixed(2)} | ${rate(loopSeconds)} | ${perBlock(loopCount.requests)} | ${perBlock(loopCount.calls)} | 0 | | 1.00× |`,
     );
-    return same && blockx.failed === 0 && blockx.succeeded === blocks ? 0 : 1;
+    let ok = true;
+    for (const { name, run } of runs) {
+      const rows = await tableRows(storage(name));
+      const same = TABLES.every((t) => JSON.stringify(loopRows[t]) === JSON.stringify(rows[t]));
+      ok &&= same && run.failed === 0;
+      console.log(
+        `| blockx ${name} | ${run.seconds.toFixed(2)} | ${rate(run.seconds)} | ${perBlock(run.count.requests)} | ${perBlock(run.count.calls)} | ${run.failed} | ${same ? 'yes' : 'NO'} | ${(loopSeconds / run.seconds).toFixed(2)}× |`,
+      );
+    }
+    console.log(
+      "\nSeconds: the loop from its client made; BlockX the job's own (its summary). Requests include the " +
+        "CLI's probe (eth_chainId, eth_blockNumber).\n",
+    );
+    return ok ? 0 : 1;
   } finally {
     await proxy.close();
     await anvil.stop();

@@ -153,5 +153,31 @@ describe.each(BACKENDS)('blockx ingest on %s', (_name, storage) => {
     const again = await cluster.cli(ingestArgs(stateDir, ['--fresh']), { timeoutMs: 110_000 });
     expect(again.code, again.stderr).toBe(0);
     expect(await tableRows(cluster)).toEqual(expected);
+
+    // Bundles of 50 over blocks 1..200 (a task each, its blocks in one transaction): the same rows again.
+    const bundles = await cluster.cli(
+      [
+        'ingest',
+        '--rpc',
+        anvil.url,
+        '--from',
+        '1',
+        '--to',
+        '200',
+        '--bundle-size',
+        '50',
+        '--json',
+        '--fresh',
+        '--state-dir',
+        stateDir,
+      ],
+      { timeoutMs: 110_000 },
+    );
+    expect(bundles.code, bundles.stderr).toBe(0);
+    const lines = bundles.stdout.trim().split('\n');
+    // Four tasks (one line each), 200 blocks.
+    expect(lines.slice(0, -1).map((l) => (JSON.parse(l) as { bundle: number }).bundle)).toEqual([1, 2, 3, 4]);
+    expect(JSON.parse(lines.at(-1) as string)).toMatchObject({ summary: { succeeded: 200, failed: 0 } });
+    expect(await tableRows(cluster)).toEqual(expected);
   }, 240_000);
 });

@@ -38,6 +38,7 @@ interface IngestOptions extends JobFlags {
   maxConcurrentRequests?: string;
   requestsPerSecond?: string;
   requestTimeoutMs?: string;
+  bundleSize?: string;
 }
 
 /** The probe of step 1 gives up after this many attempts, each bounded by the request timeout (≤ 5 s). */
@@ -64,7 +65,14 @@ export function registerIngestCommand(program: Command, io: CliIo, setExit: (cod
     .option('--request-timeout-ms <ms>', `timeout of one HTTP request ${dflt}`)
     .option(...COORDINATOR_FLAG)
     .option(...WORKER_FLAG)
-    .option('--concurrency <n>', `blocks in flight at once (default ${DEFAULT_CONCURRENCY.block})`)
+    .option(
+      '--bundle-size <n>',
+      'one task per aligned bundle of n blocks instead of per block (the range must be aligned, as for blockx backfill --per bundle)',
+    )
+    .option(
+      '--concurrency <n>',
+      `tasks in flight at once (default ${DEFAULT_CONCURRENCY.block} per block, ${DEFAULT_CONCURRENCY.bundle} per bundle)`,
+    )
     .option('--retries <n>', 'attempts after the first for a block that failed retryably', '3')
     .option('--json', 'one JSON object per block; the last line is {"summary": {...}}')
     .option('--state-dir <dir>', 'where job journals live (what a rerun skips)', DEFAULT_STATE_DIR)
@@ -132,9 +140,12 @@ async function ingest(opts: IngestOptions, io: CliIo): Promise<number> {
   }
   const from = integerFlag('--from', opts.from, 0);
   const toFlag = opts.to === undefined ? undefined : integerFlag('--to', opts.to, 0);
+  const bundleSize =
+    opts.bundleSize === undefined ? undefined : integerFlag('--bundle-size', opts.bundleSize, 1);
+  const per = bundleSize === undefined ? 'block' : 'bundle';
   const concurrency = integerFlag(
     '--concurrency',
-    opts.concurrency ?? String(DEFAULT_CONCURRENCY.block),
+    opts.concurrency ?? String(DEFAULT_CONCURRENCY[per]),
     1,
     100_000,
   );
@@ -198,11 +209,13 @@ async function ingest(opts: IngestOptions, io: CliIo): Promise<number> {
     );
   }
 
+  // The unit selector the job fills per task: a block, or a bundle of bundleSize blocks.
+  const unit = bundleSize === undefined ? { block: { number: from } } : { bundle: 0, bundleSize };
   const template = {
-    functionCallConfig: { type: 'ChainIngestCallConfig', config: { chainId, block: { number: from } } },
+    functionCallConfig: { type: 'ChainIngestCallConfig', config: { chainId, ...unit } },
     resultHandler: {
       type: 'ChainIngestResultHandler',
-      config: { source, chainId, block: { number: from }, traces: entry.traces },
+      config: { source, chainId, ...unit, traces: entry.traces },
     },
   };
   const code = await runBlockJob({
@@ -210,7 +223,7 @@ async function ingest(opts: IngestOptions, io: CliIo): Promise<number> {
     where: `ingest from ${probe.maskedUrl}`,
     template,
     range: { from, to },
-    per: 'block',
+    per,
     run: {
       ...(opts.coordinator !== undefined ? { coordinator: opts.coordinator } : {}),
       ...(opts.worker !== undefined ? { worker: opts.worker } : {}),

@@ -7,7 +7,10 @@ import { defineBuilder, type CallList } from '../../../../src/plugin.js';
 
 export interface ChainIngestCallConfig {
   readonly chainId: number;
-  readonly block: { readonly number: number };
+  /** One block, or `bundle` with `bundleSize` (the schema allows exactly one of the two). */
+  readonly block?: { readonly number: number };
+  readonly bundle?: number;
+  readonly bundleSize?: number;
 }
 
 const EMPTY: CallList = Object.freeze({ calls: Object.freeze([]) });

@@ -1,12 +1,14 @@
-// ChainIngestResultHandler: the writer of `blockx ingest` (docs/ingest.md). It reads one block from an Ethereum
-// JSON-RPC node — the block, its receipts and its traces, in one batch when the node allows — maps the answers
-// to rows (./rpc-rows.ts) and replaces that height's rows in the four chain tables in one transaction: a
-// block is written whole or not at all, and running the same task again leaves the same rows. Its builder
+// ChainIngestResultHandler: the writer of `blockx ingest` (docs/ingest.md). It reads one block (or every block
+// of one bundle, as many at once as the source's limits allow) from an Ethereum JSON-RPC node — the block, its
+// receipts and its traces, in one batch when the node allows — maps the answers to rows (./rpc-rows.ts) and
+// replaces those heights' rows in the four chain tables in one transaction: a block is written whole or not
+// at all, and running the same task again leaves the same rows. Its builder
 // (ChainIngestCallConfig) calls no function: the work of an ingestion task is IO, so it lives here, where the
 // write is. The config was validated against ../schema.json (defaults filled) before it gets here.
 import { defineWriter, type WriterResult } from '../../../../src/plugin.js';
 import type { RpcSourceSettings } from '../../../../src/services/chain-rpc/adapters/rpc-client.js';
 import { sharedBlockFetcher } from '../../../../src/services/chain-rpc/adapters/shared-clients.js';
+import { bundleRange } from '../../../../src/client/backfill/plan.js';
 import { rowsOfBlock } from './rpc-rows.js';
 
 export { ChainIngestError, ChainIngestErrorCode } from './errors.js';
@@ -19,7 +21,10 @@ interface SourceConfig extends Omit<RpcSourceSettings, 'urls'> {
 export interface ChainIngestResultHandlerConfig {
   readonly source: SourceConfig;
   readonly chainId: number;
-  readonly block: { readonly number: number };
+  /** One block, or `bundle` with `bundleSize` (the schema allows exactly one of the two). */
+  readonly block?: { readonly number: number };
+  readonly bundle?: number;
+  readonly bundleSize?: number;
   readonly traces: boolean;
   readonly tables: {
     readonly blocks: string;
@@ -35,35 +40,46 @@ const chainIngestWriter = defineWriter<ChainIngestResultHandlerConfig>({
   name: PLUGIN_NAME,
   async execute(taskCtx, config, _outputs, io): Promise<WriterResult[]> {
     const { chainId, tables } = config;
-    const number = config.block.number;
+    const range = rangeOf(config);
     const fetcher = sharedBlockFetcher(config.source);
     const noticesBefore = fetcher.notices.length;
-    // Errors of the access layer carry their own code and `retryable`; they fail the task before any write.
-    const raw = await fetcher.fetch(number, { traces: config.traces, chainId });
+    const heights = Array.from({ length: range.to - range.from + 1 }, (_, i) => range.from + i);
+    // All at once: the shared client's scheduler bounds what is in flight. Errors of the access layer carry
+    // their own code and `retryable`; they fail the task before any write.
+    const raws = await Promise.all(heights.map((n) => fetcher.fetch(n, { traces: config.traces, chainId })));
     taskCtx.signal.throwIfAborted();
-    const rows = rowsOfBlock(raw, chainId);
-    const at = { number, chainId };
+    const perBlock = raws.map((raw) => rowsOfBlock(raw, chainId));
+    const rows = {
+      blocks: perBlock.flatMap((r) => r.blocks),
+      transactions: perBlock.flatMap((r) => r.transactions),
+      events: perBlock.flatMap((r) => r.events),
+    };
+    // Traces are written only when every block has them (a node that serves none is skipped whole).
+    const traces = perBlock.every((r) => r.traces !== undefined)
+      ? perBlock.flatMap((r) => r.traces ?? [])
+      : undefined;
+    const at = { ...range, chainId };
     await io.transaction(async (tx) => {
-      await tx.replaceBlockRows(tables.blocks, at, rows.blocks);
-      await tx.replaceBlockRows(tables.transactions, at, rows.transactions);
-      await tx.replaceBlockRows(tables.events, at, rows.events);
-      if (rows.traces !== undefined) await tx.replaceBlockRows(tables.traces, at, rows.traces);
+      await tx.replaceBlockRangeRows(tables.blocks, at, rows.blocks);
+      await tx.replaceBlockRangeRows(tables.transactions, at, rows.transactions);
+      await tx.replaceBlockRangeRows(tables.events, at, rows.events);
+      if (traces !== undefined) await tx.replaceBlockRangeRows(tables.traces, at, traces);
     });
+    const counts = {
+      blocks: rows.blocks.length,
+      transactions: rows.transactions.length,
+      events: rows.events.length,
+      traces: traces?.length ?? null,
+    };
     return [
       {
         pluginName: PLUGIN_NAME,
         success: true,
         result: {
-          block: { chainId, number, hash: rows.blocks[0]?.hash },
+          blocks: { chainId, from: range.from, to: range.to },
           // The total, as every block writer reports it (blockx backfill and ingest sum it); then per table.
-          rows:
-            rows.blocks.length + rows.transactions.length + rows.events.length + (rows.traces?.length ?? 0),
-          tables: {
-            blocks: rows.blocks.length,
-            transactions: rows.transactions.length,
-            events: rows.events.length,
-            traces: rows.traces?.length ?? null,
-          },
+          rows: counts.blocks + counts.transactions + counts.events + (counts.traces ?? 0),
+          tables: counts,
           ...(fetcher.notices.length > noticesBefore
             ? { notices: fetcher.notices.slice(noticesBefore) }
             : {}),
@@ -72,5 +88,12 @@ const chainIngestWriter = defineWriter<ChainIngestResultHandlerConfig>({
     ];
   },
 });
+
+/** The heights a task covers: its block, or its bundle (docs/backfill.md: bundle 0 is genesis alone). */
+function rangeOf(config: ChainIngestResultHandlerConfig): { from: number; to: number } {
+  if (config.block !== undefined) return { from: config.block.number, to: config.block.number };
+  const { first, last } = bundleRange(config.bundle as number, config.bundleSize as number);
+  return { from: first, to: last };
+}
 
 export default chainIngestWriter;
