@@ -55,6 +55,11 @@ class FakeExecutor {
     this.writer.send(m);
     this.writer.flush();
   }
+  /** Several frames in one write (the link reads them together). */
+  sendAll(ms: readonly Msg[]): void {
+    for (const m of ms) this.writer.send(m);
+    this.writer.flush();
+  }
   /** Hello with a fresh spawn secret from the link (as the supervisor hands each executor it spawns). */
   hello(pid = 4242, protocolVersion = PROTOCOL_VERSION, features?: string[]): void {
     this.send({
@@ -270,6 +275,32 @@ describe('ExecutorLink', () => {
       expect(link.inflight).toBe(0);
     },
   );
+
+  it.each([
+    ['all ASCII', ['a', 'b']],
+    ['with multi-byte text', ['a', 'é 😀 ü']],
+  ])('a success stands for the UTF-8 size of its frame, frames of one read %s', async (_, values) => {
+    makeLink();
+    await link.listen();
+    const f = await fake();
+    f.ready();
+    await waitEvents('executorReady');
+    link.executeCall(call(1));
+    link.executeCall(call(2));
+    await f.waitFor('ExecuteCall', 2);
+    const frames = values.map((value, i) => ({
+      type: 'CallCompleted',
+      callId: `c${i + 1}`,
+      attempt: 1,
+      value,
+      durationMs: 1,
+    }));
+    f.sendAll(frames);
+    await waitEvents('callCompleted', 2);
+    expect(eventsOf('callCompleted').map((e) => e.outputBytes)).toEqual(
+      frames.map((m) => Buffer.byteLength(JSON.stringify(m))),
+    );
+  });
 
   it('on executor loss emits executorLost, then a retryable executor_crash for each sent attempt, and queues new calls for the next executor', async () => {
     makeLink();

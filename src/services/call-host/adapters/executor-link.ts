@@ -266,6 +266,7 @@ export class ExecutorLink {
     const core = this.core;
     if (!core.isOpen(id)) return;
     let frames: string[];
+    const heldBefore = wire.decoder.pendingBytes;
     try {
       frames = wire.decoder.pushRaw(chunk);
     } catch (err) {
@@ -281,9 +282,11 @@ export class ExecutorLink {
       if (tooLarge) return this.input(() => core.firstFrameTooLarge(id));
     }
     const now = Date.now();
+    const sizes = frameSizes(frames, heldBefore + chunk.length - wire.decoder.pendingBytes);
     // The frames of one read go to the core first and its commands are carried out once, after them:
     // the same commands in the same order, and successes of one task back to back join one event.
-    for (const raw of frames) {
+    for (let i = 0; i < frames.length; i++) {
+      const raw = frames[i]!;
       let m: ExecutorToWorker;
       try {
         m = parseMessage<ExecutorToWorker>(raw);
@@ -293,7 +296,7 @@ export class ExecutorLink {
       }
       if (m.type === 'Hello' && Array.isArray(m.features)) wire.batcher ??= this.batcherFor(wire, m.features);
       else if (m.type === 'CallsCompleted') m = this.checkedResults(m);
-      const bytes = m.type === 'CallCompleted' || m.type === 'CallsCompleted' ? Buffer.byteLength(raw) : 0;
+      const bytes = m.type === 'CallCompleted' || m.type === 'CallsCompleted' ? sizes(i) : 0;
       core.messageReceived(id, now, m, bytes);
       if (!core.isOpen(id)) break;
     }
@@ -472,6 +475,23 @@ export class ExecutorLink {
     );
     this.helloTimer.unref();
   }
+}
+
+// ---- Frame sizes ----
+
+/** Each frame's length prefix (docs/executor.md § Framing: a 4-byte length, then the UTF-8 JSON). */
+const FRAME_HEADER_BYTES = 4;
+
+/**
+ * The UTF-8 size of each frame of one read, given the bytes the decoder consumed for them: a frame's
+ * text length when the read is all ASCII (its payload bytes equal its characters; the usual case, with
+ * no scan of the text), else measured. A success's size stands in for its value's (maxCollectedOutputBytes).
+ */
+function frameSizes(frames: readonly string[], consumedBytes: number): (i: number) => number {
+  let chars = 0;
+  for (let i = 0; i < frames.length; i++) chars += frames[i]!.length;
+  if (chars === consumedBytes - FRAME_HEADER_BYTES * frames.length) return (i) => frames[i]!.length;
+  return (i) => Buffer.byteLength(frames[i]!);
 }
 
 // ---- Serving a request ----
