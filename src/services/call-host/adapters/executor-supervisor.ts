@@ -32,6 +32,7 @@ import { packagePath } from '../../../kernel/package-root.js';
 import {
   INITIAL_LIVENESS,
   judgeLiveness,
+  recordIdleCheck,
   stallGapFor,
   type LivenessConfig,
   type LivenessState,
@@ -248,7 +249,12 @@ export class ExecutorSupervisor {
    */
   private checkLiveness(phase: 'check' | 'confirm'): void {
     const child = this.child;
-    if (this.stopping || !child) return;
+    if (this.stopping) return;
+    if (!child) {
+      // Restart backoff: keep the tick history, or the next Executor's first check reads it as a stall.
+      if (phase === 'check') this.livenessState = recordIdleCheck(this.livenessState, Date.now());
+      return;
+    }
     const step = judgeLiveness(
       this.livenessState,
       {

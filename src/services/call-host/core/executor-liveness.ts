@@ -18,6 +18,12 @@
 // What remains — the Worker ran on schedule, read everything queued, and the Executor still sent
 // nothing for longer than its limit — is the Executor's fault.
 //
+// Between an Executor's loss and the start of the next one (the restart backoff, up to
+// `restartBackoffMaxMs`) there is nothing to judge, but the watchdog still ticks: `recordIdleCheck`
+// keeps the tick history, so the first check of the new Executor does not mistake the backoff for a
+// Worker stall (issue 31: a Worker logged "event loop did not run for 1507/2012/3507 ms", the backoff's
+// values, while it never paused).
+//
 // No IO, no clock: `now` is an argument; the state is a plain value returned anew by each step.
 
 export interface LivenessConfig {
@@ -98,4 +104,9 @@ export function judgeLiveness(
   if (silentMs <= limit) return { state: next, verdict: ALIVE };
   if (obs.phase === 'check') return { state: next, verdict: { kind: 'suspect', silentMs } };
   return { state: next, verdict: { kind: 'lost', silentMs, cause: obs.ready ? 'heartbeat' : 'start' } };
+}
+
+/** A watchdog tick while no Executor runs (restart backoff): nothing to judge; the tick is recorded. */
+export function recordIdleCheck(state: LivenessState, now: number): LivenessState {
+  return { ...state, lastCheckAtMs: now };
 }

@@ -44,6 +44,14 @@ import type {
 const NOT_SENT =
   /No connection established|ECONNREFUSED|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|Name resolution failed|Stream refused by server/i;
 
+/**
+ * The text of a Worker's Unavailable whose Executor is starting or restarting (WorkerAdmissionError
+ * `NotReady`; test/unit/services/coordinator/adapters/error-mapping.test.ts pins it against the Worker's
+ * own mapping). Such a Worker is busy for a moment, not failing (docs/coordinator.md § Penalties and the
+ * circuit breaker).
+ */
+const WORKER_NOT_READY = /worker is not ready/;
+
 /** A failure status, from a gRPC error or from a per-id TaskError of RequestTaskSlots. */
 interface FailureStatus {
   readonly code: number;
@@ -64,7 +72,8 @@ function uncertain(st: FailureStatus): SlotError {
 /**
  * Classifies a RequestTaskSlot failure. The inverse of the Worker's (and `coordCodeToGRPC`'s) mapping:
  *   INVALID_ARGUMENT → InvalidArgument, RESOURCE_EXHAUSTED → NoSlot, FAILED_PRECONDITION → InvalidSlot,
- *   NOT_FOUND → NotFound, ALREADY_EXISTS (another client's task id) → NoSlot, UNAVAILABLE sent by the Worker (it carries a business code) → Unavailable:
+ *   NOT_FOUND → NotFound, ALREADY_EXISTS (another client's task id) → NoSlot, UNAVAILABLE sent by the
+ *   Worker (it carries a business code) → Unavailable, or NoSlot when its Executor is (re)starting:
  *   explicit rejections, nothing allocated.
  *   UNAVAILABLE before the request left (connection refused, ...) → Unavailable, kind `transport`.
  *   DEADLINE_EXCEEDED, CANCELLED, ABORTED, INTERNAL, UNKNOWN, any other UNAVAILABLE (timeout-style: a
@@ -101,7 +110,12 @@ export function slotErrorOfStatus(st: FailureStatus): SlotError {
       // the reservation fails as for a full cluster. It never gets the other client's task.
       return rejected('NoSlot', st);
     case grpc.status.UNAVAILABLE:
-      if (st.businessCode !== undefined && st.businessCode !== '') return rejected('Unavailable', st);
+      if (st.businessCode !== undefined && st.businessCode !== '') {
+        // An Executor restart takes the Worker out for its restart backoff (up to a few seconds): like a
+        // full pool, backpressure, so the breaker does not hold the Worker out long after it is back.
+        // A draining Worker stays a rejection: it is going away.
+        return rejected(WORKER_NOT_READY.test(st.details) ? 'NoSlot' : 'Unavailable', st);
+      }
       if (NOT_SENT.test(st.details)) {
         return new SlotError('Unavailable', 'transport', st.details, { grpcCode: st.code, cause: st.cause });
       }

@@ -115,7 +115,9 @@ export class WorkerAdmissionError extends BlockxError {
 
   static unavailable(taskId: string, reason: UnavailableReason): WorkerAdmissionError {
     const why =
-      reason === 'NotReady' ? 'worker is not ready (no executor heartbeat yet)' : 'worker is draining';
+      reason === 'NotReady'
+        ? 'worker is not ready (its executor is starting or restarting)'
+        : 'worker is draining';
     return new WorkerAdmissionError(taskId, { code: WorkerErrorCode.Unavailable, reason }, why);
   }
 

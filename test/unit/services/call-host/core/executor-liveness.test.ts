@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import {
   INITIAL_LIVENESS,
   judgeLiveness,
+  recordIdleCheck,
   stallGapFor,
   type LivenessConfig,
   type LivenessObservation,
@@ -109,6 +110,28 @@ describe('judgeLiveness', () => {
     ],
   ])('%s', (_name, observations, expected) => {
     expect(run(observations)).toEqual(expected);
+  });
+
+  it.each<[string, boolean, string]>([
+    // Issue 31: the executor died at 1 000 and the next one started after a 3.2 s backoff; the watchdog
+    // ticked on schedule all along. Its first check of the new executor is not a worker stall.
+    ['ticks during the restart backoff are recorded: the new executor is alive', true, 'alive'],
+    ['without them the backoff would read as a 3.5 s stall', false, 'worker-stalled'],
+  ])('%s', (_name, recordTicks, expected) => {
+    let s = judgeLiveness(INITIAL_LIVENESS, { phase: 'check', ...ready(1_000, 900) }, CFG).state;
+    for (let now = 1_250; now <= 4_250; now += 250) if (recordTicks) s = recordIdleCheck(s, now);
+    const spawnedAtMs = 4_300;
+    const first = judgeLiveness(
+      s,
+      { phase: 'check', now: 4_500, ready: false, lastHeartbeatAtMs: undefined, spawnedAtMs },
+      CFG,
+    );
+    expect(first.verdict.kind).toBe(expected);
+  });
+
+  it('an idle tick judges nothing and keeps the stall clock', () => {
+    const s = recordIdleCheck({ lastCheckAtMs: 100, resumedAtMs: 50 }, 350);
+    expect(s).toEqual({ lastCheckAtMs: 350, resumedAtMs: 50 });
   });
 
   it('a confirm does not move the check clock', () => {

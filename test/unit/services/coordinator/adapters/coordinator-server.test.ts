@@ -116,6 +116,40 @@ describe('CoordinatorServer.reserveWorkerSlot', () => {
     expect(failing.reserver.contacted).toEqual(['w2']);
   });
 
+  it('a worker whose executor restarts is busy, not failing: no breaker count, routable once it is back', async () => {
+    // Issue 31: 8 answers of "not ready" in a row (an executor restarting under load) used to open the
+    // breaker and hold the worker out for its cooldown after the executor was back.
+    const limits = { circuitBreakerThreshold: 3, circuitBreakerCooldownMs: 10_000 };
+    const restarting = setup(
+      { w1: Array<Step>(8).fill('executorRestarting') },
+      // w1 stays first (most free slots) while w2 takes the 8 reservations.
+      { workers: [hb('w1', 30), hb('w2', 20)], core: limits },
+    );
+    for (let i = 0; i < 8; i++) {
+      expect(await restarting.server.reserveWorkerSlot(`t${i}`)).toMatchObject({
+        ok: true,
+        workerAddr: 'w2',
+      });
+    }
+    expect(restarting.core.getWorker('w1')).toMatchObject({
+      circuitBreakerDeadlineMs: 0,
+      recentFailureCount: 0,
+      penalty: 0,
+    });
+    restarting.reserver.calls.length = 0;
+    // Its executor is ready again: the very next reservation (same virtual instant) lands on it.
+    expect(await restarting.server.reserveWorkerSlot('back')).toMatchObject({ ok: true, workerAddr: 'w1' });
+    expect(restarting.reserver.contacted).toEqual(['w1']);
+
+    // A draining worker is going away: that still counts, and opens the breaker at the threshold.
+    const draining = setup(
+      { w1: Array<Step>(3).fill('draining') },
+      { workers: [hb('w1', 8), hb('w2', 6)], core: limits },
+    );
+    for (let i = 0; i < 3; i++) await draining.server.reserveWorkerSlot(`t${i}`);
+    expect(draining.core.getWorker('w1')?.circuitBreakerDeadlineMs).toBe(NOW + 10_000);
+  });
+
   it('moves to the next worker after a transport failure (connection refused)', async () => {
     const { server, reserver, core } = setup({ w1: ['transport'] });
     expect(await server.reserveWorkerSlot('t')).toMatchObject({ ok: true, workerAddr: 'w2' });

@@ -8,13 +8,22 @@ import {
   coordCodeToGRPC,
   toServiceError,
 } from '../../../../../src/services/coordinator/adapters/grpc-status.js';
-import { grpcErrToSlotError } from '../../../../../src/services/coordinator/adapters/worker-rpc-client.js';
+import {
+  grpcErrToSlotError,
+  repliesOfGrants,
+} from '../../../../../src/services/coordinator/adapters/worker-rpc-client.js';
 import {
   CoordinatorError,
   CoordinatorErrorCode,
 } from '../../../../../src/services/coordinator/core/errors.js';
 import { BLOCKX_ERROR_CODE_KEY, businessCodeOf, grpcStatusError } from '../../../../../src/grpc/status.js';
 import { MAX_STATUS_MESSAGE_BYTES } from '../../../../../src/kernel/input-bounds.js';
+import {
+  taskErrorToWire,
+  workerCodeToGRPC,
+  workerErrorStatus,
+} from '../../../../../src/services/worker/adapters/grpc/error-status.js';
+import { WorkerAdmissionError } from '../../../../../src/services/worker/core/errors.js';
 
 const S = grpc.status;
 
@@ -93,6 +102,18 @@ describe('grpcErrToSlotError', () => {
       'rejected',
     ],
     [
+      'Unavailable of a draining worker (its own mapping)',
+      workerCodeToGRPC(WorkerAdmissionError.unavailable('t', 'Draining')),
+      'Unavailable',
+      'rejected',
+    ],
+    [
+      'Unavailable of a worker whose executor restarts (its own mapping): busy, like a full pool',
+      workerCodeToGRPC(WorkerAdmissionError.unavailable('t', 'NotReady')),
+      'NoSlot',
+      'rejected',
+    ],
+    [
       'connection refused',
       grpcStatusError(
         S.UNAVAILABLE,
@@ -129,6 +150,22 @@ describe('grpcErrToSlotError', () => {
     const e = grpcErrToSlotError(err);
     expect([e.code, e.kind]).toEqual([code, kind]);
     expect(e.mayHaveAllocated).toBe(kind === 'uncertain');
+  });
+
+  it('classifies a per-id TaskError of RequestTaskSlots as the unary answer (executor restarting: NoSlot)', () => {
+    const taskError = (reason: 'NotReady' | 'Draining') => {
+      const s = workerErrorStatus(WorkerAdmissionError.unavailable('t', reason));
+      const wire = taskErrorToWire(s);
+      return { code: wire.code ?? '', status: s.status, message: s.message };
+    };
+    const codes = (['NotReady', 'Draining'] as const).map((reason) => {
+      const [r] = repliesOfGrants(
+        ['t'],
+        [{ taskId: 't', slotId: '', state: 'TASK_STATE_UNSPECIFIED', error: taskError(reason) }],
+      );
+      return r!.ok ? 'granted' : r!.error.code;
+    });
+    expect(codes).toEqual(['NoSlot', 'Unavailable']);
   });
 
   it('inverts coordCodeToGRPC on every code a worker answers RequestTaskSlot with', () => {

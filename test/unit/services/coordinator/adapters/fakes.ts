@@ -10,6 +10,9 @@ import type {
   SlotReserver,
 } from '../../../../../src/services/coordinator/adapters/slot-reserver.js';
 import type { WorkerHeartbeat } from '../../../../../src/contracts/heartbeat.js';
+import { grpcErrToSlotError } from '../../../../../src/services/coordinator/adapters/worker-rpc-client.js';
+import { workerCodeToGRPC } from '../../../../../src/services/worker/adapters/grpc/error-status.js';
+import { WorkerAdmissionError } from '../../../../../src/services/worker/core/errors.js';
 
 export const NOW = 50_000;
 
@@ -48,6 +51,9 @@ export type Step =
   | 'noSlot'
   | 'invalidSlot'
   | 'workerUnavailable'
+  /** The Worker's own Unavailable answers, through its status mapping and ours. */
+  | 'executorRestarting'
+  | 'draining'
   | 'transport'
   | 'uncertain';
 
@@ -95,6 +101,12 @@ export function reply(step: Step, workerAddr: string, taskId: string, n = 1): Sl
       return { ok: false, error: new SlotError('InvalidSlot', 'rejected', 'slot refused') };
     case 'workerUnavailable':
       return { ok: false, error: new SlotError('Unavailable', 'rejected', 'worker draining') };
+    case 'executorRestarting':
+    case 'draining': {
+      const reason = step === 'draining' ? 'Draining' : 'NotReady';
+      const wire = workerCodeToGRPC(WorkerAdmissionError.unavailable(taskId, reason));
+      return { ok: false, error: grpcErrToSlotError(wire) };
+    }
     case 'transport':
       return { ok: false, error: new SlotError('Unavailable', 'transport', 'connect ECONNREFUSED') };
     case 'uncertain':
