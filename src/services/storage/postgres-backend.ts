@@ -20,6 +20,7 @@ import { StorageError, StorageErrorCode } from './errors.js';
 import { PG_TYPES } from './pg-types.js';
 import { introspectPostgres } from './schema-introspect.js';
 import type { DbTable } from './schema-introspect.js';
+import { PgGroupCommit } from './pg-group-commit.js';
 import { POSTGRES_DIALECT } from './sql-dialect.js';
 import type { ConnectionOptions, SqlDriver, SqlRunner, TransactionOptions } from './sql-driver.js';
 import type { Statement } from './sql-statements.js';
@@ -47,6 +48,7 @@ export class PostgresDriver implements SqlDriver {
   readonly dialect = POSTGRES_DIALECT;
   private readonly pool: pg.Pool;
   private readonly leases = new Set<Lease>();
+  private readonly group: PgGroupCommit<SqlRunner, TransactionOptions>;
 
   constructor(private readonly opts: PostgresDriverOptions) {
     this.pool = new pg.Pool({
@@ -60,6 +62,16 @@ export class PostgresDriver implements SqlDriver {
     });
     // An idle connection died; the pool has already dropped it and the next lease opens a new one.
     this.pool.on('error', () => {});
+    // Write groups on half the pool at most (a group holds its connection throughout): the other half
+    // stays for reads, and writes beyond it queue and group. With a group per connection, a 3,000-block
+    // backfill made 1.5 writes per transaction and no measurable gain; with half, 2.9 and a gain
+    // (docs/storage.md § Group commit on PostgreSQL).
+    this.group = new PgGroupCommit<SqlRunner, TransactionOptions>(
+      (fn, o) => this.transaction(fn, o),
+      Math.max(1, Math.floor(opts.poolSize / 2)),
+      groupTransactionOptions,
+      (o) => this.refusal(o),
+    );
   }
 
   async withConnection<T>(fn: (q: SqlRunner) => Promise<T>, opts: ConnectionOptions): Promise<T> {
@@ -74,7 +86,13 @@ export class PostgresDriver implements SqlDriver {
     }
   }
 
-  async withTransaction<T>(fn: (q: SqlRunner) => Promise<T>, opts: TransactionOptions): Promise<T> {
+  withTransaction<T>(fn: (q: SqlRunner) => Promise<T>, opts: TransactionOptions): Promise<T> {
+    // Writes that wait for a turn share a transaction (pg-group-commit.ts); migrations run alone.
+    return opts.mode === 'write' ? this.group.run(fn, opts) : this.transaction(fn, opts);
+  }
+
+  /** One transaction of its own on a leased connection. */
+  private async transaction<T>(fn: (q: SqlRunner) => Promise<T>, opts: TransactionOptions): Promise<T> {
     const lease = await this.lease(opts);
     try {
       if (opts.mode === 'migration') {
@@ -190,6 +208,17 @@ export class PostgresDriver implements SqlDriver {
     });
   }
 
+  /** Why a write that waited for a group must not start: as a wait for a connection would end. */
+  private refusal(opts: TransactionOptions): StorageError | undefined {
+    if (opts.signal?.aborted) return this.cancelled(opts.signal);
+    if (performance.now() <= opts.deadline) return undefined;
+    return new StorageError(
+      StorageErrorCode.OVERLOADED,
+      `no PostgreSQL connection for a write within its admission wait on ${this.opts.displayUrl}`,
+      { backend: this.opts.displayUrl },
+    );
+  }
+
   private async lease(opts: ConnectionOptions): Promise<Lease> {
     const { signal } = opts;
     if (signal?.aborted) throw this.cancelled(signal);
@@ -280,4 +309,13 @@ export class PostgresDriver implements SqlDriver {
       cause: signal?.reason,
     });
   }
+}
+
+/**
+ * A group's own transaction: a write, leased by the earliest of its members' deadlines, without a signal
+ * (each member's transaction checks its own before every statement, sql-transaction.ts; one that aborts
+ * fails the group, and it then fails alone).
+ */
+function groupTransactionOptions(members: readonly TransactionOptions[]): TransactionOptions {
+  return { mode: 'write', deadline: Math.min(...members.map((m) => m.deadline)) };
 }

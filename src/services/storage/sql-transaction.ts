@@ -31,20 +31,31 @@ export interface TransactionHost {
   writesOf(table: string): TableWrites;
 }
 
+/** The staged tables of each database transaction, by its runner (see SqlTransaction.staged). */
+const STAGED_BY_RUNNER = new WeakMap<SqlRunner, Set<string>>();
+
 export class SqlTransaction implements StorageTransaction {
   /** The first failure inside the database, if any: the transaction must roll back. */
   failure: StorageError | undefined;
   private ended = false;
   /** Advisory locks this transaction holds: key id → exclusive. */
   private readonly held = new Map<string, boolean>();
-  /** Tables whose PostgreSQL staging table this transaction has filled (bulk-writes.ts). */
-  private readonly staged = new Set<string>();
+  /**
+   * Tables whose PostgreSQL staging table the database transaction has filled (bulk-writes.ts): kept per
+   * runner, not per SqlTransaction, because the members of a PostgreSQL group commit share one runner and
+   * one database transaction (pg-group-commit.ts), so a member must empty what an earlier one staged.
+   */
+  private readonly staged: Set<string>;
 
   constructor(
     private readonly host: TransactionHost,
     private readonly q: SqlRunner,
     private readonly signal: AbortSignal | undefined,
-  ) {}
+  ) {
+    let staged = STAGED_BY_RUNNER.get(q);
+    if (staged === undefined) STAGED_BY_RUNNER.set(q, (staged = new Set()));
+    this.staged = staged;
+  }
 
   /** No further statements: the callback has settled. */
   end(): void {
