@@ -126,6 +126,15 @@ async function fake(): Promise<FakeExecutor> {
   fakes.push(f);
   return f;
 }
+/** A listening link (default options) and a fake executor that is ready on it. */
+async function readyExecutor(): Promise<FakeExecutor> {
+  makeLink();
+  await link.listen();
+  const f = await fake();
+  f.ready();
+  await waitEvents('executorReady');
+  return f;
+}
 const call = (i: number, extra: Partial<Parameters<ExecutorLink['executeCall']>[0]> = {}) => ({
   taskId: 'task-1',
   callId: `c${i}`,
@@ -179,11 +188,7 @@ describe('ExecutorLink', () => {
   });
 
   it('turns executor frames into events carrying the task id', async () => {
-    makeLink();
-    await link.listen();
-    const f = await fake();
-    f.ready();
-    await waitEvents('executorReady');
+    const f = await readyExecutor();
     link.executeCall(call(1));
     link.executeCall(call(2, { block: { number: 7 } }));
     await f.waitFor('ExecuteCall', 2);
@@ -280,11 +285,7 @@ describe('ExecutorLink', () => {
     ['all ASCII', ['a', 'b']],
     ['with multi-byte text', ['a', 'é 😀 ü']],
   ])('a success stands for the UTF-8 size of its frame, frames of one read %s', async (_, values) => {
-    makeLink();
-    await link.listen();
-    const f = await fake();
-    f.ready();
-    await waitEvents('executorReady');
+    const f = await readyExecutor();
     link.executeCall(call(1));
     link.executeCall(call(2));
     await f.waitFor('ExecuteCall', 2);
