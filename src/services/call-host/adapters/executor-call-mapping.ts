@@ -1,7 +1,8 @@
 // Translations between the Worker's pieces on the executor call path: worker config → dispatcher config,
 // the task signal's abort reason → the dispatcher's cancel reason, executor failures → dispatcher
-// failures, the JSON size of a call's value (what maxCollectedOutputBytes counts), and the outcomes a
-// Calls phase resolves with (the Worker's CallPhaseOutcome, worker/adapters/orchestration/ports.ts).
+// failures, the JSON size of a call's value (what maxCollectedOutputBytes counts), the outcomes a
+// Calls phase resolves with (the Worker's CallPhaseOutcome, worker/adapters/orchestration/ports.ts), and
+// the one log line of a task whose calls ran again.
 
 import type { WorkerConfig } from '../../../kernel/config-types.js';
 import {
@@ -9,6 +10,7 @@ import {
   type CallFailure,
   type ConvergeTaskCalls,
   type DispatcherConfig,
+  type RetrySummary,
   type TaskCancelReason,
 } from '../core/dispatcher/index.js';
 import { describeError, reportedRetryable } from '../../worker/adapters/orchestration/phase-results.js';
@@ -104,5 +106,25 @@ export function convergedOutcome(cmd: ConvergeTaskCalls): CallPhaseOutcome {
     retryable: cmd.retryable,
     message: cmd.message ?? 'the Calls phase failed',
     outputs: [],
+  };
+}
+
+/**
+ * The one log line of a task whose calls ran a second attempt (issue 31: after a 15 s pause, 8 calls ran
+ * again with nothing saying why): how many, by failure kind, and the first failure in full.
+ */
+export function retryLogLine(
+  taskId: string,
+  r: RetrySummary,
+): { readonly fields: Record<string, unknown>; readonly msg: string } {
+  const kinds = Object.entries(r.byKind)
+    .map(([kind, n]) => `${kind} ×${n}`)
+    .join(', ');
+  const { callId, function: fn, attempt, failure } = r.first;
+  return {
+    fields: { task_id: taskId, retried_attempts: r.attempts, by_kind: r.byKind, first_call_id: callId },
+    msg:
+      `${r.attempts} call attempt(s) of this task failed retryably and ran again (${kinds}); ` +
+      `the first: call ${callId} (${fn}) attempt ${attempt}: ${failure.kind}: ${failure.message}`,
   };
 }

@@ -45,6 +45,7 @@ import {
   builderFailedOutcome,
   closedRunnerOutcome,
   convergedOutcome,
+  retryLogLine,
   jsonByteLength,
   taskCancelReasonOf,
   toCallFailure,
@@ -410,6 +411,10 @@ export class ExecutorCallRunner implements CallPhaseRunner {
     if (task.ioCache !== undefined) this.link.dropIoCache(task.ioCache);
     // A streaming task's feeder may be waiting for its backlog: the phase is over, let it stop.
     this.feeder.progress();
+    if (cmd.retried !== undefined) {
+      const line = retryLogLine(cmd.taskId, cmd.retried);
+      this.logger.warn(line.fields, line.msg);
+    }
     task.resolve(convergedOutcome(cmd));
   }
 

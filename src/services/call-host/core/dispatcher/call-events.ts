@@ -98,6 +98,7 @@ export function settleFailure(s: DispatcherState, node: CallNode, failure: CallF
   const retryable = isRetryableFailure(failure);
   if (retryable) shrinkWindow(task, node.dispatchSeq, task.dispatchSeq, config.minWindow);
   if (retryable && node.attempt < config.callRetry.maxAttempts) {
+    noteRetry(task, node, failure);
     node.state = 'backoff';
     s.timers.arm(node, now + retryBackoffMs(config.callRetry, node.attempt, s.random));
     pump(s, task, now);
@@ -250,6 +251,16 @@ function parkForSubcall(s: DispatcherState, node: CallNode, now: number): void {
       return _exhaustive;
     }
   }
+}
+
+/** Adds one retried attempt to its task's RetrySummary (rare: a new object each time is fine). */
+function noteRetry(task: TaskDispatch, node: CallNode, failure: CallFailure): void {
+  const prev = task.retried;
+  task.retried = {
+    attempts: (prev?.attempts ?? 0) + 1,
+    byKind: { ...prev?.byKind, [failure.kind]: (prev?.byKind[failure.kind] ?? 0) + 1 },
+    first: prev?.first ?? { callId: node.callId, function: node.fn, attempt: node.attempt, failure },
+  };
 }
 
 export function ioFinished(node: CallNode): void {

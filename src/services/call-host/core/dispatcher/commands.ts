@@ -7,6 +7,7 @@ import type {
   CallPhaseFailureCode,
   CancelReason,
   FailedCall,
+  RetrySummary,
   SubcallError,
   WaitId,
 } from './types.js';
@@ -83,6 +84,8 @@ export interface ConvergeTaskCalls {
   /** Set for CALL_FAILED. */
   readonly failedCall: FailedCall | undefined;
   readonly counters: CallPhaseCounters;
+  /** Why calls of the task ran again; undefined when none did (the Worker logs it once). */
+  readonly retried: RetrySummary | undefined;
 }
 
 export type DispatcherCommand = ExecuteCalls | CancelCall | ResumeCall | ConvergeTaskCalls;

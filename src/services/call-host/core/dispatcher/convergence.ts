@@ -63,6 +63,7 @@ export function convergeTask(
           outputs: task.outputs,
           failedCall: undefined,
           counters,
+          retried: task.retried,
         }
       : {
           type: 'ConvergeTaskCalls',
@@ -74,6 +75,7 @@ export function convergeTask(
           outputs: NO_OUTPUTS,
           failedCall: failure.failedCall,
           counters,
+          retried: task.retried,
         },
   );
 }

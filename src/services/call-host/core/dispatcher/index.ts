@@ -30,6 +30,7 @@ export type {
   CancelReason,
   CompletedAttempt,
   FailedCall,
+  RetrySummary,
   SubcallError,
   TaskCancelReason,
   WaitId,

@@ -6,7 +6,7 @@ import type { CallNode } from './call-node.js';
 import { CallQueue } from './call-queue.js';
 import { LiveList } from './live-list.js';
 import type { TimerEntry } from './timer-heap.js';
-import type { CallSpec } from './types.js';
+import type { CallSpec, RetrySummary } from './types.js';
 import type { WindowState } from './window-policy.js';
 
 export class TaskDispatch implements TimerEntry, WindowState {
@@ -49,6 +49,8 @@ export class TaskDispatch implements TimerEntry, WindowState {
   converged = false;
   attempts = 0;
   retries = 0;
+  /** Why its calls were retried; undefined while none was. */
+  retried: RetrySummary | undefined;
   subcalls = 0;
   /** Subcalls created and not ended yet (the call budget's second bound). */
   pendingSubcalls = 0;

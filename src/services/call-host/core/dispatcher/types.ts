@@ -26,6 +26,23 @@ export interface CallFailure {
   readonly stack?: string;
 }
 
+/**
+ * Why calls of a task ran a second attempt (ConvergeTaskCalls.retried): how many failed attempts were
+ * retried, by failure kind, and the first of them. The Worker logs it once per task, so a retry is
+ * never silent (an executor lost, a call's budget spent while the Worker was paused) and never noisy.
+ */
+export interface RetrySummary {
+  /** Failed attempts that were retried. */
+  readonly attempts: number;
+  readonly byKind: Readonly<Partial<Record<CallFailureKind, number>>>;
+  readonly first: {
+    readonly callId: string;
+    readonly function: string;
+    readonly attempt: number;
+    readonly failure: CallFailure;
+  };
+}
+
 /** One success of a bulk report (`DispatcherCore.callsCompleted`): the executor's CallsCompleted entry. */
 export interface CompletedAttempt {
   readonly callId: string;

@@ -119,7 +119,7 @@ describe('ExecutorCallRunner', () => {
   });
 
   it('executor lost: in-flight attempts fail, nothing is sent until ready, then they are retried', async () => {
-    const { link, time, runner } = setup();
+    const { link, time, runner, warnings } = setup();
     const run = track(runner.run(task(), calls(2)));
     const [a, b] = link.executed as [ExecuteCallCommand, ExecuteCallCommand];
     link.ready = false;
@@ -139,6 +139,17 @@ describe('ExecutorCallRunner', () => {
     runner.handleEvent(completed(link.executed[3]!, 'b'));
     await run.done;
     expect(run.outcome).toEqual({ success: true, retryable: false, outputs: ['a', 'b'] });
+    // One line for the task says why its calls ran again (not one per call).
+    const again = warnings.filter((w) => /ran again/.test(w.msg));
+    expect(again).toHaveLength(1);
+    expect(again[0]!.fields).toMatchObject({
+      task_id: 't1',
+      retried_attempts: 2,
+      by_kind: { executor_crash: 2 },
+    });
+    expect(again[0]!.msg).toMatch(
+      /^2 call attempt\(s\) of this task failed retryably and ran again \(executor_crash ×2\); the first: call t1\/0 \(noop\) attempt 1: executor_crash: executor lost/,
+    );
   });
 
   it('executor crashes on every attempt: the task fails CALL_FAILED once attempts run out, never hangs', async () => {

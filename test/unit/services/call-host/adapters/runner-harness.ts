@@ -93,8 +93,17 @@ export function setup(
   const link = new FakeLink();
   link.ready = opts.ready ?? true;
   const time = new VirtualTime();
+  /** The runner's warnings, as `msg` lines with their fields. */
+  const warnings: { fields: Record<string, unknown>; msg: string }[] = [];
+  const ignore = (): void => undefined;
   const runner = new ExecutorCallRunner({
     link,
+    logger: {
+      debug: ignore,
+      info: ignore,
+      error: ignore,
+      warn: (fields, msg) => warnings.push({ fields, msg }),
+    },
     timers: time,
     clock: () => time.now,
     dispatcher: resolveDispatcherConfig({
@@ -107,7 +116,7 @@ export function setup(
     ...(opts.io ? { io: opts.io } : {}),
     ...(opts.readCopies !== undefined ? { readCopies: opts.readCopies } : {}),
   });
-  return { link, time, runner };
+  return { link, time, runner, warnings };
 }
 
 export function task(taskId = 't1', signal: AbortSignal = new AbortController().signal): CallPhaseTask {

@@ -142,6 +142,50 @@ describe('executor lost', () => {
   });
 });
 
+describe('the retry summary of a converged task (logged once per task, issue 31)', () => {
+  it('counts every retried attempt by failure kind and keeps the first failure', () => {
+    const core = coreWith({ initialWindow: 4, callDeadlineMs: 100 });
+    const ex = new FakeExecutor(core);
+    ex.take(core.startCallPhase('t', callList(4), { deadlineMs: FAR }, 0));
+    for (const id of ['t/0', 't/1', 't/2', 't/3']) ex.start(id, 1);
+    core.executorLost(3); // four attempts die with the executor
+    ex.live.clear();
+    ex.take(core.executorReady(60));
+    ex.take(core.tick(60)); // their backoff is over: second attempts go out
+    const second = [...ex.live.keys()];
+    for (const id of second) ex.start(id, 61);
+    ex.take(core.tick(500)); // each spends its 100 ms budget: a third attempt
+    for (let now = 600; !ex.converged.has('t') && now < 10_000; now += 100) {
+      ex.take(core.tick(now));
+      ex.drain(now);
+    }
+    const done = ex.converged.get('t');
+    expect(second.length).toBeGreaterThan(0);
+    expect(done?.success).toBe(true);
+    expect(done?.retried).toMatchObject({
+      attempts: 4 + second.length,
+      byKind: { executor_crash: 4, deadline: second.length },
+      first: { attempt: 1, failure: { kind: 'executor_crash', message: 'executor lost' } },
+    });
+  });
+
+  it('is absent when no call ran twice, and on a terminal failure names what was retried', () => {
+    const clean = coreWith();
+    const a = new FakeExecutor(clean);
+    a.take(clean.startCallPhase('t', callList(3), { deadlineMs: FAR }, 0));
+    a.drain(1);
+    expect(a.converged.get('t')).toMatchObject({ success: true, retried: undefined });
+
+    const core = coreWith({ callRetry: { maxAttempts: 2 } });
+    const ex = new FakeExecutor(core);
+    ex.take(core.startCallPhase('t', callList(1), { deadlineMs: FAR }, 0));
+    ex.take(core.callFailed('t/0', 1, crash, 1));
+    ex.take(core.tick(100));
+    const [done] = converges(ex.take(core.callFailed('t/0', 2, crash, 101)));
+    expect(done).toMatchObject({ success: false, retried: { attempts: 1, byKind: { executor_crash: 1 } } });
+  });
+});
+
 describe('stale events', () => {
   it('ignores every event for an old attempt, an unknown call, or a converged task', () => {
     const core = coreWith();
