@@ -8,6 +8,7 @@ import type {
   DeploymentKind,
   ExecutorConfig,
   SourceConfig,
+  JobConfig,
   WorkerConfig,
 } from './config-types.js';
 
@@ -22,6 +23,11 @@ export function defaultWorkerConfig(kind: DeploymentKind): WorkerConfig {
 
 export function defaultExecutorConfig(): ExecutorConfig {
   return sectionDefaults('executor') as unknown as ExecutorConfig;
+}
+
+/** The fields of a `jobs.<name>` entry that have defaults (template has none). */
+export function defaultJobConfig(): JobConfig {
+  return sectionDefaults('job') as unknown as JobConfig;
 }
 
 /** The fields of a `sources.<name>` entry that have defaults (rpcUrl, fallbackUrl and chainId have none). */

@@ -10,6 +10,7 @@ import type {
   ExecutorConfig,
   RunTasksConfig,
   SourceConfig,
+  JobConfig,
   WorkerConfig,
 } from './config-fields/generated/deployment-sections.js';
 import type {
@@ -35,6 +36,7 @@ export type {
   RegistryConfig,
   RunTasksConfig,
   SourceConfig,
+  JobConfig,
   StorageConfig,
   TlsConfig,
   UpConfig,
@@ -97,4 +99,6 @@ export interface BlockxConfig {
   readonly deployments: Readonly<Record<string, DeploymentConfig>>;
   /** `sources.<name>`: the nodes `blockx ingest --source NAME` reads (docs/ingest.md); defaults filled in. */
   readonly sources: Readonly<Record<string, SourceConfig>>;
+  /** `jobs.<name>`: the jobs `blockx jobs run NAME` runs (docs/follow.md); defaults filled in. */
+  readonly jobs: Readonly<Record<string, JobConfig>>;
 }

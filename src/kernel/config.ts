@@ -14,6 +14,7 @@ import {
   defaultCoordinatorConfig,
   defaultExecutorConfig,
   defaultSourceConfig,
+  defaultJobConfig,
   defaultWorkerConfig,
   TOP_LEVEL_DEFAULTS,
 } from './config-defaults.js';
@@ -22,6 +23,7 @@ import type {
   DeploymentConfig,
   DeploymentKind,
   SourceConfig,
+  JobConfig,
   TableConfig,
 } from './config-types.js';
 
@@ -152,6 +154,7 @@ interface FileConfig {
   version: 1;
   deployments?: Record<string, FileDeployment>;
   sources?: Record<string, Record<string, unknown>>;
+  jobs?: Record<string, Record<string, unknown>>;
   tables?: Record<
     string,
     { columns: Record<string, { type: string; nullable?: boolean }> } & Record<string, unknown>
@@ -183,6 +186,10 @@ function withDefaults(file: FileConfig, configFile: string): ConfigDraft {
   for (const [name, source] of Object.entries(file.sources ?? {})) {
     sources[name] = deepMerge(defaultSourceConfig(), source) as SourceConfig;
   }
+  const jobs: Record<string, JobConfig> = {};
+  for (const [name, job] of Object.entries(file.jobs ?? {})) {
+    jobs[name] = deepMerge(defaultJobConfig(), job) as JobConfig;
+  }
   const tables: Record<string, TableConfig> = {};
   for (const [name, t] of Object.entries(file.tables ?? {})) {
     const columns = Object.fromEntries(
@@ -201,11 +208,12 @@ function withDefaults(file: FileConfig, configFile: string): ConfigDraft {
     baseDir: configFile ? path.dirname(configFile) : process.cwd(),
     ...(top as unknown as Omit<
       ConfigDraft,
-      'version' | 'configFile' | 'baseDir' | 'tables' | 'deployments' | 'sources'
+      'version' | 'configFile' | 'baseDir' | 'tables' | 'deployments' | 'sources' | 'jobs'
     >),
     tables,
     deployments,
     sources,
+    jobs,
   };
 }
 

@@ -7,7 +7,7 @@
 // and stops with REORG_BEYOND_FINALITY on a reorg deeper than the finality depth. After each step the output
 // table equals token_transfers recomputed from the canonical blocks' events.
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -315,5 +315,42 @@ describe('blockx backfill --follow against `blockx up`', () => {
       expect(String(after.lastError)).toContain('block 40 was final');
     },
     4 * STEP,
+  );
+
+  it(
+    'blockx jobs run NAME runs jobs.<name> of the config (template, from, finality, poll interval)',
+    async () => {
+      const config = path.join(dir, 'jobs.config.yaml');
+      writeFileSync(
+        config,
+        // The repository's config, its folders made absolute (relative ones resolve against the config's).
+        `${readFileSync(path.join(REPO, 'blockx.config.yaml'), 'utf8')
+          .replace(
+            'dirs: [plugins/builders, plugins/writers]',
+            `dirs: [${REPO}/plugins/builders, ${REPO}/plugins/writers]`,
+          )
+          .replace(/^ {2}dir: functions$/m, `  dir: ${REPO}/functions`)}\n` +
+          `jobs:\n  transfers:\n    template: ${path.join(REPO, TRANSFERS)}\n    from: 2\n` +
+          `    finality: ${FINALITY}\n    pollIntervalMs: 200\n`,
+      );
+      const unknown = await blockx(['jobs', 'run', 'nope', '--config', config]);
+      expect(unknown.code).toBe(2);
+      expect(unknown.stderr).toContain('no job nope under jobs: in the config (it has transfers)');
+
+      follower = spawnTracked(
+        process.execPath,
+        [BIN, 'jobs', 'run', 'transfers', '--config', config, '--json', '--coordinator', up.coordinator],
+        { cwd: REPO, env: cleanEnv() },
+      );
+      out = captureOutput(follower, 2_000_000);
+      await caughtUp(44);
+      const id = /following as job (fl-[0-9a-f]{12}) from block 2 /.exec(out.text())?.[1] ?? '';
+      expect(id).toMatch(/^fl-[0-9a-f]{12}$/);
+      expect(id).not.toBe(jobId); // another first block: another job
+      expectOutputEqualsCanonical();
+      await ok(['jobs', 'stop', id]);
+      expect(await exited()).toBe(0);
+    },
+    2 * STEP,
   );
 });

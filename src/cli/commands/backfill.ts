@@ -39,7 +39,7 @@ export interface JobFlags {
   connectTimeout?: string;
 }
 
-interface BackfillOptions extends JobFlags {
+export interface BackfillOptions extends JobFlags {
   config?: string;
   from?: string;
   to?: string;
@@ -112,7 +112,8 @@ export function integerFlag(
   return n;
 }
 
-async function backfill(templatePath: string, opts: BackfillOptions, io: CliIo): Promise<number> {
+/** `blockx backfill TEMPLATE …` with its flags parsed by commander (also `blockx jobs run NAME`). */
+export async function backfill(templatePath: string, opts: BackfillOptions, io: CliIo): Promise<number> {
   if (opts.coordinator !== undefined && opts.worker !== undefined) {
     throw new UsageError('give --coordinator or --worker, not both');
   }

@@ -5,9 +5,10 @@
 import type { Command } from 'commander';
 import type { JobRecord, JobStore } from '../../services/follow/adapters/job-store.js';
 import type { LeaseHolder } from '../../services/follow/adapters/storage-lease.js';
-import { CONFIG_FLAG, EXIT, type CliIo } from '../io.js';
+import { CONFIG_FLAG, COORDINATOR_FLAG, EXIT, UsageError, type CliIo } from '../io.js';
 import { renderTable } from '../table.js';
 import { loadCliConfig } from './db.js';
+import { DEFAULT_CONCURRENCY, DEFAULT_STATE_DIR } from './backfill.js';
 
 interface JobsOptions {
   config?: string;
@@ -31,11 +32,62 @@ export function registerJobsCommand(program: Command, io: CliIo, setExit: (code:
     .option(...CONFIG_FLAG)
     .action(async (id: string, opts: JobsOptions) => setExit(await show(id, opts, io)));
   jobs
+    .command('run')
+    .description('run a job of the config (jobs.<name>): its template from its first block, followed')
+    .argument('<name>', 'the job, as named under jobs: in the config')
+    .option(...CONFIG_FLAG)
+    .option(...COORDINATOR_FLAG)
+    .option('--concurrency <n>', 'heights in flight at once', String(DEFAULT_CONCURRENCY.block))
+    .option('--retries <n>', 'attempts after the first, per height', '3')
+    .option('--wait-for-lock', 'wait while another runner holds the job (default: exit 1)')
+    .option('--json', 'one JSON object per event; the last line is {"summary": {...}}')
+    .action(async (name: string, opts: JobsRunOptions) => setExit(await run(name, opts, io)));
+  jobs
     .command('stop')
     .description("ask a job's runner to stop after its tasks in flight")
     .argument('<id>', 'the job id (fl-…)')
     .option(...CONFIG_FLAG)
     .action(async (id: string, opts: JobsOptions) => setExit(await stop(id, opts, io)));
+}
+
+interface JobsRunOptions extends JobsOptions {
+  coordinator?: string;
+  concurrency: string;
+  retries: string;
+  waitForLock?: boolean;
+}
+
+/** `jobs.<name>` of the config, run as `blockx backfill TEMPLATE --from N --follow` would run it. */
+async function run(name: string, opts: JobsRunOptions, io: CliIo): Promise<number> {
+  const config = await loadCliConfig(opts.config, io);
+  const job = config.jobs[name];
+  if (job === undefined) {
+    const names = Object.keys(config.jobs);
+    throw new UsageError(
+      `no job ${name} under jobs: in the config` + (names.length > 0 ? ` (it has ${names.join(', ')})` : ''),
+    );
+  }
+  if (job.template === undefined) throw new UsageError(`jobs.${name}.template is not set`);
+  const path = await import('node:path');
+  const { backfill } = await import('./backfill.js');
+  return backfill(
+    path.resolve(config.baseDir, job.template),
+    {
+      ...(opts.config === undefined ? {} : { config: opts.config }),
+      from: String(job.from),
+      per: 'block',
+      follow: true,
+      finality: String(job.finality),
+      pollInterval: String(job.pollIntervalMs),
+      ...(opts.coordinator === undefined ? {} : { coordinator: opts.coordinator }),
+      concurrency: opts.concurrency,
+      retries: opts.retries,
+      stateDir: DEFAULT_STATE_DIR,
+      ...(opts.json ? { json: true } : {}),
+      ...(opts.waitForLock ? { waitForLock: true } : {}),
+    },
+    io,
+  );
 }
 
 interface JobView {

@@ -191,7 +191,7 @@ export async function* runFollow(
       await store(() => state.setApplied(c.height, UNKNOWN_HASH));
       const outcome = await runWithRetries(runner, followTaskOf(opts.template, c.height, hash), {
         policy: opts.policy,
-        taskIdOf: (attempt) => `fl-${opts.jobId}-${opts.runId}-b${c.height}-${c.seq}-${attempt}`,
+        taskIdOf: (attempt) => `${opts.jobId}-${opts.runId}-b${c.height}-${c.seq}-${attempt}`,
         sleep: opts.sleep,
         random: opts.random,
         ...(opts.signal ? { signal: opts.signal } : {}),

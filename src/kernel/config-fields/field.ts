@@ -8,7 +8,7 @@ import type { RegistryKind } from '../../contracts/registry-prefix.js';
  * Where a field lives: the top level of the file, a deployment's coordinator/worker/executor section, or a
  * `sources.<name>` entry.
  */
-export type ConfigSection = 'top' | 'coordinator' | 'worker' | 'executor' | 'source';
+export type ConfigSection = 'top' | 'coordinator' | 'worker' | 'executor' | 'source' | 'job';
 
 /** The values a field takes; each maps to one JSON Schema fragment, one TS type and one env parser. */
 export type FieldType =

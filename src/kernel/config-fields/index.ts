@@ -8,6 +8,7 @@ import { EXECUTOR_FIELDS, EXECUTOR_GROUPS } from './executor-fields.js';
 import { defaultFor, type ConfigField, type ConfigGroup, type ConfigSection } from './field.js';
 import { SHARED_FIELDS, SHARED_GROUPS } from './shared-fields.js';
 import { SOURCE_FIELDS, SOURCE_GROUPS } from './source-fields.js';
+import { JOB_FIELDS, JOB_GROUPS } from './job-fields.js';
 import { WORKER_FIELDS, WORKER_GROUPS } from './worker-fields.js';
 
 export {
@@ -31,6 +32,7 @@ export const CONFIG_FIELDS: readonly ConfigField[] = Object.freeze([
   ...EXECUTOR_FIELDS,
   ...SHARED_FIELDS,
   ...SOURCE_FIELDS,
+  ...JOB_FIELDS,
 ]);
 
 export const CONFIG_GROUPS: readonly ConfigGroup[] = Object.freeze([
@@ -39,6 +41,7 @@ export const CONFIG_GROUPS: readonly ConfigGroup[] = Object.freeze([
   ...WORKER_GROUPS,
   ...EXECUTOR_GROUPS,
   ...SOURCE_GROUPS,
+  ...JOB_GROUPS,
 ]);
 
 export const CONFIG_SECTIONS: readonly ConfigSection[] = [
@@ -47,6 +50,7 @@ export const CONFIG_SECTIONS: readonly ConfigSection[] = [
   'worker',
   'executor',
   'source',
+  'job',
 ];
 
 export function fieldsOf(section: ConfigSection): readonly ConfigField[] {

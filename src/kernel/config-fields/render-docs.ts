@@ -14,6 +14,7 @@ const SECTION_PREFIX: Readonly<Record<ConfigSection, string>> = {
   worker: 'deployments.<name>.worker.',
   executor: 'deployments.<name>.executor.',
   source: 'sources.<name>.',
+  job: 'jobs.<name>.',
 };
 
 function fieldRows(fields: readonly ConfigField[]): string[] {
@@ -116,7 +117,7 @@ into \`kernel/config-rules.ts\`; a new object gets a group description in the sa
 /** The whole of docs/configuration.md (before prettier). */
 export function renderConfigDocs(fields: readonly ConfigField[] = CONFIG_FIELDS): string {
   const out = [INTRO];
-  for (const section of ['top', 'coordinator', 'worker', 'executor', 'source'] as const)
+  for (const section of ['top', 'coordinator', 'worker', 'executor', 'source', 'job'] as const)
     out.push(...sectionDocs(section, fields));
   out.push('## Environment variables', '', '| variable | config field |', '| --- | --- |');
   out.push('| `BLOCKX_CONFIG` | the config file |');

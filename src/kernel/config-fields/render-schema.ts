@@ -102,6 +102,7 @@ export function renderConfigSchema(fields: readonly ConfigField[] = CONFIG_FIELD
       worker: groupSchema('worker', fieldTree('worker', fields)),
       executor: groupSchema('executor', fieldTree('executor', fields)),
       source: groupSchema('source', fieldTree('source', fields)),
+      job: groupSchema('job', fieldTree('job', fields)),
     },
   };
 }

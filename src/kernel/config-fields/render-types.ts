@@ -113,7 +113,7 @@ class TypeWriter {
   }
 
   renderDeployment(): string {
-    for (const section of ['coordinator', 'worker', 'executor', 'source'] as const) {
+    for (const section of ['coordinator', 'worker', 'executor', 'source', 'job'] as const) {
       const name = groupOf(section, '')?.typeName;
       if (name === undefined) throw new Error(`config section ${section} needs a typeName`);
       this.declare(section, fieldTree(section, this.fields), name);

@@ -40,6 +40,12 @@ export const SCHEMA_HEAD = {
       propertyNames: { $ref: '#/$defs/identifier' },
       additionalProperties: { $ref: '#/$defs/source' },
     },
+    jobs: {
+      type: 'object',
+      description: 'Jobs `blockx jobs run NAME` runs, by name (docs/follow.md).',
+      propertyNames: { $ref: '#/$defs/identifier' },
+      additionalProperties: { $ref: '#/$defs/job' },
+    },
   },
 } as const;
 

@@ -354,3 +354,21 @@ export interface SourceConfig {
    */
   readonly maxRetryAfterMs: number;
 }
+
+/**
+ * A job `blockx jobs run NAME` runs: a task template from a first block, kept current as the chain
+ * moves (docs/follow.md).
+ */
+export interface JobConfig {
+  /**
+   * The task template (a task JSON file whose builder and writer carry a block selector), relative to
+   * the config file; required to run.
+   */
+  readonly template?: string;
+  /** The first block of the job. Default 0. */
+  readonly from: number;
+  /** Blocks at or below head − finality are final; a change to one stops the job. Default 64. */
+  readonly finality: number;
+  /** How often the blocks table is read once the job is caught up. Default 1000. */
+  readonly pollIntervalMs: number;
+}
