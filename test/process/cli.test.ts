@@ -40,7 +40,10 @@ describe('blockx validate', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('ok   task examples/tasks/hello-world.json');
-    expect(r.stdout).toContain('builders BlockBundleCallConfig, BlockTableCallConfig, CallListCallConfig;');
+    expect(r.stdout).toContain(
+      'builders BlockBundleCallConfig, BlockTableCallConfig, CallListCallConfig, ChainIngestCallConfig;',
+    );
+    expect(r.stdout).toMatch(/writers .*ChainIngestResultHandler/);
   });
 
   it('rejects a task whose builder config breaks the plugin schema, naming the path and rule (exit 1)', () => {
