@@ -99,6 +99,27 @@ Examples:
     .action(async (template: string, opts: BackfillOptions) => setExit(await backfill(template, opts, io)));
 }
 
+/**
+ * The flags every block job shares (backfill, ingest): tasks in flight (default per `per`), retries per
+ * task, and the time allowed to reach the cluster.
+ */
+export async function runFlags(
+  opts: { concurrency?: string | undefined; retries: string; connectTimeout?: string | undefined },
+  per: BackfillPer,
+  io: CliIo,
+): Promise<{ concurrency: number; retries: number; connectTimeoutMs: number }> {
+  return {
+    concurrency: integerFlag(
+      '--concurrency',
+      opts.concurrency ?? String(DEFAULT_CONCURRENCY[per]),
+      1,
+      100_000,
+    ),
+    retries: parseRetries(opts.retries),
+    connectTimeoutMs: await connectTimeout(opts.connectTimeout, io),
+  };
+}
+
 export function integerFlag(
   name: string,
   text: string | undefined,
@@ -128,14 +149,7 @@ export async function backfill(templatePath: string, opts: BackfillOptions, io: 
     throw new UsageError("required option '--to <n>' not specified");
   }
   const to = opts.to === undefined ? from : integerFlag('--to', opts.to, 0, Number.MAX_SAFE_INTEGER);
-  const concurrency = integerFlag(
-    '--concurrency',
-    opts.concurrency ?? String(DEFAULT_CONCURRENCY[per]),
-    1,
-    100_000,
-  );
-  const retries = parseRetries(opts.retries);
-  const connectTimeoutMs = await connectTimeout(opts.connectTimeout, io);
+  const { concurrency, retries, connectTimeoutMs } = await runFlags(opts, per, io);
 
   const [{ readTaskSources }, { bootKernel }, { validateTaskInput, normalizeTaskInput }] = await Promise.all([
     import('../../client/task-files.js'),

@@ -14,15 +14,15 @@ import type { RpcSourceSettings } from '../../services/chain-rpc/adapters/rpc-cl
 import type { SourceConfig } from '../../kernel/config-types.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import { CONFIG_FLAG, COORDINATOR_FLAG, EXIT, UsageError, WORKER_FLAG, type CliIo } from '../io.js';
-import { CONNECT_TIMEOUT_FLAG, connectTimeout } from '../connect.js';
+import { CONNECT_TIMEOUT_FLAG } from '../connect.js';
 import {
   DEFAULT_CONCURRENCY,
   DEFAULT_STATE_DIR,
   integerFlag,
   runBlockJob,
+  runFlags,
   type JobFlags,
 } from './backfill.js';
-import { parseRetries } from './submit.js';
 
 interface IngestOptions extends JobFlags {
   config?: string;
@@ -143,14 +143,7 @@ async function ingest(opts: IngestOptions, io: CliIo): Promise<number> {
   const bundleSize =
     opts.bundleSize === undefined ? undefined : integerFlag('--bundle-size', opts.bundleSize, 1);
   const per = bundleSize === undefined ? 'block' : 'bundle';
-  const concurrency = integerFlag(
-    '--concurrency',
-    opts.concurrency ?? String(DEFAULT_CONCURRENCY[per]),
-    1,
-    100_000,
-  );
-  const retries = parseRetries(opts.retries);
-  const connectTimeoutMs = await connectTimeout(opts.connectTimeout, io);
+  const { concurrency, retries, connectTimeoutMs } = await runFlags(opts, per, io);
 
   const [{ RpcClient }, { BlockFetcher }, { ChainRpcError }, { bootKernel }] = await Promise.all([
     import('../../services/chain-rpc/adapters/rpc-client.js'),
