@@ -6,6 +6,7 @@
 // whatever is still in flight. Following a task to its terminal update is follow-task.ts.
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
+import * as grpc from '@grpc/grpc-js';
 import { unaryCall } from '../grpc/clients.js';
 import { tlsMaterialOf } from '../kernel/tls-files.js';
 import { isTerminalState } from '../contracts/task.js';
@@ -61,7 +62,12 @@ export interface BackfillOptions {
    * service, or one that fails it, never slows or fails the job.
    */
   readonly reportProgress?: boolean;
-  /** Told once why progress reporting stopped (e.g. the Coordinator predates it). Default: silent. */
+  /**
+   * Told once when a progress report fails (reporting goes on with backoff) or reporting ends (the
+   * Coordinator predates the service). Default: silent.
+   */
+  readonly warn?: (message: string, fields: Record<string, unknown>) => void;
+  /** The older name of `warn`, used when `warn` is not given. */
   readonly debug?: (message: string, fields: Record<string, unknown>) => void;
 }
 
@@ -220,7 +226,7 @@ export class BlockxClient {
       random: this.random,
       clock: this.clock,
       ...(this.coordinator !== undefined && opts.reportProgress !== false
-        ? { progress: this.progressReporter(this.coordinator, opts.debug) }
+        ? { progress: this.progressReporter(this.coordinator, opts.warn ?? opts.debug) }
         : {}),
     });
   }
@@ -228,7 +234,7 @@ export class BlockxClient {
   /** ReportBackfillProgress on the Coordinator's pooled channel (./backfill/progress-reporter.ts). */
   private progressReporter(
     address: string,
-    debug: BackfillOptions['debug'],
+    warn: BackfillOptions['warn'],
   ): ReturnType<typeof createProgressReporter> {
     return createProgressReporter({
       send: (progress, timeoutMs) => {
@@ -238,7 +244,9 @@ export class BlockxClient {
           signal: this.lifetime.signal,
         }).then(() => undefined);
       },
-      ...(debug ? { debug } : {}),
+      // A Coordinator older than the service answers UNIMPLEMENTED to every report: no retry mends that.
+      permanent: (err) => (err as { code?: unknown } | null)?.code === grpc.status.UNIMPLEMENTED,
+      ...(warn ? { warn } : {}),
     });
   }
 

@@ -40,6 +40,25 @@ export function backfillProgress(job) {
   return Math.min(1, (job.succeeded + job.failed + job.skipped) / job.units);
 }
 
+/**
+ * The reported runs of each backfill job, one entry a job: a rerun of a job (its `run` differs, the job id
+ * does not) is the same job, so the page shows it once. `backfills` comes newest report first; each job's
+ * `latest` is its run started last (the report order breaks a tie), `runs` all of them, started last first.
+ * Jobs keep the order of their newest report.
+ */
+export function backfillJobs(backfills) {
+  const byJob = new Map();
+  for (const [i, b] of backfills.entries()) {
+    const runs = byJob.get(b.jobId);
+    if (runs) runs.push([i, b]);
+    else byJob.set(b.jobId, [[i, b]]);
+  }
+  return [...byJob.values()].map((entries) => {
+    const runs = entries.sort(([i, a], [j, b]) => b.startedAtMs - a.startedAtMs || i - j).map(([, b]) => b);
+    return { latest: runs[0], runs };
+  });
+}
+
 /** Slots taken on a Worker, as selection sees them: total minus free (never below 0). */
 export function slotsUsed(worker) {
   return Math.max(0, worker.taskSlots - worker.freeSlots);

@@ -4,6 +4,7 @@
 /* global document */
 import { drawBarChart } from './charts.js';
 import {
+  backfillJobs,
   backfillProgress,
   formatAge,
   formatClock,
@@ -181,18 +182,30 @@ export function renderTasks(tbody, count, s) {
   tbody.replaceChildren(...rows);
 }
 
+/** "run abc: started 12:00:01, 40% done, finished" per run, for the job cell's title. */
+function runsTitle(jobId, runs) {
+  const lines = runs.map(
+    (r) =>
+      `run ${r.run}: started ${formatClock(r.startedAtMs)}, ${formatPercent(backfillProgress(r))} done` +
+      (r.finished ? ', finished' : ''),
+  );
+  return [jobId, ...lines].join('\n');
+}
+
 export function renderBackfills(tbody, s) {
   if (s.backfills.length === 0) return emptyRow(tbody, 8, 'no backfill jobs reported');
-  const rows = s.backfills.map((j) => {
+  // One row a job: its latest run's counts; earlier runs (reruns of the same job id) in the cell's title.
+  const rows = backfillJobs(s.backfills).map(({ latest: j, runs }) => {
     const done = backfillProgress(j);
     return el(
       'tr',
-      { 'data-job': j.jobId },
+      { 'data-job': j.jobId, 'data-runs': runs.length },
       el(
         'td',
-        { class: 'mono', title: `${j.jobId} run ${j.run}` },
+        { class: 'mono', title: runsTitle(j.jobId, runs) },
         shortId(j.jobId, 20),
         j.finished ? el('span', { class: 'badge ok' }, 'finished') : null,
+        runs.length > 1 ? el('span', { class: 'badge' }, `${runs.length} runs`) : null,
       ),
       el(
         'td',

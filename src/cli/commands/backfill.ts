@@ -346,13 +346,9 @@ export async function runBlockJob(job: BlockJob): Promise<number> {
       journal,
       stop: stop.signal,
       signal: cancel.signal,
-      // Why the dashboard got no progress reports (docs/dashboard-data.md), with BLOCKX_LOG_LEVEL=debug.
-      ...(io.env.BLOCKX_LOG_LEVEL === 'debug'
-        ? {
-            debug: (m: string, f: Record<string, unknown>) =>
-              io.stderr(`blockx: debug: ${m} ${JSON.stringify(f)}\n`),
-          }
-        : {}),
+      // Why the dashboard lags or lacks this job (docs/dashboard-data.md § Backfill jobs), said once.
+      warn: (m: string, f: Record<string, unknown>) =>
+        io.stderr(`blockx: warning: ${m} ${JSON.stringify(f)}\n`),
     });
     for await (const e of events) {
       summary = onEvent(e, { per, json: opts.json === true, emit, counts, plan }) ?? summary;

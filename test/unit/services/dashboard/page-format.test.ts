@@ -11,6 +11,9 @@ interface FormatModule {
   formatAge(thenMs: number, nowMs: number): string;
   formatPercent(fraction: number): string;
   backfillProgress(job: Record<string, unknown>): number;
+  backfillJobs(
+    backfills: Record<string, unknown>[],
+  ): { latest: Record<string, unknown>; runs: Record<string, unknown>[] }[];
   slotsUsed(worker: { taskSlots: number; freeSlots: number }): number;
   shortId(id: string, max?: number): string;
 }
@@ -55,6 +58,27 @@ describe('format.js', async () => {
     expect(f.backfillProgress({ ...job, succeeded: 500 })).toBe(1);
     expect(f.backfillProgress({ ...job, units: 0 })).toBe(0);
     expect(f.backfillProgress({ ...job, units: 0, finished: true })).toBe(1);
+  });
+
+  it('backfillJobs shows a job once: its runs together, the run started last first, jobs by newest report', () => {
+    const r = (jobId: string, run: string, startedAtMs: number) => ({ jobId, run, startedAtMs });
+    // Newest report first, as the snapshot orders them.
+    const reports = [
+      r('a', 'a2', 200),
+      r('b', 'b1', 150),
+      r('a', 'a1', 100),
+      r('c', 'c1', 50),
+      r('a', 'a3', 300),
+    ];
+    const jobs = f.backfillJobs(reports);
+    expect(jobs.map((j) => [j.latest.run, j.runs.map((x) => x.run)])).toEqual([
+      ['a3', ['a3', 'a2', 'a1']],
+      ['b1', ['b1']],
+      ['c1', ['c1']],
+    ]);
+    // Two runs started in the same ms: the one reported last is the latest.
+    expect(f.backfillJobs([r('x', 'late', 5), r('x', 'early', 5)])[0]!.latest.run).toBe('late');
+    expect(f.backfillJobs([])).toEqual([]);
   });
 
   it('slotsUsed is total minus free, never negative; shortId keeps both ends', () => {
