@@ -162,6 +162,12 @@ export interface ExecutionThread<Call> extends ThreadBooks<Call> {
   /** Module keys announced to the thread, and the epochs they belong to. */
   readonly modules: Set<string>;
   readonly epochs: Set<string>;
+  /**
+   * The Calls-phase `ioCache` ids the thread may hold read copies of: those of calls that asked the
+   * Worker something here (a copy is only ever an answer to such a request). A DropIoCache reaches only
+   * these threads.
+   */
+  readonly ioCaches: Set<string>;
   /** Why the thread is being terminated, when the pool decided it for memory (memory-watch.ts). */
   memoryKill: string | undefined;
   /** What goes to the thread at the end of this turn. */
@@ -218,6 +224,7 @@ export function newThreadRecord<Call>(
     calls: new Set(),
     modules: new Set(),
     epochs: new Set(),
+    ioCaches: new Set(),
     memoryKill: undefined,
     outbox: emptyOutbox(),
     outboxPending: false,

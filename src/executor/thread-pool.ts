@@ -192,9 +192,14 @@ export class ThreadPool {
     );
   }
 
-  /** Every thread forgets its read copies of the Calls phase `ioCache`. */
+  /**
+   * Every thread forgets its read copies of the Calls phase `ioCache`. Only a thread that may hold some
+   * is told (`ioCaches`): the Worker sends this once per task, and a message to every thread for a task
+   * that read nothing woke each of them for nothing (docs/executor.md § Read copies).
+   */
   dropIoCache(ioCache: string): void {
-    for (const t of this.set.threads) if (!t.dead) this.control(t, { t: 'dropIoCache', ioCache });
+    for (const t of this.set.threads)
+      if (t.ioCaches.delete(ioCache) && !t.dead) this.control(t, { t: 'dropIoCache', ioCache });
   }
 
   /** Drain and replace every thread that imported `epoch`. */
@@ -398,6 +403,7 @@ export class ThreadPool {
       const kind = kinds[i]! as ThreadEvent;
       switch (kind) {
         case ThreadEvent.Waiting:
+          if (call.task.ioCache !== undefined) t.ioCaches.add(call.task.ioCache);
           if (!call.pickedUp) this.markPickedUp(call, t, now, shm.monoAt(now));
           if (books.startWait(call, t, now)) freed = true;
           break;

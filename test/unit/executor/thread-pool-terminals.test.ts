@@ -475,3 +475,56 @@ describe('thread pool: exactly one terminal per attempt', () => {
     expect(Object.fromEntries(terminals)).toEqual({ 'c0#1': ['CallFailed:deadline'] });
   });
 });
+
+describe('thread pool: DropIoCache', () => {
+  it('reaches only the threads where a call of that Calls phase asked the Worker something', () => {
+    let fake!: FakeThreads;
+    const pool = new ThreadPool({
+      threads: 2,
+      maxCallsPerThread: 16,
+      cancelHardLimitMs: CANCEL_HARD_LIMIT_MS,
+      maxFrameBytes: 1 << 20,
+      readCopyMaxEntries: 100,
+      isolation: 'none',
+      memory: { threadHeapMb: 256, threadMemoryMb: 0, maxRssMb: 0 },
+      resolveModule: () => ({ ok: true, moduleKey: 'm', url: 'file:///f.mjs', code: '', path: '/f.mjs' }),
+      send: () => undefined,
+      sendCompleted: () => undefined,
+      log: () => undefined,
+      testing: { threadSet: (_limits, on) => (fake = new FakeThreads(on, () => 1_000)), clock: () => 1_000 },
+    });
+    const [t0, t1] = fake.threads as [Thread, Thread];
+    fake.ready(t0);
+    fake.ready(t1);
+    const drops = (t: Thread) =>
+      fake.state.get(t)!.controls.flatMap((c) => (c.t === 'dropIoCache' ? [c.ioCache] : []));
+    const task = (taskId: string): CallTask => ({
+      taskId,
+      function: 'f',
+      codeEpoch: 'e',
+      budgetMs: 100,
+      ioCache: `${taskId}#1`,
+    });
+    // Task a: one call on each thread; only thread 0's asks the Worker (a read) before both end.
+    pool.execute(task('a'), [
+      { callId: 'a0', attempt: 1, args: [] },
+      { callId: 'a1', attempt: 1, args: [] },
+    ]);
+    // Task b: its calls end without asking anything.
+    pool.execute(task('b'), [
+      { callId: 'b0', attempt: 1, args: [] },
+      { callId: 'b1', attempt: 1, args: [] },
+    ]);
+    fake.deliver(t0);
+    fake.deliver(t1);
+    fake.finish(t0, 0, 0, true); // a0 waits
+    fake.finish(t0, 10, 0, false);
+    fake.finish(t1, 10, 0, false);
+    pool.dropIoCache('a#1');
+    pool.dropIoCache('b#1');
+    pool.dropIoCache('a#1'); // told once: the thread has forgotten it
+    expect(drops(t0)).toEqual(['a#1']);
+    expect(drops(t1)).toEqual([]);
+    void pool.close();
+  });
+});
