@@ -25,6 +25,7 @@ const FILES_AT_ONCE = Math.max(2, availableParallelism());
 // parallelism in a group of its own, last).
 const E2E_ALONE = [
   'test/e2e/backfill.test.ts',
+  'test/e2e/etcd-outage.test.ts',
   'test/e2e/executor-restart.test.ts',
   'test/e2e/heartbeat-publisher.test.ts',
   'test/e2e/placement.test.ts',

@@ -81,6 +81,10 @@ export type {
   RequestTaskSlotsResponse__Output as RequestTaskSlotsResponseWireOut,
 } from '../generated/proto/blockx/worker/v1/RequestTaskSlotsResponse.js';
 export type {
+  WorkerCapacity as WorkerCapacityWire,
+  WorkerCapacity__Output as WorkerCapacityWireOut,
+} from '../generated/proto/blockx/worker/v1/WorkerCapacity.js';
+export type {
   SlotGrant as SlotGrantWire,
   SlotGrant__Output as SlotGrantWireOut,
 } from '../generated/proto/blockx/worker/v1/SlotGrant.js';

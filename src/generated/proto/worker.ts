@@ -24,6 +24,7 @@ import type { TaskResult as _blockx_worker_v1_TaskResult, TaskResult__Output as 
 import type { TaskSubmission as _blockx_worker_v1_TaskSubmission, TaskSubmission__Output as _blockx_worker_v1_TaskSubmission__Output } from './blockx/worker/v1/TaskSubmission.js';
 import type { TaskUpdate as _blockx_worker_v1_TaskUpdate, TaskUpdate__Output as _blockx_worker_v1_TaskUpdate__Output } from './blockx/worker/v1/TaskUpdate.js';
 import type { WatchTasksRequest as _blockx_worker_v1_WatchTasksRequest, WatchTasksRequest__Output as _blockx_worker_v1_WatchTasksRequest__Output } from './blockx/worker/v1/WatchTasksRequest.js';
+import type { WorkerCapacity as _blockx_worker_v1_WorkerCapacity, WorkerCapacity__Output as _blockx_worker_v1_WorkerCapacity__Output } from './blockx/worker/v1/WorkerCapacity.js';
 import type { WorkerServiceClient as _blockx_worker_v1_WorkerServiceClient, WorkerServiceDefinition as _blockx_worker_v1_WorkerServiceDefinition } from './blockx/worker/v1/WorkerService.js';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
@@ -56,6 +57,7 @@ export interface ProtoGrpcType {
         TaskSubmission: MessageTypeDefinition<_blockx_worker_v1_TaskSubmission, _blockx_worker_v1_TaskSubmission__Output>
         TaskUpdate: MessageTypeDefinition<_blockx_worker_v1_TaskUpdate, _blockx_worker_v1_TaskUpdate__Output>
         WatchTasksRequest: MessageTypeDefinition<_blockx_worker_v1_WatchTasksRequest, _blockx_worker_v1_WatchTasksRequest__Output>
+        WorkerCapacity: MessageTypeDefinition<_blockx_worker_v1_WorkerCapacity, _blockx_worker_v1_WorkerCapacity__Output>
         WorkerService: SubtypeConstructor<typeof grpc.Client, _blockx_worker_v1_WorkerServiceClient> & { service: _blockx_worker_v1_WorkerServiceDefinition }
       }
     }

@@ -101,7 +101,8 @@ export async function driveReservation(o: DriveOptions): Promise<{ readonly thro
       for (const a of batch) {
         if (a.ok) {
           const answers = a.replies.map(answerOf);
-          inputs.push({ type: 'answered', requestId: a.cmd.requestId, answers, now });
+          const capacity = a.replies[0]?.capacity;
+          inputs.push({ type: 'answered', requestId: a.cmd.requestId, answers, capacity, now });
         } else {
           if (result === NO_ERROR) result = { thrown: a.err };
           inputs.push({ type: 'internalError', requestId: a.cmd.requestId, now });

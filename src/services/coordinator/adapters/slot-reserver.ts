@@ -6,6 +6,7 @@
 import type { CancelSignal } from '../../../kernel/cancel.js';
 import { BlockxError } from '../../../kernel/errors.js';
 import type { CoordinatorErrorCode } from '../core/errors.js';
+import type { CapacityReport } from '../core/inputs.js';
 
 export interface SlotRequest {
   readonly taskId: string;
@@ -32,8 +33,14 @@ export interface SlotGrant {
   readonly state: string;
 }
 
-export type SlotReply =
-  { readonly ok: true; readonly grant: SlotGrant } | { readonly ok: false; readonly error: SlotError };
+/**
+ * One id's outcome. `capacity`: the Worker's slot counts read after every grant of the call that produced
+ * this reply (the same report on every reply of one RequestTaskSlots), when the Worker sent them
+ * (docs/placement.md § Capacity from the Workers' answers).
+ */
+export type SlotReply = (
+  { readonly ok: true; readonly grant: SlotGrant } | { readonly ok: false; readonly error: SlotError }
+) & { readonly capacity?: CapacityReport };
 
 export interface SlotsRequest {
   /** Distinct task ids, at most MAX_BATCH_TASKS. */
@@ -71,7 +78,13 @@ export async function requestSlotsOneByOne(
   const lane = async (): Promise<void> => {
     while (next < taskIds.length) {
       const i = next++;
-      replies[i] = await reserver.requestTaskSlot(workerAddr, { taskId: taskIds[i]!, ttlMs }, opts);
+      // Each call's report counts only that call's grant, not the others of the batch: dropped.
+      const { capacity: _partial, ...reply } = await reserver.requestTaskSlot(
+        workerAddr,
+        { taskId: taskIds[i]!, ttlMs },
+        opts,
+      );
+      replies[i] = reply;
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, taskIds.length) }, lane));

@@ -23,7 +23,11 @@ import type {
   RequestTaskSlotResponseWireOut,
   RequestTaskSlotsResponseWireOut,
   SlotGrantWireOut,
+  WorkerCapacityWireOut,
 } from '../../../grpc/wire-types.js';
+import { MAX_HEARTBEAT_SLOTS } from '../../../contracts/heartbeat.js';
+import { capacityReportProblem } from '../core/index.js';
+import type { CapacityReport } from '../core/index.js';
 import { describeError, silentLogger } from '../../registry/registry-port.js';
 import type { Logger } from '../../registry/registry-port.js';
 import { SlotError, requestSlotsOneByOne } from './slot-reserver.js';
@@ -162,6 +166,31 @@ export function repliesOfGrants(
   return replies;
 }
 
+/**
+ * The capacity report of a RequestTaskSlot(s) answer (docs/placement.md § Capacity from the Workers'
+ * answers), or undefined when the Worker sent none (an older Worker) or sent counts the core would refuse
+ * (the answer itself still counts; only the report is dropped).
+ */
+export function capacityOfWire(wire: WorkerCapacityWireOut | null | undefined): CapacityReport | undefined {
+  if (wire === null || wire === undefined) return undefined;
+  const report: CapacityReport = {
+    taskSlots: wire.taskSlots,
+    reservedSlots: wire.reservedSlots,
+    runningTasks: wire.runningTasks,
+    reclaimableSlots: Math.min(wire.reclaimableSlots, wire.reservedSlots),
+    takenAtMs: Number(wire.takenAtMs),
+  };
+  const bad =
+    capacityReportProblem(report) !== undefined ||
+    report.taskSlots > MAX_HEARTBEAT_SLOTS ||
+    report.takenAtMs <= 0;
+  return bad ? undefined : report;
+}
+
+function withCapacity(reply: SlotReply, capacity: CapacityReport | undefined): SlotReply {
+  return capacity === undefined ? reply : { ...reply, capacity };
+}
+
 interface Channel {
   readonly client: WorkerServiceClient;
   /** WorkerAdminService on the same channel (the dashboard feed), created on first use. */
@@ -240,7 +269,8 @@ export class WorkerRpcClient implements SlotReserver {
         (md, o, cb) => channel.client.requestTaskSlot({ taskId: req.taskId, ttlMs: req.ttlMs }, md, o, cb),
         callOptionsOf(opts),
       );
-      return { ok: true, grant: { taskId: res.taskId, slotId: res.slotId, state: String(res.state) } };
+      const grant = { taskId: res.taskId, slotId: res.slotId, state: String(res.state) };
+      return withCapacity({ ok: true, grant }, capacityOfWire(res.capacity));
     } catch (err) {
       return { ok: false, error: grpcErrToSlotError(err) };
     } finally {
@@ -271,7 +301,8 @@ export class WorkerRpcClient implements SlotReserver {
           channel.client.requestTaskSlots({ taskIds: [...req.taskIds], ttlMs: req.ttlMs }, md, o, cb),
         callOptionsOf(opts),
       );
-      return repliesOfGrants(req.taskIds, res.grants);
+      const capacity = capacityOfWire(res.capacity);
+      return repliesOfGrants(req.taskIds, res.grants).map((r) => withCapacity(r, capacity));
     } catch (err) {
       // UNIMPLEMENTED: no handler ran, nothing was reserved; an older Worker gets one call per id (below).
       if (!isServiceError(err) || err.code !== grpc.status.UNIMPLEMENTED) {

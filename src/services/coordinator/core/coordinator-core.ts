@@ -27,6 +27,11 @@
 //     snapshot was taken after the grant, so it counts the slot itself; a heartbeat taken before the grant
 //     but received after it leaves the adjustment in place) or when `now - t > slotTtlMs` (the slot has
 //     expired on the Worker or runs, and any later heartbeat shows it).
+//   - the Workers' answers carry their slot counts (`applyCapacityReport`), which replace the heartbeat's
+//     counts when newer and drop the local reservations they reflect, so released and submitted slots
+//     are seen without etcd (docs/placement.md § Capacity from the Workers' answers); while the watch is
+//     down, a Worker whose last counts showed it full is asked anyway when no other passes (selection.ts),
+//     since only its answer can show the slots it freed since.
 // Free capacity = taskSlots - (reservedSlots + runningTasks) - pendingClaims - live local reservations;
 // every filter and ranking rule of docs/coordinator.md applies to that number. The placement policy decides
 // how the survivors are ranked: `capacity` (the default ranking) or `affinity` (rendezvous hashing of task id
@@ -41,7 +46,7 @@ import { recordBreakerFailure, recordBreakerSuccess } from './circuit-breaker.js
 import { DEFAULT_COORDINATOR_CORE_CONFIG, validateCoordinatorCoreConfig } from './config.js';
 import type { CoordinatorCoreConfig } from './config.js';
 import { CoordinatorConfigError, CoordinatorError, CoordinatorErrorCode } from './errors.js';
-import type { ClaimResult, CoordinatorInput, SlotOutcome } from './inputs.js';
+import type { CapacityReport, ClaimResult, CoordinatorInput, SlotOutcome } from './inputs.js';
 import { noExecutableSlotMessage } from './no-slot-message.js';
 import { hashString32 } from './rendezvous.js';
 import { scanCandidates } from './selection.js';
@@ -49,6 +54,7 @@ import { validateReserveRequest } from './validate.js';
 import {
   addLocalReservation,
   addPendingClaim,
+  assignCapacityReport,
   assignHeartbeat,
   createWorkerView,
   releasePendingClaim,
@@ -103,6 +109,9 @@ export class CoordinatorCore {
         return;
       case 'claimSettled':
         return this.settleClaim(input.workerAddr, input.result, input.now);
+      case 'capacityReported':
+        this.applyCapacityReport(input.workerAddr, input.report, input.now);
+        return;
       default: {
         const _exhaustive: never = input;
         throw new CoordinatorError(
@@ -203,6 +212,7 @@ export class CoordinatorCore {
       now,
       this.config,
       taskHash,
+      this.disconnectedAtMs !== undefined,
     );
     if (best !== undefined) return { ok: true, workerAddr: best.workerAddr };
 
@@ -261,6 +271,22 @@ export class CoordinatorCore {
         );
       }
     }
+  }
+
+  /**
+   * A Worker answered RequestTaskSlot(s) with its slot counts, read after the call's grants. They replace
+   * the view's counts unless those are newer (a later heartbeat or report), and every local reservation
+   * they reflect is dropped. Returns whether they were taken; unknown Workers are ignored. A report whose
+   * counts are not non-negative safe integers (or whose stamp is not finite) is illegal input: the adapter
+   * checks what it reads off the wire.
+   */
+  applyCapacityReport(workerAddr: string, report: CapacityReport, now: number): boolean {
+    const problem = capacityReportProblem(report);
+    if (problem !== undefined) {
+      throw new CoordinatorError(CoordinatorErrorCode.InvalidArgument, `capacity report: ${problem}`);
+    }
+    const v = this.workers.get(workerAddr);
+    return v !== undefined && assignCapacityReport(v, report, this.config.slotTtlMs, now);
   }
 
   // ---- feedback -----------------------------------------------------------------------------------
@@ -371,4 +397,14 @@ function checkAddr(workerAddr: string): void {
       'heartbeat workerAddr must not be empty',
     );
   }
+}
+
+/** Why `report` is not a legal capacity report, or undefined when it is. */
+export function capacityReportProblem(report: CapacityReport): string | undefined {
+  for (const field of ['taskSlots', 'reservedSlots', 'runningTasks', 'reclaimableSlots'] as const) {
+    const v = report[field];
+    if (!Number.isSafeInteger(v) || v < 0) return `${field} must be a non-negative integer, got ${v}`;
+  }
+  if (!Number.isFinite(report.takenAtMs)) return `takenAtMs must be finite, got ${report.takenAtMs}`;
+  return undefined;
 }

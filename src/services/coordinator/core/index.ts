@@ -1,5 +1,5 @@
 // Public surface of the Coordinator's Sans-IO core.
-export { CoordinatorCore } from './coordinator-core.js';
+export { CoordinatorCore, capacityReportProblem } from './coordinator-core.js';
 export type { CandidateResult } from './coordinator-core.js';
 export type { WorkerStatus } from './worker-status.js';
 export {
@@ -15,7 +15,7 @@ export {
   ReservationInputError,
 } from './errors.js';
 export type { CoordinatorConfigProblem, FilterCounts, FilterDetails } from './errors.js';
-export type { ClaimResult, CoordinatorInput, SlotOutcome } from './inputs.js';
+export type { CapacityReport, ClaimResult, CoordinatorInput, SlotOutcome } from './inputs.js';
 export {
   ALL_CANDIDATES_REJECTED,
   INTERNAL_RESERVATION_ERROR,
@@ -50,6 +50,7 @@ export { validateReserveRequest } from './validate.js';
 export {
   addLocalReservation,
   addPendingClaim,
+  assignCapacityReport,
   assignHeartbeat,
   createWorkerView,
   forgetReflectedReservations,

@@ -24,6 +24,19 @@ export type SlotOutcome =
  */
 export type ClaimResult = 'slot' | 'noSlot' | 'maybeSlot';
 
+/**
+ * A Worker's slot counts as it sent them with an answer to RequestTaskSlot(s), read right after the call's
+ * grants (docs/placement.md § Capacity from the Workers' answers). Counts are non-negative integers;
+ * `takenAtMs` is the Worker's clock, like a heartbeat's lastHeartbeatMs.
+ */
+export interface CapacityReport {
+  readonly taskSlots: number;
+  readonly reservedSlots: number;
+  readonly runningTasks: number;
+  readonly reclaimableSlots: number;
+  readonly takenAtMs: number;
+}
+
 export type CoordinatorInput =
   | { readonly type: 'fullWorkerList'; readonly workers: readonly WorkerHeartbeat[]; readonly now: number }
   | { readonly type: 'workerUpdate'; readonly heartbeat: WorkerHeartbeat; readonly now: number }
@@ -34,6 +47,12 @@ export type CoordinatorInput =
       readonly type: 'slotOutcome';
       readonly workerAddr: string;
       readonly outcome: SlotOutcome;
+      readonly now: number;
+    }
+  | {
+      readonly type: 'capacityReported';
+      readonly workerAddr: string;
+      readonly report: CapacityReport;
       readonly now: number;
     }
   | {

@@ -3,7 +3,7 @@
 // docs/batched-protocol.md § Coordinator: ReserveWorkerSlots.
 
 import type { CoordinatorError, CoordinatorErrorCode } from './errors.js';
-import type { SlotOutcome } from './inputs.js';
+import type { CapacityReport, SlotOutcome } from './inputs.js';
 
 /** One task's reservation, as ReserveWorkerSlot answers it (and ReserveWorkerSlots per id). */
 export type ReserveResult =
@@ -32,11 +32,15 @@ export type SlotAnswer =
 export type ReservationInput =
   /** Validate, check readiness, claim the first candidates. Exactly once, first. */
   | { readonly type: 'start'; readonly now: number }
-  /** The request `requestId` came back: one answer per task id of the command, in its order. */
+  /**
+   * The request `requestId` came back: one answer per task id of the command, in its order, and the
+   * Worker's slot counts read after every grant of that request when it sent them.
+   */
   | {
       readonly type: 'answered';
       readonly requestId: number;
       readonly answers: readonly SlotAnswer[];
+      readonly capacity?: CapacityReport | undefined;
       readonly now: number;
     }
   /** The request failed as a whole (deadline, connection refused, ...): `answer` holds for every id. */

@@ -10,7 +10,7 @@
 
 import type { CoordinatorCore } from './coordinator-core.js';
 import { CoordinatorError, CoordinatorErrorCode, ReservationInputError } from './errors.js';
-import type { ClaimResult } from './inputs.js';
+import type { CapacityReport, ClaimResult } from './inputs.js';
 import type {
   RequestSlotsCommand,
   ReservationConfig,
@@ -142,7 +142,7 @@ export class ReservationMachine {
             `request ${input.requestId} asked for ${req.tasks.length} ids, got ${input.answers.length} answers`,
           );
         }
-        this.answer(req, (i) => input.answers[i]!, input.now);
+        this.answer(req, (i) => input.answers[i]!, input.now, input.capacity);
         break;
       }
       case 'callFailed':
@@ -262,8 +262,17 @@ export class ReservationMachine {
     });
   }
 
-  /** Step 3 for every id of one request, then its feedback (once per request). */
-  private answer(req: OpenRequest, answerOf: (i: number) => SlotAnswer, now: number): void {
+  /**
+   * Step 3 for every id of one request, then its feedback (once per request). With `capacity` (the
+   * Worker's counts read after this request's grants) a granted claim becomes no local reservation: the
+   * report, applied last, already counts its slot.
+   */
+  private answer(
+    req: OpenRequest,
+    answerOf: (i: number) => SlotAnswer,
+    now: number,
+    capacity?: CapacityReport,
+  ): void {
     const { workerAddr } = req;
     const fb: RequestFeedback = {
       granted: false,
@@ -286,7 +295,8 @@ export class ReservationMachine {
           // (docs/coordinator.md).
           if (a.slotId !== '' || isTerminalGrant(a.state)) {
             fb.granted = true;
-            this.settle(workerAddr, claimResultOfGrant(a.state), now, task, {
+            const claim = capacity === undefined ? claimResultOfGrant(a.state) : 'noSlot';
+            this.settle(workerAddr, claim, now, task, {
               ok: true,
               taskId: task.taskId,
               workerAddr,
@@ -346,6 +356,7 @@ export class ReservationMachine {
         reason: fb.reason,
       });
     }
+    if (capacity !== undefined) this.core.applyCapacityReport(workerAddr, capacity, now);
     this.feedback(req, fb, now);
     if (retry.length > 0) this.request(workerAddr, retry, req.attempt + 1);
   }

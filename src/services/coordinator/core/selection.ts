@@ -14,6 +14,11 @@
 //             4. lexicographically smaller workerAddr (UTF-16 code-unit order, which equals byte order for
 //             the ASCII host:port addresses Workers register), so the choice is fully deterministic.
 //   affinity: 1. higher rendezvous score of (taskId, workerAddr) (rendezvous.ts), 2. smaller workerAddr.
+// While the registry watch is down (`probeFull`), a Worker that passes every filter but the last, has slots
+// at all, and holds no claim or reservation of ours, is kept as a fallback: the one whose counts are the oldest is returned
+// when nothing else passes. Its counts are frozen at its last answer (no heartbeat arrives), and the slots
+// it has freed since show only when it is asked; a full pool is backpressure, and the answer brings fresh
+// counts (docs/placement.md § Capacity from the Workers' answers).
 // One O(n) pass keeping the best so far; no sort, no allocation per Worker. The scan is benchmarked at
 // 10,000 Workers, hence the hand-written loops. Filtered Workers also feed the numbers of the
 // NoExecutableSlot message (FilterDetails); that bookkeeping runs only on the filtered branches.
@@ -71,6 +76,7 @@ export function scanCandidates(
   now: number,
   cfg: CoordinatorCoreConfig,
   taskHash = 0,
+  probeFull = false,
 ): ScanResult {
   const excludedSet = excluded.length > 4 ? new Set(excluded) : undefined;
   const checkExcluded = excluded.length > 0;
@@ -79,6 +85,8 @@ export function scanCandidates(
   const taskMix = taskHash ^ RENDEZVOUS_SALT;
 
   let best: WorkerView | undefined;
+  // The fallback while the watch is down: a full-looking Worker with the oldest counts.
+  let probe: WorkerView | undefined;
   // The best's free capacity (capacity policy) or rendezvous score (affinity policy).
   let bestKey = 0;
   let fresh = 0;
@@ -124,6 +132,13 @@ export function scanCandidates(
     if (v.localHeld !== 0) free -= v.pendingClaims + localReservationsAt(v, now, slotTtlMs);
     if (free <= 0) {
       filtered.noFreeCapacity++;
+      if (
+        probeFull &&
+        v.localHeld === 0 &&
+        v.taskSlots > 0 &&
+        (probe === undefined || probeRanksBefore(v, probe))
+      )
+        probe = v;
       continue;
     }
     if (affinity) {
@@ -143,7 +158,13 @@ export function scanCandidates(
       bestKey = free;
     }
   }
-  return { best, fresh, filtered, details };
+  return { best: best ?? probe, fresh, filtered, details };
+}
+
+/** Older counts first, then the smaller address. */
+function probeRanksBefore(a: WorkerView, b: WorkerView): boolean {
+  if (a.capacityAtMs !== b.capacityAtMs) return a.capacityAtMs < b.capacityAtMs;
+  return a.workerAddr < b.workerAddr;
 }
 
 function noteOverload(v: WorkerView, cfg: CoordinatorCoreConfig, d: FilterDetails): void {

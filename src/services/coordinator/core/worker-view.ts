@@ -10,15 +10,26 @@
 //     settled (released) by the handler whatever the outcome.
 //   - `localReservedAtMs`: the `now` of each slot this Coordinator obtained (or may have obtained, after an
 //     uncertain outcome) that no heartbeat has shown yet, ascending.
-// An entry stamped `t` is dropped when a heartbeat with `lastHeartbeatMs > t` arrives (that snapshot was
-// taken after the Worker granted the slot, so its reservedSlots/runningTasks include it; a heartbeat taken
-// earlier but received later does not erase it), or once `now - t > slotTtlMs` (by then the slot has
-// either expired on the Worker or turned into a running task that any later heartbeat shows; this bounds
+// An entry stamped `t` is dropped when counts taken after `t` arrive (`capacityAtMs > t`: that snapshot
+// was taken after the Worker granted the slot, so its reservedSlots/runningTasks include it; counts taken
+// earlier but received later do not erase it), or once `now - t > slotTtlMs` (by then the slot has
+// either expired on the Worker or turned into a running task that any later snapshot shows; this bounds
 // the error of a Worker whose clock lags ours). Effective free capacity =
 //   taskSlots - (reservedSlots + runningTasks) - pendingClaims - (live entries of localReservedAtMs).
+//
+// The counts come from two sources, both stamped by the Worker's clock: its heartbeats (through etcd) and
+// the capacity reports it sends with its answers to RequestTaskSlot(s) (docs/placement.md § Capacity from
+// the Workers' answers). `capacityAtMs` is the stamp of the counts applied last. A report older than the
+// view's counts is ignored (answers to concurrent requests may arrive out of order); a heartbeat is always
+// taken, as before reports existed, so a Worker whose clock stepped back is not frozen at its old counts.
+// A heartbeat delayed behind a newer report can therefore show older counts until the next one: the
+// Worker's own pool refuses any surplus (backpressure). The reports keep the view current while etcd is
+// unreachable: without them every grant would count against its Worker for a whole TTL, and placement
+// would stop within about a second of an outage.
 
 import type { WorkerHeartbeat } from '../../../contracts/heartbeat.js';
 import type { BreakerFields } from './circuit-breaker.js';
+import type { CapacityReport } from './inputs.js';
 import { hashString32 } from './rendezvous.js';
 
 /** The breaker's fields (circuit-breaker.ts) and the local reservation counts. */
@@ -38,6 +49,11 @@ export interface WorkerLocalState extends BreakerFields {
 export type WorkerView = { -readonly [K in keyof WorkerHeartbeat]: WorkerHeartbeat[K] } & WorkerLocalState & {
     /** hashString32(workerAddr) as an int32, computed once: the Worker's half of the rendezvous score. */
     readonly addrHash: number;
+    /**
+     * When the slot counts of this view were taken, by the Worker's clock: the heartbeat's lastHeartbeatMs
+     * or a newer capacity report's takenAtMs.
+     */
+    capacityAtMs: number;
   };
 
 /** A fresh view for a heartbeat, carrying over the local fields of `previous` when given. */
@@ -71,6 +87,7 @@ export function createWorkerView(
     localReservedAtMs: previous === undefined ? [] : previous.localReservedAtMs,
     localHeld: 0,
     addrHash: hashString32(hb.workerAddr) | 0,
+    capacityAtMs: hb.lastHeartbeatMs,
   };
   forgetReflectedReservations(v, now, slotTtlMs);
   return v;
@@ -78,12 +95,16 @@ export function createWorkerView(
 
 /**
  * Overwrites the heartbeat fields of `view` in place, keeping its local fields (and its identity), and
- * drops the local reservations this heartbeat reflects or that have aged past `slotTtlMs`.
+ * drops the local reservations this heartbeat reflects or that have aged past `slotTtlMs`. A heartbeat's
+ * counts are always taken, even when a capacity report was stamped later: the heartbeat is the authority
+ * that resets the stamp after the Worker's clock steps back (docs/placement.md).
  */
 export function assignHeartbeat(view: WorkerView, hb: WorkerHeartbeat, slotTtlMs = Infinity, now = 0): void {
   view.taskSlots = hb.taskSlots;
   view.reservedSlots = hb.reservedSlots;
   view.runningTasks = hb.runningTasks;
+  view.reclaimableSlots = hb.reclaimableSlots ?? 0;
+  view.capacityAtMs = hb.lastHeartbeatMs;
   view.cpuPercent = hb.cpuPercent;
   view.memoryPercent = hb.memoryPercent;
   view.memoryAvailableBytes = hb.memoryAvailableBytes;
@@ -91,10 +112,32 @@ export function assignHeartbeat(view: WorkerView, hb: WorkerHeartbeat, slotTtlMs
   view.processRssBytes = hb.processRssBytes;
   view.errorRate = hb.errorRate;
   view.lastHeartbeatMs = hb.lastHeartbeatMs;
-  view.reclaimableSlots = hb.reclaimableSlots ?? 0;
   view.codeVersion = hb.codeVersion ?? '';
   view.codeVersionError = hb.codeVersionError ?? '';
   forgetReflectedReservations(view, now, slotTtlMs);
+}
+
+/**
+ * Applies a capacity report (counts taken at `report.takenAtMs` by the Worker's clock) unless the view's
+ * counts are newer, and drops the local reservations it reflects or that have aged past `slotTtlMs`.
+ * Returns whether the counts were taken.
+ */
+export function assignCapacityReport(
+  view: WorkerView,
+  report: CapacityReport,
+  slotTtlMs: number,
+  now: number,
+): boolean {
+  const newer = report.takenAtMs >= view.capacityAtMs;
+  if (newer) {
+    view.taskSlots = report.taskSlots;
+    view.reservedSlots = report.reservedSlots;
+    view.runningTasks = report.runningTasks;
+    view.reclaimableSlots = report.reclaimableSlots;
+    view.capacityAtMs = report.takenAtMs;
+  }
+  forgetReflectedReservations(view, now, slotTtlMs);
+  return newer;
 }
 
 /** Records a slot obtained (or possibly obtained) at `now`, keeping the list ascending. */
@@ -124,11 +167,11 @@ function syncLocalHeld(v: WorkerView): void {
   v.localHeld = v.pendingClaims + v.localReservedAtMs.length;
 }
 
-/** Drops the prefix of entries shown by the current heartbeat (`lastHeartbeatMs > t`) or expired. */
+/** Drops the prefix of entries shown by the current counts (`capacityAtMs > t`) or expired. */
 export function forgetReflectedReservations(v: WorkerView, now: number, slotTtlMs: number): void {
   const list = v.localReservedAtMs;
   let k = 0;
-  while (k < list.length && (list[k]! < v.lastHeartbeatMs || now - list[k]! > slotTtlMs)) k++;
+  while (k < list.length && (list[k]! < v.capacityAtMs || now - list[k]! > slotTtlMs)) k++;
   if (k > 0) list.splice(0, k);
   syncLocalHeld(v);
 }

@@ -239,7 +239,17 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
   });
   server.addService(
     workerServiceDefinition,
-    workerServiceHandlers({ orchestrator, subscriptions, plugins: admission, logger, runTasks }),
+    workerServiceHandlers({
+      orchestrator,
+      subscriptions,
+      plugins: admission,
+      logger,
+      runTasks,
+      capacity: () => {
+        const now = orchestrator.now();
+        return { ...core.deriveHeartbeat(now), takenAtMs: now };
+      },
+    }),
   );
   server.addService(
     workerAdminServiceDefinition,

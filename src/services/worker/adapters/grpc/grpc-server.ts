@@ -12,7 +12,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { WorkerServiceHandlers } from '../../../../grpc/proto.js';
 import { callerIdentity } from '../../../../grpc/peer-identity.js';
 import { failServerStream } from '../../../../grpc/status.js';
-import type { SlotGrantWire } from '../../../../grpc/wire-types.js';
+import type { SlotGrantWire, WorkerCapacityWire } from '../../../../grpc/wire-types.js';
 import { acceptWatchTaskIds, requireBatchSize } from '../../core/index.js';
 import { taskErrorToWire, workerCodeToGRPC, workerErrorStatus } from './error-status.js';
 import type { Orchestrator } from '../orchestration/orchestrator.js';
@@ -43,10 +43,19 @@ export interface WorkerServiceDeps {
   readonly logger: WorkerLogger;
   /** The open RunTasks streams (run-tasks-stream.ts), built with the same orchestrator. */
   readonly runTasks: Pick<RunTasksStreams, 'serve'>;
+  /**
+   * The slot counts now, sent with every RequestTaskSlot(s) answer so the Coordinator learns released and
+   * submitted slots without a heartbeat (docs/placement.md § Capacity from the Workers' answers).
+   * Omitted: answers carry none.
+   */
+  readonly capacity?: () => WorkerCapacityWire;
 }
 
 export function workerServiceHandlers(deps: WorkerServiceDeps): WorkerServiceHandlers {
   const { orchestrator, subscriptions, plugins, logger, runTasks } = deps;
+  // Read after the call's grants, so the counts include them.
+  const capacityNow = (): { capacity?: WorkerCapacityWire } =>
+    deps.capacity === undefined ? {} : { capacity: deps.capacity() };
   const fail = (rpc: string, taskId: string, err: unknown): grpc.ServiceError => {
     const status = workerCodeToGRPC(err);
     if (status.code === grpc.status.INTERNAL) {
@@ -84,7 +93,7 @@ export function workerServiceHandlers(deps: WorkerServiceDeps): WorkerServiceHan
         callback(fail('RequestTaskSlot', taskId, err));
         return;
       }
-      callback(null, response);
+      callback(null, { ...response, ...capacityNow() });
     },
 
     RequestTaskSlots(call, callback) {
@@ -116,7 +125,7 @@ export function workerServiceHandlers(deps: WorkerServiceDeps): WorkerServiceHan
         callback(fail('RequestTaskSlots', '', err));
         return;
       }
-      callback(null, { grants });
+      callback(null, { grants, ...capacityNow() });
     },
 
     RunTasks(call) {

@@ -8,9 +8,11 @@ import { workerServiceDefinition } from '../../../../../src/grpc/proto.js';
 import type { WorkerServiceHandlers } from '../../../../../src/grpc/proto.js';
 import { bindServer, grpcStatusError } from '../../../../../src/grpc/status.js';
 import type { SlotGrantWire, SlotGrantWireOut } from '../../../../../src/grpc/wire-types.js';
+import { requestSlotsOneByOne } from '../../../../../src/services/coordinator/adapters/slot-reserver.js';
 import type { SlotReply } from '../../../../../src/services/coordinator/adapters/slot-reserver.js';
 import {
   WorkerRpcClient,
+  capacityOfWire,
   repliesOfGrants,
 } from '../../../../../src/services/coordinator/adapters/worker-rpc-client.js';
 import { freePort } from '../../../../support/ports.js';
@@ -36,6 +38,9 @@ function grantFor(taskId: string): SlotGrantWire {
   return { taskId, slotId: `slot-${taskId}`, state: 'TASK_STATE_ALLOCATED' };
 }
 
+/** The slot counts the fake Worker sends with a batch starting 'counted'. */
+const COUNTS = { taskSlots: 8, reservedSlots: 2, runningTasks: 3, reclaimableSlots: 0, takenAtMs: 1234 };
+
 const shape = (r: SlotReply) =>
   r.ok ? ['ok', r.grant.slotId] : [r.error.code, r.error.kind, r.error.grpcCode ?? null];
 
@@ -52,6 +57,9 @@ describe('WorkerRpcClient.requestTaskSlots', () => {
         seen.push({ taskIds: [...taskIds], ttlMs });
         if (taskIds[0] === 'hang') return;
         if (taskIds[0] === 'short') return cb(null, { grants: [grantFor('short')] });
+        if (taskIds[0] === 'counted') {
+          return cb(null, { grants: taskIds.map(grantFor), capacity: COUNTS });
+        }
         if (taskIds[0] === 'whole-full') {
           return cb(grpcStatusError(S.RESOURCE_EXHAUSTED, 'no free slot', 'NoSlot'));
         }
@@ -89,6 +97,43 @@ describe('WorkerRpcClient.requestTaskSlots', () => {
       ok: true,
       grant: { taskId: 'a', slotId: 'slot-a', state: 'TASK_STATE_ALLOCATED' },
     });
+  });
+
+  it("the Worker's slot counts come with every reply of the call; none from a Worker without them", async () => {
+    const taskIds = ['counted', 'full-1'];
+    const replies = await client.requestTaskSlots(addr, { taskIds, ttlMs: 5_000 }, { timeoutMs: 2_000 });
+    expect(replies.map((r) => [shape(r)[0], r.capacity])).toEqual([
+      ['ok', COUNTS],
+      ['NoSlot', COUNTS],
+    ]);
+    const plain = await client.requestTaskSlots(addr, { taskIds: ['a'], ttlMs: 5_000 }, { timeoutMs: 2_000 });
+    expect(plain[0]?.capacity).toBeUndefined();
+  });
+
+  it.each([
+    ['absent', null, undefined],
+    [
+      'reclaimable capped at reserved',
+      { taskSlots: 4, reservedSlots: 1, runningTasks: 0, reclaimableSlots: 3, takenAtMs: 9 },
+      { taskSlots: 4, reservedSlots: 1, runningTasks: 0, reclaimableSlots: 1, takenAtMs: 9 },
+    ],
+    [
+      'a negative count',
+      { taskSlots: 4, reservedSlots: -1, runningTasks: 0, reclaimableSlots: 0, takenAtMs: 9 },
+      undefined,
+    ],
+    [
+      'no stamp',
+      { taskSlots: 4, reservedSlots: 0, runningTasks: 0, reclaimableSlots: 0, takenAtMs: 0 },
+      undefined,
+    ],
+    [
+      'absurd slots',
+      { taskSlots: 1e9, reservedSlots: 0, runningTasks: 0, reclaimableSlots: 0, takenAtMs: 9 },
+      undefined,
+    ],
+  ])('capacityOfWire: %s', (_name, wire, want) => {
+    expect(capacityOfWire(wire)).toEqual(want);
   });
 
   it('ids the Worker did not answer are uncertain (it may hold their slots)', async () => {
@@ -205,5 +250,24 @@ describe('repliesOfGrants', () => {
 
   it('ignores extra grants', () => {
     expect(repliesOfGrants(['t'], [g({}), g({ taskId: 'u' })])).toHaveLength(1);
+  });
+});
+
+describe('requestSlotsOneByOne', () => {
+  it("drops each unary call's counts: each misses the grants of the batch's other calls", async () => {
+    const capacity = { taskSlots: 4, reservedSlots: 1, runningTasks: 0, reclaimableSlots: 0, takenAtMs: 5 };
+    const replies = await requestSlotsOneByOne(
+      {
+        requestTaskSlot: (_addr, req) =>
+          Promise.resolve({ ok: true, grant: { taskId: req.taskId, slotId: 's', state: 'x' }, capacity }),
+      },
+      'w',
+      { taskIds: ['a', 'b'], ttlMs: 1 },
+      { timeoutMs: 1 },
+    );
+    expect(replies.map((r) => [r.ok, r.capacity])).toEqual([
+      [true, undefined],
+      [true, undefined],
+    ]);
   });
 });

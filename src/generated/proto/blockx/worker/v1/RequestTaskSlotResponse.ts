@@ -3,6 +3,7 @@
 // Original file: proto/blockx/worker/v1/worker.proto
 
 import type { TaskState as _blockx_worker_v1_TaskState, TaskState__Output as _blockx_worker_v1_TaskState__Output } from '../../../blockx/worker/v1/TaskState.js';
+import type { WorkerCapacity as _blockx_worker_v1_WorkerCapacity, WorkerCapacity__Output as _blockx_worker_v1_WorkerCapacity__Output } from '../../../blockx/worker/v1/WorkerCapacity.js';
 
 export interface RequestTaskSlotResponse {
   /**
@@ -17,6 +18,11 @@ export interface RequestTaskSlotResponse {
    * The task's state after the call (ALLOCATED, or RUNNING if already submitted).
    */
   'state'?: (_blockx_worker_v1_TaskState);
+  /**
+   * The Worker's slot counts right after this call (docs/placement.md § Capacity from the Workers'
+   * answers). Unset from a Worker that predates it.
+   */
+  'capacity'?: (_blockx_worker_v1_WorkerCapacity | null);
 }
 
 export interface RequestTaskSlotResponse__Output {
@@ -32,4 +38,9 @@ export interface RequestTaskSlotResponse__Output {
    * The task's state after the call (ALLOCATED, or RUNNING if already submitted).
    */
   'state': (_blockx_worker_v1_TaskState__Output);
+  /**
+   * The Worker's slot counts right after this call (docs/placement.md § Capacity from the Workers'
+   * answers). Unset from a Worker that predates it.
+   */
+  'capacity': (_blockx_worker_v1_WorkerCapacity__Output | null);
 }
