@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
@@ -7,7 +8,23 @@ import { configDefaults, defineConfig } from 'vitest/config';
 // the built CLI), process (spawn the built `blockx` CLI), e2e (real etcd / PostgreSQL / several
 // processes). scripts/test.mjs runs them one at a time in this order (its TIERS list). `forks` is the
 // safe pool: `threads` breaks process.chdir and leaks spawned children on worker teardown.
-const alias = { blockx: fileURLToPath(new URL('./src/index.ts', import.meta.url)) };
+// `blockx` and its subpaths (`blockx/plugin`, ...) as the package's exports name them, read from source: the
+// `blockx-source` condition of each entry of package.json#exports.
+const packageExports = (
+  JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as {
+    exports: Record<string, string | Record<string, string>>;
+  }
+).exports;
+const alias = Object.entries(packageExports).flatMap(([subpath, target]) =>
+  typeof target === 'object' && target['blockx-source']
+    ? [
+        {
+          find: new RegExp(`^blockx${subpath.slice(1).replace(/[/.]/g, '\\$&')}$`),
+          replacement: fileURLToPath(new URL(target['blockx-source'], import.meta.url)),
+        },
+      ]
+    : [],
+);
 
 // Test files run side by side, one per core. Vitest's own default is one fewer than the cores, which is
 // one at a time on a 2-core box; every file starts its servers on free ports in temp dirs (test/README.md,

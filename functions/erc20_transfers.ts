@@ -6,7 +6,7 @@
 // An ERC-20 Transfer has topics [keccak("Transfer(address,address,uint256)"), from, to], the addresses
 // left-padded to 32-byte words, and the amount as one 32-byte word in data. ERC-721 shares the selector
 // but indexes the token id as a fourth topic with empty data: not an ERC-20 transfer, so null.
-import type { CallContext } from '../src/executor/sdk.js';
+import type { CallContext } from 'blockx/function';
 
 export const TRANSFER_SELECTOR = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
 

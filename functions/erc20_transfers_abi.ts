@@ -3,7 +3,7 @@
 // may import any package of the project's node_modules; this one runs over the `events` that `blockx ingest`
 // fills (docs/ingest.md), one call per event row, and returns a token_transfers row or null.
 import { decodeEventLog, parseAbi, type Hex } from 'viem';
-import type { CallContext } from '../src/executor/sdk.js';
+import type { CallContext } from 'blockx/function';
 import type { EventRow, TokenTransferRow } from './erc20_transfers.js';
 
 const ERC20 = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 value)']);

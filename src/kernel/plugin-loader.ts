@@ -12,10 +12,10 @@ import { statSync } from 'node:fs';
 import { realpath, readdir, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { ValidateFunction } from 'ajv';
 import { KernelErrorCode, PluginError, PluginLoadError } from './errors.js';
 import { stagePluginTaps, type KernelHooks } from './hooks.js';
+import { importPluginModule } from './plugin-import.js';
 import { readPluginManifest, readSchemaFile, type PluginManifest } from './plugin-manifest.js';
 import { PluginRegistryBuilder, type PluginRegistry } from './plugin-registry.js';
 import { checkPluginExport, defaultExport } from './plugin-shape.js';
@@ -239,7 +239,7 @@ export async function loadPluginPackage(
 
   let impl: unknown;
   try {
-    impl = defaultExport(await importModule(manifest.entryPath));
+    impl = defaultExport(await importPluginModule(manifest.entryPath));
     const problems = checkPluginExport(manifest.kind, impl);
     if (problems.length) {
       fail(KernelErrorCode.PLUGIN_EXPORT_INVALID, `${relative(manifest.entryPath)}: ${problems.join('; ')}`);
@@ -254,19 +254,6 @@ export async function loadPluginPackage(
 
   if (errors.length || !validate) return { errors };
   return { plugin: { manifest, schema, validate, impl: impl as PluginCommon } };
-}
-
-const TS_EXTENSIONS = new Set(['.ts', '.mts', '.cts', '.tsx']);
-
-/** TypeScript sources load through tsx (no build step for plugin authors); JavaScript natively. */
-async function importModule(file: string): Promise<unknown> {
-  const url = pathToFileURL(file).href;
-  if (TS_EXTENSIONS.has(path.extname(file))) {
-    // tsx (and esbuild behind it) is loaded only when a TypeScript plugin is: it costs ~100 ms at startup.
-    const { tsImport } = await import('tsx/esm/api');
-    return tsImport(url, import.meta.url);
-  }
-  return import(url);
 }
 
 function compare(a: string, b: string): number {

@@ -1,6 +1,6 @@
 // Process-level tests of the built `blockx` command (bin/blockx.js → dist/). `npm test` builds first.
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -22,14 +22,23 @@ function blockx(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } 
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** A scratch project: a copy of the repo's config and plugins, so tests can break things. */
+/**
+ * A scratch project, so tests can break things: the repo's config with `plugins.dirs: [plugins]`, and
+ * there a plugin of its own (a copy of the built-in return-value writer under another type).
+ */
 function scratchProject(): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'blockx-cli-'));
   writeFileSync(path.join(dir, 'package.json'), '{"name":"scratch","private":true}');
-  cpSync(path.join(REPO, 'blockx.config.yaml'), path.join(dir, 'blockx.config.yaml'));
-  cpSync(path.join(REPO, 'plugins'), path.join(dir, 'plugins'), { recursive: true });
-  // The built-in plugins import blockx's plugin surface by its source path (../../../../src/plugin.js).
-  symlinkSync(path.join(REPO, 'src'), path.join(dir, 'src'));
+  const config = readFileSync(path.join(REPO, 'blockx.config.yaml'), 'utf8');
+  expect(config).toContain('  dirs: []\n');
+  writeFileSync(path.join(dir, 'blockx.config.yaml'), config.replace('  dirs: []\n', '  dirs: [plugins]\n'));
+  const own = path.join(dir, 'plugins/own-return-value');
+  cpSync(path.join(REPO, 'plugins/writers/return-value'), own, { recursive: true });
+  const manifest = JSON.parse(readFileSync(path.join(own, 'package.json'), 'utf8')) as {
+    blockx: { type: string };
+  };
+  manifest.blockx.type = 'OwnReturnValueResultHandler';
+  writeFileSync(path.join(own, 'package.json'), JSON.stringify(manifest));
   cpSync(path.join(REPO, 'examples'), path.join(dir, 'examples'), { recursive: true });
   return dir;
 }
@@ -84,11 +93,11 @@ describe('blockx validate', () => {
 
   it('reports a broken plugin with its coded error and path', () => {
     const dir = scratchProject();
-    writeFileSync(path.join(dir, 'plugins/writers/return-value/schema.json'), '{"type": "nope"}');
+    writeFileSync(path.join(dir, 'plugins/own-return-value/schema.json'), '{"type": "nope"}');
     const r = blockx(['validate'], { cwd: dir });
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('PLUGIN_SCHEMA_INVALID');
-    expect(r.stdout).toContain(path.join(dir, 'plugins/writers/return-value'));
+    expect(r.stdout).toContain(path.join(dir, 'plugins/own-return-value'));
   });
 });
 

@@ -323,13 +323,11 @@ describe('blockx backfill --follow against `blockx up`', () => {
       const config = path.join(dir, 'jobs.config.yaml');
       writeFileSync(
         config,
-        // The repository's config, its folders made absolute (relative ones resolve against the config's).
-        `${readFileSync(path.join(REPO, 'blockx.config.yaml'), 'utf8')
-          .replace(
-            'dirs: [plugins/builders, plugins/writers]',
-            `dirs: [${REPO}/plugins/builders, ${REPO}/plugins/writers]`,
-          )
-          .replace(/^ {2}dir: functions$/m, `  dir: ${REPO}/functions`)}\n` +
+        // The repository's config, its functions folder made absolute (a relative one resolves against the config's).
+        `${readFileSync(path.join(REPO, 'blockx.config.yaml'), 'utf8').replace(
+          /^ {2}dir: functions$/m,
+          `  dir: ${REPO}/functions`,
+        )}\n` +
           `jobs:\n  transfers:\n    template: ${path.join(REPO, TRANSFERS)}\n    from: 2\n` +
           `    finality: ${FINALITY}\n    pollIntervalMs: 200\n`,
       );

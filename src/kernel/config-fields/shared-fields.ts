@@ -253,8 +253,9 @@ export const SHARED_FIELDS: readonly ConfigField[] = [
   top({
     path: 'plugins.dirs',
     type: { t: 'list', item: 'string' },
-    default: ['plugins/builders', 'plugins/writers'],
-    description: 'Folders whose subfolders are plugin packages, relative to the config file.',
+    default: [],
+    description:
+      "Folders whose subfolders are plugin packages, relative to the config file: the project's own plugins. The built-in plugins (plugins/builders and plugins/writers of the installed package) are always loaded besides them.",
   }),
   top({
     path: 'plugins.packages',

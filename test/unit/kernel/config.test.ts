@@ -77,10 +77,7 @@ describe('loadConfig: the repository config', () => {
       '/blockx/prod/lanes/default/bundle-workers/',
     ]);
     expect(config.functions.dir).toBe(path.join(REPO, 'functions'));
-    expect(config.plugins.dirs).toEqual([
-      path.join(REPO, 'plugins/builders'),
-      path.join(REPO, 'plugins/writers'),
-    ]);
+    expect(config.plugins.dirs).toEqual([]);
   });
 
   it('the repository file states exactly the defaults a minimal file gets', () => {

@@ -5,7 +5,7 @@
 // entries) are collected first, then the table is scanned page by page and each row becomes a call as it
 // arrives. The generator stops (returns) as soon as the task signal is aborted; closing it early closes
 // the underlying scan.
-import type { CallSpec, Row, RowFilter, TaskIo } from '../../../../src/plugin.js';
+import type { CallSpec, Row, RowFilter, TaskIo } from 'blockx/plugin';
 import { bundleRange } from './bundle-range.js';
 import { BlockBundleError, BlockBundleErrorCode } from './errors.js';
 

@@ -1,6 +1,6 @@
 // Stable error codes of BlockBundleCallConfig. Each key equals its code (the tests pin that).
 // The error is blockx/plugin's PluginError (docs/plugins.md § Errors), named for this plugin.
-import { PluginError } from '../../../../src/plugin.js';
+import { PluginError } from 'blockx/plugin';
 
 export const BlockBundleErrorCode = {
   /** build() was called on a config with stream.enabled: the orchestrator must call stream() instead. */

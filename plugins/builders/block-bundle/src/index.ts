@@ -5,7 +5,7 @@
 // `stream.enabled` the Worker instead calls stream() during the Calls phase (streams(config) tells it
 // which), and calls are dispatched while the scan goes on. The config has already been validated against
 // ../schema.json, its defaults filled in by the kernel.
-import { defineBuilder, type CallList, type CallSpec } from '../../../../src/plugin.js';
+import { defineBuilder, type CallList, type CallSpec } from 'blockx/plugin';
 import { bundleCalls, type BlockBundleCallConfig } from './bundle-calls.js';
 import { BlockBundleError, BlockBundleErrorCode } from './errors.js';
 

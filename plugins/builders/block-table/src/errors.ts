@@ -1,6 +1,6 @@
 // Stable error codes of BlockTableCallConfig. Each key equals its code (the tests pin that).
 // The error is blockx/plugin's PluginError (docs/plugins.md § Errors), named for this plugin.
-import { PluginError } from '../../../../src/plugin.js';
+import { PluginError } from 'blockx/plugin';
 
 export const BlockTableErrorCode = {
   /** No block matches the selector (no canonical block at that height, or no block with that hash). */

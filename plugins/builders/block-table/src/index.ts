@@ -13,7 +13,7 @@ import {
   type RowFilter,
   type TaskCtx,
   type TaskIo,
-} from '../../../../src/plugin.js';
+} from 'blockx/plugin';
 import { BlockTableError, BlockTableErrorCode } from './errors.js';
 
 export { BlockTableError, BlockTableErrorCode } from './errors.js';

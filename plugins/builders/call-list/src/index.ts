@@ -1,6 +1,6 @@
 // CallListCallConfig: one call of `function` per inner array of `callList`, that array being its arguments.
 // The config has already been validated against ../schema.json by the kernel when this runs.
-import { defineBuilder, type CallList } from '../../../../src/plugin.js';
+import { defineBuilder, type CallList } from 'blockx/plugin';
 
 export interface CallListCallConfig {
   readonly function: string;

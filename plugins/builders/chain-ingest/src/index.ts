@@ -3,7 +3,7 @@
 // does in one place so that a block is written whole or not at all — so it builds an empty call list. It
 // exists so that ingestion is an ordinary BlockX task: the backfill machinery fills its `block` selector,
 // and the task gets placement, retries, progress and the journal like any other.
-import { defineBuilder, type CallList } from '../../../../src/plugin.js';
+import { defineBuilder, type CallList } from 'blockx/plugin';
 
 export interface ChainIngestCallConfig {
   readonly chainId: number;

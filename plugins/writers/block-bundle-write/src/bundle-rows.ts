@@ -3,7 +3,7 @@
 // spans many blocks, so there is nothing to fill it from); the chain column may be omitted (filled from
 // the config) but must not name another chain. Anything else is a BAD_OUTPUT: writing it would escape
 // the range the writer replaces and break idempotent reruns.
-import type { Row } from '../../../../src/plugin.js';
+import type { Row } from 'blockx/plugin';
 import { BlockBundleWriteError, BlockBundleWriteErrorCode } from './errors.js';
 
 export interface BundleTarget {

@@ -1,6 +1,6 @@
 // Stable error codes of BlockBundleWriteResultHandler. Each key equals its code (the tests pin that).
 // The error is blockx/plugin's PluginError (docs/plugins.md § Errors), named for this plugin.
-import { PluginError } from '../../../../src/plugin.js';
+import { PluginError } from 'blockx/plugin';
 
 export const BlockBundleWriteErrorCode = {
   /** An output is not a row, an array of rows or null; or a row's block is missing or outside the bundle. */

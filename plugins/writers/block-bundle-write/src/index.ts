@@ -3,7 +3,7 @@
 // table state; rows of other bundles and other chains are never touched. The config has already been
 // validated against ../schema.json, which fills in its defaults (docs/plugins.md § Config and defaults):
 // the schema is the only place they live.
-import { defineWriter, type WriterResult } from '../../../../src/plugin.js';
+import { defineWriter, type WriterResult } from 'blockx/plugin';
 import { bundleRows } from './bundle-rows.js';
 
 export { BlockBundleWriteError, BlockBundleWriteErrorCode } from './errors.js';

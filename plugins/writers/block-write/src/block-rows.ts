@@ -2,7 +2,7 @@
 // null/undefined (no rows). Rows may omit the chain and block number columns (filled from the config);
 // a row that names another chain or block is a BAD_OUTPUT, since writing it would escape the block the
 // writer replaces and break idempotent reruns.
-import type { Row } from '../../../../src/plugin.js';
+import type { Row } from 'blockx/plugin';
 import { BlockWriteError, BlockWriteErrorCode } from './errors.js';
 
 export interface RowColumns {

@@ -1,6 +1,6 @@
 // Stable error codes of BlockWriteResultHandler. Each key equals its code (the tests pin that).
 // The error is blockx/plugin's PluginError (docs/plugins.md § Errors), named for this plugin.
-import { PluginError } from '../../../../src/plugin.js';
+import { PluginError } from 'blockx/plugin';
 
 export const BlockWriteErrorCode = {
   /** A call output is not a row, an array of rows or null, or a row belongs to another block or chain. */

@@ -3,7 +3,7 @@
 // the second run deletes what the first wrote and writes the same rows again. Rows of other blocks and
 // other chains are never touched. The config has already been validated against ../schema.json, which
 // fills in its defaults (docs/plugins.md § Config and defaults): the schema is the only place they live.
-import { defineWriter, type WriterResult } from '../../../../src/plugin.js';
+import { defineWriter, type WriterResult } from 'blockx/plugin';
 import { blockRows } from './block-rows.js';
 
 export { BlockWriteError, BlockWriteErrorCode } from './errors.js';

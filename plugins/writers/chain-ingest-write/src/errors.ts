@@ -1,6 +1,6 @@
 // Stable error codes of ChainIngestResultHandler. Each key equals its code (the tests pin that). Errors of
 // the RPC access layer (src/services/chain-rpc/errors.ts) pass through with their own codes and `retryable`.
-import { PluginError } from '../../../../src/plugin.js';
+import { PluginError } from 'blockx/plugin';
 
 export const ChainIngestErrorCode = {
   /** A field of the node's answer is missing or malformed (the message names its path). */

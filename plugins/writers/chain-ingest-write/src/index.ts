@@ -5,10 +5,8 @@
 // at all, and running the same task again leaves the same rows. Its builder
 // (ChainIngestCallConfig) calls no function: the work of an ingestion task is IO, so it lives here, where the
 // write is. The config was validated against ../schema.json (defaults filled) before it gets here.
-import { defineWriter, type WriterResult } from '../../../../src/plugin.js';
-import type { RpcSourceSettings } from '../../../../src/services/chain-rpc/adapters/rpc-client.js';
-import { sharedBlockFetcher } from '../../../../src/services/chain-rpc/adapters/shared-clients.js';
-import { bundleRange } from '../../../../src/client/backfill/plan.js';
+import { defineWriter, type WriterResult } from 'blockx/plugin';
+import { bundleRange, sharedBlockFetcher, type RpcSourceSettings } from 'blockx/ingest';
 import { rowsOfBlock } from './rpc-rows.js';
 
 export { ChainIngestError, ChainIngestErrorCode } from './errors.js';

@@ -11,13 +11,7 @@
 // - traces: trace_block's frames (block rewards, which belong to no transaction, are left out) or the call
 //   tracer's call trees flattened depth first; `trace_address` is the frame's path, "" for the root, "0,1" for
 //   the second child of the first child.
-import type {
-  BlockRow,
-  EventRow,
-  TraceRow,
-  TransactionRow,
-} from '../../../../src/services/storage/block-data/block-rows.js';
-import type { RawBlock } from '../../../../src/services/chain-rpc/adapters/block-fetcher.js';
+import type { BlockRow, EventRow, RawBlock, TraceRow, TransactionRow } from 'blockx/ingest';
 import { ChainIngestError, ChainIngestErrorCode } from './errors.js';
 
 /** A trace row; call_type is what the node says, lower-case (call, delegatecall, staticcall, create, create2…). */

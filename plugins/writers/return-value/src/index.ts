@@ -1,6 +1,6 @@
 // ReturnValueResultHandler: writes nothing to storage; the array of call outputs becomes the plugin
 // result, which the worker returns in TaskResult.executeResult.pluginResults[0].result (UTF-8 JSON bytes).
-import { defineWriter, type WriterResult } from '../../../../src/plugin.js';
+import { defineWriter, type WriterResult } from 'blockx/plugin';
 
 export type ReturnValueResultHandlerConfig = Record<string, never>;
 

@@ -1,6 +1,6 @@
 // Stable error codes of TableUpsertsResultHandler. Each key equals its code (the tests pin that).
 // The error is blockx/plugin's PluginError (docs/plugins.md § Errors), named for this plugin.
-import { PluginError } from '../../../../src/plugin.js';
+import { PluginError } from 'blockx/plugin';
 
 export const TableUpsertsErrorCode = {
   /** An output is not an upsert, an array of upserts or null; or it names a table outside the allow-list. */

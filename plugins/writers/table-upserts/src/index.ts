@@ -8,7 +8,7 @@
 // upserting overlapping keys then take their row locks in the same order and never deadlock (see
 // docs/storage.md, "Concurrent writes on PostgreSQL"). The sort is stable, so upserts of one key keep
 // their output order and the later still wins.
-import { defineWriter, type WriterResult } from '../../../../src/plugin.js';
+import { defineWriter, type WriterResult } from 'blockx/plugin';
 import { collectUpserts, lockOrder } from './upserts.js';
 
 export { TableUpsertsError, TableUpsertsErrorCode } from './errors.js';

@@ -1,7 +1,7 @@
 // Reading upserts out of call outputs: each output is an upsert `{table, key, values}`, an array of them,
 // or null/undefined (nothing). An upsert has exactly those three fields: a table name, a non-empty key
 // object (the primary key columns) and a values object. The storage layer checks the columns themselves.
-import type { Row, RowKey } from '../../../../src/plugin.js';
+import type { Row, RowKey } from 'blockx/plugin';
 import { TableUpsertsError, TableUpsertsErrorCode } from './errors.js';
 
 export interface Upsert {

@@ -131,8 +131,9 @@ export interface FunctionsConfig {
 /** Plugin packages. */
 export interface PluginsConfig {
   /**
-   * Folders whose subfolders are plugin packages, relative to the config file. Default
-   * [plugins/builders, plugins/writers].
+   * Folders whose subfolders are plugin packages, relative to the config file: the project's own
+   * plugins. The built-in plugins (plugins/builders and plugins/writers of the installed package) are
+   * always loaded besides them. Default [].
    */
   readonly dirs: readonly string[];
   /** npm package names of plugins, resolved from the config file's folder. Default []. */

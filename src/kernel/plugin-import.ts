@@ -1,0 +1,64 @@
+// Importing a plugin package's main module, with `blockx` and `blockx/*` resolving to the running BlockX.
+//
+// A plugin package imports BlockX by its public subpaths (`blockx/plugin`, docs/plugins.md). Node would
+// look for a `blockx` folder in the node_modules above the plugin's real path, and a package that a
+// user's project links in (`npm install ../my-writer` makes a symlink) or lists in `plugins.dirs` from
+// outside the project has none there: "Cannot find package 'blockx'". A plugin is a part of the BlockX
+// that loads it, the way a peer dependency is, so the resolve hook below answers every `blockx` import with
+// this package's own entry (a self-reference from its root), whatever folder the importing file is in:
+// the same copy the kernel runs, never a second, possibly older one that happens to sit beside the plugin.
+//
+// The hook is a self-contained JS string registered as a `data:` URL (as the Executor's epoch hooks are,
+// src/executor/epoch-loader-hooks.ts): the hooks thread then needs no TypeScript loader, whether BlockX
+// runs from src/ (tests, under tsx) or from dist/. Running from src/, the `blockx-source` export condition
+// picks the TypeScript sources (package.json#exports), so the plugins and the kernel read the same code.
+import { register } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { PACKAGE_ROOT } from './package-root.js';
+
+export const BLOCKX_RESOLVE_HOOKS_SOURCE = `
+let parentURL;
+let conditions;
+export async function initialize(data) {
+  parentURL = data.parentURL;
+  conditions = data.conditions;
+}
+export async function resolve(specifier, context, next) {
+  if (specifier === 'blockx' || specifier.startsWith('blockx/')) {
+    return next(specifier, { ...context, parentURL, conditions: [...(context.conditions ?? []), ...conditions] });
+  }
+  return next(specifier, context);
+}
+`;
+
+/** Running from the TypeScript sources (vitest, tsx) rather than the build in dist/. */
+const FROM_SOURCES = import.meta.url.endsWith('.ts');
+
+let registered = false;
+
+/** Registers the `blockx` resolve hook once per process (before the first plugin module is imported). */
+function registerBlockxResolution(): void {
+  if (registered) return;
+  registered = true;
+  register(`data:text/javascript,${encodeURIComponent(BLOCKX_RESOLVE_HOOKS_SOURCE)}`, {
+    data: {
+      parentURL: pathToFileURL(path.join(PACKAGE_ROOT, 'package.json')).href,
+      conditions: FROM_SOURCES ? ['blockx-source'] : [],
+    },
+  });
+}
+
+const TS_EXTENSIONS = new Set(['.ts', '.mts', '.cts', '.tsx']);
+
+/** Imports a plugin's main module: TypeScript through tsx (no build step for plugin authors), JS natively. */
+export async function importPluginModule(file: string): Promise<unknown> {
+  registerBlockxResolution();
+  const url = pathToFileURL(file).href;
+  if (TS_EXTENSIONS.has(path.extname(file))) {
+    // tsx (and esbuild behind it) is loaded only when a TypeScript plugin is: it costs ~100 ms at startup.
+    const { tsImport } = await import('tsx/esm/api');
+    return tsImport(url, import.meta.url);
+  }
+  return import(url);
+}
