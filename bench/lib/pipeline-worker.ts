@@ -134,8 +134,15 @@ async function profiledExecutor(
   profDir: string,
 ): Promise<ExecutorRuntimeHandle> {
   const [node, ...rest] = tsxExecutorCommand();
+  // The profiled executor runs as this process's user (executor.user ''), so it can write into profDir
+  // (as root, `auto` would run it as nobody: docs/security.md § Executors as their own user).
+  const dep = config.deployments[deployment]!;
+  const asSelf: BlockxConfig = {
+    ...config,
+    deployments: { ...config.deployments, [deployment]: { ...dep, executor: { ...dep.executor, user: '' } } },
+  };
   const ports = createExecutorPorts({
-    config,
+    config: asSelf,
     deployment,
     logger,
     io: io.callIoHandler,

@@ -117,6 +117,21 @@ export const EXECUTOR_FIELDS: readonly ConfigField[] = [
       "Names of environment variables the Executors get besides the fixed list (PATH, HOME, locale, TZ, temp dirs, Python and Node search paths, BLOCKX_LOG_LEVEL, EXECUTOR_CPU_PROFILE/TRACE): nothing else of the Worker's environment (credentials, storage URL, TLS paths) reaches a function (docs/security.md, What a function can reach).",
   }),
   e({
+    path: 'user',
+    type: { t: 'string' },
+    default: 'auto',
+    defaultText: 'auto (as root: nobody, when it can read the package and the functions folder)',
+    description:
+      "The Unix user the Executors run as (a name, or UID:GID; needs a Worker running as root). auto: as root, the unprivileged user nobody when it can reach the package and the functions folder, else the Worker's user with one warning; as any other user, that user. Empty: always the Worker's user. A named user that does not exist or cannot read those files stops the Worker (docs/security.md, Executors as their own user).",
+  }),
+  e({
+    path: 'maxProcesses',
+    type: NON_NEGATIVE,
+    default: 512,
+    description:
+      'RLIMIT_NPROC of the Executors when they run as a user of their own (executor.user): processes and threads that user may have, so a fork storm in a function fails its own forks, not the node. Counted per user across the host. 0: no limit.',
+  }),
+  e({
     path: 'python.enabled',
     type: { t: 'enum', values: ['auto', 'on', 'off'], typed: true },
     default: 'auto',

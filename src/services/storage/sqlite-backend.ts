@@ -16,6 +16,7 @@
 // synchronous), then fail with SQLITE_BUSY → CONFLICT (retryable).
 
 import Database from 'better-sqlite3';
+import { chmodSync, existsSync } from 'node:fs';
 import { Admission } from './admission.js';
 import { classifySqliteError, storageErrorFrom } from './error-classify.js';
 import type { StorageError } from './errors.js';
@@ -51,7 +52,12 @@ export class SqliteDriver implements SqlDriver {
   private readonly nextIsWrite = (): boolean => this.lock.nextTag() === WRITE_TAG;
 
   constructor(private readonly opts: SqliteDriverOptions) {
+    // A file this process creates is its owner's alone (0600; SQLite gives the -wal and -shm files the
+    // same mode): an Executor running as its own user cannot read it (docs/security.md § Executors as
+    // their own user). A file that was there is left as its owner made it.
+    const creating = opts.path !== ':memory:' && opts.path !== '' && !existsSync(opts.path);
     this.db = new Database(opts.path);
+    if (creating) chmodSync(opts.path, 0o600);
     try {
       if (opts.path !== ':memory:') this.db.pragma('journal_mode = WAL');
       this.db.pragma('synchronous = NORMAL');

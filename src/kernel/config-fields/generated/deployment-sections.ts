@@ -297,6 +297,21 @@ export interface ExecutorConfig {
    */
   readonly passEnv: readonly string[];
   /**
+   * The Unix user the Executors run as (a name, or UID:GID; needs a Worker running as root). auto: as
+   * root, the unprivileged user nobody when it can reach the package and the functions folder, else the
+   * Worker's user with one warning; as any other user, that user. Empty: always the Worker's user. A
+   * named user that does not exist or cannot read those files stops the Worker (docs/security.md,
+   * Executors as their own user). Default auto (as root: nobody, when it can read the package and the
+   * functions folder).
+   */
+  readonly user: string;
+  /**
+   * RLIMIT_NPROC of the Executors when they run as a user of their own (executor.user): processes and
+   * threads that user may have, so a fork storm in a function fails its own forks, not the node.
+   * Counted per user across the host. 0: no limit. Default 512.
+   */
+  readonly maxProcesses: number;
+  /**
    * The Python Executor a Worker runs beside the JS one for `functions/<name>.py` (docs/executor.md,
    * Python functions on a Worker).
    */

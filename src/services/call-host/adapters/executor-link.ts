@@ -14,6 +14,7 @@
 // frames-as-text.ts: ExecuteCall, ExecuteCalls (one open batch per connection), a cached ResumeCall.
 
 import { randomBytes } from 'node:crypto';
+import { chown } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import {
   FrameDecoder,
@@ -61,6 +62,11 @@ export interface ExecutorLinkOptions {
    * removed again on close (docs/security.md, "The executor socket").
    */
   readonly socketDir?: string;
+  /**
+   * The user the Executor runs as when it is not this process's (`executor.user`): the private
+   * directory and the socket file are handed to it (still 0700 / 0600), so it alone can connect.
+   */
+  readonly socketOwner?: { readonly uid: number; readonly gid: number };
   /** How long a new connection may take to present an authenticated Hello. Default 5000 ms. */
   readonly helloTimeoutMs?: number;
   readonly onEvent: (event: ExecutorLinkEvent) => void;
@@ -134,7 +140,13 @@ export class ExecutorLink {
     const server = createServer((socket) => this.accept(socket));
     try {
       this.socketFile = await listenOnSocket(server, socketPath);
+      const owner = this.opts.socketOwner;
+      if (owner !== undefined) {
+        if (this.privateDir !== undefined) await chown(this.privateDir, owner.uid, owner.gid);
+        await chown(socketPath, owner.uid, owner.gid);
+      }
     } catch (err) {
+      if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
       if (this.privateDir !== undefined) await removePrivateSocketDir(this.privateDir);
       this.privateDir = undefined;
       throw err;

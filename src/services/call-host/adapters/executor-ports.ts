@@ -21,11 +21,14 @@
 // FOLDER_CHECK_MS); `on` starts it at once, `off` never. It is not stopped when the `.py` files go.
 
 import { executorEnvironment } from './executor-env.js';
+import { resolveExecutorUser } from './executor-user.js';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FunctionCodeView, type WorkerCodeView } from '../../../executor/code-epochs.js';
 import { pythonExecutorCommand } from '../../../executor/python-command.js';
 import type { BlockxConfig } from '../../../kernel/config-types.js';
+import { ConfigError } from '../../../kernel/errors.js';
+import { packagePath } from '../../../kernel/package-root.js';
 import {
   collisionMessage,
   parseAnyFunctionFileName,
@@ -176,7 +179,24 @@ export function createExecutorPorts(options: ExecutorPortsOptions): ExecutorPort
       }
     };
   };
+  // Who the executors run as (docs/security.md § Executors as their own user): they need the package
+  // they run from, the functions folder and the socket folder.
+  const runAs = resolveExecutorUser(ex.user, [
+    packagePath('bin', 'blockx.js'),
+    packagePath('node_modules'),
+    ...(pythonMode === 'off' ? [] : [packagePath('src', 'executor', 'python')]),
+    functionsDir,
+    socketDir,
+  ]);
+  if (runAs.kind === 'error')
+    throw new ConfigError([
+      { source: 'file', path: `deployments.${deployment}.executor.user`, message: runAs.message },
+    ]);
+  if (runAs.kind === 'same-with-warning') logger.warn({ component: 'executor' }, runAs.warning);
+  if (runAs.kind === 'drop')
+    logger.info({ user: runAs.user.name, uid: runAs.user.uid }, 'executors run as their own user');
   const common = {
+    ...(runAs.kind === 'drop' ? { runAs: runAs.user, maxProcesses: ex.maxProcesses } : {}),
     socketDir,
     functionsDir,
     onWaiting: (req: WaitingRequest) => runner.serveWaiting(req),

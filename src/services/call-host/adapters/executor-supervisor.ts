@@ -20,6 +20,8 @@
 // socket closes or its parent pid changes (executor-main.ts), which covers a SIGKILLed Worker too.
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants as fsConstants } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Writable } from 'node:stream';
 import {
@@ -37,6 +39,7 @@ import {
   type LivenessConfig,
   type LivenessState,
 } from '../core/executor-liveness.js';
+import type { UnixUser } from '../core/executor-identity.js';
 import { RestartBackoff, type BackoffOptions } from './executor-backoff.js';
 import { ExecutorLink, type ExecutorLinkEvent, type ExecutorLinkOptions } from './executor-link.js';
 
@@ -63,6 +66,39 @@ export interface ExecutorSupervisorOptions
   readonly env?: NodeJS.ProcessEnv;
   /** Each line the executor writes to stderr (JSON log lines). Default: copied to our stderr. */
   readonly onLog?: (line: string) => void;
+  /**
+   * Run the executor as this user (`executor.user`, resolved by executor-user.ts): spawned with its
+   * uid/gid and no supplementary groups, the socket handed to it. Default: this process's user.
+   */
+  readonly runAs?: UnixUser;
+  /** With `runAs`: the executor's RLIMIT_NPROC (`executor.maxProcesses`), set through `prlimit`; 0 = none. */
+  readonly maxProcesses?: number;
+}
+
+/** `name` on the PATH, or undefined. */
+function findOnPath(name: string, path = process.env.PATH ?? ''): string | undefined {
+  for (const dir of path.split(delimiter)) {
+    if (dir === '') continue;
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, fsConstants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The command that starts the executor with its process limit: `prlimit --nproc=N:N -- cmd …` (util-linux;
+ * lowering a limit needs no privilege, and the limit holds across the exec). Undefined when `prlimit`
+ * is not installed (the caller warns once and starts it without).
+ */
+export function withProcessLimit(command: readonly string[], maxProcesses: number): string[] | undefined {
+  const prlimit = findOnPath('prlimit') ?? findOnPath('prlimit', '/usr/bin:/bin');
+  if (prlimit === undefined) return undefined;
+  return [prlimit, `--nproc=${maxProcesses}:${maxProcesses}`, '--', ...command];
 }
 
 /** Command prefix that runs the executor from src/ under tsx (tests, development). */
@@ -123,7 +159,11 @@ export class ExecutorSupervisor {
       checkIntervalMs,
       stallGapMs: stallGapFor(checkIntervalMs, this.heartbeatTimeoutMs),
     };
-    this.link = new ExecutorLink({ ...options, onEvent: (ev) => this.onLinkEvent(ev) });
+    this.link = new ExecutorLink({
+      ...options,
+      ...(options.runAs ? { socketOwner: options.runAs } : {}),
+      onEvent: (ev) => this.onLinkEvent(ev),
+    });
   }
 
   get ready(): boolean {
@@ -194,10 +234,20 @@ export class ExecutorSupervisor {
     // Its own process group: a terminal's Ctrl-C reaches the Worker, which stops the Executor in order
     // (no "executor lost" mid-shutdown). It still cannot outlive the Worker: it exits when the socket
     // closes or its parent pid changes.
-    const child = spawn(cmd!, args, {
+    let command = [cmd!, ...args];
+    const limit = o.runAs !== undefined ? (o.maxProcesses ?? 0) : 0;
+    if (limit > 0) {
+      const limited = withProcessLimit(command, limit);
+      if (limited !== undefined) command = limited;
+      else if (this.starts === 0)
+        this.opts.log?.('warn', 'prlimit is not installed: the executor runs without executor.maxProcesses');
+    }
+    const child = spawn(command[0]!, command.slice(1), {
       stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
       env: o.env ?? process.env,
       detached: true,
+      // A user of its own (executor.user): libuv drops the supplementary groups with the uid change.
+      ...(o.runAs ? { uid: o.runAs.uid, gid: o.runAs.gid } : {}),
     });
     const secretPipe = child.stdio[SECRET_FD] as Writable | null | undefined;
     if (secretPipe) {

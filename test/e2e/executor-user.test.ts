@@ -1,0 +1,111 @@
+// Executors as their own user (docs/security.md § Executors as their own user): a real Worker running as
+// root with `executor.user` set to an id no one else uses runs a function that tries what a hostile one
+// would: read the storage file and a 0600 key file, signal its Worker, fork past `executor.maxProcesses`.
+// Each fails; the same function sees its own uid. Needs root (CI runs as root); elsewhere it is skipped.
+//
+// The Executor must reach the package it runs from. When this checkout sits under a folder other users
+// cannot enter, the Worker refuses a named user (a config error naming the folder): that branch is
+// asserted instead, since a named user must never silently become root.
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BlockxClient } from '../../src/client/client.js';
+import { packagePath } from '../../src/kernel/package-root.js';
+import { resolveExecutorUser } from '../../src/services/call-host/adapters/executor-user.js';
+import { startCluster, type TestCluster } from '../support/cluster.js';
+
+const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+/** A uid:gid with no passwd entry and no other process: RLIMIT_NPROC counts this test's Executor alone. */
+const USER = '64123:64123';
+const MAX_PROCESSES = 100;
+
+const root = mkdtempSync(path.join(tmpdir(), 'blockx-executor-user-'));
+chmodSync(root, 0o755);
+const functionsDir = path.join(root, 'functions');
+mkdirSync(functionsDir, { mode: 0o755 });
+const keyFile = path.join(root, 'worker.key');
+writeFileSync(keyFile, 'not for functions\n', { mode: 0o600 });
+const storageFile = path.join(root, 'blockx.db');
+writeFileSync(
+  path.join(functionsDir, 'probe.ts'),
+  `import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+
+function attempt(fn: () => unknown): string {
+  try {
+    fn();
+    return 'ok';
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code ?? String(err);
+  }
+}
+
+export default async function probe(_ctx: unknown, paths: string[], forks: number): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = { uid: process.getuid?.(), gid: process.getgid?.() };
+  for (const p of paths) out[p] = attempt(() => readFileSync(p));
+  out.signalWorker = attempt(() => process.kill(process.ppid, 0));
+  const storm = spawnSync('sh', ['-c', 'i=0; while [ $i -lt ' + forks + ' ]; do sleep 2 & i=$((i+1)); done; wait'], {
+    encoding: 'utf8',
+    timeout: 20000,
+  });
+  out.stormStderr = storm.stderr;
+  return out;
+}
+`,
+);
+
+const needs = [packagePath('bin', 'blockx.js'), packagePath('node_modules'), functionsDir];
+const decision = resolveExecutorUser(USER, needs);
+
+describe.skipIf(!isRoot)('executors run as their own user (executor.user)', () => {
+  let cluster: TestCluster | undefined;
+  let client: BlockxClient | undefined;
+
+  beforeAll(async () => {
+    if (decision.kind !== 'drop') return;
+    cluster = await startCluster({
+      workers: 1,
+      functionsDir,
+      storageUrl: `sqlite:${storageFile}`,
+      configPatch: (doc) => {
+        const deployments = doc['deployments'] as Record<string, { executor?: Record<string, unknown> }>;
+        for (const d of Object.values(deployments))
+          d.executor = { ...d.executor, user: USER, maxProcesses: MAX_PROCESSES };
+      },
+    });
+    client = new BlockxClient({ coordinator: cluster.coordinatorAddr });
+  }, 120_000);
+
+  afterAll(async () => {
+    client?.close();
+    await cluster?.stop();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('a function cannot read the storage or key files, signal its Worker, or fork past the limit', async () => {
+    if (decision.kind !== 'drop') {
+      // This checkout is out of the user's reach: a named user is refused, never replaced by root.
+      expect(decision).toMatchObject({
+        kind: 'error',
+        message: expect.stringMatching(/cannot (enter|read) \//),
+      });
+      return;
+    }
+    const r = await client!.run({
+      functionCallConfig: {
+        type: 'CallListCallConfig',
+        config: { function: 'probe', callList: [[[storageFile, keyFile], MAX_PROCESSES + 50]] },
+      },
+      resultHandler: { type: 'ReturnValueResultHandler', config: {} },
+    });
+    expect(r.state, r.failureMessage).toBe('SUCCEEDED');
+    const seen = (r.pluginResults[0]?.result as Record<string, unknown>[])[0]!;
+    expect(seen).toMatchObject({ uid: 64123, gid: 64123, signalWorker: 'EPERM' });
+    // The storage file the Worker created is 0600; the key file was made 0600 by its owner.
+    expect(seen[storageFile]).toBe('EACCES');
+    expect(seen[keyFile]).toBe('EACCES');
+    // RLIMIT_NPROC: the shell's forks fail once the user's processes and threads reach the limit.
+    expect(String(seen.stormStderr)).toMatch(/Resource temporarily unavailable|[Cc]an.?t fork|Cannot fork/);
+  }, 60_000);
+});
