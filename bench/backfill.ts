@@ -26,7 +26,9 @@
 // start included. CPU (bench/lib/proc-cpu.ts, /proc/<pid>/stat, 10 ms ticks) is per block and per call
 // (a call = one event decoded, the count the floor made): `main` is the floor's process on the floor
 // row and the `blockx up` process (Coordinator + Workers) on BlockX rows; `executors` are up's children
-// (one Executor per Worker). The PostgreSQL server's own CPU is in none of them. `--per` runs one of the
+// (one Executor per Worker); `client` is the `blockx backfill` process (what the bench reaps of it) less
+// its start, measured as a one-block job's CPU; `CPU ms/task` adds the three over the tasks, the whole
+// path's cost of a task. The PostgreSQL server's own CPU is in none of them. `--per` runs one of the
 // two BlockX rows only; `--profile DIR` sets COORDINATOR_CPU_PROFILE and EXECUTOR_CPU_PROFILE on
 // `blockx up` (DIR/<storage>-up.cpuprofile, DIR/<storage>-exec.<pid>.cpuprofile; docs/performance.md
 // § Profiling).
@@ -48,7 +50,7 @@ import {
   withFreshStorage,
   type StorageKind,
 } from './lib/fresh-storage.js';
-import { cpuSnapshot, cpuSpent, type CpuSpent } from './lib/proc-cpu.js';
+import { cpuSnapshot, cpuSpent, reapedChildrenCpuMs, type CpuSpent } from './lib/proc-cpu.js';
 
 const { values } = parseArgs({
   options: {
@@ -98,6 +100,9 @@ interface Row {
   readonly ratio?: number;
   readonly mainCpuMs?: number;
   readonly executorCpuMs?: number;
+  /** The `blockx backfill` process, its start (`clientStartCpuMs`) included. */
+  readonly clientCpuMs?: number;
+  readonly clientStartCpuMs?: number;
   readonly note?: string;
 }
 
@@ -120,9 +125,11 @@ async function blockxRow(
   floor: { result: FloorResult; table: TableFingerprint },
   kind: StorageKind,
   per: 'block' | 'bundle',
+  clientStartCpuMs: number,
 ): Promise<Row> {
   await table.clear(CHAIN);
   const before = cpuSnapshot(up.pid);
+  const clientBefore = reapedChildrenCpuMs();
   const run: BackfillRun = await runBackfill(up, {
     template: per === 'block' ? BLOCK_TEMPLATE : BUNDLE_TEMPLATE,
     per,
@@ -132,6 +139,7 @@ async function blockxRow(
     concurrency: per === 'block' ? CONCURRENCY : BUNDLE_CONCURRENCY,
   });
   const cpu: CpuSpent = cpuSpent(before, cpuSnapshot(up.pid));
+  const clientCpuMs = reapedChildrenCpuMs() - clientBefore;
   const stored = await table.fingerprint();
   const sameRows = stored.rows === floor.table.rows && stored.sha256 === floor.table.sha256;
   if (!sameRows || run.failed > 0)
@@ -153,8 +161,27 @@ async function blockxRow(
     ratio: floor.result.seconds / run.jobSeconds,
     mainCpuMs: cpu.mainMs,
     executorCpuMs: cpu.childrenMs,
+    clientCpuMs,
+    clientStartCpuMs,
     ...(cpu.children === WORKERS ? {} : { note: `${cpu.children} executor processes at the end` }),
   };
+}
+
+/**
+ * The CPU of the CLI's own start and end (node, config, plugin schemas, channels), which a job pays once:
+ * a one-block job's client CPU. The per-task client figures are the job's less this.
+ */
+async function clientStart(up: UpCluster): Promise<number> {
+  const before = reapedChildrenCpuMs();
+  const run = await runBackfill(up, {
+    template: BLOCK_TEMPLATE,
+    per: 'block',
+    from: 1,
+    to: 1,
+    concurrency: 1,
+  });
+  if (run.failed > 0) throw new Error(`a one-block backfill failed:\n${run.tail}`);
+  return reapedChildrenCpuMs() - before;
 }
 
 /** The three rows of one storage. */
@@ -192,7 +219,8 @@ async function measure(kind: StorageKind, storageUrl: string): Promise<Row[]> {
             EXECUTOR_CPU_PROFILE: path.resolve(values.profile, `${kind}-exec.cpuprofile`),
           };
     up = await startUp({ storageUrl, workers: WORKERS, env: profile });
-    for (const per of PERS) rows.push(await blockxRow(up, table, floor, kind, per));
+    const clientStartCpuMs = await clientStart(up);
+    for (const per of PERS) rows.push(await blockxRow(up, table, floor, kind, per, clientStartCpuMs));
     return rows;
   } catch (err) {
     if (up !== undefined) console.error(`--- blockx up ---\n${up.output()}`);
@@ -212,20 +240,29 @@ function report(rows: readonly Row[]): void {
   console.log(
     '| run | blocks | tasks | failed tasks | attempts | seconds | command s | blocks/s | calls | token_transfers rows | ' +
       'same rows as floor | throughput blockx/floor | main CPU ms/block | main CPU µs/call | ' +
-      'executors CPU ms/block | executors CPU µs/call |',
+      'executors CPU ms/block | executors CPU µs/call | client CPU ms/block | CPU ms/task, all processes |',
   );
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
     const perBlock = (ms: number | undefined): string => fmt(ms === undefined ? ms : ms / r.blocks, 2);
     const perCall = (ms: number | undefined): string =>
       fmt(ms === undefined || r.calls === undefined ? undefined : (ms * 1000) / r.calls, 1);
     const same = r.sameRows === undefined ? '' : r.sameRows ? 'yes' : '**NO**';
+    const client =
+      r.clientCpuMs === undefined || r.clientStartCpuMs === undefined
+        ? undefined
+        : r.clientCpuMs - r.clientStartCpuMs;
+    const perTask =
+      client === undefined || r.tasks === undefined || r.tasks === 0
+        ? ''
+        : fmt(((r.mainCpuMs ?? 0) + (r.executorCpuMs ?? 0) + client) / r.tasks, 2);
     console.log(
       `| ${r.run} | ${fmt(r.blocks)} | ${fmt(r.tasks)} | ${fmt(r.failed)} | ${fmt(r.attempts)} | ` +
         `${fmt(r.seconds, 2)} | ${fmt(r.commandSeconds, 1)} | ` +
         `${r.seconds === undefined ? '' : fmt(r.blocks / r.seconds)} | ${fmt(r.calls)} | ${fmt(r.table?.rows)} | ` +
         `${same} | ${r.ratio === undefined ? '' : `${r.ratio.toFixed(2)}×`} | ${perBlock(r.mainCpuMs)} | ` +
-        `${perCall(r.mainCpuMs)} | ${perBlock(r.executorCpuMs)} | ${perCall(r.executorCpuMs)} |` +
+        `${perCall(r.mainCpuMs)} | ${perBlock(r.executorCpuMs)} | ${perCall(r.executorCpuMs)} | ` +
+        `${perBlock(client)} | ${perTask} |` +
         `${r.note ? ` ${r.note}` : ''}`,
     );
   }
@@ -257,7 +294,9 @@ async function main(): Promise<number> {
       `erc20_transfers into token_transfers; BlockX: \`blockx up --workers ${WORKERS}\` (built CLI), ` +
       `--concurrency ${CONCURRENCY} per block, ${BUNDLE_CONCURRENCY} per bundle; ${builtLabel()}; ` +
       `floor: one process on the raw driver, one transaction per block; calls = events decoded; ` +
-      `main = the floor's process / the \`blockx up\` process, executors = its children; ` +
+      `main = the floor's process / the \`blockx up\` process, executors = its children, client = the ` +
+      `\`blockx backfill\` process less its start (a one-block job's CPU, ${fmt(rows.find((r) => r.clientStartCpuMs !== undefined)?.clientStartCpuMs)} ms); ` +
+      `CPU ms/task = main + executors + client over the tasks; ` +
       `Node ${process.version}; ${cpus().length} cores, load average ${loadBefore.toFixed(2)} before the run, ` +
       `${(loadavg()[0] ?? 0).toFixed(2)} after (the machine is shared: compare rows of one run)\n`,
   );

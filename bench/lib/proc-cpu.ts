@@ -20,7 +20,7 @@ interface ProcStat {
   readonly cpuMs: number;
 }
 
-/** The fields after `(comm)`: state is [0], ppid [1], utime [11], stime [12]. */
+/** The fields after `(comm)`: state is [0], ppid [1], utime [11], stime [12], cutime [13], cstime [14]. */
 function readStat(pid: number): ProcStat | undefined {
   let text: string;
   try {
@@ -63,4 +63,15 @@ export function cpuSpent(before: CpuSnapshot, after: CpuSnapshot): CpuSpent {
   let childrenMs = 0;
   for (const [pid, ms] of after.children) childrenMs += ms - (before.children.get(pid) ?? 0);
   return { mainMs: after.cpuMs - before.cpuMs, childrenMs, children: after.children.size };
+}
+
+/**
+ * CPU ms of this process's children that have exited and been waited for (cutime + cstime of
+ * /proc/self/stat). The difference across one awaited child run (a CLI command the bench spawned and saw
+ * exit) is that command's CPU, as long as no other child of the bench exits meanwhile.
+ */
+export function reapedChildrenCpuMs(): number {
+  const text = readFileSync('/proc/self/stat', 'utf8');
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[13]) + Number(fields[14])) * 1000) / clockTicks();
 }

@@ -365,6 +365,7 @@ export async function runBlockJob(job: BlockJob): Promise<number> {
     release();
     progress?.finish();
     client.close();
+    journal.close();
   }
   if (summary === undefined) return EXIT.FAILED;
   io.stdout(

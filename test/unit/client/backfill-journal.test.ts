@@ -101,4 +101,18 @@ describe('FileJournal', () => {
     expect(lines(fresh.file)).toHaveLength(1);
     expect(new FileJournal(dir, HEADER).done.size).toBe(0);
   });
+
+  it('each entry is in the file when record returns; after close() a record opens the file again', () => {
+    const dir = scratch();
+    const journal = new FileJournal(dir, HEADER);
+    journal.record({ key: 1, taskId: 't1', rows: 3 });
+    // Read back by another reader before anything is closed: the line reached the OS.
+    expect([...readDone(journal.file)]).toEqual([1]);
+    journal.close();
+    journal.close();
+    journal.record({ key: 2, taskId: 't2', rows: 4 });
+    expect([...readDone(journal.file)].sort()).toEqual([1, 2]);
+    journal.close();
+    expect(lines(journal.file)).toHaveLength(3);
+  });
 });
