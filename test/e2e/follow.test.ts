@@ -186,6 +186,20 @@ describe.each(BACKENDS)('blockx backfill --follow on %s', (name, storage) => {
       await caughtUp(chain.to, 0);
       await settlesTo(await expectedFromNode(anvil));
 
+      // One runner per job cluster-wide, by the etcd lease (etcd is configured): a second one is told
+      // who holds it and exits 1; the job list names the runner.
+      const second = await cluster.cli(['backfill', TEMPLATE, '--from', '0', '--follow', '--finality', '8']);
+      expect(second.code, second.stderr).toBe(1);
+      expect(second.stderr).toMatch(
+        /job fl-[0-9a-f]{12} is being run by .+ pid \d+ \(lease until .+\); exiting/,
+      );
+      const listed = await cluster.cli(['jobs', 'list', '--json']);
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(JSON.parse(listed.stdout.trim())).toMatchObject({
+        state: 'running',
+        runner: expect.stringMatching(/pid \d+/),
+      });
+
       // Transfers arriving while it runs: two more blocks, ingested.
       let mark = out.length;
       const accounts = await anvil.accounts();

@@ -13,6 +13,8 @@ import type { BlockxConfig } from '../../kernel/config-types.js';
 import type { BlockxClient } from '../../client/client.js';
 import type { BackfillTemplate } from '../../client/backfill/plan.js';
 import type { FollowEvent } from '../../client/backfill/follow-loop.js';
+import type { JobStore } from '../../services/follow/adapters/job-store.js';
+import { JobFencedError } from '../../services/follow/core/errors.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import { listenForStop } from '../stop-signals.js';
 import { oneLine } from './submit.js';
@@ -70,7 +72,7 @@ export async function followJob(client: BlockxClient, o: FollowCommandOptions, i
   const [
     { FOLLOW_DEFAULTS, runFollow },
     { JobStore },
-    { StorageLease },
+    { openJobLeases },
     { StorageChainReader },
     { openStorage, maskStorageUrl },
     { newRunId },
@@ -78,7 +80,7 @@ export async function followJob(client: BlockxClient, o: FollowCommandOptions, i
   ] = await Promise.all([
     import('../../client/backfill/follow-loop.js'),
     import('../../services/follow/adapters/job-store.js'),
-    import('../../services/follow/adapters/storage-lease.js'),
+    import('../../services/follow/adapters/job-lease.js'),
     import('../../services/follow/adapters/chain-reader.js'),
     import('../../services/storage/open-storage.js'),
     import('../../client/backfill/journal.js'),
@@ -93,8 +95,8 @@ export async function followJob(client: BlockxClient, o: FollowCommandOptions, i
 
   const store = await JobStore.open(config.storage, config.baseDir);
   const chainDb = await openStorage(config.storage, config.tables, { baseDir: config.baseDir });
-  const lease = new StorageLease(
-    store.backend,
+  const leases = await openJobLeases(config, store.backend);
+  const lease = leases.lease(
     jobId,
     `${hostname()}:${process.pid}:${runId}`,
     `${hostname()} pid ${process.pid}`,
@@ -103,10 +105,13 @@ export async function followJob(client: BlockxClient, o: FollowCommandOptions, i
   try {
     for (;;) {
       const got = await lease.acquire();
-      if (got.ok) break;
-      const line =
-        `blockx backfill: job ${jobId} is being run by ${got.heldBy.info} ` +
-        `(lease until ${new Date(got.heldBy.untilMs).toISOString()})`;
+      // The term fences the job's state: a runner that lost the lease without knowing writes nothing.
+      if (got.ok && (await claimTerm(store, jobId, got.term, io))) break;
+      const line = got.ok
+        ? `blockx backfill: job ${jobId} was taken by a newer runner`
+        : `blockx backfill: job ${jobId} is being run by ${got.heldBy.info}` +
+          (got.heldBy.untilMs > 0 ? ` (lease until ${new Date(got.heldBy.untilMs).toISOString()})` : '');
+      if (got.ok) await lease.release().catch(() => {});
       if (!o.waitForLock) {
         io.stderr(`${line}; exiting (--wait-for-lock waits for it)\n`);
         return EXIT.FAILED;
@@ -201,16 +206,24 @@ export async function followJob(client: BlockxClient, o: FollowCommandOptions, i
         else count(e, counts);
         io.stdout(o.json ? `${JSON.stringify(e)}\n` : eventText(e));
       }
+    } catch (err) {
+      if (!(err instanceof JobFencedError)) throw err;
+      // A newer runner claimed the job: its state refused our write; our tasks in flight are cancelled.
+      lostLease = true;
+      cancel.abort();
+      io.stderr(`blockx backfill: ${err.message}; stopping\n`);
     } finally {
       release();
     }
     const failed = last?.reason === 'reorg-beyond-finality';
     const error = last?.error?.message ?? null;
-    await store.update(jobId, {
-      state: failed ? 'failed' : 'stopped',
-      lastError: error,
-      reorgs: record.reorgs + counts.reorgs,
-    });
+    if (!lostLease) {
+      await store.update(jobId, {
+        state: failed ? 'failed' : 'stopped',
+        lastError: error,
+        reorgs: record.reorgs + counts.reorgs,
+      });
+    }
     if (last?.reason === 'requested') await store.clearStop(jobId);
     const summary = { jobId, reason: lostLease ? 'lease-lost' : (last?.reason ?? 'stop'), ...counts, error };
     io.stdout(
@@ -224,8 +237,26 @@ export async function followJob(client: BlockxClient, o: FollowCommandOptions, i
   } finally {
     if (renew) clearInterval(renew);
     await lease.release().catch(() => {});
+    await leases.close();
     await chainDb.close();
     await store.close();
+  }
+}
+
+/** Claims the lease's term in the job store; false when a newer runner's term is there already. */
+async function claimTerm(
+  store: JobStore,
+  jobId: string,
+  term: number | undefined,
+  io: CliIo,
+): Promise<boolean> {
+  try {
+    await store.claimTerm(jobId, term);
+    return true;
+  } catch (err) {
+    if (!(err instanceof JobFencedError)) throw err;
+    io.stderr(`blockx backfill: ${err.message}\n`);
+    return false;
   }
 }
 

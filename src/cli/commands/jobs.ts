@@ -4,7 +4,7 @@
 // exits 0); a job nobody runs is only marked stopped.
 import type { Command } from 'commander';
 import type { JobRecord, JobStore } from '../../services/follow/adapters/job-store.js';
-import type { LeaseHolder } from '../../services/follow/adapters/storage-lease.js';
+import type { JobLeases, LeaseHolder } from '../../services/follow/adapters/job-lease.js';
 import { CONFIG_FLAG, COORDINATOR_FLAG, EXIT, UsageError, type CliIo } from '../io.js';
 import { renderTable } from '../table.js';
 import { loadCliConfig } from './db.js';
@@ -95,24 +95,37 @@ interface JobView {
   readonly runner: LeaseHolder | undefined;
 }
 
+/** The job store and the job leases (etcd's when configured) of the configured storage database. */
+interface Jobs {
+  readonly store: JobStore;
+  readonly leases: JobLeases;
+}
+
 async function withJobs<T>(
   opts: JobsOptions,
   io: CliIo,
-  fn: (store: JobStore, now: number) => Promise<T>,
+  fn: (jobs: Jobs, now: number) => Promise<T>,
 ): Promise<T> {
   const config = await loadCliConfig(opts.config, io);
-  const { JobStore } = await import('../../services/follow/adapters/job-store.js');
+  const [{ JobStore }, { openJobLeases }] = await Promise.all([
+    import('../../services/follow/adapters/job-store.js'),
+    import('../../services/follow/adapters/job-lease.js'),
+  ]);
   const store = await JobStore.open(config.storage, config.baseDir);
   try {
-    return await fn(store, Date.now());
+    const leases = await openJobLeases(config, store.backend);
+    try {
+      return await fn({ store, leases }, Date.now());
+    } finally {
+      await leases.close();
+    }
   } finally {
     await store.close();
   }
 }
 
-async function viewOf(store: JobStore, record: JobRecord, now: number): Promise<JobView> {
-  const { StorageLease } = await import('../../services/follow/adapters/storage-lease.js');
-  return { record, runner: await StorageLease.holderOf(store.backend, record.jobId, now) };
+async function viewOf(jobs: Jobs, record: JobRecord, now: number): Promise<JobView> {
+  return { record, runner: await jobs.leases.holderOf(record.jobId, now) };
 }
 
 function jsonOf(v: JobView): Record<string, unknown> {
@@ -134,8 +147,8 @@ function jsonOf(v: JobView): Record<string, unknown> {
 }
 
 async function list(opts: JobsOptions, io: CliIo): Promise<number> {
-  const views = await withJobs(opts, io, async (store, now) =>
-    Promise.all((await store.list()).map((r) => viewOf(store, r, now))),
+  const views = await withJobs(opts, io, async (jobs, now) =>
+    Promise.all((await jobs.store.list()).map((r) => viewOf(jobs, r, now))),
   );
   if (opts.json) {
     for (const v of views) io.stdout(`${JSON.stringify(jsonOf(v))}\n`);
@@ -166,9 +179,9 @@ async function list(opts: JobsOptions, io: CliIo): Promise<number> {
 }
 
 async function show(id: string, opts: JobsOptions, io: CliIo): Promise<number> {
-  const view = await withJobs(opts, io, async (store, now) => {
-    const r = await store.get(id);
-    return r === undefined ? undefined : viewOf(store, r, now);
+  const view = await withJobs(opts, io, async (jobs, now) => {
+    const r = await jobs.store.get(id);
+    return r === undefined ? undefined : viewOf(jobs, r, now);
   });
   if (view === undefined) {
     io.stderr(`blockx jobs: no job ${id} in this storage database (blockx jobs list shows them)\n`);
@@ -179,13 +192,14 @@ async function show(id: string, opts: JobsOptions, io: CliIo): Promise<number> {
 }
 
 async function stop(id: string, opts: JobsOptions, io: CliIo): Promise<number> {
-  return withJobs(opts, io, async (store, now) => {
+  return withJobs(opts, io, async (jobs, now) => {
+    const { store } = jobs;
     const record = await store.get(id);
     if (record === undefined) {
       io.stderr(`blockx jobs: no job ${id} in this storage database (blockx jobs list shows them)\n`);
       return EXIT.FAILED;
     }
-    const { runner } = await viewOf(store, record, now);
+    const { runner } = await viewOf(jobs, record, now);
     if (runner === undefined) {
       if (record.state === 'running') await store.update(id, { state: 'stopped' });
       io.stdout(

@@ -189,6 +189,13 @@ export async function* runFollow(
     void (async () => {
       const started = opts.clock();
       await store(() => state.setApplied(c.height, UNKNOWN_HASH));
+      // A mark the store refused (a newer runner holds the job, or the database failed): the task must
+      // not run unmarked; the loop ends with the store's error.
+      if (storeError !== undefined) {
+        tasks--;
+        notify();
+        return;
+      }
       const outcome = await runWithRetries(runner, followTaskOf(opts.template, c.height, hash), {
         policy: opts.policy,
         taskIdOf: (attempt) => `${opts.jobId}-${opts.runId}-b${c.height}-${c.seq}-${attempt}`,

@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { JobStore, type FollowJobSpec } from '../../../src/services/follow/adapters/job-store.js';
 import { StorageLease } from '../../../src/services/follow/adapters/storage-lease.js';
+import { JobFencedError } from '../../../src/services/follow/core/errors.js';
 import { conformanceSettings } from '../../support/storage-conformance.js';
 import { testDatabases } from '../io/harness.js';
 
@@ -100,6 +101,37 @@ describe.each([
       expect(await leases[winner]?.acquire()).toEqual({ ok: true });
     } finally {
       await Promise.all(stores.map((s) => s.close()));
+    }
+  });
+
+  it('fences the job state: once a newer runner claims a term, the old one’s writes commit nothing', async () => {
+    const url = await make();
+    // One after the other: two first-use migrations of one SQLite file at once would meet its lock.
+    const oldRunner = await JobStore.open(conformanceSettings(url), process.cwd());
+    const newRunner = await JobStore.open(conformanceSettings(url), process.cwd());
+    try {
+      await oldRunner.ensure('fl-f', SPEC);
+      // Storage leases have no term of their own: each claim takes the stored one + 1.
+      expect(await oldRunner.claimTerm('fl-f')).toBe(1);
+      await oldRunner.setApplied('fl-f', 1, '0xold');
+      expect(await newRunner.claimTerm('fl-f')).toBe(2);
+      await expect(oldRunner.setApplied('fl-f', 1, '0xstale')).rejects.toBeInstanceOf(JobFencedError);
+      await expect(oldRunner.setFinal('fl-f', 5, '0xstale')).rejects.toBeInstanceOf(JobFencedError);
+      await expect(oldRunner.update('fl-f', { lastError: 'stale' })).rejects.toBeInstanceOf(JobFencedError);
+      // An etcd term lower than the stored one is refused too.
+      await expect(oldRunner.claimTerm('fl-f', 1)).rejects.toMatchObject({
+        code: 'JOB_FENCED',
+        newerTerm: 2,
+      });
+      expect([...(await newRunner.applied('fl-f'))]).toEqual([[1, '0xold']]);
+      expect(await newRunner.get('fl-f')).toMatchObject({ cursor: 1, lastError: null });
+      await newRunner.setApplied('fl-f', 1, '0xnew');
+      expect([...(await newRunner.applied('fl-f'))]).toEqual([[1, '0xnew']]);
+      // A greater (etcd) term takes over as well.
+      expect(await oldRunner.claimTerm('fl-f', 40)).toBe(40);
+      await expect(newRunner.setApplied('fl-f', 1, '0xlate')).rejects.toBeInstanceOf(JobFencedError);
+    } finally {
+      await Promise.all([oldRunner.close(), newRunner.close()]);
     }
   });
 });

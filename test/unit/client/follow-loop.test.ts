@@ -13,6 +13,7 @@ import type { BackfillTemplate } from '../../../src/client/backfill/plan.js';
 import type { RunnableTask, TaskRunner } from '../../../src/client/run-with-retries.js';
 import type { TaskRunResult } from '../../../src/client/types.js';
 import type { CanonicalBlock } from '../../../src/services/follow/core/follow-core.js';
+import { JobFencedError } from '../../../src/services/follow/core/errors.js';
 
 const TEMPLATE: BackfillTemplate = {
   functionCallConfig: {
@@ -56,6 +57,8 @@ interface Harness {
   tasks: RunnableTask[];
   failOnce: Set<number>;
   stopAsked: boolean;
+  /** A newer runner claimed the job: the store refuses every write from now on. */
+  fenced: boolean;
   events: FollowEvent[];
 }
 
@@ -67,8 +70,10 @@ async function drive(
   let ranAway = false;
   const stop = new AbortController();
   const state: FollowStatePort = {
-    setApplied: async (height, hash) =>
-      void h.log.push(`applied ${height} ${hash === '' ? 'unknown' : hash}`),
+    setApplied: async (height, hash) => {
+      if (h.fenced) throw new JobFencedError('j', 1, 2);
+      h.log.push(`applied ${height} ${hash === '' ? 'unknown' : hash}`);
+    },
     setFinal: async (cursor) => void h.log.push(`final ${cursor}`),
     setSeen: async () => {},
     stopRequested: async () => h.stopAsked,
@@ -127,6 +132,7 @@ const harness = (chain: CanonicalBlock[]): Harness => ({
   tasks: [],
   failOnce: new Set(),
   stopAsked: false,
+  fenced: false,
   events: [],
 });
 const caughtUps = (h: Harness) => h.events.filter((e) => e.type === 'caught-up').length;
@@ -180,6 +186,21 @@ describe('runFollow', () => {
     const one = h.events.filter((e) => e.type === 'block' && e.height === 1);
     expect(one.map((e) => (e.type === 'block' ? e.state : ''))).toEqual(['FAILED', 'SUCCEEDED']);
     expect(h.log.filter((l) => l === 'run 1')).toHaveLength(2);
+  });
+
+  it('runs no task whose unknown mark the store refused, and ends with the store’s error', async () => {
+    const h = harness(chainOf(5));
+    const fenced = drive(h, {
+      until: () => false,
+      onCaughtUp: (x) => {
+        x.fenced = true; // a newer runner claimed the job
+        x.chain = chainOf(8, 'a', x.chain);
+      },
+    });
+    await expect(fenced).rejects.toBeInstanceOf(JobFencedError);
+    // Without the check after the mark, heights 5..7 run unmarked and the test says so.
+    expect(h.log.filter((l) => /^run [5-7]$/.test(l))).toEqual([]);
+    expect(h.log.filter((l) => /^run [0-4]$/.test(l))).toHaveLength(5);
   });
 
   it('stops when the store says a stop was asked (blockx jobs stop)', async () => {

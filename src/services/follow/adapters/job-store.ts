@@ -4,8 +4,9 @@
 // database resumes the job where it is; nothing of it lives in a local folder.
 import type { BlockxConfig } from '../../../kernel/config-types.js';
 import { openStorage } from '../../storage/open-storage.js';
-import type { Row, StorageBackend } from '../../storage/types.js';
-import { JOB_BLOCKS_TABLE, JOB_STOPS_TABLE, JOB_TABLES, JOBS_TABLE } from './job-tables.js';
+import type { Row, StorageBackend, StorageTransaction } from '../../storage/types.js';
+import { JobFencedError } from '../core/errors.js';
+import { JOB_BLOCKS_TABLE, JOB_STOPS_TABLE, JOB_TABLES, JOB_TERMS_TABLE, JOBS_TABLE } from './job-tables.js';
 
 export type JobState = 'running' | 'stopped' | 'failed';
 
@@ -40,7 +41,13 @@ export type JobPatch = Partial<
   Pick<JobRecord, 'state' | 'cursor' | 'finalHash' | 'head' | 'reorgs' | 'deepestReorg' | 'lastError'>
 >;
 
+/** The table was not as read: another runner changed it in between. */
+class TermRace extends Error {}
+
 export class JobStore {
+  /** The job this store writes for as its lease holder, and the term it claimed (claimTerm). */
+  private fence: { readonly jobId: string; readonly term: number } | undefined;
+
   private constructor(
     readonly backend: StorageBackend,
     private readonly clock: () => number,
@@ -99,12 +106,59 @@ export class JobStore {
     return record;
   }
 
+  /**
+   * Makes `term` the job's newest term (the etcd lease's; without one, the stored term + 1), so that from
+   * now on this store's writes for the job commit only while no runner has claimed a newer one. Call it
+   * right after taking the lease. Throws JobFencedError when a newer term is stored already.
+   */
+  async claimTerm(jobId: string, term?: number): Promise<number> {
+    for (let tries = 0; tries < 3; tries++) {
+      const row = await this.backend.get(JOB_TERMS_TABLE, { job_id: jobId });
+      const stored = row === undefined ? 0 : Number(row.term);
+      const ours = term ?? stored + 1;
+      if (stored > ours) throw new JobFencedError(jobId, ours, stored);
+      try {
+        await this.backend.transaction(async (tx) => {
+          const where = row === undefined ? { job_id: jobId } : { job_id: jobId, term: stored };
+          if ((await tx.deleteWhere(JOB_TERMS_TABLE, where)) !== (row === undefined ? 0 : 1)) {
+            throw new TermRace();
+          }
+          await tx.insertRows(JOB_TERMS_TABLE, [{ job_id: jobId, term: ours }]);
+        });
+        this.fence = { jobId, term: ours };
+        return ours;
+      } catch (err) {
+        if (!(err instanceof TermRace)) throw err;
+      }
+    }
+    throw new JobFencedError(jobId, term ?? 0);
+  }
+
+  /**
+   * Runs `write` in one transaction that first checks the job's stored term is still ours (when this store
+   * claimed one for the job): deleting the term row exactly as claimed must find it, and it is put back.
+   * On PostgreSQL that delete locks the terms table until the transaction ends (docs/storage.md), so a
+   * claim of a newer term waits for the write or comes first and makes it fail; SQLite's BEGIN IMMEDIATE
+   * does the same. A refused write commits nothing.
+   */
+  private async write(jobId: string, write: (tx: StorageTransaction) => Promise<unknown>): Promise<void> {
+    const fence = this.fence?.jobId === jobId ? this.fence : undefined;
+    await this.backend.transaction(async (tx) => {
+      if (fence !== undefined) {
+        const row = { job_id: jobId, term: fence.term };
+        if ((await tx.deleteWhere(JOB_TERMS_TABLE, row)) !== 1) throw new JobFencedError(jobId, fence.term);
+        await tx.insertRows(JOB_TERMS_TABLE, [row]);
+      }
+      await write(tx);
+    });
+  }
+
   /** Changes the job row (the lease holder is its only writer). */
   async update(jobId: string, patch: JobPatch): Promise<JobRecord> {
     const current = await this.get(jobId);
     if (current === undefined) throw new Error(`job ${jobId} has no row to update`);
     const next = { ...current, ...patch, updatedMs: this.clock() };
-    await this.backend.transaction((tx) => tx.insertRows(JOBS_TABLE, [rowOf(next)]));
+    await this.write(jobId, (tx) => tx.insertRows(JOBS_TABLE, [rowOf(next)]));
     return next;
   }
 
@@ -119,7 +173,7 @@ export class JobStore {
 
   /** Records `hash` as what `height`'s output was computed on; null: it has no output. */
   async setApplied(jobId: string, height: number, hash: string | null): Promise<void> {
-    await this.backend.transaction(async (tx) => {
+    await this.write(jobId, async (tx) => {
       if (hash === null) await tx.delete(JOB_BLOCKS_TABLE, { job_id: jobId, height });
       else await tx.insertRows(JOB_BLOCKS_TABLE, [{ job_id: jobId, height, hash }]);
     });
@@ -135,7 +189,7 @@ export class JobStore {
     const current = await this.get(jobId);
     if (current === undefined) throw new Error(`job ${jobId} has no row to update`);
     const next = { ...current, ...patch, cursor, finalHash, updatedMs: this.clock() };
-    await this.backend.transaction(async (tx) => {
+    await this.write(jobId, async (tx) => {
       await tx.insertRows(JOBS_TABLE, [rowOf(next)]);
       if (cursor > 0) await tx.deleteWhere(JOB_BLOCKS_TABLE, { job_id: jobId }, { from: 0, to: cursor - 1 });
     });

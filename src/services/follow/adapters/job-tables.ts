@@ -9,6 +9,7 @@ export const JOBS_TABLE = 'blockx_jobs';
 export const JOB_BLOCKS_TABLE = 'blockx_job_blocks';
 export const JOB_LEASES_TABLE = 'blockx_job_leases';
 export const JOB_STOPS_TABLE = 'blockx_job_stops';
+export const JOB_TERMS_TABLE = 'blockx_job_terms';
 
 export const JOB_TABLES: Readonly<Record<string, TableConfig>> = Object.freeze({
   /** One row per job: what it runs and where it is. Written only by the lease holder. */
@@ -56,6 +57,15 @@ export const JOB_TABLES: Readonly<Record<string, TableConfig>> = Object.freeze({
    */
   [JOB_STOPS_TABLE]: {
     columns: { job_id: col('text'), requested_ms: col('bigint') },
+    primaryKey: ['job_id'],
+    writable: false,
+  },
+  /**
+   * The term (fencing token) of the job's newest lease holder. Every write of the job's state checks it in
+   * its own transaction, so a runner that lost its lease without knowing writes nothing (./job-store.ts).
+   */
+  [JOB_TERMS_TABLE]: {
+    columns: { job_id: col('text'), term: col('bigint') },
     primaryKey: ['job_id'],
     writable: false,
   },

@@ -6,24 +6,16 @@
 // nothing and backs off. Expiry is wall-clock time of the machines involved: keep their clocks in sync
 // to well within the lease's TTL.
 import type { StorageBackend } from '../../storage/types.js';
+import type { JobLease, LeaseHolder, LeaseOutcome } from './job-lease.js';
 import { JOB_LEASES_TABLE } from './job-tables.js';
 
 /** Default lease TTL: a runner that dies frees the job after at most this long. */
 export const DEFAULT_LEASE_TTL_MS = 15_000;
 
-export interface LeaseHolder {
-  readonly holder: string;
-  /** Who that is, for a person: host and pid. */
-  readonly info: string;
-  readonly untilMs: number;
-}
-
-export type LeaseOutcome = { readonly ok: true } | { readonly ok: false; readonly heldBy: LeaseHolder };
-
 /** The table was not as read: someone else changed it in between. */
 class LeaseRace extends Error {}
 
-export class StorageLease {
+export class StorageLease implements JobLease {
   constructor(
     private readonly backend: StorageBackend,
     readonly jobId: string,

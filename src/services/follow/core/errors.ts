@@ -7,6 +7,8 @@ export const FollowErrorCode = {
   REORG_BEYOND_FINALITY: 'REORG_BEYOND_FINALITY',
   /** An input the core cannot accept (a bad option, a read it did not ask for, an unknown run). */
   INVALID_INPUT: 'INVALID_INPUT',
+  /** A runner's write of the job's state was refused: a newer runner holds the job (a greater term). */
+  JOB_FENCED: 'JOB_FENCED',
 } as const;
 export type FollowErrorCode = (typeof FollowErrorCode)[keyof typeof FollowErrorCode];
 
@@ -38,5 +40,24 @@ export class FollowInputError extends BlockxError {
     readonly field: string,
   ) {
     super(FollowErrorCode.INVALID_INPUT, message);
+  }
+}
+
+/**
+ * A runner that lost its lease tried to write the job's state: the job store holds a newer term, so the
+ * write was refused and nothing of it committed (docs/follow.md § One runner per job).
+ */
+export class JobFencedError extends BlockxError {
+  constructor(
+    readonly jobId: string,
+    readonly term: number,
+    /** The newer term, when known (a claim reads it; a fenced write only sees that ours is gone). */
+    readonly newerTerm?: number,
+  ) {
+    super(
+      FollowErrorCode.JOB_FENCED,
+      `job ${jobId}: a newer runner holds it (term ${newerTerm ?? 'newer'} > ours ${term}); ` +
+        `this runner's write was refused`,
+    );
   }
 }
