@@ -122,7 +122,12 @@ export interface EnvBinding {
 /** One binding per table row with an `env` name, in table order. */
 export const ENV_BINDINGS: readonly EnvBinding[] = Object.freeze(
   CONFIG_FIELDS.filter((f) => f.env !== undefined).map((f) => {
-    if (f.section === 'executor' || f.section === 'source' || f.section === 'job') {
+    if (
+      f.section === 'executor' ||
+      f.section === 'source' ||
+      f.section === 'job' ||
+      f.section === 'functionRetry'
+    ) {
       throw new Error(`${f.env}: ${f.section} fields have no env scope`);
     }
     return { variable: f.env as string, scope: f.section, path: f.path.split('.'), parse: envParserOf(f) };

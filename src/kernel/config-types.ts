@@ -11,6 +11,7 @@ import type {
   RunTasksConfig,
   SourceConfig,
   JobConfig,
+  FunctionRetryConfig,
   WorkerConfig,
 } from './config-fields/generated/deployment-sections.js';
 import type {
@@ -29,6 +30,7 @@ export type {
   CallRetryConfig,
   CoordinatorConfig,
   ExecutorConfig,
+  FunctionRetryConfig,
   FunctionsConfig,
   IoRetryConfig,
   ObservabilityConfig,
@@ -89,8 +91,12 @@ export interface BlockxConfig {
   readonly tls: TlsConfig;
   readonly registry: RegistryConfig;
   readonly storage: StorageConfig;
-  /** `dir` is absolute after resolution. */
-  readonly functions: FunctionsConfig;
+  /**
+   * `dir` is absolute after resolution. `retry`: how calls of a function are retried, by function name,
+   * where it differs from the deployment's worker.callRetry (docs/retries.md § Call level); empty when
+   * the file sets none.
+   */
+  readonly functions: FunctionsConfig & { readonly retry: Readonly<Record<string, FunctionRetryConfig>> };
   /** `dirs` are absolute after resolution. */
   readonly plugins: PluginsConfig;
   readonly tables: Readonly<Record<string, TableConfig>>;

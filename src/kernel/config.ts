@@ -186,6 +186,8 @@ function withDefaults(file: FileConfig, configFile: string): ConfigDraft {
   for (const [name, source] of Object.entries(file.sources ?? {})) {
     sources[name] = deepMerge(defaultSourceConfig(), source) as SourceConfig;
   }
+  // `functions.retry.<name>` has no defaults (unset fields take the worker's callRetry): only an empty map.
+  (top.functions as { retry?: unknown }).retry ??= {};
   const jobs: Record<string, JobConfig> = {};
   for (const [name, job] of Object.entries(file.jobs ?? {})) {
     jobs[name] = deepMerge(defaultJobConfig(), job) as JobConfig;

@@ -5,10 +5,11 @@
 import type { RegistryKind } from '../../contracts/registry-prefix.js';
 
 /**
- * Where a field lives: the top level of the file, a deployment's coordinator/worker/executor section, or a
- * `sources.<name>` entry.
+ * Where a field lives: the top level of the file, a deployment's coordinator/worker/executor section, a
+ * `sources.<name>`, `jobs.<name>` or `functions.retry.<name>` entry.
  */
-export type ConfigSection = 'top' | 'coordinator' | 'worker' | 'executor' | 'source' | 'job';
+export type ConfigSection =
+  'top' | 'coordinator' | 'worker' | 'executor' | 'source' | 'job' | 'functionRetry';
 
 /** The values a field takes; each maps to one JSON Schema fragment, one TS type and one env parser. */
 export type FieldType =
@@ -28,6 +29,8 @@ export type FieldType =
   | {
       readonly t: 'list';
       readonly item: 'string' | 'registryPrefix';
+      /** With item `string`: the only values an item may take. */
+      readonly values?: readonly string[];
       readonly minItems?: number;
       readonly uniqueItems?: boolean;
     };

@@ -9,6 +9,7 @@ import { defaultFor, type ConfigField, type ConfigGroup, type ConfigSection } fr
 import { SHARED_FIELDS, SHARED_GROUPS } from './shared-fields.js';
 import { SOURCE_FIELDS, SOURCE_GROUPS } from './source-fields.js';
 import { JOB_FIELDS, JOB_GROUPS } from './job-fields.js';
+import { FUNCTION_RETRY_FIELDS, FUNCTION_RETRY_GROUPS } from './function-retry-fields.js';
 import { WORKER_FIELDS, WORKER_GROUPS } from './worker-fields.js';
 
 export {
@@ -33,6 +34,7 @@ export const CONFIG_FIELDS: readonly ConfigField[] = Object.freeze([
   ...SHARED_FIELDS,
   ...SOURCE_FIELDS,
   ...JOB_FIELDS,
+  ...FUNCTION_RETRY_FIELDS,
 ]);
 
 export const CONFIG_GROUPS: readonly ConfigGroup[] = Object.freeze([
@@ -42,6 +44,7 @@ export const CONFIG_GROUPS: readonly ConfigGroup[] = Object.freeze([
   ...EXECUTOR_GROUPS,
   ...SOURCE_GROUPS,
   ...JOB_GROUPS,
+  ...FUNCTION_RETRY_GROUPS,
 ]);
 
 export const CONFIG_SECTIONS: readonly ConfigSection[] = [
@@ -51,6 +54,7 @@ export const CONFIG_SECTIONS: readonly ConfigSection[] = [
   'executor',
   'source',
   'job',
+  'functionRetry',
 ];
 
 export function fieldsOf(section: ConfigSection): readonly ConfigField[] {

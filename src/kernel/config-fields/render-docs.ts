@@ -2,7 +2,7 @@
 // variables in one list, and how to add a field. Pure; scripts/gen-config.mjs writes it.
 import { defaultText, type ConfigField, type ConfigSection } from './field.js';
 import { fieldTree, type GroupNode } from './field-tree.js';
-import { CONFIG_FIELDS, groupOf } from './index.js';
+import { CONFIG_FIELDS, CONFIG_SECTIONS, groupOf } from './index.js';
 import { PROFILING_VARIABLES } from '../observability/profiling.js';
 
 const cell = (text: string): string => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -15,6 +15,7 @@ const SECTION_PREFIX: Readonly<Record<ConfigSection, string>> = {
   executor: 'deployments.<name>.executor.',
   source: 'sources.<name>.',
   job: 'jobs.<name>.',
+  functionRetry: 'functions.retry.<name>.',
 };
 
 function fieldRows(fields: readonly ConfigField[]): string[] {
@@ -117,8 +118,7 @@ into \`kernel/config-rules.ts\`; a new object gets a group description in the sa
 /** The whole of docs/configuration.md (before prettier). */
 export function renderConfigDocs(fields: readonly ConfigField[] = CONFIG_FIELDS): string {
   const out = [INTRO];
-  for (const section of ['top', 'coordinator', 'worker', 'executor', 'source', 'job'] as const)
-    out.push(...sectionDocs(section, fields));
+  for (const section of CONFIG_SECTIONS) out.push(...sectionDocs(section, fields));
   out.push('## Environment variables', '', '| variable | config field |', '| --- | --- |');
   out.push('| `BLOCKX_CONFIG` | the config file |');
   for (const f of fields.filter((row) => row.env !== undefined))

@@ -38,7 +38,12 @@ export function typeFragment(type: FieldType): Json {
         type: 'array',
         ...(type.minItems === undefined ? {} : { minItems: type.minItems }),
         ...(type.uniqueItems ? { uniqueItems: true } : {}),
-        items: type.item === 'string' ? { type: 'string', minLength: 1 } : ref('registryPrefix'),
+        items:
+          type.item === 'registryPrefix'
+            ? ref('registryPrefix')
+            : type.values !== undefined
+              ? { type: 'string', enum: [...type.values] }
+              : { type: 'string', minLength: 1 },
       };
     default: {
       const never: never = type;
@@ -71,6 +76,23 @@ function groupSchema(section: ConfigField['section'], group: GroupNode): Json {
   };
 }
 
+/** `functions` with its `retry` map (function name → `$defs/functionRetry`), which no row describes. */
+function withRetryMap(functions: Json): Json {
+  return {
+    ...functions,
+    properties: {
+      ...(functions['properties'] as Json),
+      retry: {
+        type: 'object',
+        description:
+          "How calls of one function are retried, by function name (docs/retries.md § Call level); a field left out takes the deployment's worker.callRetry.",
+        propertyNames: { type: 'string', minLength: 1 },
+        additionalProperties: ref('functionRetry'),
+      },
+    },
+  };
+}
+
 /** The whole config schema, as a JSON value. */
 export function renderConfigSchema(fields: readonly ConfigField[] = CONFIG_FIELDS): Json {
   const top = fieldTree('top', fields);
@@ -91,7 +113,7 @@ export function renderConfigSchema(fields: readonly ConfigField[] = CONFIG_FIELD
       tls,
       registry,
       storage,
-      functions,
+      functions: withRetryMap(functions as Json),
       plugins,
       column,
       table,
@@ -103,6 +125,7 @@ export function renderConfigSchema(fields: readonly ConfigField[] = CONFIG_FIELD
       executor: groupSchema('executor', fieldTree('executor', fields)),
       source: groupSchema('source', fieldTree('source', fields)),
       job: groupSchema('job', fieldTree('job', fields)),
+      functionRetry: groupSchema('functionRetry', fieldTree('functionRetry', fields)),
     },
   };
 }

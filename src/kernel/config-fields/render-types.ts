@@ -21,7 +21,9 @@ function tsType(type: FieldType): string {
     case 'enum':
       return type.values.map((v) => `'${v}'`).join(' | ');
     case 'list':
-      return 'readonly string[]';
+      return type.values === undefined
+        ? 'readonly string[]'
+        : `readonly (${type.values.map((v) => `'${v}'`).join(' | ')})[]`;
     case 'listenAddr':
     case 'registryPrefix':
     case 'identifier':
@@ -113,7 +115,7 @@ class TypeWriter {
   }
 
   renderDeployment(): string {
-    for (const section of ['coordinator', 'worker', 'executor', 'source', 'job'] as const) {
+    for (const section of ['coordinator', 'worker', 'executor', 'source', 'job', 'functionRetry'] as const) {
       const name = groupOf(section, '')?.typeName;
       if (name === undefined) throw new Error(`config section ${section} needs a typeName`);
       this.declare(section, fieldTree(section, this.fields), name);

@@ -6,6 +6,7 @@ import {
 } from '../../contracts/registry-prefix.js';
 import { MAX_HEARTBEAT_SLOTS } from '../../contracts/heartbeat.js';
 import type { ConfigField, ConfigGroup } from './field.js';
+import { CALL_FAILURE_KINDS } from './function-retry-fields.js';
 
 const POSITIVE = { t: 'int', min: 1 } as const;
 const NON_NEGATIVE = { t: 'int', min: 0 } as const;
@@ -222,6 +223,13 @@ export const WORKER_FIELDS: readonly ConfigField[] = [
     type: { t: 'int', min: 1, max: 100 },
     default: 3,
     description: 'Attempts of one call, including the first.',
+  }),
+  w({
+    path: 'callRetry.retryOn',
+    type: { t: 'list', item: 'string', values: CALL_FAILURE_KINDS, uniqueItems: true },
+    default: ['executor_crash', 'io', 'user'],
+    description:
+      'The failure kinds after which a call runs again (docs/retries.md § Call level): `executor_crash` (the Executor died under it), `deadline` (it spent its callDeadlineMs), `io` and `user` (an IO error or a thrown error, only when the error says it is retryable). A call that spent its budget is not retried unless `deadline` is listed. `functions.retry.<name>` sets it per function.',
   }),
   w({
     path: 'callRetry.initialBackoffMs',

@@ -502,3 +502,33 @@ describe('environment overrides', () => {
     expect(issues[0]?.message).toContain('unknown deployment "staging" (declared: block, bundle)');
   });
 });
+
+describe('functions.retry: call retries per function (docs/retries.md § Call level)', () => {
+  it('is empty by default, and the worker retries no spent budget', () => {
+    const config = resolveConfig(parseConfigText(MINIMAL, '/cfg/blockx.config.yaml'), { env: {} });
+    expect(config.functions.retry).toEqual({});
+    expect(config.deployments.block!.worker.callRetry.retryOn).toEqual(['executor_crash', 'io', 'user']);
+  });
+
+  it("keeps each function's fields as written, without defaults (a left-out field takes the worker's)", () => {
+    const text = `${MINIMAL}functions:
+  retry:
+    slow_fn: { retryOn: [deadline, executor_crash] }
+    flaky: { maxAttempts: 6 }
+`;
+    const config = resolveConfig(parseConfigText(text, '/cfg/blockx.config.yaml'), { env: {} });
+    expect(config.functions.retry).toEqual({
+      slow_fn: { retryOn: ['deadline', 'executor_crash'] },
+      flaky: { maxAttempts: 6 },
+    });
+  });
+
+  it.each([
+    ['an unknown kind', '{ retryOn: [timeout] }', 'functions.retry.f.retryOn.0'],
+    ['an unknown field', '{ attempts: 2 }', 'functions.retry.f.attempts'],
+    ['no attempt at all', '{ maxAttempts: 0 }', 'functions.retry.f.maxAttempts'],
+  ])('refuses %s, naming the path and line', (_name, entry, at) => {
+    const issues = issuesOf(`${MINIMAL}functions:\n  retry:\n    f: ${entry}\n`);
+    expect(issues[0]).toMatchObject({ path: at, line: 9 });
+  });
+});

@@ -107,6 +107,14 @@ export interface AdmissionConfig {
 export interface CallRetryConfig {
   /** Attempts of one call, including the first. Default 3. */
   readonly maxAttempts: number;
+  /**
+   * The failure kinds after which a call runs again (docs/retries.md § Call level): `executor_crash`
+   * (the Executor died under it), `deadline` (it spent its callDeadlineMs), `io` and `user` (an IO
+   * error or a thrown error, only when the error says it is retryable). A call that spent its budget is
+   * not retried unless `deadline` is listed. `functions.retry.<name>` sets it per function. Default
+   * [executor_crash, io, user].
+   */
+  readonly retryOn: readonly ('executor_crash' | 'deadline' | 'io' | 'user')[];
   /** Backoff before the first retry. Default 50. */
   readonly initialBackoffMs: number;
   /** Largest backoff between retries; must be >= initialBackoffMs. Default 1000. */
@@ -386,4 +394,21 @@ export interface JobConfig {
   readonly finality: number;
   /** How often the blocks table is read once the job is caught up. Default 1000. */
   readonly pollIntervalMs: number;
+}
+
+/**
+ * How calls of the function named <name> are retried (docs/retries.md § Call level); a field left out
+ * takes the deployment's worker.callRetry.
+ */
+export interface FunctionRetryConfig {
+  /**
+   * Attempts of one call of this function, including the first. Default the deployment's
+   * worker.callRetry.maxAttempts.
+   */
+  readonly maxAttempts?: number;
+  /**
+   * The failure kinds after which a call of this function runs again; `io` and `user` only when the
+   * error says it is retryable. Default the deployment's worker.callRetry.retryOn.
+   */
+  readonly retryOn?: readonly ('executor_crash' | 'deadline' | 'io' | 'user')[];
 }

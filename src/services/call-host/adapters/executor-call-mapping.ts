@@ -17,8 +17,11 @@ import { describeError, reportedRetryable } from '../../worker/adapters/orchestr
 import type { CallPhaseOutcome } from '../../worker/adapters/orchestration/ports.js';
 import type { ExecutorLinkEvent } from './executor-link.js';
 
-/** The dispatcher settings of a deployment's `worker` section. */
-export function dispatcherConfigFromWorker(w: WorkerConfig): DispatcherConfig {
+/** The dispatcher settings of a deployment's `worker` section, and the config's `functions.retry`. */
+export function dispatcherConfigFromWorker(
+  w: WorkerConfig,
+  functionRetry: DispatcherConfig['functionRetry'] = {},
+): DispatcherConfig {
   return resolveDispatcherConfig({
     taskMaxInflightCalls: w.taskMaxInflightCalls,
     taskMaxCallAttempts: w.taskMaxCallAttempts,
@@ -26,6 +29,7 @@ export function dispatcherConfigFromWorker(w: WorkerConfig): DispatcherConfig {
     callDeadlineMs: w.callDeadlineMs,
     maxCollectedOutputBytes: w.maxCollectedOutputBytes,
     callRetry: w.callRetry,
+    functionRetry,
   });
 }
 

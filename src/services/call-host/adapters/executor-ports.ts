@@ -253,7 +253,7 @@ export function createExecutorPorts(options: ExecutorPortsOptions): ExecutorPort
   const pythonEvents = router.eventsOf('python');
   const runner: ExecutorCallRunner = new ExecutorCallRunner({
     link: router,
-    dispatcher: dispatcherConfigFromWorker(dep.worker),
+    dispatcher: dispatcherConfigFromWorker(dep.worker, config.functions.retry),
     io: options.io ?? noStorageIoHandler,
     readCopies: ex.readCopyMaxEntries > 0,
     logger,

@@ -152,7 +152,7 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
       'in-process call runner',
       createInProcessCallRunner({
         functionsDir: config.functions.dir,
-        dispatcher: dispatcherConfigFromWorker(w),
+        dispatcher: dispatcherConfigFromWorker(w, config.functions.retry),
         logger,
       }),
     );

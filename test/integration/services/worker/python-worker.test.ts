@@ -65,7 +65,12 @@ beforeAll(async () => {
     worker: {
       taskMaxInflightCalls: 16,
       callDeadlineMs: 1_500,
-      callRetry: { maxAttempts: 3, initialBackoffMs: 50, maxBackoffMs: 200 },
+      callRetry: {
+        maxAttempts: 3,
+        initialBackoffMs: 50,
+        maxBackoffMs: 200,
+        retryOn: ['executor_crash', 'deadline', 'io', 'user'],
+      },
     },
     executor: { threads: 2, restartBackoffInitialMs: 100, cancelHardLimitMs: 500 },
   });

@@ -36,7 +36,12 @@ beforeAll(async () => {
       callDeadlineMs: 20_000,
       taskMaxPendingSubcalls: 200,
       taskMaxCallAttempts: 2_000,
-      callRetry: { maxAttempts: 2, initialBackoffMs: 20, maxBackoffMs: 100 },
+      callRetry: {
+        maxAttempts: 2,
+        initialBackoffMs: 20,
+        maxBackoffMs: 100,
+        retryOn: ['executor_crash', 'deadline', 'io', 'user'],
+      },
     },
     executor: { threads: 1, isolation: 'task', threadHeapMb: 128, threadMemoryMb: 256, maxRssMb: 0 },
   });

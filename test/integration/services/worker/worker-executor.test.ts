@@ -37,7 +37,12 @@ beforeAll(async () => {
     worker: {
       callDeadlineMs: 500,
       taskMaxInflightCalls: 4,
-      callRetry: { maxAttempts: 2, initialBackoffMs: 20, maxBackoffMs: 100 },
+      callRetry: {
+        maxAttempts: 2,
+        initialBackoffMs: 20,
+        maxBackoffMs: 100,
+        retryOn: ['executor_crash', 'deadline', 'io', 'user'],
+      },
     },
     executor: { threads: 2, cancelHardLimitMs: 300 },
   });

@@ -20,7 +20,13 @@ import {
   type DispatcherState,
 } from './dispatch-state.js';
 import { emitResume, pump } from './pump.js';
-import { isRetryableFailure, retryBackoffMs } from './retry-policy.js';
+import {
+  callRetryRule,
+  decideCallRetry,
+  isRetryableFailure,
+  retryBackoffMs,
+  type CallNotRetried,
+} from './retry-policy.js';
 import type { TaskDispatch } from './task-dispatch.js';
 import type { CallFailure, WaitRequest } from './types.js';
 import { growWindow, shrinkWindow } from './window-policy.js';
@@ -95,9 +101,9 @@ export function settleFailure(s: DispatcherState, node: CallNode, failure: CallF
   const task = node.task;
   const config = s.config;
   node.lastFailure = failure;
-  const retryable = isRetryableFailure(failure);
-  if (retryable) shrinkWindow(task, node.dispatchSeq, task.dispatchSeq, config.minWindow);
-  if (retryable && node.attempt < config.callRetry.maxAttempts) {
+  if (isRetryableFailure(failure)) shrinkWindow(task, node.dispatchSeq, task.dispatchSeq, config.minWindow);
+  const decision = decideCallRetry(failure, node.attempt, callRetryRule(config, node.fn));
+  if (decision.retry) {
     noteRetry(task, node, failure);
     node.state = 'backoff';
     s.timers.arm(node, now + retryBackoffMs(config.callRetry, node.attempt, s.random));
@@ -111,7 +117,7 @@ export function settleFailure(s: DispatcherState, node: CallNode, failure: CallF
       code: 'CALL_FAILED',
       retryable: false,
       // The user's stack frames, when the function threw, follow on lines of their own.
-      message: `call ${node.callId} (${node.fn}) failed after ${node.attempt} attempt(s): ${failure.kind}: ${failure.message}${failure.stack ? `\n${failure.stack}` : ''}`,
+      message: `call ${node.callId} (${node.fn}) failed after ${node.attempt} attempt(s): ${failure.kind}: ${failure.message}${notRetriedNote(decision.why, failure)}${failure.stack ? `\n${failure.stack}` : ''}`,
       cancelReason: 'fast_fail',
       failedCall: {
         callId: node.callId,
@@ -133,6 +139,12 @@ export function settleFailure(s: DispatcherState, node: CallNode, failure: CallF
   };
   resolveChild(s, node, { ok: false, error, waitId: node.waitId, childCallId: node.callId }, now);
   pump(s, task, now);
+}
+
+/** Says why a kind the rule does not retry ended the call (docs/retries.md § Call level); else nothing. */
+function notRetriedNote(why: CallNotRetried, failure: CallFailure): string {
+  if (why !== 'kind_not_retried') return '';
+  return ` (not retried: retryOn does not list ${failure.kind}; worker.callRetry.retryOn or functions.retry.<name>.retryOn, docs/retries.md)`;
 }
 
 /** A child ended (already forgotten): answer its parent now if the parent still waits on other

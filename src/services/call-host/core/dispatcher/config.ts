@@ -6,8 +6,10 @@
 
 import type {
   CallRetryConfig,
+  FunctionRetryConfig,
   WorkerConfig,
 } from '../../../../kernel/config-fields/generated/deployment-sections.js';
+import { CALL_FAILURE_KINDS } from '../../../../kernel/config-fields/function-retry-fields.js';
 import { sectionDefaults } from '../../../../kernel/config-fields/index.js';
 import { DispatcherConfigError, type DispatcherConfigIssue } from './errors.js';
 
@@ -36,6 +38,11 @@ export interface DispatcherConfig extends Pick<WorkerConfig, (typeof WORKER_FIEL
   readonly minWindow: number;
   /** Deepest allowed subcall (a root is depth 0); deeper requests are answered with an error. */
   readonly maxSubcallDepth: number;
+  /**
+   * `functions.retry` of the config: per function name, the `callRetry` fields that differ for its calls
+   * (retry-policy.ts callRetryRule). Default: none.
+   */
+  readonly functionRetry: Readonly<Record<string, FunctionRetryConfig>>;
 }
 
 /** The dispatcher's own settings (README.md, "Slots, windows and the cap"); not configuration. */
@@ -58,6 +65,7 @@ export const DEFAULT_DISPATCHER_CONFIG: DispatcherConfig = Object.freeze({
     (typeof WORKER_FIELDS)[number]
   >),
   callRetry: DEFAULT_CALL_RETRY_POLICY,
+  functionRetry: Object.freeze({}),
   ...OWN_DEFAULTS,
 });
 
@@ -66,6 +74,16 @@ function check(issues: DispatcherConfigIssue[], path: string, value: unknown, mi
     issues.push({ path, message: `must be an integer, got ${String(value)}` });
   } else if (value < min) {
     issues.push({ path, message: `must be >= ${min}, got ${value}` });
+  }
+}
+
+function checkRetryOn(issues: DispatcherConfigIssue[], path: string, kinds: unknown): void {
+  const known: readonly unknown[] = CALL_FAILURE_KINDS;
+  if (!Array.isArray(kinds) || !kinds.every((k) => known.includes(k))) {
+    issues.push({
+      path,
+      message: `must be a list of ${CALL_FAILURE_KINDS.join(', ')}, got ${JSON.stringify(kinds)}`,
+    });
   }
 }
 
@@ -83,6 +101,11 @@ export function validateDispatcherConfig(config: DispatcherConfig): DispatcherCo
   check(issues, 'maxSubcallDepth', config.maxSubcallDepth, 0);
   check(issues, 'taskMaxCallAttempts', config.taskMaxCallAttempts, 1);
   check(issues, 'taskMaxPendingSubcalls', config.taskMaxPendingSubcalls, 1);
+  checkRetryOn(issues, 'callRetry.retryOn', config.callRetry?.retryOn);
+  for (const [fn, rule] of Object.entries(config.functionRetry ?? {})) {
+    if (rule.maxAttempts !== undefined) check(issues, `functionRetry.${fn}.maxAttempts`, rule.maxAttempts, 1);
+    if (rule.retryOn !== undefined) checkRetryOn(issues, `functionRetry.${fn}.retryOn`, rule.retryOn);
+  }
   if (issues.length === 0) {
     if (config.callRetry.maxBackoffMs < config.callRetry.initialBackoffMs) {
       issues.push({ path: 'callRetry.maxBackoffMs', message: 'must be >= callRetry.initialBackoffMs' });
@@ -105,6 +128,7 @@ export function resolveDispatcherConfig(
     ...DEFAULT_DISPATCHER_CONFIG,
     ...defined(rest),
     callRetry: Object.freeze({ ...DEFAULT_CALL_RETRY_POLICY, ...defined(callRetry ?? {}) }),
+    functionRetry: Object.freeze({ ...(rest.functionRetry ?? {}) }),
   };
   const issues = validateDispatcherConfig(config);
   if (issues.length > 0) throw new DispatcherConfigError(issues);

@@ -36,4 +36,5 @@ export type {
   WaitId,
   WaitRequest,
 } from './types.js';
-export { isRetryableFailure, retryBackoffMs } from './retry-policy.js';
+export { callRetryRule, decideCallRetry, isRetryableFailure, retryBackoffMs } from './retry-policy.js';
+export type { CallNotRetried, CallRetryDecision, CallRetryRule } from './retry-policy.js';

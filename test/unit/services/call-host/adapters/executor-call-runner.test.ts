@@ -201,7 +201,10 @@ describe('ExecutorCallRunner', () => {
   });
 
   it('cuts a call off at its budget (from callStarted) and retries it', async () => {
-    const { link, time, runner } = setup({ callDeadlineMs: 500 });
+    const { link, time, runner } = setup({
+      callDeadlineMs: 500,
+      retryOn: ['executor_crash', 'deadline', 'io', 'user'],
+    });
     const run = track(runner.run(task(), calls(1, 'spin')));
     // Queued time is free: the call reports it has been on a thread for 30 ms, 100 ms after dispatch.
     await time.advanceTo(T0 + 100);

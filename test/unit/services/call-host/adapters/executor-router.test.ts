@@ -49,7 +49,12 @@ function setup(opts: { python?: boolean; files?: string[] } = {}) {
     clock: () => time.now,
     dispatcher: resolveDispatcherConfig({
       callDeadlineMs: 5_000,
-      callRetry: { maxAttempts: 3, initialBackoffMs: 50, maxBackoffMs: 1_000 },
+      callRetry: {
+        maxAttempts: 3,
+        initialBackoffMs: 50,
+        maxBackoffMs: 1_000,
+        retryOn: ['executor_crash', 'deadline', 'io', 'user'],
+      },
     }),
   });
   const fromJs = router.eventsOf('js');

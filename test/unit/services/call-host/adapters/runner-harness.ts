@@ -1,5 +1,8 @@
 // A fake executor link and virtual time for ExecutorCallRunner tests (one timer, no wall-clock waits).
-import { resolveDispatcherConfig } from '../../../../../src/services/call-host/core/dispatcher/index.js';
+import {
+  resolveDispatcherConfig,
+  type CallRetryPolicy,
+} from '../../../../../src/services/call-host/core/dispatcher/index.js';
 import type { CallSpec } from '../../../../../src/kernel/plugin-types.js';
 import {
   ExecutorCallRunner,
@@ -87,6 +90,8 @@ export function setup(
     readCopies?: boolean;
     callDeadlineMs?: number;
     maxAttempts?: number;
+    /** The failure kinds retried (docs/retries.md § Call level). Default: the config's. */
+    retryOn?: CallRetryPolicy['retryOn'];
     maxCollectedOutputBytes?: number;
   } = {},
 ) {
@@ -111,7 +116,12 @@ export function setup(
       ...(opts.maxCollectedOutputBytes !== undefined
         ? { maxCollectedOutputBytes: opts.maxCollectedOutputBytes }
         : {}),
-      callRetry: { maxAttempts: opts.maxAttempts ?? 3, initialBackoffMs: 50, maxBackoffMs: 1_000 },
+      callRetry: {
+        maxAttempts: opts.maxAttempts ?? 3,
+        initialBackoffMs: 50,
+        maxBackoffMs: 1_000,
+        ...(opts.retryOn ? { retryOn: opts.retryOn } : {}),
+      },
     }),
     ...(opts.io ? { io: opts.io } : {}),
     ...(opts.readCopies !== undefined ? { readCopies: opts.readCopies } : {}),

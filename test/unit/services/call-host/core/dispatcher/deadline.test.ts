@@ -1,9 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { FAR, FakeExecutor, brief, callList, converges, coreWith, executes } from './harness.js';
+import {
+  FAR,
+  FakeExecutor,
+  RETRY_DEADLINES,
+  brief,
+  callList,
+  converges,
+  coreWith,
+  executes,
+} from './harness.js';
 
 describe('per-call deadline (CallDeadlineMs = 5000)', () => {
   it('cuts off a running attempt at exactly its budget: CancelCall, then a retry', () => {
-    const core = coreWith();
+    const core = coreWith(RETRY_DEADLINES);
     const ex = new FakeExecutor(core);
     ex.take(core.startCallPhase('t', callList(1), { deadlineMs: FAR }, 0));
     ex.start('t/0', 100);
@@ -16,7 +25,7 @@ describe('per-call deadline (CallDeadlineMs = 5000)', () => {
   });
 
   it('excludes queueing: a call queued for a long time still gets its full budget', () => {
-    const core = coreWith({ initialWindow: 1, minWindow: 1, taskMaxInflightCalls: 1 });
+    const core = coreWith({ ...RETRY_DEADLINES, initialWindow: 1, minWindow: 1, taskMaxInflightCalls: 1 });
     const ex = new FakeExecutor(core);
     ex.take(core.startCallPhase('t', callList(2), { deadlineMs: FAR }, 0));
     ex.start('t/0', 0);
@@ -38,7 +47,7 @@ describe('per-call deadline (CallDeadlineMs = 5000)', () => {
   });
 
   it('IO waits do not pause the clock: IO backend time counts', () => {
-    const core = coreWith();
+    const core = coreWith(RETRY_DEADLINES);
     const ex = new FakeExecutor(core);
     ex.take(core.startCallPhase('t', callList(1), { deadlineMs: FAR }, 0));
     ex.start('t/0', 0);

@@ -20,6 +20,11 @@ export type ConfigOverrides = Partial<Omit<DispatcherConfig, 'callRetry'>> & {
   callRetry?: Partial<CallRetryPolicy>;
 };
 
+/** Overrides that retry every failure kind, a call that spent its budget too (by default it is not). */
+export const RETRY_DEADLINES = {
+  callRetry: { retryOn: ['executor_crash', 'deadline', 'io', 'user'] },
+} as const satisfies ConfigOverrides;
+
 /** A ready core (executor up) with the given config overrides. */
 export function coreWith(overrides: ConfigOverrides = {}, executorReady = true): DispatcherCore {
   return new DispatcherCore(resolveDispatcherConfig(overrides), { executorReady });

@@ -1,10 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
+  callRetryRule,
+  decideCallRetry,
   isRetryableFailure,
   retryBackoffMs,
+  type CallRetryRule,
 } from '../../../../../../src/services/call-host/core/dispatcher/retry-policy.js';
+import { resolveDispatcherConfig } from '../../../../../../src/services/call-host/core/dispatcher/config.js';
 import type { CallFailure } from '../../../../../../src/services/call-host/core/dispatcher/types.js';
-import { FAR, FakeExecutor, brief, callList, converges, coreWith } from './harness.js';
+import { FAR, FakeExecutor, RETRY_DEADLINES, brief, callList, converges, coreWith } from './harness.js';
 
 const crash: CallFailure = { kind: 'executor_crash', retryable: true, message: 'executor died' };
 const userError: CallFailure = { kind: 'user', retryable: false, message: 'TypeError: x is undefined' };
@@ -29,9 +33,7 @@ describe('retry classification', () => {
     { attempt: 6, backoff: 1_000 },
     { attempt: 60, backoff: 1_000 },
   ])('backoff after attempt $attempt is $backoff ms', ({ attempt, backoff }) => {
-    expect(retryBackoffMs({ maxAttempts: 99, initialBackoffMs: 50, maxBackoffMs: 1_000 }, attempt)).toBe(
-      backoff,
-    );
+    expect(retryBackoffMs({ initialBackoffMs: 50, maxBackoffMs: 1_000 }, attempt)).toBe(backoff);
   });
 
   it('equal jitter keeps the backoff within [base/2, base]', () => {
@@ -41,7 +43,105 @@ describe('retry classification', () => {
   });
 });
 
+describe('the retry decision (docs/retries.md § Call level)', () => {
+  const byDefault: CallRetryRule = { maxAttempts: 3, retryOn: ['executor_crash', 'io', 'user'] };
+  const every: CallRetryRule = { maxAttempts: 3, retryOn: ['executor_crash', 'deadline', 'io', 'user'] };
+  const crashOnly: CallRetryRule = { maxAttempts: 5, retryOn: ['executor_crash'] };
+  it.each([
+    // By default a call that spent its budget, or threw an error not marked retryable, runs once.
+    { rule: byDefault, kind: 'deadline', retryable: true, attempt: 1, out: 'kind_not_retried' },
+    { rule: byDefault, kind: 'user', retryable: false, attempt: 1, out: 'not_retryable' },
+    { rule: byDefault, kind: 'io', retryable: false, attempt: 1, out: 'not_retryable' },
+    { rule: byDefault, kind: 'user', retryable: true, attempt: 1, out: 'retry' },
+    { rule: byDefault, kind: 'io', retryable: true, attempt: 2, out: 'retry' },
+    { rule: byDefault, kind: 'executor_crash', retryable: false, attempt: 2, out: 'retry' },
+    { rule: byDefault, kind: 'executor_crash', retryable: true, attempt: 3, out: 'attempts_spent' },
+    // Listing deadline retries it, within the attempts.
+    { rule: every, kind: 'deadline', retryable: false, attempt: 2, out: 'retry' },
+    { rule: every, kind: 'deadline', retryable: true, attempt: 3, out: 'attempts_spent' },
+    // A listed user kind never retries an error that is not marked retryable.
+    { rule: every, kind: 'user', retryable: false, attempt: 1, out: 'not_retryable' },
+    // Kinds left out are not retried even when marked retryable.
+    { rule: crashOnly, kind: 'io', retryable: true, attempt: 1, out: 'kind_not_retried' },
+    { rule: crashOnly, kind: 'user', retryable: true, attempt: 1, out: 'kind_not_retried' },
+    { rule: crashOnly, kind: 'executor_crash', retryable: true, attempt: 4, out: 'retry' },
+    { rule: crashOnly, kind: 'executor_crash', retryable: true, attempt: 5, out: 'attempts_spent' },
+  ] as const)('$kind retryable=$retryable attempt $attempt, retryOn $rule.retryOn → $out', (row) => {
+    const d = decideCallRetry(
+      { kind: row.kind, retryable: row.retryable, message: '' },
+      row.attempt,
+      row.rule,
+    );
+    expect(d.retry ? 'retry' : d.why).toBe(row.out);
+  });
+
+  it("a function's own fields override the worker's callRetry, field by field; other functions keep it", () => {
+    const config = resolveDispatcherConfig({
+      callRetry: { maxAttempts: 4 },
+      functionRetry: { slow: { retryOn: ['deadline'] }, flaky: { maxAttempts: 9 } },
+    });
+    expect(config.callRetry.retryOn).toEqual(['executor_crash', 'io', 'user']);
+    expect(callRetryRule(config, 'slow')).toEqual({ maxAttempts: 4, retryOn: ['deadline'] });
+    expect(callRetryRule(config, 'flaky')).toEqual({
+      maxAttempts: 9,
+      retryOn: ['executor_crash', 'io', 'user'],
+    });
+    expect(callRetryRule(config, 'other')).toEqual({
+      maxAttempts: 4,
+      retryOn: ['executor_crash', 'io', 'user'],
+    });
+    // A name that is a property of every object is not a rule.
+    expect(callRetryRule(config, 'constructor')).toEqual(callRetryRule(config, 'other'));
+  });
+
+  it('refuses a kind it does not know and an attempt count below 1, naming the function', () => {
+    expect(() =>
+      resolveDispatcherConfig({
+        functionRetry: { f: { maxAttempts: 0, retryOn: ['timeout' as 'deadline'] } },
+      }),
+    ).toThrow(
+      /functionRetry\.f\.maxAttempts must be >= 1.*functionRetry\.f\.retryOn must be a list of executor_crash, deadline, io, user/,
+    );
+  });
+});
+
 describe('retries on virtual time', () => {
+  it('a call that spends its budget fails its task after one attempt by default, saying why', () => {
+    const core = coreWith({ callDeadlineMs: 100 });
+    const ex = new FakeExecutor(core);
+    ex.take(core.startCallPhase('t', callList(1), { deadlineMs: FAR }, 0));
+    ex.start('t/0', 10);
+    const [done] = converges(ex.take(core.tick(110)));
+    expect(done).toMatchObject({ success: false, failureCode: 'CALL_FAILED', failedCall: { attempts: 1 } });
+    expect(done?.message).toMatch(
+      /failed after 1 attempt\(s\): deadline: .*not retried: retryOn does not list deadline/,
+    );
+    expect(core.taskStats('t')).toBeUndefined();
+  });
+
+  it('functions.retry of one function retries its budget spent; another function in the task keeps the default', () => {
+    const core = coreWith({
+      callDeadlineMs: 100,
+      functionRetry: { slow: { retryOn: ['deadline'], maxAttempts: 2 } },
+    });
+    const ex = new FakeExecutor(core);
+    ex.take(core.startCallPhase('t', [{ function: 'slow', args: [] }], { deadlineMs: FAR }, 0));
+    ex.start('t/0', 0);
+    expect(brief(ex.take(core.tick(100)))).toEqual(['C t/0#1 deadline']);
+    expect(brief(ex.take(core.tick(150)))).toEqual(['X t/0#2']);
+    ex.start('t/0', 150);
+    const [done] = converges(ex.take(core.tick(250)));
+    expect(done).toMatchObject({ success: false, failedCall: { function: 'slow', attempts: 2 } });
+
+    const other = coreWith({ callDeadlineMs: 100, functionRetry: { slow: { retryOn: ['deadline'] } } });
+    const ox = new FakeExecutor(other);
+    ox.take(other.startCallPhase('u', [{ function: 'fast', args: [] }], { deadlineMs: FAR }, 0));
+    ox.start('u/0', 0);
+    expect(converges(ox.take(other.tick(100)))[0]).toMatchObject({
+      failedCall: { function: 'fast', attempts: 1 },
+    });
+  });
+
   it('retry then success: the retry waits out its backoff, then gets a fresh attempt', () => {
     const core = coreWith();
     const ex = new FakeExecutor(core);
@@ -144,7 +244,7 @@ describe('executor lost', () => {
 
 describe('the retry summary of a converged task (logged once per task, issue 31)', () => {
   it('counts every retried attempt by failure kind and keeps the first failure', () => {
-    const core = coreWith({ initialWindow: 4, callDeadlineMs: 100 });
+    const core = coreWith({ ...RETRY_DEADLINES, initialWindow: 4, callDeadlineMs: 100 });
     const ex = new FakeExecutor(core);
     ex.take(core.startCallPhase('t', callList(4), { deadlineMs: FAR }, 0));
     for (const id of ['t/0', 't/1', 't/2', 't/3']) ex.start(id, 1);

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { WaitRequest } from '../../../../../../src/services/call-host/core/dispatcher/types.js';
-import { FAR, FakeExecutor, brief, callList, coreWith, executes, resumes } from './harness.js';
+import {
+  FAR,
+  FakeExecutor,
+  RETRY_DEADLINES,
+  brief,
+  callList,
+  coreWith,
+  executes,
+  resumes,
+} from './harness.js';
 
 const sub = (fn: string, waitId?: number): WaitRequest => ({
   kind: 'subcall',
@@ -55,7 +64,7 @@ describe('subcalls', () => {
   });
 
   it("pauses the parent's budget clock while its subcall is outstanding", () => {
-    const core = coreWith();
+    const core = coreWith(RETRY_DEADLINES);
     const ex = new FakeExecutor(core);
     ex.take(core.startCallPhase('t', callList(1), { deadlineMs: FAR }, 0));
     ex.start('t/0', 0);
@@ -159,7 +168,7 @@ describe('subcalls', () => {
   });
 
   it('a resume waits its turn for a slot behind older queued work', () => {
-    const core = coreWith({ initialWindow: 2, minWindow: 1, taskMaxInflightCalls: 2 });
+    const core = coreWith({ ...RETRY_DEADLINES, initialWindow: 2, minWindow: 1, taskMaxInflightCalls: 2 });
     const ex = new FakeExecutor(core);
     ex.take(core.startCallPhase('t', callList(3), { deadlineMs: FAR }, 0));
     ex.take(core.callWaiting('t/0', 1, sub('a'), 1)); // t/0.1 takes t/0's slot
