@@ -75,7 +75,9 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   client: ['contracts', 'generated', 'grpc', 'kernel', 'services/follow'], // the follow core only (rule below)
   'services/registry': ['contracts', 'kernel'],
   'services/storage': ['kernel'],
-  'services/follow': ['kernel', 'services/storage'], // core: the base error class; adapters: the job tables
+  // core: the base error class; adapters: the job tables, and the etcd client for job leases
+  'services/follow': ['kernel', 'services/registry', 'services/storage'],
+  'services/ingest-follow': ['kernel'],
   'services/dashboard': ['contracts', 'kernel'],
   'services/chain-rpc': ['kernel'],
   'services/functions-store': ['contracts', 'executor', 'kernel', 'services/worker'],
@@ -122,7 +124,8 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
     'services/registry',
     'services/storage',
   ],
-  entry: ['client', 'executor', 'grpc', 'kernel'],
+  // blockx/ingest: the shared block fetcher and the chain row types, for ingest writer plugins
+  entry: ['client', 'executor', 'grpc', 'kernel', 'services/chain-rpc', 'services/storage'],
 };
 
 /** Every folder of src/ the table must have a row for: each top folder, each service, the entry files. */
