@@ -38,7 +38,7 @@ import {
 import { failedFrame, readThrown } from './call-outcome.js';
 import { BUSY_BEAT_INTERVAL_MS, IDLE_BEAT_INTERVAL_MS } from './core/pool-scheduler.js';
 import { ExecutorErrorCode } from './errors.js';
-import { attemptKey, type BatchedCallIn, type WaitRequest } from './protocol.js';
+import { attemptKey, type WaitRequest } from './protocol.js';
 import { ReadCopies, deepFreeze, readCopyHits, readCopyKey, type IoRequest } from './read-copies.js';
 import { CallWaitError, type LogFields } from './sdk.js';
 import { isolateThread } from './task-isolation.js';
@@ -236,36 +236,36 @@ function invoke(run: RunningCall, fn: Fn): void {
 }
 
 /**
- * An entry's arguments: `args` as they came, or its `argsJson` parsed here (ArgsJson), or why that text
+ * An attempt's arguments: as they came, or its `argsJson` text parsed here (ArgsJson), or why that text
  * is not the JSON of an array.
  */
-function argsOf(call: BatchedCallIn): readonly unknown[] | string {
-  if ('args' in call) return call.args;
-  let args: unknown;
+function argsOf(args: readonly unknown[] | string): readonly unknown[] | string {
+  if (typeof args !== 'string') return args;
+  let parsed: unknown;
   try {
-    args = JSON.parse(call.argsJson);
+    parsed = JSON.parse(args);
   } catch (err) {
     return `argsJson is not JSON: ${(err as Error).message}`;
   }
-  return Array.isArray(args) ? args : 'argsJson is not the JSON text of an array';
+  return Array.isArray(parsed) ? parsed : 'argsJson is not the JSON text of an array';
 }
 
 /** Start the attempts of a slice in order, each one it can claim (the others were taken back). */
 function runSlice(slice: ExecSlice): void {
-  const { task, moduleKey, calls } = slice;
+  const { task, moduleKey, callIds, attempts } = slice;
   const entry = modules.get(moduleKey);
   const fn = entry === undefined ? undefined : modules.fnFor(entry, task.taskId);
-  for (let i = 0; i < calls.length; i++) {
+  for (let i = 0; i < callIds.length; i++) {
     const seq = nextSeq;
     nextSeq = (nextSeq + 1) & SEQ_MASK;
     const now = performance.now();
     if (!claimExec(signals, seq, monoAt(now))) continue; // taken back: the main thread runs it elsewhere
-    const call = calls[i]!;
-    const args = argsOf(call);
-    const { callId, attempt } = call;
+    const callId = callIds[i]!;
+    const attempt = attempts[i]!;
+    const args = argsOf(slice.args[i]!);
     const run = newSliceCall(
       task,
-      'args' in call ? call : { callId, attempt, args: typeof args === 'string' ? [] : args },
+      { callId, attempt, args: typeof args === 'string' ? [] : args },
       attemptKey(callId, attempt),
       now,
     );
@@ -275,7 +275,7 @@ function runSlice(slice: ExecSlice): void {
       finish(
         run,
         ThreadEvent.Done,
-        failedFrame(call, {
+        failedFrame(run.entry, {
           kind: 'user',
           retryable: false,
           code: ExecutorErrorCode.FRAME_INVALID,

@@ -11,7 +11,9 @@ import { EPOCH_LOADER_HOOKS_URL } from './epoch-loader-hooks.js';
 import type { BatchedCallIn, CallTask } from './protocol.js';
 import {
   newSignalsBuffer,
+  pushExec,
   signalViews,
+  type ExecSlice,
   type MainToThreadBatch,
   type ThreadControl,
   type ThreadData,
@@ -105,7 +107,7 @@ export class ThreadSet<Call> implements ThreadSetLike<Call> {
     const { slices } = t.outbox;
     const last = slices[slices.length - 1];
     if (last !== undefined && last.task === task && last.moduleKey === mod.moduleKey) {
-      last.calls.push(entry);
+      pushExec(last, entry);
       return; // scheduled with the slice's first exec
     }
     if (!t.modules.has(mod.moduleKey)) {
@@ -113,7 +115,9 @@ export class ThreadSet<Call> implements ThreadSetLike<Call> {
       t.epochs.add(task.codeEpoch);
       t.outbox.modules.push({ moduleKey: mod.moduleKey, url: mod.url, code: mod.code, path: mod.path });
     }
-    slices.push({ task, moduleKey: mod.moduleKey, calls: [entry] });
+    const slice: ExecSlice = { task, moduleKey: mod.moduleKey, callIds: [], attempts: [], args: [] };
+    pushExec(slice, entry);
+    slices.push(slice);
     this.schedule(t);
   }
 
