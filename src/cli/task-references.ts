@@ -18,6 +18,8 @@ export interface TaskReferenceContext {
   readonly functions: readonly string[] | undefined;
   /** Where they were looked for, for the message. */
   readonly functionsDir: string;
+  /** The config rule a missing function breaks. Default `functions.dir`. */
+  readonly functionsRule?: string;
   readonly tables: Readonly<Record<string, TableConfig>>;
 }
 
@@ -40,7 +42,7 @@ function functionIssue(name: unknown, path: string, ctx: TaskReferenceContext): 
   return [
     {
       path,
-      rule: 'functions.dir',
+      rule: ctx.functionsRule ?? 'functions.dir',
       message: `function "${name}" is not in ${ctx.functionsDir}${suggestion(name, known, 'available')}`,
     },
   ];

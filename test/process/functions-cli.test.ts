@@ -308,5 +308,40 @@ describe('blockx functions against a real etcd', () => {
         /^blockx functions use: VERSION_UNKNOWN: no kept version starts with ffffffff/,
       );
     });
+
+    it('validate and submit check a task against the deployed version, and agree on an id-less task (issue 33, item 4)', async () => {
+      // The submitter's functions folder is empty: only the deployed version (one: greet, twice) has them.
+      const empty = writeFolder(root, 'submitter-functions', {});
+      const submitter = { ...noEtcd(), BLOCKX_FUNCTIONS_SOURCE: 'cluster', BLOCKX_FUNCTIONS_DIR: empty };
+      const deployed = await blockx(['functions', 'deploy', one, '--json'], noEtcd());
+      const version = (JSON.parse(deployed.stdout) as { version: string }).version;
+      const task = (fn: string): string => {
+        const file = path.join(root, `${fn}-task.json`);
+        writeFileSync(
+          file,
+          JSON.stringify({
+            functionCallConfig: { type: 'CallListCallConfig', config: { function: fn, callList: [['x']] } },
+            resultHandler: { type: 'ReturnValueResultHandler', config: {} },
+          }),
+        );
+        return file;
+      };
+      const greet = task('greet');
+      const valid = await blockx(['validate', greet], submitter);
+      expect(valid.code, valid.stdout).toBe(0);
+      const ran = await blockx(['submit', greet, '--json'], submitter);
+      expect(ran.code, ran.stderr).toBe(0);
+      expect(JSON.parse(ran.stdout)).toMatchObject({ state: 'SUCCEEDED' });
+
+      const missing = task('greeet');
+      const refused = await blockx(['submit', missing], submitter);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(
+        `/functionCallConfig/config/function: function "greeet" is not in the deployed version ${version} (did you mean "greet"?; available: greet, twice) (rule: functions.source)`,
+      );
+      const invalid = await blockx(['validate', missing], submitter);
+      expect(invalid.code).toBe(1);
+      expect(invalid.stdout).toContain(`function "greeet" is not in the deployed version ${version}`);
+    });
   });
 });

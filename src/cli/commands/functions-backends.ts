@@ -23,6 +23,8 @@ export interface FunctionsBackend {
   deploy(files: readonly BundleFile[]): Promise<DeployOutcome>;
   use(prefix: string): Promise<UseOutcome>;
   list(): Promise<{ index: VersionIndex; workers: WorkerCodeVersion[] }>;
+  /** The current version's entry; undefined before the first deploy. */
+  current(): Promise<VersionEntry | undefined>;
   close(): void;
 }
 
@@ -66,6 +68,7 @@ export async function etcdBackend(
       index: await store.list(),
       workers: await readWorkerCodeVersions(client, prefixes),
     }),
+    current: async () => currentEntry(await store.list()),
     close: () => client.close(),
   };
 }
@@ -141,6 +144,12 @@ export async function coordinatorBackend(
       );
       return { entry: entryOf(res.entry), changed: res.changed, previous: res.previous };
     },
+    async current() {
+      const res = await call<ListFunctionsResponse__Output>((md, o, cb) =>
+        admin.listFunctions({}, md, o, cb),
+      );
+      return currentEntry({ current: res.current, changedAtMs: 0, versions: res.versions.map(entryOf) });
+    },
     async list() {
       const res = await call<ListFunctionsResponse__Output>((md, o, cb) =>
         admin.listFunctions({}, md, o, cb),
@@ -162,6 +171,10 @@ export async function coordinatorBackend(
       pool.close();
     },
   };
+}
+
+function currentEntry(index: VersionIndex): VersionEntry | undefined {
+  return index.versions.find((v) => v.version === index.current);
 }
 
 /**

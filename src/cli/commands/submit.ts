@@ -3,8 +3,9 @@
 //
 // 1. Read every input: a file with one JSON task, a `.jsonl`/`.ndjson` file with one task per line, or
 //    `-` for standard input. A task without `task_id`/`taskId` gets a fresh UUID.
-// 2. Validate ALL of them first — the task-input schema, then each builder/writer config against its
-//    plugin's schema (as `blockx validate` does) — and reject duplicate task ids. Any problem: print every
+// 2. Validate ALL of them first, exactly as `blockx validate` does (task-check.ts: the task-input schema,
+//    each builder/writer config against its plugin's schema, the function where the Workers take
+//    functions from, tables, columns, writable tables), and reject duplicate task ids. Any problem: print every
 //    one as FILE[:LINE]: /path: message, submit nothing, exit 1.
 // 3. Run them through BlockxClient on the batched protocol (bulk ReserveWorkerSlots, one RunTasks stream
 //    per Worker, with the retries of docs/retries.md per task; docs/batched-protocol.md), at most
@@ -74,27 +75,27 @@ async function submit(args: string[], opts: SubmitOptions, io: CliIo): Promise<n
   const [
     { readTaskSources },
     { bootKernel },
-    { validateTaskInput, normalizeTaskInput },
+    { normalizeTaskInput },
     { randomUUID },
-    { taskReferenceIssues },
-    { localFunctionNames },
+    { taskProblems, withTaskId },
+    { functionNamesFor },
   ] = await Promise.all([
     import('../../client/task-files.js'),
     import('../../kernel/kernel.js'),
     import('../../kernel/task-validation.js'),
     import('node:crypto'),
-    import('../task-references.js'),
+    import('../task-check.js'),
     import('../function-names.js'),
   ]);
 
   const read = readTaskSources(args, { cwd: io.cwd() });
   const kernel = await bootKernel({ configPath: opts.config, cwd: io.cwd(), env: io.env });
-  const functions = localFunctionNames(kernel.config);
-  const references = {
-    functions: functions.names,
-    functionsDir: functions.dir,
-    tables: kernel.config.tables,
-  };
+  // Where the Workers take functions from: this folder, or the version deployed to the cluster.
+  const functions = await functionNamesFor(kernel.config, {
+    ...(opts.coordinator !== undefined ? { coordinator: opts.coordinator } : {}),
+    env: io.env,
+    timeoutMs: connectTimeoutMs,
+  });
   // Every problem with its input position, so they print in input order.
   const problems: { seq: number; text: string }[] = read.problems.map((p) => ({
     seq: p.seq,
@@ -104,13 +105,9 @@ async function submit(args: string[], opts: SubmitOptions, io: CliIo): Promise<n
   const sources: string[] = [];
   const seen = new Map<string, string>();
   for (const { where, seq, json } of read.tasks) {
-    const withId =
-      isRecord(json) && json.task_id === undefined && json.taskId === undefined
-        ? { task_id: randomUUID(), ...json }
-        : json;
-    const schemaIssues: SchemaIssue[] = validateTaskInput(withId, kernel.plugins);
-    // Functions, tables and columns the task names, once its shape is right (task-references.ts).
-    const issues = schemaIssues.length > 0 ? schemaIssues : taskReferenceIssues(withId, references);
+    const withId = withTaskId(json, randomUUID);
+    // The check blockx validate makes (task-check.ts): shape, names, writable tables.
+    const issues: SchemaIssue[] = taskProblems(withId, { kernel, functions });
     for (const i of issues) {
       problems.push({ seq, text: `${where}: ${i.path || '/'}: ${i.message} (rule: ${i.rule})` });
     }
@@ -334,8 +331,4 @@ function jsonOutcome(
     attempts: r.attempts,
     durationMs: r.durationMs,
   };
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -2,15 +2,19 @@
 // including the builder's and writer's `config` against their plugins' schemas. Prints every problem
 // with its location; exit 0 when all is valid, 1 otherwise. A writer whose config names a table that is
 // undeclared or not `writable: true` is a problem too, naming the rule `tables.<name>.writable`
-// (docs/storage.md, "Which tables tasks may write"). So is a function that is not in the functions folder,
-// and a table or column the config does not declare, with a "did you mean" (task-references.ts). A task
-// file that is not JSON is reported at its line:column.
+// (docs/storage.md, "Which tables tasks may write"). So is a function the Workers will not find (in the
+// functions folder, or with `functions.source: cluster` in the deployed version), and a table or column
+// the config does not declare, with a "did you mean" (task-references.ts). A task is checked as `blockx
+// submit` checks it (task-check.ts): one without a task id is fine, submit gives it one. A task file that
+// is not JSON is reported at its line:column.
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { ConfigError, ConfigNotFoundError, PluginLoadError, type SchemaIssue } from '../../kernel/errors.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import { parseJsonWithPosition } from '../../client/json-error.js';
+import { connectTimeout } from '../connect.js';
 import { CONFIG_FLAG, EXIT, type CliIo } from '../io.js';
 
 export function registerValidateCommand(program: Command, io: CliIo, setExit: (code: number) => void): void {
@@ -47,10 +51,8 @@ export async function validateAll(
     tasks: [],
   };
   const { bootKernel } = await import('../../kernel/kernel.js');
-  const { validateTaskInput } = await import('../../kernel/task-validation.js');
-  const { writerTableIssues } = await import('../../services/storage/table-write-rule.js');
-  const { taskReferenceIssues } = await import('../task-references.js');
-  const { localFunctionNames } = await import('../function-names.js');
+  const { taskProblems, withTaskId } = await import('../task-check.js');
+  const { functionNamesFor } = await import('../function-names.js');
   let kernel: Kernel | undefined;
   try {
     kernel = await bootKernel({ configPath, cwd: io.cwd(), env: io.env });
@@ -73,47 +75,28 @@ export async function validateAll(
       report.plugins.problems = err.errors.map((e) => e.message);
     } else throw err;
   }
-  const functions = kernel ? localFunctionNames(kernel.config) : undefined;
+  const functions =
+    kernel && taskFiles.length > 0
+      ? await functionNamesFor(kernel.config, { env: io.env, timeoutMs: await connectTimeout(undefined, io) })
+      : undefined;
+  const shownDir =
+    functions?.rule === 'functions.dir' ? shownPath(io.cwd(), functions.dir) : (functions?.dir ?? '');
   for (const file of taskFiles) {
     const shown = path.relative(io.cwd(), path.resolve(io.cwd(), file)) || file;
     const problems =
       kernel && functions
-        ? validateTaskFile(path.resolve(io.cwd(), file), (json) => {
-            const schema = validateTaskInput(json, kernel.plugins);
-            // Names (functions, tables, columns) only once the shape is right: a missing key is one issue.
-            const references =
-              schema.length > 0
-                ? []
-                : taskReferenceIssues(json, {
-                    functions: functions.names,
-                    functionsDir: shownPath(io.cwd(), functions.dir),
-                    tables: kernel.config.tables,
-                  });
-            const reported = new Set(references.map((i) => i.path));
-            const writable = resultHandlerTableIssues(json, kernel, writerTableIssues).filter(
-              (i) => !reported.has(i.path),
-            );
-            return [...schema, ...references, ...writable];
-          })
+        ? validateTaskFile(path.resolve(io.cwd(), file), (json) =>
+            // As submit checks it (task-check.ts): an id-less task is given one, as submit gives it.
+            taskProblems(withTaskId(json, randomUUID), {
+              kernel,
+              functions: { ...functions, dir: shownDir },
+            }),
+          )
         : [];
     report.tasks.push({ file: shown, ok: kernel !== undefined && problems.length === 0, problems });
   }
   report.ok = report.config.ok && report.plugins.ok && report.tasks.every((t) => t.ok);
   return report;
-}
-
-/** The writer's target tables against `tables.<name>.writable`, when the writer type is known. */
-function resultHandlerTableIssues(
-  json: unknown,
-  kernel: Kernel,
-  check: (config: unknown, tables: Kernel['config']['tables']) => SchemaIssue[],
-): SchemaIssue[] {
-  if (typeof json !== 'object' || json === null) return [];
-  const handler = (json as { resultHandler?: unknown }).resultHandler;
-  if (typeof handler !== 'object' || handler === null) return [];
-  const { type, config } = handler as { type?: unknown; config?: unknown };
-  if (typeof type !== 'string' || !kernel.plugins.writers.has(type)) return [];
-  return check(config, kernel.config.tables).map((i) => ({ ...i, path: `/resultHandler/config${i.path}` }));
 }
 
 function validateTaskFile(file: string, validate: (json: unknown) => SchemaIssue[]): SchemaIssue[] {
