@@ -1,5 +1,6 @@
-// The demo function of examples/tasks/block-table-transfers.json: a BlockTableCallConfig task over the
-// `events` table calls it once per event row, and BlockWriteResultHandler writes what it returns into
+// The demo function (of `blockx up`'s demo, examples/tasks/block-table-transfers.json, and the
+// tasks/transfers.json of a project `blockx init` makes): a BlockTableCallConfig task over the `events`
+// table calls it once per event row, and BlockWriteResultHandler writes what it returns into
 // `token_transfers`. It returns the token_transfers row of an ERC-20 Transfer event, or null for any other
 // event (null outputs write nothing).
 //

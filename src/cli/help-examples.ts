@@ -8,14 +8,18 @@ import type { Command } from 'commander';
 /** Command path (space-separated, without `blockx`) → example lines, each `command  # what it does`. */
 export const HELP_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   '': [
-    'blockx up                                   # a one-machine cluster, demo tasks, then serve',
+    'blockx up                                   # a one-machine cluster, the demo backfill, then serve',
     'blockx validate examples/tasks/*.json        # check the config, plugins and task files',
     'blockx submit examples/tasks/hello-world.json # run a task and print its result',
     'blockx <command> --help                     # flags and examples of one command',
   ],
+  init: [
+    'blockx init my-app                          # a project in ./my-app: config, functions, a plugin, tasks',
+    'blockx init . --force                       # into the current folder (package.json is merged)',
+  ],
   up: [
     'blockx up                                   # serve on up.coordinatorListen until Ctrl-C',
-    'blockx up --once                            # run the two demo tasks, print them, exit 0/1',
+    'blockx up --once                            # run the demo backfill, print its result, exit 0/1',
     'blockx up --listen 127.0.0.1:50051 --workers 1 --no-demo',
   ],
   coordinator: [

@@ -19,6 +19,7 @@ import { registerUpCommand } from './commands/up.js';
 import { registerDataCommand } from './commands/data.js';
 import { registerDbCommand } from './commands/db.js';
 import { registerCertsCommand } from './commands/certs.js';
+import { registerInitCommand } from './commands/init.js';
 import { registerCoordinatorCommand } from './commands/coordinator.js';
 import { registerFunctionsCommand } from './commands/functions.js';
 import { describeCliError } from './errors.js';
@@ -47,6 +48,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
   registerValidateCommand(program, io, setExit);
   registerPluginsCommand(program, io, setExit);
   registerConfigCommand(program, io, setExit);
+  registerInitCommand(program, io, setExit);
   registerUpCommand(program, io, setExit);
   registerCoordinatorCommand(program, io, setExit);
   registerWorkerCommand(program, io, setExit);

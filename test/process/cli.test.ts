@@ -154,7 +154,7 @@ describe('blockx plugins / config / usage', () => {
 });
 
 describe('blockx up --once', () => {
-  it('starts storage, a coordinator and two workers, runs both demo tasks through the coordinator, exits 0', () => {
+  it('starts storage, a coordinator and two workers, backfills the demo chain into token_transfers through the coordinator, exits 0', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'blockx-up-'));
     try {
       const db = path.join(dir, 'demo.db');
@@ -167,17 +167,41 @@ describe('blockx up --once', () => {
       expect(r.stdout).toMatch(/worker #1 listening on 127\.0\.0\.1:\d+/);
       expect(r.stdout).toContain(`storage sqlite:${db}`);
       expect(r.stdout).toMatch(/demo chain: generated 20 blocks/);
-      expect(r.stdout).toContain('["hello, ct2","hello, blockx"]');
-      // The BlockTable → BlockWrite task wrote the block's transfers, checked against a direct decode.
-      expect(r.stdout).toMatch(/demo: SUCCEEDED on \S+ in \d+ ms: \d+ token_transfers rows for block 1 /);
-      expect(r.stdout.match(/demo: SUCCEEDED/g)).toHaveLength(2);
-      // A second run finds the demo chain in place and rewrites the same rows (idempotent writer).
+      // The backfill's own lines: one per block, and its summary.
+      expect(r.stdout.match(/^block \d+ SUCCEEDED \d+ rows$/gm)).toHaveLength(20);
+      expect(r.stdout).toMatch(/^backfill \w+: 20 block\(s\): 20 succeeded, 0 failed, 0 skipped; /m);
+      // The rows, checked against a direct decode of the chain's events, and where to look next.
+      const rows = /demo: SUCCEEDED: token_transfers holds (\d+) rows for blocks 1\.\.20/.exec(r.stdout);
+      expect(Number(rows?.[1])).toBeGreaterThan(0);
+      expect(r.stdout).toContain(`the rows:      sqlite3 ${db} "SELECT * FROM token_transfers`);
+      expect(r.stdout).toContain(
+        'npx blockx backfill examples/tasks/block-table-transfers.json --from 1 --to 20',
+      );
+      // A second run finds the demo chain in place and runs the job again (fresh), rewriting the same rows.
       const again = blockx(['up', '--once', '--listen', '127.0.0.1:0'], {
         env: { BLOCKX_STORAGE_URL: `sqlite:${db}` },
       });
       expect(again.code, again.stderr).toBe(0);
       expect(again.stdout).not.toMatch(/demo chain: generated/);
-      expect(again.stdout.match(/demo: SUCCEEDED/g)).toHaveLength(2);
+      expect(again.stdout).toMatch(/^backfill \w+: 20 block\(s\): 20 succeeded, 0 failed, 0 skipped; /m);
+      expect(again.stdout).toContain(`token_transfers holds ${rows?.[1]} rows for blocks 1..20`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a config without the demo tables skips the demo and still exits 0', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'blockx-up-bare-'));
+    try {
+      writeFileSync(
+        path.join(dir, 'blockx.config.yaml'),
+        'version: 1\nstorage:\n  url: "sqlite::memory:"\ndeployments:\n  block:\n    kind: block\n',
+      );
+      const r = blockx(['up', '--once', '--listen', '127.0.0.1:0', '--no-dashboard'], { cwd: dir });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(
+        /^demo: skipped: the config declares no blocks, transactions, events, traces, token_transfers table/m,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

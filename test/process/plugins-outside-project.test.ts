@@ -5,22 +5,13 @@
 // - plugin packages in a folder outside the project, with no node_modules anywhere above them (a package a
 //   project links in from elsewhere), JavaScript and TypeScript, import values from `blockx/plugin`: it
 //   resolves to the BlockX that loads them (without that: "Cannot find package 'blockx'").
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { REPO, runBlockx } from '../support/cli.js';
+import { useTempDirs } from '../support/temp-dirs.js';
 
-const temps: string[] = [];
-afterAll(() => {
-  for (const dir of temps) rmSync(dir, { recursive: true, force: true });
-});
-
-function tempDir(prefix: string): string {
-  const dir = mkdtempSync(path.join(tmpdir(), prefix));
-  temps.push(dir);
-  return dir;
-}
+const tempDir = useTempDirs();
 
 /** A project folder holding only a config: `version`, one deployment, and `extra` lines. */
 function project(extra: string[] = []): string {

@@ -18,6 +18,7 @@ import type { followTaskOf as FollowTaskOfFn } from '../../client/backfill/follo
 import type { BackfillEvent, BackfillSummary, UnitReport } from '../../client/backfill/run-backfill.js';
 import type nodePath from 'node:path';
 import type { SchemaIssue } from '../../kernel/errors.js';
+import type * as taskValidation from '../../kernel/task-validation.js';
 import { CONFIG_FLAG, COORDINATOR_FLAG, EXIT, WORKER_FLAG, UsageError, type CliIo } from '../io.js';
 import { CONNECT_TIMEOUT_FLAG, checkReachable, connectTimeout } from '../connect.js';
 import { ProgressLine, formatDuration, formatRate } from '../progress.js';
@@ -168,18 +169,8 @@ export async function backfill(templatePath: string, opts: BackfillOptions, io: 
     return EXIT.FAILED;
   }
   const kernel = await bootKernel({ configPath: opts.config, cwd: io.cwd(), env: io.env });
-  // The template is a task whose id is ignored: checked and normalised like any task, under a stand-in id.
-  const { task_id: _id, taskId: _alias, ...body } = json;
-  const asTask = { ...body, task_id: TEMPLATE_TASK_ID };
-  const templateIssues = validateTaskInput(asTask, kernel.plugins);
-  if (templateIssues.length > 0) {
-    for (const i of templateIssues) {
-      io.stderr(`${templatePath}: ${i.path || '/'}: ${i.message} (rule: ${i.rule})\n`);
-    }
-    io.stderr('invalid: nothing submitted\n');
-    return EXIT.FAILED;
-  }
-  const { taskId: _standIn, ...template } = normalizeTaskInput(asTask);
+  const template = templateOf(json, kernel, templatePath, io, { validateTaskInput, normalizeTaskInput });
+  if (template === undefined) return EXIT.FAILED;
   return runBlockJob({
     command: 'backfill',
     where: templatePath,
@@ -199,6 +190,32 @@ export async function backfill(templatePath: string, opts: BackfillOptions, io: 
         }
       : {}),
   });
+}
+
+/** The task checks a template goes through (loaded lazily by the commands). */
+type TemplateChecks = Pick<typeof taskValidation, 'validateTaskInput' | 'normalizeTaskInput'>;
+
+/**
+ * A template checked and normalised like any task, under a stand-in id (its own task id, if any, is
+ * ignored); undefined, with every problem printed, when it is invalid. `blockx up`'s demo uses it too.
+ */
+export function templateOf(
+  json: Record<string, unknown>,
+  kernel: Kernel,
+  where: string,
+  io: CliIo,
+  checks: TemplateChecks,
+): BackfillTemplate | undefined {
+  const { task_id: _id, taskId: _alias, ...body } = json;
+  const asTask = { ...body, task_id: TEMPLATE_TASK_ID };
+  const issues = checks.validateTaskInput(asTask, kernel.plugins);
+  if (issues.length > 0) {
+    for (const i of issues) io.stderr(`${where}: ${i.path || '/'}: ${i.message} (rule: ${i.rule})\n`);
+    io.stderr('invalid: nothing submitted\n');
+    return undefined;
+  }
+  const { taskId: _standIn, ...template } = checks.normalizeTaskInput(asTask);
+  return template;
 }
 
 /** How a job runs: the flags `blockx backfill` and `blockx ingest` share, parsed. */

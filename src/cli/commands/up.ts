@@ -1,8 +1,8 @@
 // `blockx up` (and `npm start`): the one-machine cluster. Validates the config and plugins, starts the
-// storage, the registry, a Coordinator and N Workers with their Executors, runs the demo tasks through the
-// Coordinator (up-demo.ts), prints the addresses (the dashboard's among them: docs/dashboard.md) and
-// results, then serves until SIGINT/SIGTERM.
-// `--once` stops after the demo: exit 0 when both demo tasks succeeded, 1 when one failed.
+// storage, the registry, a Coordinator and N Workers with their Executors, prints the addresses (the
+// dashboard's among them: docs/dashboard.md), runs the demo backfill through the Coordinator (up-demo.ts),
+// then serves until SIGINT/SIGTERM.
+// `--once` stops after the demo: exit 0 when it succeeded, 1 when it failed.
 // Coordinator and Workers share this one process: COORDINATOR_CPU_PROFILE / COORDINATOR_TRACE profile it
 // (WORKER_* ones do not apply here; docs/performance.md § Profiling).
 import type { Command } from 'commander';
@@ -26,11 +26,11 @@ export function registerUpCommand(program: Command, io: CliIo, setExit: (code: n
     .option(...CONFIG_FLAG)
     .option(
       '--once',
-      'run the two demo tasks (hello_world; erc20_transfers over one block), print their results and exit: 0 when both succeeded, 1 otherwise',
+      'run the demo (a backfill of a generated 20-block chain into token_transfers), print its result and exit: 0 when it succeeded, 1 otherwise',
     )
     .option('--listen <addr>', 'coordinator address (default: up.coordinatorListen)')
     .option('--workers <n>', 'number of workers (default: up.workers)')
-    .option('--no-demo', 'skip the demo tasks')
+    .option('--no-demo', 'skip the demo backfill')
     .option(
       '--dashboard <addr>',
       "web dashboard address (default: observability.dashboard.listenAddr, else 127.0.0.1 at the coordinator's port + 1)",
@@ -113,13 +113,14 @@ async function up(opts: UpOptions, io: CliIo): Promise<number> {
   let ok = true;
   try {
     if (opts.demo !== false && config.up.demo)
-      ok = await runDemo(
-        cluster.coordinatorAddress,
-        config.deployments[plan.deployment]!.coordinator.slotTtlMs,
-        cluster.storage,
-        config,
+      ok = await runDemo({
+        coordinator: cluster.coordinatorAddress,
+        kernel,
+        backend: cluster.storage,
+        dashboardUrl: cluster.dashboardUrl,
+        once: opts.once === true,
         io,
-      );
+      });
     if (opts.once) return ok ? EXIT.OK : EXIT.FAILED;
     // Listening before the line is printed: whoever waits for it may signal at once (a signal that came
     // between the two would find no handler and kill the process without its shutdown).

@@ -363,6 +363,7 @@ export const SHARED_FIELDS: readonly ConfigField[] = [
     path: 'up.demo',
     type: { t: 'boolean' },
     default: true,
-    description: 'Run the demo tasks after start.',
+    description:
+      'Run the demo after start: a backfill of a generated 20-block chain into token_transfers (docs/getting-started.md).',
   }),
 ];

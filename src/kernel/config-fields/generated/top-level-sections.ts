@@ -206,6 +206,9 @@ export interface UpConfig {
   readonly coordinatorListen: string;
   /** Worker i listens on basePort+i; 0 picks free ports. Default 0. */
   readonly workerBasePort: number;
-  /** Run the demo tasks after start. Default true. */
+  /**
+   * Run the demo after start: a backfill of a generated 20-block chain into token_transfers
+   * (docs/getting-started.md). Default true.
+   */
   readonly demo: boolean;
 }
