@@ -5,6 +5,13 @@
 //
 //   npx tsx bench/executor-bulk.ts [--root DIR]... [--calls 100000] [--batch 256] [--inflight 2048]
 //                                  [--threads 2] [--runs 3] [--isolation task|none] [--profile DIR]
+//                                  [--task-calls 4096] [--function erc20_transfers|hello_world] [--io-cache]
+//
+// `--task-calls N`: attempts per task (a new taskId every N calls). `--io-cache`: every task's frames carry
+// an `ioCache` and the driver sends the task's `DropIoCache` once its results are in, as a Worker with read
+// copies does at convergence. One-call tasks the way the Worker sends them to its Executor under
+// `blockx submit` (the row is then CPU per task): `--task-calls 1 --batch 1 --inflight 16 --function
+// hello_world --io-cache`.
 //
 // Each `--root` is a checkout with a build (`npm run build`): its executor runs as
 // `node ROOT/bin/blockx.js executor` (default: this checkout only). Rows: each root without
@@ -43,8 +50,15 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '3' },
     isolation: { type: 'string', default: 'task' },
     profile: { type: 'string' },
+    'task-calls': { type: 'string', default: '4096' },
+    function: { type: 'string', default: 'erc20_transfers' },
+    'io-cache': { type: 'boolean', default: false },
   },
 });
+const TASK_CALLS = Number(values['task-calls']);
+const FUNCTION = values.function;
+if (FUNCTION !== 'erc20_transfers' && FUNCTION !== 'hello_world')
+  throw new Error(`--function: erc20_transfers or hello_world, not ${FUNCTION}`);
 const CALLS = Number(values.calls);
 const BATCH = Number(values.batch);
 const INFLIGHT = Number(values.inflight);
@@ -136,9 +150,24 @@ class Driven {
       let sent = 0;
       let done = 0;
       let failed = 0;
+      /** --io-cache: the results each task still waits for; at 0 its DropIoCache goes. */
+      const open = new Map<string, number>();
+      const taskOf = (i: number): string => `${label}/${Math.floor(i / TASK_CALLS)}`;
+      const ended = (taskId: string, n: number): void => {
+        if (!values['io-cache']) return;
+        const left = open.get(taskId)! - n;
+        if (left > 0) open.set(taskId, left);
+        else {
+          open.delete(taskId);
+          this.writer.send({ type: 'DropIoCache', ioCache: `${taskId}#1` });
+        }
+      };
       const topUp = (): void => {
         while (sent < total && sent - done + BATCH <= INFLIGHT) {
-          const n = Math.min(BATCH, total - sent);
+          // A frame never spans two tasks (a Worker's ExecuteCalls is one task's).
+          const n = Math.min(BATCH, total - sent, TASK_CALLS - (sent % TASK_CALLS));
+          const taskId = taskOf(sent);
+          if (values['io-cache']) open.set(taskId, (open.get(taskId) ?? 0) + n);
           const calls = [];
           for (let i = 0; i < n; i++, sent++)
             calls.push(
@@ -148,8 +177,9 @@ class Driven {
             );
           this.writer.send({
             type: 'ExecuteCalls',
-            taskId: `${label}/${Math.floor(sent / 4096)}`,
-            function: 'erc20_transfers',
+            taskId,
+            function: FUNCTION,
+            ...(values['io-cache'] ? { ioCache: `${taskId}#1` } : {}),
             codeEpoch: this.epoch,
             budgetMs: 10_000,
             ...(bulk ? { bulkResults: true } : {}),
@@ -158,10 +188,17 @@ class Driven {
         }
       };
       this.onFrame = (f) => {
-        if (f.type === 'CallsCompleted') done += (f.results as unknown[]).length;
-        else if (f.type === 'CallCompleted') done++;
-        else if (f.type === 'CallFailed') {
+        const one = (callId: unknown) => taskOf(Number(String(callId).slice(label.length + 1)));
+        if (f.type === 'CallsCompleted') {
+          const n = (f.results as unknown[]).length;
+          done += n;
+          ended(f.taskId as string, n);
+        } else if (f.type === 'CallCompleted') {
           done++;
+          ended(one(f.callId), 1);
+        } else if (f.type === 'CallFailed') {
+          done++;
+          ended(one(f.callId), 1);
           if (failed++ === 0) console.error(`${label}: a call failed: ${JSON.stringify(f)}`);
         } else return;
         if (done === total) {
@@ -195,17 +232,11 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'bx-execbulk-'));
   const functionsDir = path.join(dir, 'functions');
   mkdirSync(functionsDir);
-  copyFileSync(
-    path.join(REPO, 'functions', 'erc20_transfers.ts'),
-    path.join(functionsDir, 'erc20_transfers.ts'),
-  );
-  const files = [
-    {
-      name: 'erc20_transfers',
-      fileName: 'erc20_transfers.ts',
-      source: readFileSync(path.join(functionsDir, 'erc20_transfers.ts'), 'utf8'),
-    },
-  ];
+  const files = ['erc20_transfers', 'hello_world'].map((name) => {
+    copyFileSync(path.join(REPO, 'functions', `${name}.ts`), path.join(functionsDir, `${name}.ts`));
+    const source = readFileSync(path.join(functionsDir, `${name}.ts`), 'utf8');
+    return { name, fileName: `${name}.ts`, source };
+  });
   const events = transferBlock(1, 100, 1000).events;
   // The Worker has each call's arguments as JSON text when it builds a frame; so does this driver.
   eventsJson = events.map((e) => JSON.stringify([e]));
@@ -242,7 +273,8 @@ async function main(): Promise<void> {
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const first = median(results.get(rows[0]!.name)!.map((x) => x.cpuUs));
     console.log(
-      `executor-bulk: ${CALLS} calls of erc20_transfers per run, frames of ${BATCH}, ${INFLIGHT} in flight, ` +
+      `executor-bulk: ${CALLS} calls of ${FUNCTION} per run, ${TASK_CALLS} per task${values['io-cache'] ? ' (ioCache, DropIoCache per task)' : ''}, ` +
+        `frames of ${BATCH}, ${INFLIGHT} in flight, ` +
         `${values.threads} threads, isolation ${values.isolation}, ${RUNS} runs, load ${loadavg()
           .map((l) => l.toFixed(1))
           .join(' ')}`,
