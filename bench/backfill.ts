@@ -17,6 +17,8 @@
 //                      block (BlockTableCallConfig → erc20_transfers → BlockWriteResultHandler).
 //   blockx per-bundle  `blockx backfill examples/tasks/bundle-transfers.json --per bundle`: one task per
 //                      aligned bundle of 1,000 blocks (BlockBundleCallConfig → BlockBundleWriteResultHandler).
+//   per-block, no calls  the per-block job with a `where` no event matches: each task scans, runs no call
+//                      and writes its block's (no) rows; what it costs is the path's per-task cost.
 //
 // token_transfers is cleared before each run. After each BlockX run the table must equal the floor's —
 // same row count and the same SHA-256 over every row in key order (bench/lib/backfill-table.ts) — with
@@ -32,14 +34,15 @@
 // two BlockX rows only; `--profile DIR` sets COORDINATOR_CPU_PROFILE and EXECUTOR_CPU_PROFILE on
 // `blockx up` (DIR/<storage>-up.cpuprofile, DIR/<storage>-exec.<pid>.cpuprofile; docs/performance.md
 // § Profiling).
-import { cpus, loadavg } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { REPO, runBlockx } from '../test/support/cli.js';
 import { TRANSFER_SELECTOR, type FloorJob, type FloorResult } from './lib/backfill-floor.js';
 import { runPostgresFloor } from './lib/backfill-floor-postgres.js';
 import { runSqliteFloor } from './lib/backfill-floor-sqlite.js';
-import { readTemplate, runBackfill, type BackfillRun } from './lib/backfill-run.js';
+import { readTemplate, runBackfill, type BackfillJob, type BackfillRun } from './lib/backfill-run.js';
 import { openOutputTable, type OutputTable, type TableFingerprint } from './lib/backfill-table.js';
 import { benchEnv, startUp, type UpCluster } from './lib/backfill-up.js';
 import { builtLabel } from './lib/built.js';
@@ -119,6 +122,39 @@ function runFloor(kind: StorageKind, storageUrl: string, job: FloorJob): Promise
     : runPostgresFloor(storageUrl, job);
 }
 
+/** One BlockX job on a cleared table: what it ran, what each process spent on it, what it left. */
+async function measuredJob(
+  up: UpCluster,
+  table: OutputTable,
+  job: BackfillJob,
+  label: string,
+  clientStartCpuMs: number,
+): Promise<{ readonly row: Row; readonly stored: TableFingerprint; readonly tail: string }> {
+  await table.clear(CHAIN);
+  const before = cpuSnapshot(up.pid);
+  const clientBefore = reapedChildrenCpuMs();
+  const run: BackfillRun = await runBackfill(up, job);
+  const cpu: CpuSpent = cpuSpent(before, cpuSnapshot(up.pid));
+  const clientCpuMs = reapedChildrenCpuMs() - clientBefore;
+  const stored = await table.fingerprint();
+  const row: Row = {
+    run: label,
+    blocks: BLOCKS,
+    tasks: run.tasks,
+    failed: run.failed,
+    attempts: run.attempts,
+    seconds: run.jobSeconds,
+    commandSeconds: run.wallSeconds,
+    table: stored,
+    mainCpuMs: cpu.mainMs,
+    executorCpuMs: cpu.childrenMs,
+    clientCpuMs,
+    clientStartCpuMs,
+    ...(cpu.children === WORKERS ? {} : { note: `${cpu.children} executor processes at the end` }),
+  };
+  return { row, stored, tail: run.tail };
+}
+
 async function blockxRow(
   up: UpCluster,
   table: OutputTable,
@@ -127,44 +163,68 @@ async function blockxRow(
   per: 'block' | 'bundle',
   clientStartCpuMs: number,
 ): Promise<Row> {
-  await table.clear(CHAIN);
-  const before = cpuSnapshot(up.pid);
-  const clientBefore = reapedChildrenCpuMs();
-  const run: BackfillRun = await runBackfill(up, {
+  const job: BackfillJob = {
     template: per === 'block' ? BLOCK_TEMPLATE : BUNDLE_TEMPLATE,
     per,
     from: 1,
     // --per bundle takes whole bundles; past BLOCKS there are no blocks, so no rows either.
     to: per === 'block' ? BLOCKS : Math.ceil(BLOCKS / BUNDLE_SIZE) * BUNDLE_SIZE,
     concurrency: per === 'block' ? CONCURRENCY : BUNDLE_CONCURRENCY,
-  });
-  const cpu: CpuSpent = cpuSpent(before, cpuSnapshot(up.pid));
-  const clientCpuMs = reapedChildrenCpuMs() - clientBefore;
-  const stored = await table.fingerprint();
+  };
+  const { row, stored, tail } = await measuredJob(
+    up,
+    table,
+    job,
+    `blockx ${kind} per-${per}`,
+    clientStartCpuMs,
+  );
   const sameRows = stored.rows === floor.table.rows && stored.sha256 === floor.table.sha256;
-  if (!sameRows || run.failed > 0)
+  if (!sameRows || (row.failed ?? 0) > 0)
     console.error(
-      `${STORAGE_NAMES[kind]} per-${per}: ${run.failed} failed task(s), ${stored.rows} rows ` +
-        `(floor ${floor.table.rows}, ${sameRows ? 'same' : 'different'} rows); output tail:\n${run.tail}`,
+      `${STORAGE_NAMES[kind]} per-${per}: ${row.failed} failed task(s), ${stored.rows} rows ` +
+        `(floor ${floor.table.rows}, ${sameRows ? 'same' : 'different'} rows); output tail:\n${tail}`,
     );
   return {
-    run: `blockx ${kind} per-${per}`,
-    blocks: BLOCKS,
-    tasks: run.tasks,
-    failed: run.failed,
-    attempts: run.attempts,
-    seconds: run.jobSeconds,
-    commandSeconds: run.wallSeconds,
+    ...row,
     calls: floor.result.events,
-    table: stored,
     sameRows,
-    ratio: floor.result.seconds / run.jobSeconds,
-    mainCpuMs: cpu.mainMs,
-    executorCpuMs: cpu.childrenMs,
-    clientCpuMs,
-    clientStartCpuMs,
-    ...(cpu.children === WORKERS ? {} : { note: `${cpu.children} executor processes at the end` }),
+    ratio: floor.result.seconds / (row.seconds ?? Number.NaN),
   };
+}
+
+/**
+ * The per-task cost of the path alone: the per-block job again with a `where` that matches no event, so
+ * every task scans its block, runs no call and replaces the block's rows with none (one writer
+ * transaction). Everything it spends is paid per task (docs/performance.md § Per-task costs of a
+ * per-block backfill).
+ */
+async function noCallsRow(
+  up: UpCluster,
+  table: OutputTable,
+  kind: StorageKind,
+  clientStartCpuMs: number,
+): Promise<Row> {
+  const template = JSON.parse(readFileSync(BLOCK_TEMPLATE, 'utf8')) as {
+    functionCallConfig: { config: { where: Record<string, unknown> } };
+  };
+  template.functionCallConfig.config.where = { selector: `0x${'0'.repeat(64)}` };
+  const dir = mkdtempSync(path.join(tmpdir(), 'blockx-bench-no-calls-'));
+  const file = path.join(dir, 'no-calls.json');
+  writeFileSync(file, JSON.stringify(template));
+  const job: BackfillJob = { template: file, per: 'block', from: 1, to: BLOCKS, concurrency: CONCURRENCY };
+  const { row, stored, tail } = await measuredJob(
+    up,
+    table,
+    job,
+    `blockx ${kind} per-block, no calls`,
+    clientStartCpuMs,
+  ).finally(() => rmSync(dir, { recursive: true, force: true }));
+  if ((row.failed ?? 0) > 0 || stored.rows !== 0)
+    console.error(
+      `${STORAGE_NAMES[kind]} per-block, no calls: ${row.failed} failed, ${stored.rows} rows:\n${tail}`,
+    );
+  // No rows is what it must leave; the floor's rows are not what it is compared with.
+  return { ...row, calls: 0, ...(stored.rows === 0 ? {} : { sameRows: false }) };
 }
 
 /**
@@ -221,6 +281,7 @@ async function measure(kind: StorageKind, storageUrl: string): Promise<Row[]> {
     up = await startUp({ storageUrl, workers: WORKERS, env: profile });
     const clientStartCpuMs = await clientStart(up);
     for (const per of PERS) rows.push(await blockxRow(up, table, floor, kind, per, clientStartCpuMs));
+    if (PERS.includes('block')) rows.push(await noCallsRow(up, table, kind, clientStartCpuMs));
     return rows;
   } catch (err) {
     if (up !== undefined) console.error(`--- blockx up ---\n${up.output()}`);
