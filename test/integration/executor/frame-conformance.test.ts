@@ -75,6 +75,8 @@ describe.each(['js', 'python'] as const)('%s executor frame conformance', (langu
     const terminals = new Map<string, Record<string, unknown>[]>();
     const seen = () => {
       for (const f of s.frames.splice(0)) {
+        // CallStarted says an attempt is still running after 25 ms (a loaded machine): progress, not a terminal.
+        if (f.type === 'CallStarted') continue;
         const entries =
           f.type === 'CallsCompleted'
             ? (expect(f.taskId).toBe('task-bulk'), f.results as Record<string, unknown>[])
@@ -152,8 +154,9 @@ describe.each(['js', 'python'] as const)('%s executor frame conformance', (langu
     const read = () => {
       for (const f of s.frames.splice(0)) {
         if (f.type === 'CallStarted') {
-          expect(f.callId).toBe('m-slow');
-          started = true;
+          // The slow call must be reported started; on a loaded machine a quick one may be too (it
+          // ran past 25 ms), which says nothing wrong.
+          if (f.callId === 'm-slow') started = true;
           continue;
         }
         containers++;

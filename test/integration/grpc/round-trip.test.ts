@@ -245,7 +245,13 @@ describe('WorkerService over a real connection', () => {
       (md, o, cb) => worker.requestTaskSlot({ taskId: 'task-1', ttlMs: 5000 }, md, o, cb),
       { timeoutMs: 5000 },
     );
-    expect(res).toEqual({ taskId: 'task-1', slotId: 'slot-task-1', state: 'TASK_STATE_ALLOCATED' });
+    // capacity (docs/placement.md § Capacity from the Workers' answers): this fake Worker sends none.
+    expect(res).toEqual({
+      taskId: 'task-1',
+      slotId: 'slot-task-1',
+      state: 'TASK_STATE_ALLOCATED',
+      capacity: null,
+    });
     expect(taskStateFromWire(res.state)).toBe('ALLOCATED');
     expect(fake.slotRequests.at(-1)).toEqual({ taskId: 'task-1', ttlMs: 5000 });
   });
