@@ -16,13 +16,13 @@ export interface BlockxUp {
   readonly workers: readonly string[];
 }
 
-/** Starts `blockx up`; a port probed free may be taken before it binds, so a fresh one is tried then. */
-export async function startBlockxUp(env: NodeJS.ProcessEnv): Promise<BlockxUp> {
+/** Starts `blockx up` (with `args` added); a port probed free may be taken before it binds, so a fresh one is tried then. */
+export async function startBlockxUp(env: NodeJS.ProcessEnv, args: readonly string[] = []): Promise<BlockxUp> {
   for (let tries = 0; ; tries++) {
     const listen = `127.0.0.1:${await freePort()}`;
     const child = spawnTracked(
       process.execPath,
-      [BIN, 'up', '--listen', listen, '--no-demo', '--workers', '2'],
+      [BIN, 'up', '--listen', listen, '--no-demo', '--workers', '2', ...args],
       {
         cwd: REPO,
         env: { ...env, COORDINATOR_CPU_RED_LINE: '1', COORDINATOR_MEMORY_RED_LINE: '1' },

@@ -8,6 +8,7 @@
 //    --wait-for-lock waits until it is free.
 // 3. Drive the follow core (src/client/backfill/follow-loop.ts) until Ctrl-C, `blockx jobs stop ID`, or a
 //    reorg deeper than finality (exit 1, naming the height and both hashes).
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import type { BlockxConfig } from '../../kernel/config-types.js';
 import type { BlockxClient } from '../../client/client.js';
@@ -16,7 +17,8 @@ import type { FollowEvent } from '../../client/backfill/follow-loop.js';
 import type { JobStore } from '../../services/follow/adapters/job-store.js';
 import { JobFencedError } from '../../services/follow/core/errors.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
-import { listenForStop } from '../stop-signals.js';
+import type { FollowObserver, RunHooks, RunSignals } from '../job-supervisor.js';
+import { listenForStop, type StopSignals } from '../stop-signals.js';
 import { oneLine } from './submit.js';
 
 export interface FollowCommandOptions {
@@ -31,6 +33,8 @@ export interface FollowCommandOptions {
   readonly pollInterval?: string;
   readonly waitForLock: boolean;
   readonly config: BlockxConfig;
+  /** A supervisor's stop signals and observer (src/cli/job-supervisor.ts); without them, SIGINT / SIGTERM. */
+  readonly hooks?: RunHooks;
 }
 
 /** How long a runner that finds the job taken waits between looks (with --wait-for-lock). */
@@ -112,6 +116,7 @@ export async function followJob(client: BlockxClient, o: FollowCommandOptions, i
         : `blockx backfill: job ${jobId} is being run by ${got.heldBy.info}` +
           (got.heldBy.untilMs > 0 ? ` (lease until ${new Date(got.heldBy.untilMs).toISOString()})` : '');
       if (got.ok) await lease.release().catch(() => {});
+      else o.hooks?.observer?.leaseHeld?.(jobId, got.heldBy);
       if (!o.waitForLock) {
         io.stderr(`${line}; exiting (--wait-for-lock waits for it)\n`);
         return EXIT.FAILED;
@@ -119,7 +124,11 @@ export async function followJob(client: BlockxClient, o: FollowCommandOptions, i
       io.stderr(`${line}; waiting\n`);
       await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_MS));
     }
-    const { stop, cancel, release } = listenForStop(io, 'backfill');
+    const { stop, cancel, release } = o.hooks
+      ? followSignals(o.hooks.signals)
+      : listenForStop(io, 'backfill');
+    const observer: FollowObserver = o.hooks?.observer ?? {};
+    observer.following?.(jobId);
     let lostLease = false;
     renew = setInterval(
       () => {
@@ -204,6 +213,7 @@ export async function followJob(client: BlockxClient, o: FollowCommandOptions, i
       for await (const e of events) {
         if (e.type === 'stopped') last = e;
         else count(e, counts);
+        observer.event?.(jobId, e);
         io.stdout(o.json ? `${JSON.stringify(e)}\n` : eventText(e));
       }
     } catch (err) {
@@ -241,6 +251,30 @@ export async function followJob(client: BlockxClient, o: FollowCommandOptions, i
     await chainDb.close();
     await store.close();
   }
+}
+
+/**
+ * This run's stop and cancel, aborted when the supervisor's are. Controllers of its own: a lost lease
+ * stops the run, not the supervisor, which starts it again.
+ */
+function followSignals(outer: RunSignals): StopSignals {
+  const stop = new AbortController();
+  const cancel = new AbortController();
+  setMaxListeners(0, stop.signal, cancel.signal); // every task in flight listens (listenForStop says why)
+  const onStop = (): void => stop.abort();
+  const onCancel = (): void => cancel.abort();
+  if (outer.stop.aborted) stop.abort();
+  if (outer.cancel.aborted) cancel.abort();
+  outer.stop.addEventListener('abort', onStop, { once: true });
+  outer.cancel.addEventListener('abort', onCancel, { once: true });
+  return {
+    stop,
+    cancel,
+    release: () => {
+      outer.stop.removeEventListener('abort', onStop);
+      outer.cancel.removeEventListener('abort', onCancel);
+    },
+  };
 }
 
 /** Claims the lease's term in the job store; false when a newer runner's term is there already. */

@@ -23,6 +23,7 @@ import { CONFIG_FLAG, COORDINATOR_FLAG, EXIT, WORKER_FLAG, UsageError, type CliI
 import { CONNECT_TIMEOUT_FLAG, checkReachable, connectTimeout } from '../connect.js';
 import { ProgressLine, formatDuration, formatRate } from '../progress.js';
 import { listenForStop } from '../stop-signals.js';
+import type { RunHooks } from '../job-supervisor.js';
 import { clientTlsOf, coordinatorAddressFromConfig } from './status.js';
 import { oneLine, parseRetries } from './submit.js';
 
@@ -134,8 +135,16 @@ export function integerFlag(
   return n;
 }
 
-/** `blockx backfill TEMPLATE …` with its flags parsed by commander (also `blockx jobs run NAME`). */
-export async function backfill(templatePath: string, opts: BackfillOptions, io: CliIo): Promise<number> {
+/**
+ * `blockx backfill TEMPLATE …` with its flags parsed by commander (also `blockx jobs run NAME` and the jobs
+ * `blockx up` keeps running, which pass the stop signals of their supervisor: src/cli/job-supervisor.ts).
+ */
+export async function backfill(
+  templatePath: string,
+  opts: BackfillOptions,
+  io: CliIo,
+  extra: { readonly follow?: RunHooks } = {},
+): Promise<number> {
   if (opts.coordinator !== undefined && opts.worker !== undefined) {
     throw new UsageError('give --coordinator or --worker, not both');
   }
@@ -186,6 +195,7 @@ export async function backfill(templatePath: string, opts: BackfillOptions, io: 
             ...(opts.finality === undefined ? {} : { finality: opts.finality }),
             ...(opts.pollInterval === undefined ? {} : { pollInterval: opts.pollInterval }),
             waitForLock: opts.waitForLock === true,
+            ...(extra.follow === undefined ? {} : { hooks: extra.follow }),
           },
         }
       : {}),
@@ -250,6 +260,8 @@ export interface FollowFlags {
   readonly finality?: string;
   readonly pollInterval?: string;
   readonly waitForLock: boolean;
+  /** A supervisor's stop signals (in place of the process's SIGINT / SIGTERM) and observer. */
+  readonly hooks?: RunHooks;
 }
 
 /**

@@ -8,7 +8,7 @@ import type { JobLeases, LeaseHolder } from '../../services/follow/adapters/job-
 import { CONFIG_FLAG, COORDINATOR_FLAG, EXIT, UsageError, type CliIo } from '../io.js';
 import { renderTable } from '../table.js';
 import { loadCliConfig } from './db.js';
-import { DEFAULT_CONCURRENCY, DEFAULT_STATE_DIR } from './backfill.js';
+import { DEFAULT_CONCURRENCY } from './backfill.js';
 
 interface JobsOptions {
   config?: string;
@@ -57,7 +57,10 @@ interface JobsRunOptions extends JobsOptions {
   waitForLock?: boolean;
 }
 
-/** `jobs.<name>` of the config, run as `blockx backfill TEMPLATE --from N --follow` would run it. */
+/**
+ * `jobs.<name>` of the config, run as `blockx backfill TEMPLATE --from N --follow` would run it, and run
+ * again with backoff when it fails (src/cli/job-supervisor.ts) until it is asked to stop.
+ */
 async function run(name: string, opts: JobsRunOptions, io: CliIo): Promise<number> {
   const config = await loadCliConfig(opts.config, io);
   const job = config.jobs[name];
@@ -68,26 +71,32 @@ async function run(name: string, opts: JobsRunOptions, io: CliIo): Promise<numbe
     );
   }
   if (job.template === undefined) throw new UsageError(`jobs.${name}.template is not set`);
-  const path = await import('node:path');
-  const { backfill } = await import('./backfill.js');
-  return backfill(
-    path.resolve(config.baseDir, job.template),
-    {
-      ...(opts.config === undefined ? {} : { config: opts.config }),
-      from: String(job.from),
-      per: 'block',
-      follow: true,
-      finality: String(job.finality),
-      pollInterval: String(job.pollIntervalMs),
-      ...(opts.coordinator === undefined ? {} : { coordinator: opts.coordinator }),
-      concurrency: opts.concurrency,
-      retries: opts.retries,
-      stateDir: DEFAULT_STATE_DIR,
-      ...(opts.json ? { json: true } : {}),
-      ...(opts.waitForLock ? { waitForLock: true } : {}),
-    },
-    io,
-  );
+  const [{ runConfiguredJob, superviseJob }, { listenForStop }] = await Promise.all([
+    import('../job-supervisor.js'),
+    import('../stop-signals.js'),
+  ]);
+  const settings = {
+    ...(opts.config === undefined ? {} : { configPath: opts.config }),
+    ...(opts.coordinator === undefined ? {} : { coordinator: opts.coordinator }),
+    concurrency: opts.concurrency,
+    retries: opts.retries,
+    ...(opts.json ? { json: true } : {}),
+    ...(opts.waitForLock ? { waitForLock: true } : {}),
+  };
+  const { stop, cancel, release } = listenForStop(io, `jobs run ${name}`);
+  try {
+    return await superviseJob({
+      name,
+      job,
+      runOnce: (hooks) => runConfiguredJob(name, job, config.baseDir, settings, io, hooks),
+      signals: { stop: stop.signal, cancel: cancel.signal },
+      // Without --wait-for-lock, a job another runner holds is not ours to wait for: exit 1 as backfill does.
+      exitWhenHeld: opts.waitForLock !== true,
+      io,
+    });
+  } finally {
+    release();
+  }
 }
 
 interface JobView {

@@ -3,9 +3,12 @@
 // dashboard's among them: docs/dashboard.md), runs the demo backfill through the Coordinator (up-demo.ts),
 // then serves until SIGINT/SIGTERM.
 // `--once` stops after the demo: exit 0 when it succeeded, 1 when it failed.
+// Without it, the jobs of the config (`jobs:`) are started and kept running until the process stops
+// (docs/follow.md § Jobs in the config).
 // Coordinator and Workers share this one process: COORDINATOR_CPU_PROFILE / COORDINATOR_TRACE profile it
 // (WORKER_* ones do not apply here; docs/performance.md § Profiling).
 import type { Command } from 'commander';
+import type { BlockxConfig, JobConfig } from '../../kernel/config-types.js';
 import { CONFIG_FLAG, EXIT, UsageError, type CliIo } from '../io.js';
 import { runDemo } from './up-demo.js';
 
@@ -121,15 +124,88 @@ async function up(opts: UpOptions, io: CliIo): Promise<number> {
         once: opts.once === true,
         io,
       });
+    // --once runs the demo only: a follow job never ends (docs/follow.md § Jobs in the config).
     if (opts.once) return ok ? EXIT.OK : EXIT.FAILED;
     // Listening before the line is printed: whoever waits for it may signal at once (a signal that came
     // between the two would find no handler and kill the process without its shutdown).
     const stopSignal = terminationSignal();
+    const jobs = await startJobs(config, opts.config, cluster.coordinatorAddress, io);
     io.stdout('serving; press Ctrl-C to stop\n');
     await stopSignal;
     io.stdout('stopping...\n');
+    await jobs.stop();
     return EXIT.OK;
   } finally {
     await cluster.close();
   }
+}
+
+/**
+ * Every entry of `jobs:` with a template, each kept running by a supervisor (src/cli/job-supervisor.ts)
+ * against this cluster's coordinator. A job another runner holds is waited for (--wait-for-lock): the
+ * cluster takes it over when that runner stops. `stop()` stops them as one Ctrl-C stops a follower (the
+ * tasks in flight finish); a second SIGINT / SIGTERM meanwhile cancels those tasks.
+ */
+async function startJobs(
+  config: BlockxConfig,
+  configPath: string | undefined,
+  coordinator: string,
+  io: CliIo,
+): Promise<{ stop(): Promise<void> }> {
+  const names = Object.keys(config.jobs).filter((name) => config.jobs[name]?.template !== undefined);
+  if (names.length === 0) return { stop: () => Promise.resolve() };
+  const [{ runConfiguredJob, superviseJob }, { DEFAULT_CONCURRENCY }, { onTermination }] = await Promise.all([
+    import('../job-supervisor.js'),
+    import('./backfill.js'),
+    import('../../app/signals.js'),
+  ]);
+  const stop = new AbortController();
+  const cancel = new AbortController();
+  const signals = { stop: stop.signal, cancel: cancel.signal };
+  const settings = {
+    ...(configPath === undefined ? {} : { configPath }),
+    coordinator,
+    concurrency: String(DEFAULT_CONCURRENCY.block),
+    retries: '3',
+    waitForLock: true,
+  };
+  const running = names.map((name) => {
+    const job = config.jobs[name] as JobConfig;
+    const jobIo = jobLines(name, io);
+    io.stdout(`job ${name}: following ${job.template} from block ${job.from}\n`);
+    return superviseJob({
+      name,
+      job,
+      runOnce: (hooks) => runConfiguredJob(name, job, config.baseDir, settings, jobIo, hooks),
+      signals,
+      io: jobIo,
+    });
+  });
+  return {
+    stop: async () => {
+      stop.abort();
+      const off = onTermination(() => cancel.abort());
+      try {
+        await Promise.all(running);
+      } finally {
+        off();
+      }
+    },
+  };
+}
+
+/**
+ * A job's lines on `blockx up`'s console, each prefixed with the job's name. The per-block lines and the
+ * "caught up" line that follows each new block are left out (`blockx jobs list` and the dashboard show
+ * where a job is); reorgs, failures, the lease and the stop are printed.
+ */
+function jobLines(name: string, io: CliIo): CliIo {
+  const quiet = /^(block \d+ (SUCCEEDED|REMOVED)|caught up:)/;
+  const prefixed =
+    (write: (text: string) => void) =>
+    (text: string): void => {
+      for (const line of text.split('\n'))
+        if (line !== '' && !quiet.test(line)) write(`job ${name}: ${line}\n`);
+    };
+  return { ...io, stdout: prefixed(io.stdout.bind(io)), stderr: prefixed(io.stderr.bind(io)) };
 }

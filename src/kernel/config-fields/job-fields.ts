@@ -40,4 +40,18 @@ export const JOB_FIELDS: readonly ConfigField[] = [
     default: 1000,
     description: 'How often the blocks table is read once the job is caught up.',
   }),
+  j({
+    path: 'restartInitialBackoffMs',
+    type: { t: 'int', min: 1 },
+    default: 1000,
+    description:
+      'When `blockx up` or `blockx jobs run` supervises the job: the wait before restarting a runner that failed; it doubles with each failure in a row.',
+  }),
+  j({
+    path: 'restartMaxBackoffMs',
+    type: { t: 'int', min: 1 },
+    default: 60000,
+    description:
+      'The longest wait before a restart; a run that lasted at least this long starts a new row of failures.',
+  }),
 ];

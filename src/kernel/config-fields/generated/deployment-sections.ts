@@ -394,6 +394,16 @@ export interface JobConfig {
   readonly finality: number;
   /** How often the blocks table is read once the job is caught up. Default 1000. */
   readonly pollIntervalMs: number;
+  /**
+   * When `blockx up` or `blockx jobs run` supervises the job: the wait before restarting a runner that
+   * failed; it doubles with each failure in a row. Default 1000.
+   */
+  readonly restartInitialBackoffMs: number;
+  /**
+   * The longest wait before a restart; a run that lasted at least this long starts a new row of
+   * failures. Default 60000.
+   */
+  readonly restartMaxBackoffMs: number;
 }
 
 /**
