@@ -21,7 +21,7 @@
 // FOLDER_CHECK_MS); `on` starts it at once, `off` never. It is not stopped when the `.py` files go.
 
 import { executorEnvironment } from './executor-env.js';
-import { resolveExecutorUser } from './executor-user.js';
+import { executorWriteFolders, resolveExecutorUser } from './executor-user.js';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FunctionCodeView, type WorkerCodeView } from '../../../executor/code-epochs.js';
@@ -180,14 +180,19 @@ export function createExecutorPorts(options: ExecutorPortsOptions): ExecutorPort
     };
   };
   // Who the executors run as (docs/security.md § Executors as their own user): they need the package
-  // they run from, the functions folder and the socket folder.
-  const runAs = resolveExecutorUser(ex.user, [
-    packagePath('bin', 'blockx.js'),
-    packagePath('node_modules'),
-    ...(pythonMode === 'off' ? [] : [packagePath('src', 'executor', 'python')]),
-    functionsDir,
-    socketDir,
-  ]);
+  // they run from, the functions folder and the socket folder, and to write their profile files.
+  const executorEnv = executorEnvironment(options.env ?? process.env, ex.passEnv);
+  const runAs = resolveExecutorUser(
+    ex.user,
+    [
+      packagePath('bin', 'blockx.js'),
+      packagePath('node_modules'),
+      ...(pythonMode === 'off' ? [] : [packagePath('src', 'executor', 'python')]),
+      functionsDir,
+      socketDir,
+    ],
+    executorWriteFolders(executorEnv),
+  );
   if (runAs.kind === 'error')
     throw new ConfigError([
       { source: 'file', path: `deployments.${deployment}.executor.user`, message: runAs.message },
@@ -215,7 +220,7 @@ export function createExecutorPorts(options: ExecutorPortsOptions): ExecutorPort
     maxRssMb: ex.maxRssMb,
     backoff: { initialMs: ex.restartBackoffInitialMs, maxMs: ex.restartBackoffMaxMs },
     // Never the Worker's whole environment: a function can read it (executor-env.ts).
-    env: executorEnvironment(options.env ?? process.env, ex.passEnv),
+    env: executorEnv,
   };
   const supervisor: ExecutorSupervisor = new ExecutorSupervisor({
     ...common,

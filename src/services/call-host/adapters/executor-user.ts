@@ -6,6 +6,7 @@ import {
   decideExecutorUser,
   parsePasswd,
   unreachableBecause,
+  unwritableBecause,
   type ExecutorUserDecision,
   type PathMode,
   type UnixUser,
@@ -42,8 +43,13 @@ function readUsers(): UnixUser[] {
  * folder, …). A path that does not exist is not held against the candidate (the Worker reports it where
  * it matters).
  */
-export function resolveExecutorUser(setting: string, needs: readonly string[]): ExecutorUserDecision {
+export function resolveExecutorUser(
+  setting: string,
+  needs: readonly string[],
+  writes: readonly string[] = [],
+): ExecutorUserDecision {
   const chains = needs.map(statChain).filter((c): c is PathMode[] => c !== undefined);
+  const folders = writes.map(statChain).filter((c): c is PathMode[] => c !== undefined);
   return decideExecutorUser({
     setting,
     selfUid: typeof process.getuid === 'function' ? process.getuid() : -1,
@@ -53,7 +59,22 @@ export function resolveExecutorUser(setting: string, needs: readonly string[]): 
         const why = unreachableBecause(chain, who);
         if (why !== undefined) return why;
       }
+      for (const chain of folders) {
+        const why = unwritableBecause(chain, who);
+        if (why !== undefined) return why;
+      }
       return undefined;
     },
   });
+}
+
+/**
+ * The folders an Executor writes files in: those of `EXECUTOR_CPU_PROFILE` and `EXECUTOR_TRACE` in the
+ * environment it gets (docs/performance.md § Profiling).
+ */
+export function executorWriteFolders(env: NodeJS.ProcessEnv): string[] {
+  return ['EXECUTOR_CPU_PROFILE', 'EXECUTOR_TRACE']
+    .map((name) => env[name])
+    .filter((file): file is string => typeof file === 'string' && file !== '')
+    .map((file) => dirname(resolve(file)));
 }

@@ -74,6 +74,21 @@ export function unreachableBecause(chain: readonly PathMode[], who: UnixUser): s
   return undefined;
 }
 
+/**
+ * Why `who` cannot create files in the folder `chain` ends with (search on every ancestor, write and
+ * search on the folder itself), or undefined when it can.
+ */
+export function unwritableBecause(chain: readonly PathMode[], who: UnixUser): string | undefined {
+  for (let i = 0; i < chain.length; i++) {
+    const p = chain[i]!;
+    const bits = bitsFor(p, who);
+    const mode = `mode ${(p.mode & 0o777).toString(8).padStart(4, '0')}, owner ${p.uid}:${p.gid}`;
+    if ((bits & 1) === 0) return `${who.name} cannot enter ${p.path} (${mode})`;
+    if (i === chain.length - 1 && (bits & 2) === 0) return `${who.name} cannot write in ${p.path} (${mode})`;
+  }
+  return undefined;
+}
+
 export type ExecutorUserDecision =
   | { readonly kind: 'same' }
   | { readonly kind: 'drop'; readonly user: UnixUser }

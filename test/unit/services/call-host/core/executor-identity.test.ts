@@ -5,6 +5,7 @@ import {
   findUser,
   parsePasswd,
   unreachableBecause,
+  unwritableBecause,
   type PathMode,
   type UnixUser,
 } from '../../../../../src/services/call-host/core/executor-identity.js';
@@ -96,6 +97,25 @@ describe('unreachableBecause', () => {
         expect(unreachableBecause(chain, nobody) === undefined).toBe(expected);
       }),
     );
+  });
+});
+
+describe('unwritableBecause (the folder of EXECUTOR_CPU_PROFILE / EXECUTOR_TRACE)', () => {
+  it.each([
+    ['/tmp (1777)', [dir('/', 0o755), dir('/tmp', 0o1777)], undefined],
+    [
+      'a root-owned 0755 folder',
+      [dir('/', 0o755), dir('/prof', 0o755)],
+      'nobody cannot write in /prof (mode 0755, owner 0:0)',
+    ],
+    [
+      'a 0700 ancestor',
+      [dir('/', 0o755), dir('/root', 0o700), dir('/root/p', 0o777)],
+      'nobody cannot enter /root (mode 0700, owner 0:0)',
+    ],
+    ['its own folder', [dir('/', 0o755), dir('/p', 0o700, 65534, 65534)], undefined],
+  ] as const)('%s', (_name, chain, want) => {
+    expect(unwritableBecause(chain, nobody)).toBe(want);
   });
 });
 
