@@ -9,8 +9,11 @@ export type {
   BlockRange,
   BlockSelector,
   BuilderPlugin,
+  CallArgs,
   CallList,
   CallSpec,
+  EncodedArgs,
+  EncodedRow,
   PluginCommon,
   Row,
   RowFilter,
@@ -33,6 +36,7 @@ import type { WriterResult } from './kernel/plugin-types.js';
 export type PluginResult = WriterResult;
 export { defineBuilder, defineWriter, isRetryableWriterFailure } from './kernel/plugin-types.js';
 export { rowScan } from './kernel/row-scan.js';
+export { encodedArgsText, encodedRowArgs } from './contracts/call-args.js';
 export { PluginError } from './kernel/errors.js';
 export type { PluginErrorLocation, PluginErrorOptions } from './kernel/errors.js';
 export type { PluginHooks } from './kernel/hooks.js';

@@ -5,6 +5,7 @@
 // reports. Pure data
 // and functions: no IO, no clock, no imports but each other and the kernel's base error class, so every
 // layer — cores included — may import them.
+export * from './call-args.js';
 export * from './cluster-status.js';
 export * from './errors.js';
 export * from './heartbeat.js';

@@ -3,10 +3,12 @@
 // Plugin packages reach these through `blockx/plugin` (src/plugin.ts; docs/plugins.md). The few runtime
 // values here (the define helpers, isRetryableWriterFailure) import nothing, so a plugin loads the same
 // from a source checkout, from dist/, or as an npm package.
+import type { CallArgs, EncodedRow } from '../contracts/call-args.js';
 import type { RowScan } from './row-scan.js';
 import type { PluginHooks } from './hooks.js';
 
 export type { RowScan } from './row-scan.js';
+export type { CallArgs, EncodedArgs, EncodedRow } from '../contracts/call-args.js';
 
 /** The phase a task is in when the kernel calls into a plugin or function. */
 export type TaskStage = 'builder' | 'executor' | 'plugin';
@@ -25,7 +27,11 @@ export interface TaskCtx {
 /** One call of a user function: `functions/<function>` invoked as `fn(ctx, ...args)`. */
 export interface CallSpec {
   readonly function: string;
-  readonly args: readonly unknown[];
+  /**
+   * The values after `ctx`, or their JSON text encoded once (`encodedRowArgs` over the rows of
+   * `TaskIo.scanJson`: docs/plugins.md § Rows as JSON text); the function gets the same values either way.
+   */
+  readonly args: CallArgs;
   /** Block context the builder attaches to the call; the function sees it as `ctx.block`. */
   readonly block?: unknown;
 }
@@ -109,6 +115,14 @@ export interface TaskIo {
    * with `toArray()`.
    */
   scan(table: string, query?: ScanQuery): RowScan<Row>;
+  /**
+   * The same rows as `scan`, each as its JSON text (`EncodedRow.literal`, the JSON of the row `scan`
+   * yields, quoted as a JSON string) with the columns named in `fields` (a subset of the scanned
+   * columns) decoded beside it. For builders that pass rows on to calls untouched
+   * (`encodedRowArgs`): the database writes the text, nothing decodes it on the Worker. Rows read this
+   * way do not seed the read cache.
+   */
+  scanJson(table: string, query?: ScanQuery, fields?: readonly string[]): RowScan<EncodedRow>;
   transaction<T>(fn: (tx: TaskIoTransaction) => Promise<T>): Promise<T>;
 }
 

@@ -9,6 +9,7 @@
 // of `op` (as if waiting for admission) until the returned release function runs; `calls` counts every
 // call per op; `txLog` records each write issued inside transactions (committed or not).
 
+import { encodeRow } from '../../src/contracts/call-args.js';
 import type { TableConfig } from '../../src/kernel/config-types.js';
 import { StorageError, StorageErrorCode } from '../../src/services/storage/errors.js';
 import { keyProblems, rowProblems } from '../../src/services/storage/row-check.js';
@@ -16,6 +17,7 @@ import type {
   BlockRange,
   MigrationReport,
   OpOptions,
+  EncodedRow,
   Row,
   RowFilter,
   RowKey,
@@ -157,6 +159,18 @@ export class MemoryStorageBackend implements StorageBackend {
     } finally {
       this.openScans--;
     }
+  }
+
+  /** The rows of `scan`, encoded here (the SQL backends have the database write the text). */
+  async *scanJson(
+    table: string,
+    query: StorageScanQuery = {},
+    fields: readonly string[] = [],
+    opts?: OpOptions,
+  ): AsyncIterable<readonly EncodedRow[]> {
+    const columns = query.columns === undefined ? undefined : [...new Set([...query.columns, ...fields])];
+    for await (const page of this.scan(table, { ...query, ...(columns ? { columns } : {}) }, opts))
+      yield page.map((row) => encodeRow(project(row, query.columns), fields, row));
   }
 
   async transaction<T>(fn: (tx: StorageTransaction) => Promise<T>, opts?: OpOptions): Promise<T> {

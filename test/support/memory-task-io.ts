@@ -11,10 +11,12 @@
 //   - failures can be injected per operation (`failNext`), e.g. a retryable StorageError at commit.
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import { argsValuesOf, encodeRow, type CallArgs } from '../../src/contracts/call-args.js';
 import type { ColumnConfig, TableConfig } from '../../src/kernel/config-types.js';
 import type {
   BlockRange,
   BlockSelector,
+  EncodedRow,
   Row,
   RowFilter,
   RowKey,
@@ -117,6 +119,21 @@ export class MemoryTaskIo implements TaskIo {
 
   scan(table: string, query: ScanQuery = {}): RowScan<Row> {
     return rowScan(() => this.scanRows(table, query));
+  }
+
+  /** The rows of `scan` as JSON text (encoded here), with `fields` beside each. */
+  scanJson(table: string, query: ScanQuery = {}, fields: readonly string[] = []): RowScan<EncodedRow> {
+    return rowScan(() => this.scanJsonRows(table, query, fields));
+  }
+
+  private async *scanJsonRows(
+    table: string,
+    query: ScanQuery,
+    fields: readonly string[],
+  ): AsyncGenerator<EncodedRow> {
+    const columns = query.columns === undefined ? undefined : [...new Set([...query.columns, ...fields])];
+    for await (const row of this.scanRows(table, { ...query, ...(columns ? { columns } : {}) }))
+      yield encodeRow(project(row, query.columns), fields, row);
   }
 
   private async *scanRows(table: string, query: ScanQuery): AsyncGenerator<Row> {
@@ -297,4 +314,11 @@ function check(table: string, problems: readonly string[]): void {
 
 function badValue(table: string, message: string): StorageError {
   return new StorageError(StorageErrorCode.BAD_VALUE, message, { table });
+}
+
+/** Builder output with every call's arguments as values (encoded ones parsed), for assertions. */
+export function withArgValues<C extends { readonly args: CallArgs }>(
+  calls: readonly C[],
+): (Omit<C, 'args'> & { readonly args: readonly unknown[] })[] {
+  return calls.map((c) => ({ ...c, args: argsValuesOf(c.args) }));
 }

@@ -4,6 +4,7 @@
 import { describe } from 'vitest';
 import { conformanceDataTests } from './storage-conformance-data.js';
 import type { ConformanceCapabilities, MakeBackend } from './storage-conformance-fixtures.js';
+import { conformanceJsonScanTests } from './storage-conformance-json.js';
 import { conformanceOpsTests } from './storage-conformance-ops.js';
 import { conformanceWriteTests } from './storage-conformance-writes.js';
 
@@ -18,5 +19,6 @@ export function describeBackendConformance(
     conformanceDataTests(makeBackend);
     conformanceOpsTests(makeBackend, caps);
     conformanceWriteTests(makeBackend);
+    conformanceJsonScanTests(makeBackend);
   });
 }

@@ -74,14 +74,14 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   executor: ['kernel'],
   client: ['contracts', 'generated', 'grpc', 'kernel', 'services/follow'], // the follow core only (rule below)
   'services/registry': ['contracts', 'kernel'],
-  'services/storage': ['kernel'],
+  'services/storage': ['contracts', 'kernel'],
   // core: the base error class; adapters: the job tables, and the etcd client for job leases
   'services/follow': ['kernel', 'services/registry', 'services/storage'],
   'services/ingest-follow': ['kernel'],
   'services/dashboard': ['contracts', 'kernel'],
   'services/chain-rpc': ['kernel'],
   'services/functions-store': ['contracts', 'executor', 'kernel', 'services/worker'],
-  'services/call-host': ['executor', 'kernel', 'services/worker'], // the Worker's ports only (rule below)
+  'services/call-host': ['contracts', 'executor', 'kernel', 'services/worker'], // the Worker's ports only (rule below)
   'services/worker': [
     'contracts',
     'executor',
@@ -125,7 +125,7 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
     'services/storage',
   ],
   // blockx/ingest: the shared block fetcher and the chain row types, for ingest writer plugins
-  entry: ['client', 'executor', 'grpc', 'kernel', 'services/chain-rpc', 'services/storage'],
+  entry: ['client', 'contracts', 'executor', 'grpc', 'kernel', 'services/chain-rpc', 'services/storage'],
 };
 
 /** Every folder of src/ the table must have a row for: each top folder, each service, the entry files. */

@@ -146,16 +146,26 @@ export class PostgresDriver implements SqlDriver {
   private runner(lease: Lease, signal: AbortSignal | undefined): SqlRunner {
     return {
       all: async (stmt) => (await this.query(lease, stmt, signal)).rows as Record<string, unknown>[],
+      allRows: async (stmt) => (await this.query(lease, stmt, signal, 'array')).rows as unknown[][],
       run: async (stmt) => (await this.query(lease, stmt, signal)).rowCount ?? 0,
       copyFrom: (sql, data) => this.copyFrom(lease, sql, data, signal),
     };
   }
 
-  private query(lease: Lease, stmt: Statement, signal?: AbortSignal): Promise<pg.QueryResult> {
+  private query(
+    lease: Lease,
+    stmt: Statement,
+    signal?: AbortSignal,
+    rowMode?: 'array',
+  ): Promise<pg.QueryResult> {
     if (lease.broken !== undefined) return Promise.reject(lease.broken);
     return this.abandonable(
       lease,
-      lease.client.query({ text: stmt.sql, values: stmt.params as unknown[] }),
+      lease.client.query({
+        text: stmt.sql,
+        values: stmt.params as unknown[],
+        ...(rowMode === undefined ? {} : { rowMode }),
+      }),
       signal,
     );
   }

@@ -2,11 +2,13 @@
 // pagination, transactions and migration, over a SqlDriver (sqlite-backend.ts, postgres-backend.ts) that
 // only runs statements. Every error leaves as a StorageError with {table, backend}.
 
+import { encodeRow } from '../../contracts/call-args.js';
 import type { ColumnConfig, TableConfig } from '../../kernel/config-types.js';
 import { Admission } from './admission.js';
 import { TableWrites } from './bulk-writes.js';
 import { StorageError, StorageErrorCode } from './errors.js';
 import { planMigration } from './migrate.js';
+import { rowJsonSelect } from './row-json.js';
 import { checkScan, encodeKey, tableOf } from './request-check.js';
 import type { RequestContext } from './request-check.js';
 import type { DbTable } from './schema-introspect.js';
@@ -17,6 +19,7 @@ import { SqlTransaction } from './sql-transaction.js';
 import type { TransactionHost } from './sql-transaction.js';
 import type {
   BackendKind,
+  EncodedRow,
   MigrationReport,
   OpOptions,
   Row,
@@ -26,6 +29,9 @@ import type {
   StorageTransaction,
 } from './types.js';
 import { decodeRow, encodeValue, keyId } from './value-codec.js';
+
+/** The `fields` of an EncodedRow asked for none. */
+const NO_FIELDS: Row = Object.freeze({});
 
 /** Keys per getMany query. */
 export const GET_MANY_CHUNK = 500;
@@ -209,6 +215,118 @@ export class SqlBackend implements StorageBackend, TransactionHost {
       // scan would starve timers, gRPC and heartbeats. Let the event loop turn between pages.
       if (this.kind === 'sqlite') await new Promise<void>((resolve) => setImmediate(resolve));
     }
+  }
+
+  async *scanJson(
+    table: string,
+    query: StorageScanQuery = {},
+    fields: readonly string[] = [],
+    opts: OpOptions = {},
+  ): AsyncGenerator<readonly EncodedRow[]> {
+    const t = tableOf(this.ctx, table);
+    const s = checkScan(this.ctx, table, t, query, this.opts.scanBatchSize);
+    for (const f of fields)
+      if (!Object.hasOwn(t.columns, f))
+        throw new StorageError(StorageErrorCode.UNKNOWN_COLUMN, `table "${table}" has no column "${f}"`, {
+          table,
+          column: f,
+          backend: this.displayUrl,
+        });
+    const json = rowJsonSelect(this.kind, t, s.columns);
+    if (json === undefined) {
+      // More columns than one SQL JSON expression takes: the rows as values, encoded here.
+      yield* this.scanValuesAsJson(table, query, s.columns, fields, 0, opts);
+      return;
+    }
+    // Each row: its key (for the next page and for re-reading a flagged row) and the fields as driver
+    // values, then its text, then whether the text is exact (row-json.ts).
+    const raw = Object.keys(t.columns).filter((c) => t.primaryKey.includes(c) || fields.includes(c));
+    const keyAt = t.primaryKey.map((c) => raw.indexOf(c));
+    const fieldAt = fields.map((c) => raw.indexOf(c));
+    const textAt = raw.length;
+    let remaining = s.limit;
+    let after: unknown[] | undefined;
+    while (remaining > 0) {
+      const pageSize = Math.min(s.batchSize, remaining);
+      const stmt = scanPage(this.dialect, table, t, raw, s.conditions, after, pageSize, json);
+      let page: unknown[][];
+      try {
+        page = await this.read(table, opts.signal, (q) => q.allRows(stmt));
+      } catch (err) {
+        // A json column holding text that is not JSON fails the statement (SQLite's json()): the rest
+        // of the scan as values, which fails as scan fails (BAD_VALUE naming the column) or goes on.
+        if (opts.signal?.aborted === true) throw err;
+        yield* this.scanValuesAsJson(table, query, s.columns, fields, s.limit - remaining, opts);
+        return;
+      }
+      if (page.length === 0) return;
+      const rows = new Array<EncodedRow>(page.length);
+      let flagged: number[] | undefined;
+      for (let i = 0; i < page.length; i++) {
+        const r = page[i] as unknown[];
+        const clean = r[textAt + 1];
+        if (clean === 1 || clean === true)
+          rows[i] = { literal: r[textAt] as string, fields: this.fieldsOf(table, t, r, fields, fieldAt) };
+        else (flagged ??= []).push(i);
+      }
+      if (flagged !== undefined) {
+        // Rows SQL could not spell as decodeRow does: read them as values (the same error, or the same
+        // value, as scan), in one batch.
+        const keys = flagged.map((i) => this.keyOf(table, t, page[i] as unknown[], keyAt));
+        const values = await this.getMany(table, keys, opts);
+        flagged.forEach((i, k) => {
+          const row = values[k];
+          // Gone between the page and the re-read: left out, as a later page would not show it.
+          if (row !== undefined) rows[i] = encodeRow(pick(row, s.columns), fields, row);
+        });
+      }
+      const last = this.keyOf(table, t, page[page.length - 1] as unknown[], keyAt);
+      after = t.primaryKey.map((c) => encodeValue(this.kind, (t.columns[c] as ColumnConfig).type, last[c]));
+      remaining -= page.length;
+      yield flagged === undefined ? rows : rows.filter((r) => r !== undefined);
+      if (page.length < pageSize) return;
+      if (this.kind === 'sqlite') await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /** scanJson through `scan`: the rows as values, encoded here, after skipping the first `skip`. */
+  private async *scanValuesAsJson(
+    table: string,
+    query: StorageScanQuery,
+    columns: readonly string[],
+    fields: readonly string[],
+    skip: number,
+    opts: OpOptions,
+  ): AsyncGenerator<readonly EncodedRow[]> {
+    const read = [...new Set([...columns, ...fields])];
+    const project = read.length !== columns.length;
+    let left = skip;
+    for await (const page of this.scan(table, { ...query, columns: read }, opts)) {
+      const rows = left >= page.length ? [] : page.slice(left);
+      left = Math.max(0, left - page.length);
+      if (rows.length > 0) yield rows.map((r) => encodeRow(project ? pick(r, columns) : r, fields, r));
+    }
+  }
+
+  /** The primary key of a JSON scan's result row (driver values at `at`), decoded. */
+  private keyOf(table: string, t: TableConfig, r: readonly unknown[], at: readonly number[]): Row {
+    const key: Record<string, unknown> = {};
+    t.primaryKey.forEach((c, i) => (key[c] = r[at[i] as number]));
+    return decodeRow(this.kind, table, t.columns, key, t.primaryKey, this.displayUrl);
+  }
+
+  /** The fields of a JSON scan's result row (driver values at `at`), decoded. */
+  private fieldsOf(
+    table: string,
+    t: TableConfig,
+    r: readonly unknown[],
+    fields: readonly string[],
+    at: readonly number[],
+  ): Row {
+    if (fields.length === 0) return NO_FIELDS;
+    const values: Record<string, unknown> = {};
+    fields.forEach((c, i) => (values[c] = r[at[i] as number]));
+    return decodeRow(this.kind, table, t.columns, values, fields, this.displayUrl);
   }
 
   async transaction<T>(fn: (tx: StorageTransaction) => Promise<T>, opts: OpOptions = {}): Promise<T> {

@@ -13,6 +13,8 @@ import type { BackendKind } from './types.js';
 export interface SqlRunner {
   /** The result rows: column name → driver value. */
   all(stmt: Statement): Promise<Record<string, unknown>[]>;
+  /** The result rows as arrays of driver values, in select-list order (no object per row). */
+  allRows(stmt: Statement): Promise<unknown[][]>;
   /** Runs a statement that returns no rows; resolves with the number of rows it changed. */
   run(stmt: Statement): Promise<number>;
   /**

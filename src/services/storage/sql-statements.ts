@@ -93,7 +93,10 @@ function pinnedByFilter(conditions: readonly Condition[], column: string): boole
   );
 }
 
-/** One page of a scan, after the encoded primary key `after` (the previous page's last row). */
+/**
+ * One page of a scan, after the encoded primary key `after` (the previous page's last row). `extra`:
+ * select-list items after the columns, as SQL (row-json.ts).
+ */
 export function scanPage(
   dialect: Dialect,
   name: string,
@@ -102,6 +105,7 @@ export function scanPage(
   conditions: readonly Condition[],
   after: readonly unknown[] | undefined,
   limit: number,
+  extra: readonly string[] = [],
 ): Statement {
   const p = new Params(dialect);
   const pk = table.primaryKey;
@@ -133,7 +137,7 @@ export function scanPage(
   // The limit is a validated positive integer, inlined: LIMIT takes no typed parameter in SQLite.
   if (!Number.isSafeInteger(limit) || limit <= 0) throw new RangeError(`bad page size ${limit}`);
   const sql =
-    `SELECT ${selectList(columns)} FROM ${quoteIdent(name)}${whereSql(predicates)}` +
+    `SELECT ${[selectList(columns), ...extra].join(', ')} FROM ${quoteIdent(name)}${whereSql(predicates)}` +
     ` ORDER BY ${pk.map(quoteIdent).join(', ')} LIMIT ${limit}`;
   return { sql, params: p.values };
 }

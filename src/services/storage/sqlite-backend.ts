@@ -73,7 +73,8 @@ export class SqliteDriver implements SqlDriver {
     this.lock = new Admission(1, 0, opts.displayUrl, 'SQLite connection (a transaction holds it)');
     this.group = new SqliteGroupCommit(this.db);
     this.runner = {
-      all: async (stmt) => this.prepare(stmt).all(stmt.params) as Record<string, unknown>[],
+      all: async (stmt) => this.prepare(stmt).raw(false).all(stmt.params) as Record<string, unknown>[],
+      allRows: async (stmt) => this.prepare(stmt).raw(true).all(stmt.params) as unknown[][],
       run: async (stmt) => this.prepare(stmt).run(stmt.params).changes,
     };
   }

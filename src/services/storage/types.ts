@@ -10,10 +10,10 @@
 //
 // Rows are returned with every declared column, in declaration order unless a projection narrows them.
 
-import type { BlockRange, Row, RowFilter, RowKey } from '../../kernel/plugin-types.js';
+import type { BlockRange, EncodedRow, Row, RowFilter, RowKey } from '../../kernel/plugin-types.js';
 import type { TableConfig } from '../../kernel/config-types.js';
 
-export type { BlockRange, Row, RowFilter, RowKey } from '../../kernel/plugin-types.js';
+export type { BlockRange, EncodedRow, Row, RowFilter, RowKey } from '../../kernel/plugin-types.js';
 
 export type BackendKind = 'sqlite' | 'postgres';
 
@@ -86,6 +86,17 @@ export interface StorageBackend {
   getMany(table: string, keys: readonly RowKey[], opts?: OpOptions): Promise<(Row | undefined)[]>;
   /** Keyset-paginated: memory is bounded by one page whatever the table size. */
   scan(table: string, query?: StorageScanQuery, opts?: OpOptions): AsyncIterable<readonly Row[]>;
+  /**
+   * The rows `scan` yields, each as its JSON text (quoted as a JSON string literal), with the declared
+   * columns `fields` decoded beside it. The database writes the text where it can (row-json.ts); the
+   * same pages, order, errors and keyset pagination as `scan`.
+   */
+  scanJson(
+    table: string,
+    query?: StorageScanQuery,
+    fields?: readonly string[],
+    opts?: OpOptions,
+  ): AsyncIterable<readonly EncodedRow[]>;
   /**
    * Runs `fn` in one transaction (READ COMMITTED plus deleteWhere's region locks on PostgreSQL; BEGIN
    * IMMEDIATE on SQLite). Commits when `fn` resolves, rolls back when it rejects or the process dies

@@ -3,6 +3,7 @@
 // loopback gRPC, tasks run through the Coordinator by the real client, and the feed built from
 // `dashboardFeedInputs` seeing them: recent tasks with state, duration and failure, counters turned into
 // throughput, a backfill reported through CoordinatorJobsService, a Worker that stops answering skipped.
+import { argsValuesOf } from '../../../src/contracts/call-args.js';
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BlockxClient } from '../../../src/client/client.js';
@@ -71,7 +72,9 @@ class ScriptedCalls implements CallPhaseRunner {
   async run(_task: unknown, calls: readonly CallSpec[]): Promise<CallPhaseOutcome> {
     await new Promise<void>((r) => setTimeout(r, 5));
     const bad = calls.some(
-      (c) => c.function === 'fail_me' || (Number(c.args[0]) > 0 && Number(c.args[0]) % 4 === 0),
+      (c) =>
+        c.function === 'fail_me' ||
+        (Number(argsValuesOf(c.args)[0]) > 0 && Number(argsValuesOf(c.args)[0]) % 4 === 0),
     );
     if (bad) return { success: false, retryable: false, message: 'scripted failure', outputs: [] };
     return { success: true, retryable: false, outputs: calls.map((c) => c.args) };

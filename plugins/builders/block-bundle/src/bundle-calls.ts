@@ -5,7 +5,7 @@
 // entries) are collected first, then the table is scanned page by page and each row becomes a call as it
 // arrives. The generator stops (returns) as soon as the task signal is aborted; closing it early closes
 // the underlying scan.
-import type { CallSpec, Row, RowFilter, TaskIo } from 'blockx/plugin';
+import { encodedRowArgs, type CallSpec, type RowFilter, type TaskIo } from 'blockx/plugin';
 import { bundleRange } from './bundle-range.js';
 import { BlockBundleError, BlockBundleErrorCode } from './errors.js';
 
@@ -62,7 +62,8 @@ export async function* bundleCalls(
   io: TaskIo,
 ): AsyncGenerator<CallSpec, void, undefined> {
   const range = bundleRange(config.bundle, config.bundleSize);
-  const { numberColumn, hashColumn, extraArgs } = config;
+  const { numberColumn, hashColumn } = config;
+  const argsOf = encodedRowArgs(config.extraArgs);
 
   const canonical = new Map<number, string>();
   const blocks = io.scan(config.blocksTable, {
@@ -85,19 +86,25 @@ export async function* bundleCalls(
   // No canonical block in the range: no row can qualify, so skip the scan.
   if (canonical.size === 0 && hashColumn !== null) return;
 
-  const rows = io.scan(config.table, {
-    blockRange: range,
-    // The chain filter comes last: a `where` cannot widen the scan to another chain.
-    where: { ...config.where, chain_id: config.chainId },
-    ...(config.columns ? { columns: withColumns(config.columns, numberColumn, hashColumn) } : {}),
-  });
+  // Rows as JSON text, passed on untouched (docs/plugins.md § Rows as JSON text); the block's number and
+  // hash are read beside each as values.
+  const rows = io.scanJson(
+    config.table,
+    {
+      blockRange: range,
+      // The chain filter comes last: a `where` cannot widen the scan to another chain.
+      where: { ...config.where, chain_id: config.chainId },
+      ...(config.columns ? { columns: withColumns(config.columns, numberColumn, hashColumn) } : {}),
+    },
+    hashColumn === null ? [numberColumn] : [numberColumn, hashColumn],
+  );
   for await (const row of rows) {
     if (signal.aborted) return;
-    const number = row[numberColumn] as number;
+    const number = row.fields[numberColumn] as number;
     const hash = canonical.get(number);
-    if (hashColumn !== null && (hash === undefined || row[hashColumn] !== hash)) continue;
+    if (hashColumn !== null && (hash === undefined || row.fields[hashColumn] !== hash)) continue;
     const block: BundleCallBlock = { chain_id: config.chainId, number, hash: hash ?? null };
-    yield { function: config.function, args: [row as Row, ...extraArgs], block };
+    yield { function: config.function, args: argsOf(row), block };
     // Checked again before the loop pulls the next row, so an abort reads nothing more.
     if (signal.aborted) return;
   }

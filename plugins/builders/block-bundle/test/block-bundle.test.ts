@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { CallSpec, Row } from '../../../../src/plugin.js';
 import { StorageError, StorageErrorCode } from '../../../../src/services/storage/errors.js';
 import { blockRow, eventRow } from '../../../../test/support/chain-fixture.js';
-import { MemoryTaskIo } from '../../../../test/support/memory-task-io.js';
+import { MemoryTaskIo, withArgValues } from '../../../../test/support/memory-task-io.js';
 import blockBundleBuilder, {
   BlockBundleError,
   BlockBundleErrorCode,
@@ -42,17 +42,19 @@ const full = (config: Config): BlockBundleCallConfig => {
   return copy as BlockBundleCallConfig;
 };
 
-async function build(config: Config, io = chainIo()): Promise<readonly CallSpec[]> {
-  return (await blockBundleBuilder.build(taskCtx(), full(config), io)).calls;
+type ValueCall = ReturnType<typeof withArgValues<CallSpec>>[number];
+
+async function build(config: Config, io = chainIo()): Promise<readonly ValueCall[]> {
+  return withArgValues((await blockBundleBuilder.build(taskCtx(), full(config), io)).calls);
 }
 
-async function collect(stream: AsyncIterable<CallSpec>): Promise<CallSpec[]> {
+async function collect(stream: AsyncIterable<CallSpec>): Promise<ValueCall[]> {
   const out: CallSpec[] = [];
   for await (const call of stream) out.push(call);
-  return out;
+  return withArgValues(out);
 }
 
-const rowsOf = (calls: readonly CallSpec[]) =>
+const rowsOf = (calls: readonly ValueCall[]) =>
   calls.map((c) => [(c.args[0] as Row).block_number, (c.args[0] as Row).block_hash, (c.args[0] as Row).idx]);
 
 describe('bundle arithmetic', () => {

@@ -5,8 +5,13 @@
 // non-canonical sibling at the same height never mix in; `byNumber` scans by height instead, for tables
 // without a hash column (which then must hold one block per height, e.g. derived canonical-only tables).
 // The config has already been validated against ../schema.json, its defaults filled in by the kernel.
+//
+// The rows are read as JSON text (TaskIo.scanJson) and handed to the calls as such: the builder passes
+// each row on untouched, so nothing on the Worker decodes it or encodes it again (docs/plugins.md § Rows
+// as JSON text); the function gets the same row either way.
 import {
   defineBuilder,
+  encodedRowArgs,
   type CallList,
   type CallSpec,
   type Row,
@@ -85,9 +90,9 @@ async function resolveBlock(config: BlockTableCallConfig, io: TaskIo, signal: Ab
 
 async function build(taskCtx: TaskCtx, config: BlockTableCallConfig, io: TaskIo): Promise<CallList> {
   const block = await resolveBlock(config, io, taskCtx.signal);
-  const { extraArgs } = config;
+  const argsOf = encodedRowArgs(config.extraArgs);
   const calls: CallSpec[] = [];
-  const rows = io.scan(config.table, {
+  const rows = io.scanJson(config.table, {
     block: config.byNumber ? (block.number as number) : (block.hash as string),
     // By hash, the height too: it lets storage use the (chain, block number, ...) key instead of
     // filtering the whole chain for the hash.
@@ -99,7 +104,7 @@ async function build(taskCtx: TaskCtx, config: BlockTableCallConfig, io: TaskIo)
   });
   for await (const row of rows) {
     taskCtx.signal.throwIfAborted();
-    calls.push({ function: config.function, args: [row, ...extraArgs], block });
+    calls.push({ function: config.function, args: argsOf(row), block });
   }
   return { calls };
 }

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { StorageError, StorageErrorCode } from '../../../../src/services/storage/errors.js';
 import { blockRow, eventRow } from '../../../../test/support/chain-fixture.js';
-import { MemoryTaskIo } from '../../../../test/support/memory-task-io.js';
+import { MemoryTaskIo, withArgValues } from '../../../../test/support/memory-task-io.js';
 import blockTableBuilder, {
   BlockTableError,
   BlockTableErrorCode,
@@ -46,7 +46,7 @@ async function build(
   io = chainIo(),
 ) {
   const full = resolved({ function: 'f', chainId: 1, ...config });
-  return (await blockTableBuilder.build(taskCtx(), full, io)).calls;
+  return withArgValues((await blockTableBuilder.build(taskCtx(), full, io)).calls);
 }
 
 const idxs = (calls: readonly { args: readonly unknown[] }[]) =>

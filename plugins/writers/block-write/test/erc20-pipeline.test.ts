@@ -1,6 +1,7 @@
 // The demo task of examples/tasks/block-table-transfers.json, run in memory: BlockTableCallConfig builds
 // one call per event of block 1, functions/erc20_transfers turns each into a token_transfers row (or
 // null), and BlockWriteResultHandler replaces the block's rows.
+import { argsValuesOf } from '../../../../src/contracts/call-args.js';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { CallContext } from '../../../../src/function.js';
@@ -59,7 +60,7 @@ const events = [
 async function runTask(io: MemoryTaskIo): Promise<unknown[]> {
   const { calls } = await blockTableBuilder.build(ctx('builder'), builderConfig, io);
   const outputs = await Promise.all(
-    calls.map((c) => erc20Transfers({ block: c.block } as CallContext, c.args[0] as never)),
+    calls.map((c) => erc20Transfers({ block: c.block } as CallContext, argsValuesOf(c.args)[0] as never)),
   );
   await blockWriter.execute(ctx('plugin'), writerConfig, outputs, io);
   return outputs;

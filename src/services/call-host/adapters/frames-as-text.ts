@@ -10,7 +10,14 @@
 // overtakes the frame carrying its attempt, a DefineEpoch always precedes the batch naming its epoch),
 // and the writer closes it at its flush at the latest. To an executor that announced CallsCompleted the
 // frames ask for the successes in bulk (`bulkResults`), when the link takes them so.
+//
+// A call's arguments may come encoded (src/contracts/call-args.ts: rows a builder read with
+// TaskIo.scanJson, whose JSON text the database wrote). To an executor that announced ArgsJson they go
+// as that text, as the JSON string literal they already are (`argsJson`), untouched; to any other the
+// text goes in place of the values (`args`), no value built on the Worker either way
+// (docs/executor.md § Arguments as text).
 
+import { argsLiteralOf, argsTextOf, isEncodedArgs, type CallArgs } from '../../../contracts/call-args.js';
 import { FrameTooLargeError } from '../../../executor/errors.js';
 import type { FrameWriter } from '../../../executor/frame-codec.js';
 import type { ExecuteCallCommand } from '../core/link/index.js';
@@ -47,7 +54,7 @@ export function executeCallJson(c: ExecuteCallCommand): string {
   const block = c.block === undefined || c.block === null ? '' : `,"block":${jsonOf(c.block)}`;
   return (
     `{"type":"ExecuteCall","taskId":${JSON.stringify(c.taskId)},"callId":${JSON.stringify(c.callId)}` +
-    `,"attempt":${c.attempt},"function":${JSON.stringify(c.function)},"args":${JSON.stringify(c.args)}` +
+    `,"attempt":${c.attempt},"function":${JSON.stringify(c.function)},"args":${argsTextOf(c.args)}` +
     `${block},"codeEpoch":${JSON.stringify(c.codeEpoch)},"budgetMs":${c.budgetMs}` +
     `${c.ioCache === undefined ? '' : `,"ioCache":${JSON.stringify(c.ioCache)}`}}`
   );
@@ -87,11 +94,13 @@ export class ExecuteCallsBatcher {
 
   /**
    * `bulkResults`: the executor announced CallsCompleted and the Worker takes its successes in bulk;
-   * every frame then asks for them (ExecuteCalls.bulkResults).
+   * every frame then asks for them (ExecuteCalls.bulkResults). `argsJson`: it announced ArgsJson, so
+   * encoded arguments go as their text (an entry's `argsJson`).
    */
   constructor(
     private readonly writer: FrameWriter,
     private readonly bulkResults = false,
+    private readonly argsJson = false,
   ) {}
 
   /**
@@ -100,7 +109,7 @@ export class ExecuteCallsBatcher {
    * never be sent, and nothing was queued for it.
    */
   add(c: ExecuteCallCommand): void {
-    const entry = `{"callId":${JSON.stringify(c.callId)},"attempt":${c.attempt},"args":${JSON.stringify(c.args)}}`;
+    const entry = `{"callId":${JSON.stringify(c.callId)},"attempt":${c.attempt},${this.argsField(c.args)}}`;
     const max = this.writer.maxFrameBytes;
     const first = this.first;
     if (first !== undefined && sameTaskFields(first, c) && this.sameBlock(c.block)) {
@@ -138,6 +147,12 @@ export class ExecuteCallsBatcher {
     this.bytes = headBytes + entryBytes;
     this.exact = exact;
     this.writer.defer(() => this.close());
+  }
+
+  /** An entry's arguments: `"argsJson":<literal>` for encoded ones when the executor takes them, else `"args":<text>`. */
+  private argsField(args: CallArgs): string {
+    if (this.argsJson && isEncodedArgs(args)) return `"argsJson":${argsLiteralOf(args)}`;
+    return `"args":${argsTextOf(args)}`;
   }
 
   /**

@@ -180,4 +180,46 @@ describe('SQLite specifics', () => {
     const bool = await storageErrorOf(backend.get('kinds', { id: 1 }), StorageErrorCode.BAD_VALUE);
     expect(bool.details.column).toBe('b');
   });
+
+  it('scanJson over values written by something else: the same rows, or the same BAD_VALUE, as scan', async () => {
+    const path = join(dir, 'foreign.db');
+    const backend = await track(open(`sqlite:${path}`));
+    await backend.migrate();
+    const rawSql = (sql: string, ...params: unknown[]) => {
+      const raw = new Database(path);
+      try {
+        raw.prepare(sql).run(...params);
+      } finally {
+        raw.close();
+      }
+    };
+    const jsonRows = async (table: string) => {
+      const out: unknown[] = [];
+      for await (const page of backend.scanJson(table, { batchSize: 2 }))
+        for (const r of page) out.push(JSON.parse(JSON.parse(r.literal) as string));
+      return out;
+    };
+    const valueRows = async (table: string) => {
+      const out: unknown[] = [];
+      for await (const page of backend.scan(table, { batchSize: 2 })) out.push(...page);
+      return out;
+    };
+    // Decodable rows another writer spelled its own way (an integral REAL for an integer, an integer for
+    // a REAL — column affinity stores them as their type — JSON text with spaces), 2-row pages.
+    rawSql(`INSERT INTO items VALUES (1, 1, 0, 'a', NULL), (1, 2.0, 0, 'b', 'x'), (1, 3, 0, 'c', NULL)`);
+    rawSql(
+      `INSERT INTO kinds (id, big, r, t, b, j, bin) VALUES (1, 1, 5, 't', 1, ' [1, 2.50] ', x'0A'), ` +
+        `(2, 2, 0.5, 'u', 0, '{"a": null}', x'')`,
+    );
+    expect(await jsonRows('items')).toEqual(await valueRows('items'));
+    expect(await jsonRows('kinds')).toEqual(await valueRows('kinds'));
+    // Not decodable: the error scan gives (beyond 2^53 is flagged; JSON text that is not JSON fails the
+    // statement, and the scan goes on as values).
+    rawSql(`INSERT INTO items VALUES (1, ?, 0, 'n', NULL)`, 2n ** 60n);
+    const big = await storageErrorOf(jsonRows('items'), StorageErrorCode.BAD_VALUE);
+    expect(big.details).toMatchObject({ table: 'items', column: 'block' });
+    rawSql(`INSERT INTO kinds (id, big, r, t, b, j, bin) VALUES (3, 1, 1, 't', 1, '{bad', x'00')`);
+    const json = await storageErrorOf(jsonRows('kinds'), StorageErrorCode.BAD_VALUE);
+    expect(json.details).toMatchObject({ table: 'kinds', column: 'j' });
+  });
 });

@@ -10,6 +10,7 @@
 // Root calls not yet dispatched have no node: they are an index into the task's call list. A node is
 // created on first dispatch (root) or when its parent asks for it (child), and dropped when it ends.
 
+import type { CallArgs } from '../../../../contracts/call-args.js';
 import type { Queueable } from './call-queue.js';
 import type { Linked } from './live-list.js';
 import type { TaskDispatch } from './task-dispatch.js';
@@ -79,7 +80,7 @@ export class CallNode implements TimerEntry, Queueable, Linked<CallNode> {
     readonly waitId: WaitId | undefined,
     readonly depth: number,
     readonly fn: string,
-    readonly args: readonly unknown[],
+    readonly args: CallArgs,
     readonly block: unknown,
   ) {}
 }

@@ -2,6 +2,7 @@
 // input returns the commands it produced, in the order they must be applied. A command is a decision
 // already reflected in the core's state: when `CancelCall` leaves, the attempt is already forgotten.
 
+import type { CallArgs } from '../../../../contracts/call-args.js';
 import type {
   CallPhaseCounters,
   CallPhaseFailureCode,
@@ -19,7 +20,7 @@ export interface ExecuteAttempt {
   /** 1-based; events for any other attempt of the call are ignored. */
   readonly attempt: number;
   readonly function: string;
-  readonly args: readonly unknown[];
+  readonly args: CallArgs;
   readonly block: unknown;
   /** Undefined for a root call. */
   readonly parentCallId: string | undefined;

@@ -1,10 +1,13 @@
 // Domain values of the dispatcher: the calls a builder hands over, how an attempt can fail, what a
 // running call can wait for, and the options of a Calls phase. Plain data, shared by inputs and commands.
 
+import type { CallArgs } from '../../../../contracts/call-args.js';
+
 /** One call as produced by a Call Builder: `function(ctx, ...args)`, optionally bound to a block. */
 export interface CallSpec {
   readonly function: string;
-  readonly args: readonly unknown[];
+  /** The values, or their JSON text (src/contracts/call-args.ts): carried, never looked into. */
+  readonly args: CallArgs;
   /** The block the builder bound the call to; passed through to `ctx.block`. */
   readonly block?: unknown;
 }

@@ -2,6 +2,7 @@
 // builder and is refused before any state changes.
 
 import { DispatcherError, DispatcherErrorCode } from './errors.js';
+import { isCallArgs } from '../../../../contracts/call-args.js';
 import type { CallSpec } from './types.js';
 
 /** Throws INVALID_CALL naming the first malformed call; `offset` is the index of `list[0]` in the task. */
@@ -16,11 +17,11 @@ export function validateCalls(taskId: string, list: readonly CallSpec[], offset:
       typeof c !== 'object' ||
       typeof c.function !== 'string' ||
       c.function === '' ||
-      !Array.isArray(c.args)
+      !isCallArgs(c.args)
     ) {
       throw new DispatcherError(
         DispatcherErrorCode.INVALID_CALL,
-        `call ${offset + i} must be {function: non-empty string, args: array, block?}`,
+        `call ${offset + i} must be {function: non-empty string, args: array or encoded arguments, block?}`,
         { taskId, callIndex: offset + i },
       );
     }

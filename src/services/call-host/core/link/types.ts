@@ -2,6 +2,7 @@
 // back. Shared by the link core (link-core.ts) and its socket shell (adapters/executor-link.ts), which
 // re-exports them. docs/executor.md describes the protocol they travel over.
 
+import type { CallArgs } from '../../../../contracts/call-args.js';
 import type {
   CallBlock,
   CallFailureKind,
@@ -15,7 +16,8 @@ export interface ExecuteCallCommand {
   readonly callId: string;
   readonly attempt: number;
   readonly function: string;
-  readonly args: readonly unknown[];
+  /** Values, or their JSON text (src/contracts/call-args.ts), written into the frame as it is. */
+  readonly args: CallArgs;
   readonly block?: CallBlock | null;
   readonly codeEpoch: string;
   readonly budgetMs: number;

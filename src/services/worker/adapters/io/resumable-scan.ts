@@ -8,22 +8,27 @@ import type { Row } from '../../../../kernel/plugin-types.js';
 import type { StorageBackend, StorageScanQuery } from '../../../storage/types.js';
 import { raceAbort, type RetryAttempts } from './retry-runner.js';
 
-export interface ResumableScan {
+export interface ResumableScan<R = Row> {
   readonly backend: StorageBackend;
   readonly table: string;
   readonly query: StorageScanQuery;
   readonly signal: AbortSignal;
   readonly attempts: RetryAttempts;
   /** Sees every row before it is yielded (the scope seeds its get cache). */
-  readonly onRow: ((row: Row) => void) | undefined;
+  readonly onRow: ((row: R) => void) | undefined;
+  /** The backend's pages (default: `backend.scan`; a JSON scan passes `backend.scanJson`). */
+  readonly pages?: (signal: AbortSignal) => AsyncIterable<readonly R[]>;
 }
 
-export async function* resumableScan(scan: ResumableScan): AsyncGenerator<Row> {
+export async function* resumableScan<R = Row>(scan: ResumableScan<R>): AsyncGenerator<R> {
   const { backend, table, query, signal, attempts, onRow } = scan;
+  const pages =
+    scan.pages ??
+    ((s: AbortSignal) => backend.scan(table, query, { signal: s }) as AsyncIterable<readonly R[]>);
   let yielded = 0;
   for (;;) {
     if (signal.aborted) throw attempts.cancelled();
-    const iterator = backend.scan(table, query, { signal })[Symbol.asyncIterator]();
+    const iterator = pages(signal)[Symbol.asyncIterator]();
     let skip = yielded;
     let finished = false;
     try {

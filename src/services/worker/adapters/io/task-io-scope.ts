@@ -20,9 +20,16 @@
 
 import { rowScan } from '../../../../kernel/row-scan.js';
 import type { BlockxConfig } from '../../../../kernel/config-types.js';
-import type { Row, RowKey, ScanQuery, TaskIo, TaskIoTransaction } from '../../../../kernel/plugin-types.js';
+import type {
+  EncodedRow,
+  Row,
+  RowKey,
+  ScanQuery,
+  TaskIo,
+  TaskIoTransaction,
+} from '../../../../kernel/plugin-types.js';
 import { StorageError } from '../../../storage/errors.js';
-import type { StorageBackend } from '../../../storage/types.js';
+import type { StorageBackend, StorageScanQuery } from '../../../storage/types.js';
 import { ReadCache, TaskIoError, TaskIoErrorCode, readCacheKey } from '../../core/io/index.js';
 import type { IoPhase, TaskIoScope } from '../orchestration/ports.js';
 import {
@@ -112,6 +119,7 @@ export class StorageTaskIoScope implements TaskIoScope {
         get: async (table, key) => (await this.get(phase, table, key)) ?? null,
         getMany: async (table, keys) => (await this.getMany(phase, table, keys)).map((row) => row ?? null),
         scan: (table, query) => rowScan(() => this.scan(phase, table, query)),
+        scanJson: (table, query, fields) => rowScan(() => this.scanJson(phase, table, query, fields ?? [])),
         transaction: (fn) => this.transaction(phase, fn, writer),
       };
       this.views.set(key, view);
@@ -238,10 +246,59 @@ export class StorageTaskIoScope implements TaskIoScope {
   }
 
   private async *scan(phase: IoPhase, table: string, asked: ScanQuery | undefined): AsyncGenerator<Row> {
+    const storageQuery = await this.scanQuery(phase, table, asked);
+    if (storageQuery === undefined) return;
+    const config = tableConfig(this.options.backend.tables, table);
+    const seedCache = this.cache.enabled && storageQuery.columns === undefined;
+    let seeded = 0;
+    yield* resumableScan({
+      backend: this.options.backend,
+      table,
+      query: storageQuery,
+      signal: this.signal,
+      attempts: new RetryAttempts(this.retryScope(phase), 'scan', table),
+      onRow: seedCache
+        ? (row) => {
+            if (seeded++ < SCAN_SEED_ROWS) this.seed(table, config.primaryKey, row);
+          }
+        : undefined,
+    });
+  }
+
+  /** The rows of `scan` as JSON text (TaskIo.scanJson); they do not seed the get cache. */
+  private async *scanJson(
+    phase: IoPhase,
+    table: string,
+    asked: ScanQuery | undefined,
+    fields: readonly string[],
+  ): AsyncGenerator<EncodedRow> {
+    const storageQuery = await this.scanQuery(phase, table, asked);
+    if (storageQuery === undefined) return;
+    const { backend } = this.options;
+    yield* resumableScan<EncodedRow>({
+      backend,
+      table,
+      query: storageQuery,
+      signal: this.signal,
+      attempts: new RetryAttempts(this.retryScope(phase), 'scan', table),
+      onRow: undefined,
+      pages: (signal) => backend.scanJson(table, storageQuery, fields, { signal }),
+    });
+  }
+
+  /**
+   * The storage query of a scan as asked; undefined when it can match nothing (a block height without a
+   * canonical block). A block number is first resolved to the canonical block of that height
+   * (canonical-block.ts, docs/storage.md).
+   */
+  private async scanQuery(
+    phase: IoPhase,
+    table: string,
+    asked: ScanQuery | undefined,
+  ): Promise<StorageScanQuery | undefined> {
     if (this.closed) throw this.closedError(phase, 'scan', table);
     const config = tableConfig(this.options.backend.tables, table);
     const askedQuery = toStorageScanQuery(table, config, asked); // a bad query fails before any lookup
-    // A block number reads the canonical block of that height (canonical-block.ts, docs/storage.md).
     const plan = canonicalScanPlan(this.options.backend.tables, table, asked);
     let query = plan.query;
     if (plan.kind === 'lookup') {
@@ -259,25 +316,11 @@ export class StorageTaskIoScope implements TaskIoScope {
         if (typeof hash === 'string') hashes.push(hash);
       }
       const resolved = plan.scanFor(hashes);
-      if (resolved === undefined) return;
+      if (resolved === undefined) return undefined;
       query = resolved;
     }
     // Most scans are served as asked: translate the query once.
-    const storageQuery = query === asked ? askedQuery : toStorageScanQuery(table, config, query);
-    const seedCache = this.cache.enabled && storageQuery.columns === undefined;
-    let seeded = 0;
-    yield* resumableScan({
-      backend: this.options.backend,
-      table,
-      query: storageQuery,
-      signal: this.signal,
-      attempts: new RetryAttempts(this.retryScope(phase), 'scan', table),
-      onRow: seedCache
-        ? (row) => {
-            if (seeded++ < SCAN_SEED_ROWS) this.seed(table, config.primaryKey, row);
-          }
-        : undefined,
-    });
+    return query === asked ? askedQuery : toStorageScanQuery(table, config, query);
   }
 
   private async transaction<T>(

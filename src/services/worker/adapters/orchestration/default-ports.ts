@@ -10,7 +10,13 @@
 //   codeEpochsFromView       the real CodeEpochSource over the executor's FunctionCodeView.
 
 import { rowScan } from '../../../../kernel/row-scan.js';
-import type { Row, ScanQuery, TaskIo, TaskIoTransaction } from '../../../../kernel/plugin-types.js';
+import type {
+  EncodedRow,
+  Row,
+  ScanQuery,
+  TaskIo,
+  TaskIoTransaction,
+} from '../../../../kernel/plugin-types.js';
 import { NoStorageError } from '../errors.js';
 import type {
   CodeEpochPin,
@@ -39,6 +45,7 @@ export class NoStorageIoScopeFactory implements TaskIoScopeFactory {
       get: () => fail('get'),
       getMany: () => fail('getMany'),
       scan: (_table: string, _query?: ScanQuery) => rowScan<Row>(() => ({ next: () => fail('scan') })),
+      scanJson: () => rowScan<EncodedRow>(() => ({ next: () => fail('scanJson') })),
       transaction: <T>(_fn: (tx: TaskIoTransaction) => Promise<T>): Promise<T> => fail('transaction'),
     };
     const scope: TaskIoScope = {

@@ -1,6 +1,7 @@
 // Small pure helpers of the phase functions: failure outcomes, the `retryable` an error reports, and
 // checks of what plugins return. Kept apart so orchestrator-phases.ts reads as the phase rules only.
 
+import { isCallArgs } from '../../../../contracts/call-args.js';
 import { FailureCode, type PhaseFailure, type PluginResult } from '../../core/index.js';
 import type { CallSpec, WriterResult } from '../../../../kernel/plugin-types.js';
 
@@ -38,7 +39,7 @@ export function callListProblem(value: unknown): string | undefined {
     if (typeof call !== 'object' || call === null) return `calls[${i}] is not an object`;
     if (typeof call.function !== 'string' || call.function === '')
       return `calls[${i}].function is not a name`;
-    if (!Array.isArray(call.args)) return `calls[${i}].args is not an array`;
+    if (!isCallArgs(call.args)) return `calls[${i}].args is not an array (nor encoded arguments)`;
   }
   return undefined;
 }

@@ -3,6 +3,7 @@
 // exactly the ExecuteCall frames sent one by one, in the same order, around the same other frames.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { encodedArgsText, encodedRowArgs, encodeRow } from '../../../../../src/contracts/call-args.js';
 import { FrameTooLargeError } from '../../../../../src/executor/errors.js';
 import { executeCallsOf } from '../../../../../src/executor/executor-main.js';
 import { FrameDecoder, FrameWriter } from '../../../../../src/executor/frame-codec.js';
@@ -15,7 +16,7 @@ import {
 type Frame = Record<string, unknown> & { type: string };
 
 /** A writer into memory, and what it wrote, decoded. */
-function wire(maxFrameBytes?: number, bulkResults = false) {
+function wire(maxFrameBytes?: number, bulkResults = false, argsJson = false) {
   const chunks: Buffer[] = [];
   const writer = new FrameWriter({ write: (b) => (chunks.push(b), true) }, { maxFrameBytes });
   const frames = (): Frame[] => {
@@ -23,7 +24,7 @@ function wire(maxFrameBytes?: number, bulkResults = false) {
     const decoder = new FrameDecoder<Frame>();
     return chunks.flatMap((c) => decoder.push(c));
   };
-  return { writer, batcher: new ExecuteCallsBatcher(writer, bulkResults), frames };
+  return { writer, batcher: new ExecuteCallsBatcher(writer, bulkResults, argsJson), frames };
 }
 
 /** What the executor runs for these frames: each ExecuteCalls expanded, other frames as they are. */
@@ -170,5 +171,44 @@ describe('ExecuteCallsBatcher', () => {
         expect(asExecuted(w.frames())).toEqual(expected);
       }),
     );
+  });
+
+  describe('encoded arguments (rows as JSON text)', () => {
+    const row = { idx: 1, s: 'q"uote\\ é \u2028', j: [1, { a: null }] };
+    const encoded = encodedRowArgs(['x', 2])(encodeRow(row));
+
+    it.each([
+      { name: 'to an executor that takes ArgsJson, as the text itself (argsJson)', argsJson: true },
+      { name: 'to any other, as the values (args)', argsJson: false },
+    ])('$name; the executor runs the same call', ({ argsJson }) => {
+      const w = wire(undefined, false, argsJson);
+      w.batcher.add(cmd(0, { args: encoded }));
+      const [frame] = w.frames();
+      const entry = (frame?.calls as Record<string, unknown>[])[0]!;
+      if (argsJson) {
+        expect(entry).not.toHaveProperty('args');
+        expect(JSON.parse(entry.argsJson as string)).toEqual([row, 'x', 2]);
+      } else {
+        expect(entry).not.toHaveProperty('argsJson');
+        expect(entry.args).toEqual([row, 'x', 2]);
+      }
+      expect(asExecuted([frame!])).toEqual([JSON.parse(executeCallJson(cmd(0, { args: [row, 'x', 2] })))]);
+    });
+
+    it('arguments encoded elsewhere are checked before they are sent: not the JSON of an array never leaves', () => {
+      for (const argsJson of [true, false]) {
+        const w = wire(undefined, false, argsJson);
+        for (const bad of [encodedArgsText('{"a":1}'), encodedArgsText('[1] 2'), { literal: '"[1]' }])
+          expect(() => w.batcher.add(cmd(0, { args: bad }))).toThrow();
+        w.batcher.add(cmd(1, { args: encodedArgsText('[1,"two"]') }));
+        expect(asExecuted(w.frames())).toEqual([JSON.parse(executeCallJson(cmd(1, { args: [1, 'two'] })))]);
+      }
+    });
+
+    it('a single ExecuteCall frame carries encoded arguments as their values', () => {
+      expect(JSON.parse(executeCallJson(cmd(0, { args: encoded })))).toEqual(
+        JSON.parse(executeCallJson(cmd(0, { args: [row, 'x', 2] }))),
+      );
+    });
   });
 });

@@ -1,5 +1,6 @@
 // Streaming Calls phases (BlockBundleCallConfig with stream.enabled): ExecutorCallRunner.runStream over a
 // fake link on virtual time, and the CallStreamFeeder's backpressure against a fake target.
+import { argsValuesOf } from '../../../../../src/contracts/call-args.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { CallSpec } from '../../../../../src/kernel/plugin-types.js';
@@ -34,7 +35,7 @@ function source(n: number, opts: { failAt?: number; error?: unknown } = {}) {
 async function completeAll(
   runner: ReturnType<typeof setup>['runner'],
   link: ReturnType<typeof setup>['link'],
-  value: (cmd: ExecuteCallCommand) => unknown = (c) => c.args[0],
+  value: (cmd: ExecuteCallCommand) => unknown = (c) => argsValuesOf(c.args)[0],
   max = 10_000,
 ): Promise<void> {
   let done = 0;

@@ -1,6 +1,7 @@
 // Test harness for the worker adapters: an Orchestrator over a real WorkerCore with fakes of its ports
 // (call runner, code epochs, IO scopes), in-process plugins, and a manual clock. Not a test file.
 
+import { argsValuesOf } from '../../../../../../src/contracts/call-args.js';
 import { createPluginRegistry, type PluginDefinition } from '../../../../../../src/kernel/plugin-registry.js';
 import type { BuilderPlugin, CallSpec, WriterPlugin } from '../../../../../../src/kernel/plugin-types.js';
 import {
@@ -66,7 +67,7 @@ export class FakeCallRunner implements CallPhaseRunner {
       outcome.resolve({
         success: true,
         retryable: false,
-        outputs: calls.map((c) => `${c.function}(${c.args.join(',')})`),
+        outputs: calls.map((c) => `${c.function}(${argsValuesOf(c.args).join(',')})`),
       });
     }
     return outcome.promise;

@@ -2,7 +2,13 @@
 // and the runtime's lifecycle (epoch pin, IO scope, the task's abort signal). Virtual time, no sleeps.
 import { rowScan } from '../../../../../../src/kernel/row-scan.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { BuilderPlugin, Row, TaskIo, WriterPlugin } from '../../../../../../src/kernel/plugin-types.js';
+import type {
+  BuilderPlugin,
+  EncodedRow,
+  Row,
+  TaskIo,
+  WriterPlugin,
+} from '../../../../../../src/kernel/plugin-types.js';
 import type {
   CodeEpochPin,
   TaskIoScope,
@@ -29,6 +35,7 @@ const emptyIo: TaskIo = {
   get: async () => null,
   getMany: async () => [],
   scan: () => rowScan<Row>(() => ({ next: async () => ({ done: true, value: undefined }) })),
+  scanJson: () => rowScan<EncodedRow>(() => ({ next: async () => ({ done: true, value: undefined }) })),
   transaction: async () => undefined as never,
 };
 

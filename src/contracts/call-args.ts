@@ -1,0 +1,110 @@
+// A call's arguments as a builder hands them over: values, or JSON text encoded once where the rows were
+// read (docs/performance.md § Rows as JSON text, docs/plugins.md § Rows as JSON text). The text form lets
+// a scanned row travel from storage to the execution thread that runs the call without being decoded,
+// re-encoded or escaped on the way: the database writes it, the Worker splices it into the ExecuteCalls
+// frame as it is, and the execution thread parses it once. Pure: no imports, no IO.
+
+/**
+ * The arguments of one call as JSON text, carried as a JSON string literal: `literal` is what
+ * `JSON.stringify(text)` returns for the JSON text `text` of the argument array (quoted and escaped),
+ * the very form the text takes inside a frame. Make one with `encodedArgs`, `encodedRowArgs` or
+ * `encodedArgsText`; anything else with a string `literal` is checked before it is sent.
+ */
+export interface EncodedArgs {
+  readonly literal: string;
+}
+
+/** A call's arguments: the values (`function(ctx, ...args)`), or their encoded text. */
+export type CallArgs = readonly unknown[] | EncodedArgs;
+
+/**
+ * A scanned row as JSON text (`TaskIo.scanJson`): `literal` is the row's JSON text as a JSON string
+ * literal (the JSON of the very row `scan` yields, quoted), `fields` the columns the scan was asked to
+ * decode besides (to route the row: its block number, its hash).
+ */
+export interface EncodedRow {
+  readonly literal: string;
+  readonly fields: Readonly<Record<string, unknown>>;
+}
+
+const NO_FIELDS: Readonly<Record<string, unknown>> = Object.freeze({});
+
+/** A row held as values → its EncodedRow (the text of `row`; `fields` taken from `full`, default `row`). */
+export function encodeRow(
+  row: Readonly<Record<string, unknown>>,
+  fields: readonly string[] = [],
+  full: Readonly<Record<string, unknown>> = row,
+): EncodedRow {
+  if (fields.length === 0) return { literal: JSON.stringify(JSON.stringify(row)), fields: NO_FIELDS };
+  const picked: Record<string, unknown> = {};
+  for (const f of fields) picked[f] = full[f];
+  return { literal: JSON.stringify(JSON.stringify(row)), fields: picked };
+}
+
+/**
+ * EncodedArgs made here, from literals known to be well formed: sent as they are. Another object of the
+ * same shape (a plugin's own) is parsed once before it is sent (`argsTextOf`). One set per process, kept
+ * under a registered symbol: a plugin may load its own instance of this module (the plugin loader
+ * compiles TypeScript plugins apart), and what it made must be known here too.
+ */
+const wellFormed: WeakSet<EncodedArgs> = ((globalThis as Record<symbol, unknown>)[
+  Symbol.for('blockx.encodedArgs.wellFormed')
+] ??= new WeakSet<EncodedArgs>()) as WeakSet<EncodedArgs>;
+
+function made(literal: string): EncodedArgs {
+  const args: EncodedArgs = Object.freeze({ literal });
+  wellFormed.add(args);
+  return args;
+}
+
+/** Arguments whose JSON text is `text` (it must be the JSON of an array; checked when the call is sent). */
+export function encodedArgsText(text: string): EncodedArgs {
+  return { literal: JSON.stringify(text) };
+}
+
+/** `[row, ...extraArgs]` for rows of a JSON scan: the extra arguments are encoded once, here. */
+export function encodedRowArgs(extraArgs: readonly unknown[]): (row: EncodedRow) => EncodedArgs {
+  const extra = JSON.stringify(extraArgs);
+  // The tail after the row, as literal content (escaped): `,a,b]` or `]`.
+  const tail = JSON.stringify(extra === '[]' ? ']' : `,${extra.slice(1)}`).slice(1, -1);
+  return (row) => made(`"[${row.literal.slice(1, -1)}${tail}"`);
+}
+
+/** Whether `args` is the encoded form (anything that is not an array). */
+export function isEncodedArgs(args: CallArgs): args is EncodedArgs {
+  return !Array.isArray(args);
+}
+
+/** Whether `args` is a well-formed CallArgs value (an array, or an object with a string `literal`). */
+export function isCallArgs(args: unknown): args is CallArgs {
+  return (
+    Array.isArray(args) ||
+    (typeof args === 'object' && args !== null && typeof (args as EncodedArgs).literal === 'string')
+  );
+}
+
+/**
+ * The JSON string literal of the arguments' text, checked: an EncodedArgs made by this module as it is;
+ * any other is parsed to make sure it is a string holding the JSON of an array. Throws a TypeError when
+ * it is not (the attempt cannot be sent).
+ */
+export function argsLiteralOf(args: EncodedArgs): string {
+  if (wellFormed.has(args)) return args.literal;
+  argsTextOf(args);
+  return args.literal;
+}
+
+/** The JSON text of the arguments (values: JSON.stringify; encoded: the literal's text, checked). */
+export function argsTextOf(args: CallArgs): string {
+  if (!isEncodedArgs(args)) return JSON.stringify(args);
+  const text: unknown = JSON.parse(args.literal);
+  if (wellFormed.has(args)) return text as string;
+  if (typeof text !== 'string' || !Array.isArray(JSON.parse(text)))
+    throw new TypeError('encoded call arguments are not the JSON text of an array');
+  return text;
+}
+
+/** The argument values (encoded ones parsed). */
+export function argsValuesOf(args: CallArgs): readonly unknown[] {
+  return isEncodedArgs(args) ? (JSON.parse(argsTextOf(args)) as unknown[]) : args;
+}

@@ -1,0 +1,135 @@
+// Rows as JSON text written by the database (StorageBackend.scanJson; docs/storage.md § Rows as JSON
+// text). A scan page selects, beside the primary key, one expression that builds each row's JSON text in
+// SQL (SQLite json_object, PostgreSQL json_build_object) and quotes it as a JSON string literal, so the
+// Worker never holds the row as values: the text goes into the ExecuteCalls frame as it came.
+//
+// The text must be the JSON of the very row `scan` yields (value-codec.ts decodeRow), value for value.
+// The expressions below spell each column type's decoding in SQL; where SQL could not say what
+// decodeRow says (a stored integer beyond ±2^53 is an error there, a REAL in an INTEGER column of SQLite
+// is decoded if it is integral), a second expression flags the row, and the backend decodes that row
+// the ordinary way instead (its error, or its value, is then exactly scan's). SQLite's json() fails the
+// whole statement on text that is not JSON (checking every row first would cost as much as the text
+// itself): the backend then goes on with the scan as values, which fails as scan does.
+//
+//   column type   SQLite                                   PostgreSQL                  flagged unless
+//   integer       the value                                the value                   an integer within ±2^53
+//   bigint        the value                                the value                   an integer within ±2^53
+//   real          printf('%!.17g') (round-trips exactly)   the value                   finite
+//   text          the value                                the value                   (SQLite) text
+//   boolean       true / false                             the value                   (SQLite) 0 or 1
+//   json          json(value)                              the value (jsonb)           (SQLite) text
+//   bytes         '0x' || lower(hex(value))                '0x' || encode(value,'hex') (SQLite) a blob
+//
+// NULL is null in every type and never flagged.
+
+import type { ColumnConfig, ColumnType, TableConfig } from '../../kernel/config-types.js';
+import { quoteIdent } from './sql-dialect.js';
+import type { BackendKind } from './types.js';
+
+/** Columns one JSON expression may carry: json_object / json_build_object take two arguments each. */
+export const MAX_JSON_COLUMNS = 50;
+
+/** Result column names no declared column can have (declared names are lower-case identifiers). */
+const JSON_COLUMN = 'BlockX row json';
+const CLEAN_COLUMN = 'BlockX row clean';
+
+const MAX_SAFE = '9007199254740991';
+
+function literal(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+function sqliteValue(col: string, type: ColumnType): string {
+  switch (type) {
+    case 'integer':
+    case 'bigint':
+    case 'text':
+      return col;
+    case 'real':
+      return `CASE WHEN ${col} IS NULL THEN NULL ELSE json(printf('%!.17g', ${col})) END`;
+    case 'boolean':
+      return `CASE ${col} WHEN 1 THEN json('true') WHEN 0 THEN json('false') END`;
+    case 'json':
+      return `json(${col})`;
+    case 'bytes':
+      return `CASE WHEN ${col} IS NULL THEN NULL ELSE '0x' || lower(hex(${col})) END`;
+    default: {
+      const unreachable: never = type;
+      throw new Error(`unknown column type ${String(unreachable)}`);
+    }
+  }
+}
+
+function sqliteClean(col: string, type: ColumnType): string {
+  switch (type) {
+    case 'integer':
+    case 'bigint':
+      return `(typeof(${col}) = 'integer' AND ${col} BETWEEN -${MAX_SAFE} AND ${MAX_SAFE})`;
+    case 'real':
+      return `(typeof(${col}) IN ('real', 'integer') AND ${col} BETWEEN -1.7976931348623157e308 AND 1.7976931348623157e308)`;
+    case 'text':
+      return `typeof(${col}) = 'text'`;
+    case 'boolean':
+      return `(typeof(${col}) = 'integer' AND ${col} IN (0, 1))`;
+    case 'json':
+      return `typeof(${col}) = 'text'`;
+    case 'bytes':
+      return `typeof(${col}) = 'blob'`;
+    default: {
+      const unreachable: never = type;
+      throw new Error(`unknown column type ${String(unreachable)}`);
+    }
+  }
+}
+
+function postgresValue(col: string, type: ColumnType): string {
+  return type === 'bytes' ? `'0x' || encode(${col}, 'hex')` : col;
+}
+
+function postgresClean(col: string, type: ColumnType): string | undefined {
+  switch (type) {
+    case 'bigint':
+      return `${col} BETWEEN -${MAX_SAFE} AND ${MAX_SAFE}`;
+    case 'real':
+      return `${col} NOT IN ('NaN'::float8, 'Infinity'::float8, '-Infinity'::float8)`;
+    case 'integer':
+    case 'text':
+    case 'boolean':
+    case 'json':
+    case 'bytes':
+      return undefined;
+    default: {
+      const unreachable: never = type;
+      throw new Error(`unknown column type ${String(unreachable)}`);
+    }
+  }
+}
+
+/**
+ * The two select-list items of a JSON scan of `columns` (in this order, the row's keys): the row's
+ * JSON text as a JSON string literal (as JSON_COLUMN), and whether the row is clean (as CLEAN_COLUMN,
+ * 1/true when the text is the row decodeRow would give). Undefined beyond MAX_JSON_COLUMNS columns.
+ */
+export function rowJsonSelect(
+  kind: BackendKind,
+  table: TableConfig,
+  columns: readonly string[],
+): readonly string[] | undefined {
+  if (columns.length === 0 || columns.length > MAX_JSON_COLUMNS) return undefined;
+  const pairs: string[] = [];
+  const clean: string[] = [];
+  for (const name of columns) {
+    const col = quoteIdent(name);
+    const { type } = table.columns[name] as ColumnConfig;
+    const isClean = kind === 'sqlite' ? sqliteClean(col, type) : postgresClean(col, type);
+    pairs.push(`${literal(name)}, ${kind === 'sqlite' ? sqliteValue(col, type) : postgresValue(col, type)}`);
+    if (isClean !== undefined) clean.push(`(${col} IS NULL OR ${isClean})`);
+  }
+  const json =
+    kind === 'sqlite'
+      ? // `|| ''` makes it plain text: json_quote leaves a JSON function's result as it is.
+        `json_quote(json_object(${pairs.join(', ')}) || '')`
+      : `to_json(json_build_object(${pairs.join(', ')})::text)::text`;
+  const ok = clean.length === 0 ? (kind === 'sqlite' ? '1' : 'true') : clean.join(' AND ');
+  return [`${json} AS ${quoteIdent(JSON_COLUMN)}`, `(${ok}) AS ${quoteIdent(CLEAN_COLUMN)}`];
+}
