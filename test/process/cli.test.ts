@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 const REPO = path.resolve(import.meta.dirname, '../..');
 const BIN = path.join(REPO, 'bin/blockx.js');
 
-function blockx(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
+function blockx(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}) {
   const env = { ...process.env, ...opts.env };
   for (const k of Object.keys(env))
     if (k.startsWith('COORDINATOR_') || k.startsWith('BLOCKX_')) delete env[k];
@@ -17,7 +17,7 @@ function blockx(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } 
     cwd: opts.cwd ?? REPO,
     env,
     encoding: 'utf8',
-    timeout: 30_000,
+    timeout: opts.timeoutMs ?? 30_000,
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -158,9 +158,14 @@ describe('blockx up --once', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'blockx-up-'));
     try {
       const db = path.join(dir, 'demo.db');
-      const r = blockx(['up', '--once', '--listen', '127.0.0.1:0'], {
-        env: { BLOCKX_STORAGE_URL: `sqlite:${db}` },
-      });
+      // No red line may hold the workers out on a machine busy with other test files.
+      const env = {
+        BLOCKX_STORAGE_URL: `sqlite:${db}`,
+        COORDINATOR_CPU_RED_LINE: '1',
+        COORDINATOR_MEMORY_RED_LINE: '1',
+      };
+      // The demo backfills 20 blocks: on a loaded machine that takes longer than a plain command.
+      const r = blockx(['up', '--once', '--listen', '127.0.0.1:0'], { env, timeoutMs: 90_000 });
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toMatch(/coordinator listening on 127\.0\.0\.1:\d+ \(in-process registry\)/);
       expect(r.stdout).toMatch(/worker #0 listening on 127\.0\.0\.1:\d+/);
@@ -178,9 +183,7 @@ describe('blockx up --once', () => {
         'npx blockx backfill examples/tasks/block-table-transfers.json --from 1 --to 20',
       );
       // A second run finds the demo chain in place and runs the job again (fresh), rewriting the same rows.
-      const again = blockx(['up', '--once', '--listen', '127.0.0.1:0'], {
-        env: { BLOCKX_STORAGE_URL: `sqlite:${db}` },
-      });
+      const again = blockx(['up', '--once', '--listen', '127.0.0.1:0'], { env, timeoutMs: 90_000 });
       expect(again.code, again.stderr).toBe(0);
       expect(again.stdout).not.toMatch(/demo chain: generated/);
       expect(again.stdout).toMatch(/^backfill \w+: 20 block\(s\): 20 succeeded, 0 failed, 0 skipped; /m);

@@ -28,8 +28,11 @@ const DEMO_FUNCTION = 'erc20_transfers';
 const DEMO_TABLES = ['blocks', 'transactions', 'events', 'traces', 'token_transfers'] as const;
 /** Blocks in flight: enough to keep two Workers busy on the demo's small blocks. */
 const DEMO_CONCURRENCY = 8;
-/** Task-level retries of a block, as a backfill would get with `--retries 2`. */
-const DEMO_RETRIES = 2;
+/**
+ * Task-level retries of a block (`blockx backfill --retries 5`): on a busy machine the Coordinator may
+ * answer "no capacity" (a Worker over its CPU red line) for a while, and the demo should ride that out.
+ */
+const DEMO_RETRIES = 5;
 const DEMO_CONNECT_TIMEOUT_MS = 10_000;
 /** Rows of token_transfers printed after the backfill. */
 const SHOWN_ROWS = 3;
