@@ -36,3 +36,14 @@ export function listenForStop(io: CliIo, command: string): StopSignals {
     },
   };
 }
+
+/** The wall clock a job driver runs on: a sleep that an abort ends early, randomness and time. */
+export const WALL_CLOCK = Object.freeze({
+  sleep: (ms: number, signal?: AbortSignal): Promise<void> =>
+    new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, ms);
+      signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+    }),
+  random: Math.random,
+  clock: Date.now,
+});

@@ -14,6 +14,7 @@
 import type { Command } from 'commander';
 import type { BackfillPer, BackfillPlan, BackfillTemplate } from '../../client/backfill/plan.js';
 import type { Kernel } from '../../kernel/kernel.js';
+import type { BlockxClient } from '../../client/client.js';
 import type { followTaskOf as FollowTaskOfFn } from '../../client/backfill/follow-loop.js';
 import type { BackfillEvent, BackfillSummary, UnitReport } from '../../client/backfill/run-backfill.js';
 import type nodePath from 'node:path';
@@ -273,7 +274,7 @@ export async function runBlockJob(job: BlockJob): Promise<number> {
   const { template, per, kernel, io, where: templatePath } = job;
   const { from, to } = job.range;
   const opts = job.run;
-  const { concurrency, retries, connectTimeoutMs } = opts;
+  const { concurrency, retries } = opts;
   const [plans, path, { validateTaskInput }, { storageIdentity, maskStorageUrl }] = await Promise.all([
     import('../../client/backfill/plan.js'),
     import('node:path'),
@@ -309,29 +310,10 @@ export async function runBlockJob(job: BlockJob): Promise<number> {
     return EXIT.FAILED;
   }
 
-  const [{ BlockxClient }, { dialAddress }, { FileJournal }, { CLI_REUSE_SLOTS }] = await Promise.all([
-    import('../../client/client.js'),
-    import('../../client/address.js'),
-    import('../../client/backfill/journal.js'),
-    import('../../client/options.js'),
-  ]);
+  const { FileJournal } = await import('../../client/backfill/journal.js');
   const config = kernel.config;
-  const slotTtlMs = config.deployments[config.up.deployment]?.coordinator.slotTtlMs ?? 5_000;
-  const target =
-    opts.worker !== undefined
-      ? { worker: dialAddress(opts.worker) }
-      : { coordinator: dialAddress(opts.coordinator ?? coordinatorAddressFromConfig(config, io.env)) };
-  const tls = clientTlsOf(config);
-  const client = new BlockxClient({ ...target, slotTtlMs, reuseSlots: CLI_REUSE_SLOTS, ...tls });
-  const unreachable = await checkReachable(
-    client,
-    { command: job.command, timeoutMs: connectTimeoutMs, tls: tls.tls !== undefined },
-    io,
-  );
-  if (unreachable !== undefined) {
-    client.close();
-    return unreachable;
-  }
+  const client = await connectJobClient(kernel, opts, job.command, io);
+  if (typeof client === 'number') return client;
 
   if (job.follow) {
     const { followJob } = await import('./backfill-follow.js');
@@ -404,6 +386,39 @@ export async function runBlockJob(job: BlockJob): Promise<number> {
   );
   const allDone = summary.failed === 0 && summary.remaining === 0;
   return allDone ? EXIT.OK : EXIT.FAILED;
+}
+
+/**
+ * The client a job's tasks go through (--worker, else --coordinator or the config's), checked reachable
+ * within --connect-timeout; an unreachable target is said and its exit code returned.
+ */
+export async function connectJobClient(
+  kernel: Kernel,
+  run: Pick<BlockJobRunOptions, 'coordinator' | 'worker' | 'connectTimeoutMs'>,
+  command: string,
+  io: CliIo,
+): Promise<BlockxClient | number> {
+  const [{ BlockxClient }, { dialAddress }, { CLI_REUSE_SLOTS }] = await Promise.all([
+    import('../../client/client.js'),
+    import('../../client/address.js'),
+    import('../../client/options.js'),
+  ]);
+  const config = kernel.config;
+  const slotTtlMs = config.deployments[config.up.deployment]?.coordinator.slotTtlMs ?? 5_000;
+  const target =
+    run.worker !== undefined
+      ? { worker: dialAddress(run.worker) }
+      : { coordinator: dialAddress(run.coordinator ?? coordinatorAddressFromConfig(config, io.env)) };
+  const tls = clientTlsOf(config);
+  const client = new BlockxClient({ ...target, slotTtlMs, reuseSlots: CLI_REUSE_SLOTS, ...tls });
+  const unreachable = await checkReachable(
+    client,
+    { command, timeoutMs: run.connectTimeoutMs, tls: tls.tls !== undefined },
+    io,
+  );
+  if (unreachable === undefined) return client;
+  client.close();
+  return unreachable;
 }
 
 interface EventSink {

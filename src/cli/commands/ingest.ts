@@ -7,8 +7,9 @@
 // 3. Run one ingestion task per block on the cluster — builder ChainIngestCallConfig, writer
 //    ChainIngestResultHandler — with the machinery of `blockx backfill` (runBlockJob): every unit validated,
 //    a resumable journal, retries, a line per block and the summary.
-// --follow: after the range, the head-following part is not built yet (issue 30); the command says so and
-// stops at the head.
+// --follow: from the job's cursor the range up to head − finality, then the head followed — new blocks,
+// reorgs healed, a reorg deeper than the finality refused (./ingest-follow.ts, docs/ingest.md § Following
+// the head).
 import type { Command } from 'commander';
 import type { RpcSourceSettings } from '../../services/chain-rpc/adapters/rpc-client.js';
 import type { SourceConfig } from '../../kernel/config-types.js';
@@ -34,6 +35,8 @@ interface IngestOptions extends JobFlags {
   to?: string;
   finality?: string;
   follow?: boolean;
+  pollInterval?: string;
+  waitForLock?: boolean;
   traces: boolean;
   maxConcurrentRequests?: string;
   requestsPerSecond?: string;
@@ -58,7 +61,12 @@ export function registerIngestCommand(program: Command, io: CliIo, setExit: (cod
     .requiredOption('--from <n>', 'first block (inclusive)')
     .option('--to <n>', 'last block (inclusive; default: the head minus the finality)')
     .option('--finality <n>', `blocks behind the head left out when --to is not given ${dflt}`)
-    .option('--follow', 'keep up with the head after the range (not built yet: stops at the head)')
+    .option(
+      '--follow',
+      'after the range, follow the head: ingest new blocks, heal reorgs (orphaned blocks kept, canonical = false)',
+    )
+    .option('--poll-interval <ms>', `with --follow: how often the node's head is asked ${dflt}`)
+    .option('--wait-for-lock', 'with --follow: wait while another follower holds the job (default: exit 1)')
     .option('--no-traces', 'leave the traces table out')
     .option('--max-concurrent-requests <n>', `HTTP requests in flight per worker ${dflt}`)
     .option('--requests-per-second <n>', `HTTP requests per second per worker, 0 = no limit ${dflt}`)
@@ -83,7 +91,8 @@ export function registerIngestCommand(program: Command, io: CliIo, setExit: (cod
       `
 Examples:
   blockx ingest --rpc http://127.0.0.1:8545 --from 0 --to 1000
-  blockx ingest --rpc https://user:KEY@node.example/rpc --chain-id 1 --from 19000000 --finality 64 --json`,
+  blockx ingest --rpc https://user:KEY@node.example/rpc --chain-id 1 --from 19000000 --finality 64 --json
+  blockx ingest --source mainnet --from 19000000 --follow --poll-interval 2000`,
     )
     .action(async (opts: IngestOptions) => setExit(await ingest(opts, io)));
 }
@@ -121,6 +130,7 @@ async function sourceOf(
     ...(opts.fallbackRpc !== undefined ? { fallbackUrl: opts.fallbackRpc } : {}),
     ...(opts.chainId !== undefined ? { chainId: integerFlag('--chain-id', opts.chainId, 0) } : {}),
     finality: int('--finality', opts.finality, base.finality, 0),
+    pollIntervalMs: int('--poll-interval', opts.pollInterval, base.pollIntervalMs, 1),
     traces: opts.traces && base.traces,
     maxConcurrentRequests: int(
       '--max-concurrent-requests',
@@ -184,16 +194,15 @@ async function ingest(opts: IngestOptions, io: CliIo): Promise<number> {
     );
     return EXIT.USAGE;
   }
+  if (opts.follow === true && toFlag !== undefined) {
+    throw new UsageError('--follow goes on past the head: drop --to');
+  }
   const to = toFlag ?? head - finality;
-  if (to < from) {
+  if (to < from && opts.follow !== true) {
     const why =
       toFlag !== undefined
         ? `--to ${to} is below --from ${from}`
         : `the node's head is ${head}: with --finality ${finality} the range ends at ${to}, below --from ${from}`;
-    if (opts.follow === true && toFlag === undefined) {
-      io.stderr(`blockx ingest: nothing to ingest yet (${why}); following the head is not built yet\n`);
-      return EXIT.OK;
-    }
     throw new UsageError(why);
   }
   if (toFlag !== undefined && toFlag > head) {
@@ -211,27 +220,43 @@ async function ingest(opts: IngestOptions, io: CliIo): Promise<number> {
       config: { source, chainId, ...unit, traces: entry.traces },
     },
   };
-  const code = await runBlockJob({
+  const run = {
+    ...(opts.coordinator !== undefined ? { coordinator: opts.coordinator } : {}),
+    ...(opts.worker !== undefined ? { worker: opts.worker } : {}),
+    concurrency,
+    retries,
+    json: opts.json === true,
+    stateDir: opts.stateDir,
+    fresh: opts.fresh === true,
+    connectTimeoutMs,
+  };
+  if (opts.follow === true) {
+    const { ingestFollow } = await import('./ingest-follow.js');
+    return ingestFollow(
+      {
+        kernel,
+        settings: source,
+        source: entry,
+        maskedUrl: probe.maskedUrl,
+        chainId,
+        from,
+        head,
+        template,
+        per,
+        run,
+        waitForLock: opts.waitForLock === true,
+      },
+      io,
+    );
+  }
+  return runBlockJob({
     command: 'ingest',
     where: `ingest from ${probe.maskedUrl}`,
     template,
     range: { from, to },
     per,
-    run: {
-      ...(opts.coordinator !== undefined ? { coordinator: opts.coordinator } : {}),
-      ...(opts.worker !== undefined ? { worker: opts.worker } : {}),
-      concurrency,
-      retries,
-      json: opts.json === true,
-      stateDir: opts.stateDir,
-      fresh: opts.fresh === true,
-      connectTimeoutMs,
-    },
+    run,
     kernel,
     io,
   });
-  if (opts.follow === true && code === EXIT.OK) {
-    io.stderr(`blockx ingest: reached block ${to}; following the head is not built yet, stopping\n`);
-  }
-  return code;
 }

@@ -40,8 +40,15 @@ export const SOURCE_FIELDS: readonly ConfigField[] = [
   s({
     path: 'finality',
     type: NON_NEGATIVE,
-    default: 0,
-    description: 'Blocks behind the head a job without an end block leaves out.',
+    default: 64,
+    description:
+      'Blocks at or below head − finality are final: a job without an end block stops there, and `blockx ingest --follow` stops on a reorg deeper than this (docs/ingest.md § Following the head).',
+  }),
+  s({
+    path: 'pollIntervalMs',
+    type: POSITIVE,
+    default: 1_000,
+    description: 'With `blockx ingest --follow`, how often the node is asked for its head once caught up.',
   }),
   s({
     path: 'traces',

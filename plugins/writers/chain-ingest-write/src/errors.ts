@@ -7,6 +7,11 @@ export const ChainIngestErrorCode = {
   BAD_BLOCK_DATA: 'BAD_BLOCK_DATA',
   /** Two answers about one block disagree (a receipt or trace of another block: a reorg in between). */
   INCONSISTENT_ANSWERS: 'INCONSISTENT_ANSWERS',
+  /**
+   * A follow write (docs/ingest.md § Following the head): the node's block has another parent than the
+   * stored canonical block below it. The chain moved; nothing was written, and the follower walks back.
+   */
+  CHAIN_MOVED: 'CHAIN_MOVED',
 } as const;
 export type ChainIngestErrorCode = (typeof ChainIngestErrorCode)[keyof typeof ChainIngestErrorCode];
 

@@ -2,12 +2,14 @@
 // of one bundle, as many at once as the source's limits allow) from an Ethereum JSON-RPC node — the block, its
 // receipts and its traces, in one batch when the node allows — maps the answers to rows (./rpc-rows.ts) and
 // replaces those heights' rows in the four chain tables in one transaction: a block is written whole or not
-// at all, and running the same task again leaves the same rows. Its builder
+// at all, and running the same task again leaves the same rows. With `follow` it writes as the head
+// follower needs (./follow-write.ts): one block by hash, orphans marked non-canonical. Its builder
 // (ChainIngestCallConfig) calls no function: the work of an ingestion task is IO, so it lives here, where the
 // write is. The config was validated against ../schema.json (defaults filled) before it gets here.
 import { defineWriter, type WriterResult } from 'blockx/plugin';
 import { bundleRange, sharedBlockFetcher, type RpcSourceSettings } from 'blockx/ingest';
 import { rowsOfBlock } from './rpc-rows.js';
+import { followWrite, type OrphanBlock } from './follow-write.js';
 
 export { ChainIngestError, ChainIngestErrorCode } from './errors.js';
 export { rowsOfBlock, type BlockTableRows } from './rpc-rows.js';
@@ -24,6 +26,12 @@ export interface ChainIngestResultHandlerConfig {
   readonly bundle?: number;
   readonly bundleSize?: number;
   readonly traces: boolean;
+  /** Write as the head follower does (./follow-write.ts): replace by hash, keep other blocks' rows. */
+  readonly follow?: boolean;
+  /** With follow and block: the block's parent must be this hash, else CHAIN_MOVED and nothing written. */
+  readonly parentHash?: string;
+  /** With follow: blocks that left the node's chain, marked non-canonical in the same transaction. */
+  readonly orphans?: readonly OrphanBlock[];
   readonly tables: {
     readonly blocks: string;
     readonly transactions: string;
@@ -32,12 +40,13 @@ export interface ChainIngestResultHandlerConfig {
   };
 }
 
-const PLUGIN_NAME = 'ChainIngestResultHandler';
+export const PLUGIN_NAME = 'ChainIngestResultHandler';
 
 const chainIngestWriter = defineWriter<ChainIngestResultHandlerConfig>({
   name: PLUGIN_NAME,
   async execute(taskCtx, config, _outputs, io): Promise<WriterResult[]> {
     const { chainId, tables } = config;
+    if (config.follow === true) return [await followWrite(taskCtx, config, io)];
     const range = rangeOf(config);
     const fetcher = sharedBlockFetcher(config.source);
     const noticesBefore = fetcher.notices.length;

@@ -343,8 +343,17 @@ export interface SourceConfig {
    * Unset: whatever the node reports.
    */
   readonly chainId?: number;
-  /** Blocks behind the head a job without an end block leaves out. Default 0. */
+  /**
+   * Blocks at or below head − finality are final: a job without an end block stops there, and `blockx
+   * ingest --follow` stops on a reorg deeper than this (docs/ingest.md § Following the head). Default
+   * 64.
+   */
   readonly finality: number;
+  /**
+   * With `blockx ingest --follow`, how often the node is asked for its head once caught up. Default
+   * 1000.
+   */
+  readonly pollIntervalMs: number;
   /**
    * Fill the traces table (trace_block, or debug_traceBlockByNumber with the call tracer); a node
    * serving neither is said once and skipped. Default true.

@@ -22,6 +22,13 @@ export interface RawBlock {
   readonly traces?: { readonly source: TraceSource; readonly data: unknown };
 }
 
+/** A block's place in the chain. */
+export interface BlockHeader {
+  readonly number: number;
+  readonly hash: string;
+  readonly parentHash: string;
+}
+
 export interface FetchBlockOptions {
   /** Fetch traces (a source's `traces: false` skips them). */
   readonly traces: boolean;
@@ -50,6 +57,32 @@ export class BlockFetcher {
   async head(): Promise<number> {
     const hex = await this.client.call('eth_blockNumber');
     return this.quantity(hex, 'eth_blockNumber');
+  }
+
+  /**
+   * The node's block at `at` (a height, or 'latest' for its head) without transactions: its number, hash
+   * and parent hash, lower-case; null when the node has no block there. What the head follower polls
+   * (docs/ingest.md § Following the head).
+   */
+  async header(at: number | 'latest'): Promise<BlockHeader | null> {
+    const tag = at === 'latest' ? 'latest' : `0x${at.toString(16)}`;
+    const block = await this.client.call('eth_getBlockByNumber', [tag, false]);
+    if (block === null) return null;
+    const b = (typeof block === 'object' ? block : {}) as Record<string, unknown>;
+    const hash = (field: string): string => {
+      const v = b[field];
+      if (typeof v === 'string' && /^0x[0-9a-fA-F]{64}$/.test(v)) return v.toLowerCase();
+      throw new ChainRpcError(
+        ChainRpcErrorCode.BAD_RESPONSE,
+        `block ${tag}: ${field} is ${JSON.stringify(v)}, not a 32-byte hash`,
+        { ...this.where('eth_getBlockByNumber'), retryable: false },
+      );
+    };
+    return {
+      number: this.quantity(b['number'], 'eth_getBlockByNumber'),
+      hash: hash('hash'),
+      parentHash: hash('parentHash'),
+    };
   }
 
   async fetch(number: number, opts: FetchBlockOptions): Promise<RawBlock> {

@@ -10,9 +10,13 @@ import { JOB_BLOCKS_TABLE, JOB_STOPS_TABLE, JOB_TABLES, JOB_TERMS_TABLE, JOBS_TA
 
 export type JobState = 'running' | 'stopped' | 'failed';
 
-/** What a follow job runs; stored as JSON in the job row, shown by `blockx jobs show`. */
+/**
+ * What a follow job runs; stored as JSON in the job row, shown by `blockx jobs show`. `follow`: `blockx
+ * backfill --follow` (template: the task template); `ingest`: `blockx ingest --follow` (template: the
+ * ingestion writer's config, its URLs masked; docs/ingest.md § Following the head).
+ */
 export interface FollowJobSpec {
-  readonly kind: 'follow';
+  readonly kind: 'follow' | 'ingest';
   readonly template: unknown;
   readonly from: number;
   readonly chainId: number;

@@ -1,0 +1,281 @@
+// `blockx ingest … --follow` (docs/ingest.md § Following the head): the range up to the node's head minus
+// the finality, then the head followed for as long as the command runs — new blocks ingested, reorgs healed,
+// a reorg deeper than the finality refused.
+//
+// 1. The job id: the chain id, the storage (docs/backfill.md § Resuming: its identity) and the blocks
+//    table, as `ig-…`: one follower per chain per database, whatever the node URL or --from. Its state (the
+//    cursor: every height below it is stored) lives in the storage database
+//    (src/services/follow/adapters/job-store.ts), so the same command on any machine resumes it.
+// 2. Take the job's lease (src/cli/job-lease.ts); a second follower says who holds it and exits 1, or with
+//    --wait-for-lock waits.
+// 3. From the cursor to head − finality: the range, as `blockx ingest` runs one (tasks in parallel, the
+//    journal under --state-dir); the cursor moves past it.
+// 4. The follower (src/client/ingest-follow/ingest-follow-loop.ts) from the canonical blocks the store holds
+//    below the cursor, until Ctrl-C, `blockx jobs stop ID`, a lost lease, or a reorg deeper than the finality
+//    (exit 1, naming the height and both hashes).
+import type { Kernel } from '../../kernel/kernel.js';
+import type { SourceConfig } from '../../kernel/config-types.js';
+import type { RpcSourceSettings } from '../../services/chain-rpc/adapters/rpc-client.js';
+import type { BackfillPer, BackfillTemplate } from '../../client/backfill/plan.js';
+import type { IngestFollowEvent } from '../../client/ingest-follow/ingest-follow-loop.js';
+import { JobFencedError } from '../../services/follow/core/errors.js';
+import { EXIT, type CliIo } from '../io.js';
+import { holdJobLease, type HeldJobLease } from '../job-lease.js';
+import { WALL_CLOCK } from '../stop-signals.js';
+import { connectJobClient, runBlockJob, type BlockJobRunOptions } from './backfill.js';
+import { oneLine } from './submit.js';
+
+export interface IngestFollowCommandOptions {
+  readonly kernel: Kernel;
+  /** The RPC client's settings of the source (its URLs unmasked). */
+  readonly settings: RpcSourceSettings;
+  readonly source: SourceConfig;
+  readonly maskedUrl: string;
+  readonly chainId: number;
+  readonly from: number;
+  /** The node's head when the command started. */
+  readonly head: number;
+  /** The range's task template (`blockx ingest`'s, per block or bundle). */
+  readonly template: BackfillTemplate;
+  readonly per: BackfillPer;
+  readonly run: BlockJobRunOptions;
+  readonly waitForLock: boolean;
+}
+
+/** The job id of following `chainId` into the storage `storage` (its identity) and `blocksTable`. */
+export async function ingestJobIdOf(storage: string, chainId: number, blocksTable: string): Promise<string> {
+  const { createHash } = await import('node:crypto');
+  const key = `ingest-follow/1 ${storage} ${chainId} ${blocksTable}`;
+  return `ig-${createHash('sha256').update(key).digest('hex').slice(0, 12)}`;
+}
+
+export async function ingestFollow(o: IngestFollowCommandOptions, io: CliIo): Promise<number> {
+  const [
+    { runIngestFollow, INGEST_FOLLOW_RETRY_DELAY_MS },
+    { JobStore },
+    { StorageChainReader },
+    { openStorage, maskStorageUrl, storageIdentity },
+    { newRunId },
+    { checkTaskRetryPolicy, DEFAULT_TASK_RETRY_BACKOFF },
+    { RpcClient },
+    { BlockFetcher },
+    { maskRpcUrl },
+  ] = await Promise.all([
+    import('../../client/ingest-follow/ingest-follow-loop.js'),
+    import('../../services/follow/adapters/job-store.js'),
+    import('../../services/follow/adapters/chain-reader.js'),
+    import('../../services/storage/open-storage.js'),
+    import('../../client/backfill/journal.js'),
+    import('../../client/task-retry.js'),
+    import('../../services/chain-rpc/adapters/rpc-client.js'),
+    import('../../services/chain-rpc/adapters/block-fetcher.js'),
+    import('../../services/chain-rpc/url-mask.js'),
+  ]);
+  const { kernel, chainId, source } = o;
+  const config = kernel.config;
+  const { finality, pollIntervalMs } = source;
+  const writer = (o.template.resultHandler?.config ?? {}) as Record<string, unknown>;
+  const tables = (writer.tables ?? {}) as { blocks?: string };
+  const blocksTable = tables.blocks ?? 'blocks';
+  const jobId = await ingestJobIdOf(
+    storageIdentity(config.storage.url, config.baseDir),
+    chainId,
+    blocksTable,
+  );
+  const runId = newRunId();
+
+  const client = await connectJobClient(kernel, o.run, 'ingest', io);
+  if (typeof client === 'number') return client;
+  const rpc = new RpcClient(o.settings);
+  const fetcher = new BlockFetcher(rpc);
+  const store = await JobStore.open(config.storage, config.baseDir);
+  const chainDb = await openStorage(config.storage, config.tables, { baseDir: config.baseDir });
+  let lease: HeldJobLease | undefined;
+  try {
+    lease = await holdJobLease({
+      config,
+      store,
+      jobId,
+      runId,
+      command: 'ingest',
+      waitForLock: o.waitForLock,
+      io,
+    });
+    if (lease === undefined) return EXIT.FAILED;
+    // What the job row shows: the writer's config, with the node's URLs masked.
+    const shown = {
+      ...writer,
+      source: { ...o.settings, urls: o.settings.urls.map((u) => maskRpcUrl(u)) },
+    };
+    const record = await store.ensure(jobId, {
+      kind: 'ingest',
+      template: shown,
+      from: o.from,
+      chainId,
+      blocksTable,
+      storage: maskStorageUrl(config.storage.url),
+      finality,
+      pollIntervalMs,
+    });
+    await store.update(jobId, { state: 'running', lastError: null });
+    await store.clearStop(jobId);
+    let cursor = Math.max(record.cursor, o.from);
+    if (record.cursor > o.from) {
+      io.stderr(`blockx ingest: job ${jobId} resumes at block ${record.cursor} (stored below it)\n`);
+    }
+
+    // 3. The range up to head − finality, in parallel; the follower takes over above it.
+    const rangeTo = o.head - finality;
+    if (cursor <= rangeTo) {
+      const code = await runBlockJob({
+        command: 'ingest',
+        where: `ingest from ${o.maskedUrl}`,
+        template: o.template,
+        range: { from: cursor, to: rangeTo },
+        per: o.per,
+        run: o.run,
+        kernel,
+        io,
+      });
+      if (code !== EXIT.OK) {
+        await store.update(jobId, { state: 'failed', lastError: `the range ${cursor}..${rangeTo} failed` });
+        return code;
+      }
+      cursor = rangeTo + 1;
+      await store.update(jobId, { cursor });
+    }
+
+    // 4. The follower, from the stored canonical chain below the cursor.
+    const reader = new StorageChainReader(chainDb, { chainId, blocksTable });
+    const lo = Math.max(o.from, cursor - 1 - finality);
+    const stored = cursor - 1 >= lo ? (await reader.read(lo, cursor - 1)).blocks : [];
+    const slotTtlMs = config.deployments[config.up.deployment]?.coordinator.slotTtlMs ?? 5_000;
+    const policy = checkTaskRetryPolicy({ retries: o.run.retries, slotTtlMs, ...DEFAULT_TASK_RETRY_BACKOFF });
+    io.stderr(
+      `blockx ingest: following the head of chain ${chainId} as job ${jobId} from block ${cursor}` +
+        ` (finality ${finality}, poll every ${pollIntervalMs} ms)\n`,
+    );
+    const { stop, cancel } = lease.signals;
+    const counts = { blocks: 0, orphaned: 0, reorgs: 0, failed: 0, rows: 0 };
+    let last: Extract<IngestFollowEvent, { type: 'stopped' }> | undefined;
+    try {
+      const events = runIngestFollow(
+        {
+          head: async () => {
+            const h = await fetcher.header('latest');
+            if (h === null) throw new Error(`source ${o.settings.name}: the node has no latest block`);
+            return h;
+          },
+          header: (n) => fetcher.header(n),
+        },
+        {
+          setProgress: (p) =>
+            store
+              .update(jobId, {
+                cursor: p.cursor,
+                head: p.head,
+                reorgs: p.reorgs,
+                deepestReorg: p.deepestReorg,
+              })
+              .then(() => undefined),
+          stopRequested: () => store.stopRequested(jobId),
+        },
+        client.batched,
+        {
+          jobId,
+          runId,
+          template: { chainId, writer: stripUnit(writer) },
+          from: o.from,
+          finality,
+          pollIntervalMs,
+          retryDelayMs: INGEST_FOLLOW_RETRY_DELAY_MS,
+          stored,
+          seen: { reorgs: record.reorgs, deepestReorg: record.deepestReorg },
+          policy,
+          stop: stop.signal,
+          signal: cancel.signal,
+          ...WALL_CLOCK,
+        },
+      );
+      for await (const e of events) {
+        if (e.type === 'stopped') last = e;
+        else count(e, counts);
+        io.stdout(o.run.json === true ? `${JSON.stringify(e)}\n` : eventText(e, pollIntervalMs));
+      }
+    } catch (err) {
+      if (!(err instanceof JobFencedError)) throw err;
+      // A newer follower claimed the job: the store refused our write; a task in flight is cancelled.
+      lease.markLost();
+      io.stderr(`blockx ingest: ${err.message}; stopping\n`);
+    } finally {
+      lease.signals.release();
+    }
+    const deep = last?.reason === 'reorg-beyond-finality';
+    const error = last?.error?.message ?? null;
+    const lost = lease.lost();
+    if (!lost) await store.update(jobId, { state: deep ? 'failed' : 'stopped', lastError: error });
+    if (last?.reason === 'requested') await store.clearStop(jobId);
+    const summary = { jobId, reason: lost ? 'lease-lost' : (last?.reason ?? 'stop'), ...counts, error };
+    io.stdout(
+      o.run.json === true
+        ? `${JSON.stringify({ summary })}\n`
+        : `ingest follow ${jobId} stopped (${summary.reason}): ${counts.blocks} block(s) ingested, ` +
+            `${counts.orphaned} orphaned, ${counts.reorgs} reorg(s), ${counts.failed} failed attempt(s)\n`,
+    );
+    if (error !== null) io.stderr(`blockx ingest: ${error}\n`);
+    return deep || lost ? EXIT.FAILED : EXIT.OK;
+  } finally {
+    await lease?.release();
+    rpc.close();
+    client.close();
+    await chainDb.close();
+    await store.close();
+  }
+}
+
+/** The writer's config without the unit the range filled (block, bundle): the follower names its own. */
+function stripUnit(writer: Record<string, unknown>): Record<string, unknown> {
+  const { block: _b, bundle: _u, bundleSize: _s, ...rest } = writer;
+  return rest;
+}
+
+function count(
+  e: Exclude<IngestFollowEvent, { type: 'stopped' }>,
+  c: { blocks: number; orphaned: number; reorgs: number; failed: number; rows: number },
+): void {
+  if (e.type === 'block') {
+    c.blocks++;
+    c.rows += e.rows;
+    c.orphaned += e.orphaned;
+  } else if (e.type === 'orphaned') c.orphaned += e.blocks.length;
+  else if (e.type === 'reorg') c.reorgs++;
+  else if (e.type === 'failed') c.failed++;
+}
+
+function eventText(e: IngestFollowEvent, pollIntervalMs: number): string {
+  switch (e.type) {
+    case 'block':
+      return (
+        `block ${e.height} SUCCEEDED ${e.hash} ${e.rows} rows` +
+        (e.orphaned > 0 ? ` (${e.orphaned} block(s) marked non-canonical)` : '') +
+        '\n'
+      );
+    case 'orphaned':
+      return `orphaned ${e.blocks.map((b) => `${b.number}:${b.hash}`).join(', ')} (the chain got shorter)\n`;
+    case 'reorg':
+      return (
+        `reorg: ${e.depth} block(s) above ${e.ancestor} replaced (tip ${e.oldTip} → ${e.newTip}); ` +
+        `orphaned: ${e.orphans.map((b) => `${b.number}:${b.hash}`).join(', ')}\n`
+      );
+    case 'caught-up':
+      return `caught up: head ${e.head} ${e.hash}; polling every ${pollIntervalMs} ms\n`;
+    case 'failed':
+      return `${e.command} FAILED ${e.code} ${oneLine(e.message) || '-'} (tried again after a pause)\n`;
+    case 'stopped':
+      return '';
+    default: {
+      const _exhaustive: never = e;
+      throw new Error(`unknown ingest-follow event ${JSON.stringify(_exhaustive)}`);
+    }
+  }
+}
