@@ -143,6 +143,7 @@ export async function runCluster(opts: RunClusterOptions): Promise<RunningCluste
             config,
             deployment: name,
             plugins: kernel.plugins,
+            tables: () => storage.backend.tables,
             listen: `127.0.0.1:${port}`,
             logger: logger.child({ service: 'worker', worker: i }),
             registryWriter: await registryWriterFor(config, inProcess, logger),

@@ -73,7 +73,7 @@ export class MemoryStorageBackend implements StorageBackend {
   private closed = false;
 
   constructor(
-    readonly tables: Readonly<Record<string, TableConfig>>,
+    public tables: Readonly<Record<string, TableConfig>>,
     private readonly scanBatchSize = 100,
   ) {
     for (const name of Object.keys(tables)) this.data.set(name, new Map());
@@ -115,6 +115,13 @@ export class MemoryStorageBackend implements StorageBackend {
 
   migrate(): Promise<MigrationReport> {
     return Promise.resolve({ created: [], unchanged: Object.keys(this.tables) });
+  }
+
+  serveTables(tables: Readonly<Record<string, TableConfig>>): Promise<MigrationReport> {
+    const created = Object.keys(tables).filter((name) => !this.data.has(name));
+    for (const name of created) this.data.set(name, new Map());
+    this.tables = tables;
+    return Promise.resolve({ created, unchanged: Object.keys(tables).filter((n) => !created.includes(n)) });
   }
 
   async get(table: string, key: RowKey, opts?: OpOptions): Promise<Row | undefined> {

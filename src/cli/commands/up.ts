@@ -8,6 +8,7 @@
 // Coordinator and Workers share this one process: COORDINATOR_CPU_PROFILE / COORDINATOR_TRACE profile it
 // (WORKER_* ones do not apply here; docs/performance.md § Profiling).
 import type { Command } from 'commander';
+import type { FlagOverride } from '../../kernel/config.js';
 import type { BlockxConfig, JobConfig } from '../../kernel/config-types.js';
 import { CONFIG_FLAG, EXIT, UsageError, type CliIo } from '../io.js';
 import { runDemo } from './up-demo.js';
@@ -52,7 +53,7 @@ export function registerUpCommand(program: Command, io: CliIo, setExit: (code: n
 }
 
 async function up(opts: UpOptions, io: CliIo): Promise<number> {
-  const flags = [];
+  const flags: FlagOverride[] = [];
   if (opts.workers !== undefined) {
     const n = Number(opts.workers);
     if (!Number.isInteger(n) || n < 1 || n > 64)
@@ -81,6 +82,7 @@ async function up(opts: UpOptions, io: CliIo): Promise<number> {
     { terminationSignal },
     { pino },
     { boundedPino },
+    { createConfigReload, watchConfigFile },
   ] = await Promise.all([
     import('../../kernel/kernel.js'),
     import('../../kernel/config.js'),
@@ -89,6 +91,7 @@ async function up(opts: UpOptions, io: CliIo): Promise<number> {
     import('../../app/signals.js'),
     import('pino'),
     import('../../kernel/observability/logger.js'),
+    import('../../app/config-reload.js'),
   ]);
   const config = loadConfig({ configPath: opts.config, cwd: io.cwd(), env: io.env, flags });
   const kernel = await bootKernelWithConfig(config);
@@ -130,8 +133,21 @@ async function up(opts: UpOptions, io: CliIo): Promise<number> {
     // between the two would find no handler and kill the process without its shutdown).
     const stopSignal = terminationSignal();
     const jobs = await startJobs(config, opts.config, cluster.coordinatorAddress, io);
+    // Config changes without a restart: the file is read again when it changes, or on SIGHUP.
+    const stopWatching = config.configFile
+      ? watchConfigFile(
+          config.configFile,
+          createConfigReload({
+            load: () => loadConfig({ configPath: config.configFile, cwd: io.cwd(), env: io.env, flags }),
+            running: config,
+            storage: cluster.storage,
+            report: (level, line) => (level === 'info' ? io.stdout(`${line}\n`) : io.stderr(`${line}\n`)),
+          }),
+        )
+      : () => undefined;
     io.stdout('serving; press Ctrl-C to stop\n');
     await stopSignal;
+    stopWatching();
     io.stdout('stopping...\n');
     await jobs.stop();
     return EXIT.OK;

@@ -54,8 +54,9 @@ class CallbackFailure {
 export class SqlBackend implements StorageBackend, TransactionHost {
   readonly kind: BackendKind;
   readonly displayUrl: string;
-  readonly tables: Readonly<Record<string, TableConfig>>;
-  readonly ctx: RequestContext;
+  /** The declared tables being served: the config's, then what serveTables swapped in. */
+  private served: Readonly<Record<string, TableConfig>>;
+  private context: RequestContext;
   private readonly gate: Admission;
   private readonly writes = new Map<string, TableWrites>();
   private closed = false;
@@ -67,13 +68,28 @@ export class SqlBackend implements StorageBackend, TransactionHost {
   ) {
     this.kind = driver.kind;
     this.displayUrl = opts.displayUrl;
-    this.tables = opts.tables;
-    this.ctx = { kind: driver.kind, backend: opts.displayUrl, tables: opts.tables };
+    this.served = opts.tables;
+    this.context = { kind: driver.kind, backend: opts.displayUrl, tables: opts.tables };
     this.gate = new Admission(opts.maxConcurrentOps, opts.admissionWaitMs, opts.displayUrl);
   }
 
   get dialect() {
     return this.driver.dialect;
+  }
+
+  get tables(): Readonly<Record<string, TableConfig>> {
+    return this.served;
+  }
+
+  get ctx(): RequestContext {
+    return this.context;
+  }
+
+  async serveTables(tables: Readonly<Record<string, TableConfig>>): Promise<MigrationReport> {
+    const report = await this.migrateTables(tables, false);
+    this.served = tables;
+    this.context = { ...this.context, tables };
+    return report;
   }
 
   get admission() {
@@ -107,14 +123,19 @@ export class SqlBackend implements StorageBackend, TransactionHost {
   }
 
   async migrate(opts: { readonly checkOnly?: boolean } = {}): Promise<MigrationReport> {
-    const checkOnly = opts.checkOnly === true;
+    return this.migrateTables(this.served, opts.checkOnly === true);
+  }
+
+  private async migrateTables(
+    tables: Readonly<Record<string, TableConfig>>,
+    checkOnly: boolean,
+  ): Promise<MigrationReport> {
     return this.admitted(undefined, undefined, (deadline) =>
       this.driver.withTransaction(
         async (q) => {
           const actual = new Map<string, DbTable | undefined>();
-          for (const name of Object.keys(this.tables))
-            actual.set(name, await this.driver.introspect(q, name));
-          const plan = planMigration(this.dialect, this.tables, actual, checkOnly);
+          for (const name of Object.keys(tables)) actual.set(name, await this.driver.introspect(q, name));
+          const plan = planMigration(this.dialect, tables, actual, checkOnly);
           if (plan.differences.length > 0)
             throw new StorageError(
               StorageErrorCode.SCHEMA_MISMATCH,
@@ -125,11 +146,11 @@ export class SqlBackend implements StorageBackend, TransactionHost {
             );
           for (const name of plan.create)
             await q.run({
-              sql: createTableSql(this.dialect, name, this.tables[name] as TableConfig),
+              sql: createTableSql(this.dialect, name, tables[name] as TableConfig),
               params: [],
             });
           for (const name of plan.index) {
-            const index = createBlockIndexSql(name, this.tables[name] as TableConfig);
+            const index = createBlockIndexSql(name, tables[name] as TableConfig);
             if (index !== undefined) await q.run({ sql: index, params: [] });
           }
           const indexed = plan.index.filter((name) => !plan.create.includes(name));

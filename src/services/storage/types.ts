@@ -80,6 +80,12 @@ export interface StorageBackend {
    * nothing and reports missing tables as a mismatch.
    */
   migrate(opts?: { readonly checkOnly?: boolean }): Promise<MigrationReport>;
+  /**
+   * Serves `tables` from now on (a running cluster's config changed; table-changes.ts decides which
+   * declarations these are): migrates them as `migrate` does, then swaps them in, so a request sees a
+   * new table only once it exists. On a mismatch nothing is swapped and the old tables keep serving.
+   */
+  serveTables(tables: Readonly<Record<string, TableConfig>>): Promise<MigrationReport>;
 
   get(table: string, key: RowKey, opts?: OpOptions): Promise<Row | undefined>;
   /** One result per key, in order; one round trip per batch of keys, not per key. */

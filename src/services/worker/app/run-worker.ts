@@ -78,6 +78,12 @@ export interface RunWorkerOptions {
   readonly deployment: string;
   readonly plugins: PluginRegistry;
   /**
+   * The declared tables, as served now (admission refuses writers of tables tasks may not write).
+   * Default: `config.tables`; `blockx up` passes its storage's, which a config reload extends
+   * (docs/storage.md § Changing the config of a running cluster).
+   */
+  readonly tables?: () => BlockxConfig['tables'];
+  /**
    * The Calls phase. Default: the dispatcher over an in-process link to `config.functions.dir`
    * (createInProcessCallRunner; dev/tests only: nothing isolates the functions from the Worker).
    */
@@ -229,7 +235,13 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
   // docs/batched-protocol.md § Worker: credits per stream default to the slot count, so one stream
   // can keep the whole worker busy and no more.
   // SubmitTask admission also refuses writers of tables tasks may not write (docs/storage.md).
-  const admission = { ...plugins, tables: config.tables };
+  const tablesNow = opts.tables ?? (() => config.tables);
+  const admission = {
+    ...plugins,
+    get tables() {
+      return tablesNow();
+    },
+  };
   const runTasks = new RunTasksStreams({
     orchestrator,
     subscriptions,
