@@ -11,7 +11,7 @@ import { unaryCall } from '../grpc/clients.js';
 import { tlsMaterialOf } from '../kernel/tls-files.js';
 import { isTerminalState } from '../contracts/task.js';
 import { taskInputToWire, taskResultFromWire, taskStateFromWire } from '../grpc/convert.js';
-import type { TaskUpdate } from '../grpc/domain-types.js';
+import type { TaskResult, TaskState, TaskUpdate } from '../grpc/domain-types.js';
 import type {
   GetTaskResultResponseWireOut,
   ReserveWorkerSlotResponseWireOut,
@@ -153,6 +153,7 @@ export class BlockxClient {
     return {
       run: (task, opts) =>
         this.batching === 'off' ? this.runUnary(task, opts ?? {}) : this.runBatched(task, opts ?? {}),
+      resume: (taskId, opts) => this.resume(taskId, opts ?? {}),
     };
   }
 
@@ -178,29 +179,52 @@ export class BlockxClient {
     const started = this.clock();
     const signal = this.signalFor(opts.signal);
     const submitted = await this.submitWith(task, signal);
-    const update =
-      submitted.result !== undefined && isTerminalState(submitted.state)
-        ? {
-            taskId: submitted.taskId,
-            state: submitted.state,
-            isTerminal: true,
-            workerAddr: submitted.workerAddr,
-            timestampMs: this.clock(),
-            result: submitted.result,
-            error: '',
-          }
-        : await followToTerminal(
-            this.pool.worker(submitted.workerAddr),
-            submitted.taskId,
-            submitted.workerAddr,
-            signal,
-            {
-              backoff: this.policy.backoff,
-              maxWatchAttempts: this.maxWatchAttempts,
-              sleep: (ms, s) => this.sleep(ms, s),
-            },
-          );
+    const update = await this.terminalUpdate(submitted.workerAddr, submitted, signal);
     return runResultOf(update, submitted.workerAddr, submitted.attempts, this.clock() - started);
+  }
+
+  /**
+   * The terminal update of a task `workerAddr` holds in `known.state`: made from the result the Worker
+   * already answered when terminal, otherwise followed with WatchTasks.
+   */
+  private async terminalUpdate(
+    workerAddr: string,
+    known: { readonly taskId: string; readonly state: TaskState; readonly result?: TaskResult },
+    signal: AbortSignal,
+  ): Promise<TaskUpdate> {
+    if (known.result !== undefined && isTerminalState(known.state)) {
+      const { taskId, state, result } = known;
+      return { taskId, state, isTerminal: true, workerAddr, timestampMs: this.clock(), result, error: '' };
+    }
+    return followToTerminal(this.pool.worker(workerAddr), known.taskId, workerAddr, signal, {
+      backoff: this.policy.backoff,
+      maxWatchAttempts: this.maxWatchAttempts,
+      sleep: (ms, s) => this.sleep(ms, s),
+    });
+  }
+
+  /**
+   * The result of `taskId` from the Worker of the cluster that holds it (RUNNING or terminal), followed
+   * to its end if it still runs; undefined when no Worker knows it, or without a coordinator. A resumed
+   * backfill asks this before placing a unit an earlier run may have started (docs/backfill.md § Resuming).
+   */
+  async resume(taskId: string, opts: CallOptions = {}): Promise<TaskRunResult | undefined> {
+    if (this.coordinator === undefined) return undefined;
+    const started = this.clock();
+    const { workers } = await this.clusterStatus(opts);
+    const known = await Promise.all(
+      workers.map(({ workerAddr }) =>
+        this.getResult(taskId, { ...opts, workerAddr }).then(
+          (status) =>
+            status.state === 'RUNNING' || isTerminalState(status.state) ? { workerAddr, status } : undefined,
+          () => undefined,
+        ),
+      ),
+    );
+    const holder = known.find((k) => k !== undefined);
+    if (holder === undefined) return undefined;
+    const update = await this.terminalUpdate(holder.workerAddr, holder.status, this.signalFor(opts.signal));
+    return runResultOf(update, holder.workerAddr, 1, this.clock() - started);
   }
 
   /**

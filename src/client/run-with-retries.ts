@@ -18,6 +18,12 @@ export type RunnableTask = ClientTaskInput & { readonly taskId: string };
 /** What runs one attempt: BlockxClient#run or a fake. */
 export interface TaskRunner {
   run(task: RunnableTask, opts?: { signal?: AbortSignal }): Promise<TaskRunResult>;
+  /**
+   * The result of `taskId` from the Worker that holds it, followed to its end if it still runs; undefined
+   * when no Worker knows it (or it cannot be followed). Optional: a resumed backfill asks it before
+   * placing a unit that may have run already (docs/backfill.md § Resuming).
+   */
+  resume?(taskId: string, opts?: { signal?: AbortSignal }): Promise<TaskRunResult | undefined>;
 }
 
 export interface AttemptReport {

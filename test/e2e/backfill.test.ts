@@ -209,6 +209,56 @@ describe('blockx backfill on PostgreSQL, 3 workers, concurrency 64', () => {
     expect(await tableRows()).toEqual(expected);
   });
 
+  it('SIGKILLed half-way, then run again: no unit runs on a second worker while its first lives', async () => {
+    // The rerun resubmits the units the killed run had in flight under their first ids; the Coordinator
+    // sends each back to the Worker it placed it on, which answers from its task table (docs/placement.md
+    // § One execution per task id). A unit run on two Workers shows as an id two Workers know.
+    const stateDir = path.join(stateRoot, 'sigkilled');
+    const child = cluster.spawnCli(args(stateDir));
+    const out = lineCounter(child);
+    await out.reached(300);
+    child.kill('SIGKILL');
+    await exitCode(child);
+    const printed = out
+      .text()
+      .split('\n')
+      .filter((l) => l.includes('"state"')).length;
+
+    const rest = await cluster.cli(args(stateDir), { timeoutMs: JOB_TIMEOUT_MS });
+    expect(rest.code, rest.stderr).toBe(0);
+    const second = summaryOf(rest.stdout);
+    expect(second.failed).toBe(0);
+    expect(second.skipped + second.succeeded).toBe(BLOCKS);
+    const ran = rest.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { state?: string; taskId?: string; attempts?: number })
+      .filter((u) => u.state === 'SUCCEEDED' && typeof u.taskId === 'string');
+    const client = new BlockxClient({ coordinator: cluster.coordinatorAddr, rpcTimeoutMs: 10_000 });
+    const twice: string[] = [];
+    try {
+      for (const u of ran) {
+        const known = await Promise.all(
+          cluster.workers.map((w) =>
+            client.getResult(u.taskId!, { workerAddr: w.addr }).then(
+              () => 1,
+              () => 0,
+            ),
+          ),
+        );
+        if (known.reduce((a: number, b) => a + b, 0) >= 2) twice.push(u.taskId!);
+      }
+    } finally {
+      client.close();
+    }
+    console.log(
+      `killed after ${printed} units; the rerun skipped ${second.skipped} and ran ${ran.length}; ` +
+        `on two workers: ${twice.length}`,
+    );
+    expect(twice.slice(0, 5)).toEqual([]);
+    expect(await tableRows()).toEqual(expected);
+  });
+
   it('a long-lived client reaches a restarted worker at once (reconnect backoff ≤ 2 s, not grpc-js 120 s)', async () => {
     const worker = cluster.workers[2]!;
     const client = new BlockxClient({ worker: worker.addr, rpcTimeoutMs: 2_000, maxReserveAttempts: 1 });

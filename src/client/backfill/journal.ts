@@ -3,6 +3,11 @@
 // per unit that SUCCEEDED, appended the moment it succeeded. A rerun of the same job reads the file and
 // skips those units.
 //
+// Resuming after a crash (docs/backfill.md § Resuming): before starting units, the engine appends a
+// `started` line naming the highest key it will start before the next such line (one line per
+// `concurrency` units). A rerun reads the highest one: the units up to it that are not done may still
+// run, or have run, on a Worker, and the engine asks the Workers for them before placing them again.
+//
 // Crash safety: each line is one synchronous write, so it reaches the OS before the next unit is counted;
 // a crash mid-line leaves a torn last line, which the reader ignores (that unit simply runs again, and the
 // idempotent writer makes the second run harmless). Nothing is fsynced: a power loss may forget the last
@@ -28,7 +33,11 @@ export interface BackfillJournal {
   readonly done: ReadonlySet<number>;
   /** The run tag in this journal's task ids: fixed for the journal's life, new for a fresh one. */
   readonly runId: string;
+  /** The highest key an earlier run said it was starting units up to; undefined when none did. */
+  readonly startedThrough?: number | undefined;
   record(entry: JournalEntry): void;
+  /** Units up to `key` are about to start (written before they do). Optional: without it nothing is resumed. */
+  recordStarted?(key: number): void;
 }
 
 export interface JournalEntry {
@@ -49,6 +58,7 @@ export class FileJournal implements BackfillJournal {
   readonly done: Set<number>;
   readonly file: string;
   readonly runId: string;
+  readonly startedThrough: number | undefined;
 
   /** Opens (creating) the journal of `header.jobId` under `dir`; `fresh` forgets what it recorded. */
   constructor(dir: string, header: JournalHeader, opts: { fresh?: boolean } = {}) {
@@ -58,6 +68,7 @@ export class FileJournal implements BackfillJournal {
     const text = readText(this.file);
     const parsed = parseJournal(text);
     this.done = parsed.done;
+    this.startedThrough = parsed.startedThrough;
     if (parsed.runId !== undefined) {
       this.runId = parsed.runId;
       // End a torn last line, so the next entry is not glued onto it (and lost with it).
@@ -78,12 +89,14 @@ export class FileJournal implements BackfillJournal {
   private fd: number | undefined;
 
   record(entry: JournalEntry): void {
-    const line = Buffer.from(
-      `${JSON.stringify({ done: entry.key, taskId: entry.taskId, rows: entry.rows ?? null })}\n`,
-    );
+    this.append(`${JSON.stringify({ done: entry.key, taskId: entry.taskId, rows: entry.rows ?? null })}\n`);
+    this.done.add(entry.key);
+  }
+
+  private append(text: string): void {
+    const line = Buffer.from(text);
     this.fd ??= openSync(this.file, 'a');
     for (let at = 0; at < line.length;) at += writeSync(this.fd, line, at);
-    this.done.add(entry.key);
   }
 
   /** Closes the file; a later record opens it again. */
@@ -91,6 +104,10 @@ export class FileJournal implements BackfillJournal {
     if (this.fd === undefined) return;
     closeSync(this.fd);
     this.fd = undefined;
+  }
+
+  recordStarted(key: number): void {
+    this.append(`${JSON.stringify({ started: key })}\n`);
   }
 }
 
@@ -108,13 +125,18 @@ export function newRunId(): string {
   return randomBytes(3).toString('hex');
 }
 
-/** The run tag of the header line (undefined without one) and the keys of the `done` lines. */
-function parseJournal(text: string): { runId: string | undefined; done: Set<number> } {
+/** The run tag of the header line (undefined without one), the keys of the `done` lines, the highest `started`. */
+function parseJournal(text: string): {
+  runId: string | undefined;
+  done: Set<number>;
+  startedThrough: number | undefined;
+} {
   const done = new Set<number>();
   let runId: string | undefined;
+  let startedThrough: number | undefined;
   text.split('\n').forEach((line, i) => {
     if (line.length === 0) return;
-    let entry: { done?: unknown; job?: { run?: unknown } } | null;
+    let entry: { done?: unknown; started?: unknown; job?: { run?: unknown } } | null;
     try {
       entry = JSON.parse(line) as typeof entry;
     } catch {
@@ -122,10 +144,17 @@ function parseJournal(text: string): { runId: string | undefined; done: Set<numb
     }
     if (typeof entry !== 'object' || entry === null) return;
     if (typeof entry.done === 'number' && Number.isSafeInteger(entry.done)) done.add(entry.done);
+    const started = entry.started;
+    if (
+      typeof started === 'number' &&
+      Number.isSafeInteger(started) &&
+      !(started <= (startedThrough ?? -Infinity))
+    )
+      startedThrough = started;
     const run = entry.job?.run;
     if (i === 0 && typeof run === 'string' && /^[0-9a-f]{1,16}$/.test(run)) runId = run;
   });
-  return { runId, done };
+  return { runId, done, startedThrough };
 }
 
 /** Keys of the `done` lines of a journal file; a line that does not parse (a torn last line) is skipped. */

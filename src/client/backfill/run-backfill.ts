@@ -6,8 +6,16 @@
 // Stopping: `stop` (a graceful stop, the CLI's first Ctrl-C) starts no new unit and no new retry and lets
 // the attempts in flight finish, so they are journaled; `signal` (the second Ctrl-C) cancels them too.
 // Units never started are counted as `remaining`; a rerun does them.
+//
+// Resuming after a crash: units are journaled only when they succeed, so a crash leaves the units in
+// flight unrecorded, and a rerun submits them again under their first attempt's id. The Coordinator sends
+// an id back to the Worker it placed it on, but a unit sent without it (slot reuse) would be placed anew
+// and run a second time. So the engine writes a `started` watermark ahead of the units it starts (one
+// journal line per `concurrency` units), and a rerun first asks the Workers (`runner.resume`) for every
+// unit not done up to the earlier watermark: one that a Worker holds is followed there, not run again
+// (docs/backfill.md § Resuming).
 import { BlockxClientError } from '../errors.js';
-import { runWithRetries, type TaskRunner } from '../run-with-retries.js';
+import { runWithRetries, type RetriedOutcome, type TaskRunner } from '../run-with-retries.js';
 import type { GiveUpReason, RetryReason, TaskRetryPolicy } from '../task-retry.js';
 import type { TaskRunResult } from '../types.js';
 import type { BackfillJournal } from './journal.js';
@@ -140,15 +148,23 @@ export async function* runBackfill(
     wake?.();
   };
   let next = 0;
+  // Units up to this key have a `started` line; the earlier run's line says which units may have run.
+  let startedMark = -Infinity;
+  const earlier = opts.journal?.startedThrough;
   const stopped = (): boolean => Boolean(opts.stop?.aborted || opts.signal?.aborted);
   const lane = async (): Promise<void> => {
     for (;;) {
       if (stopped()) return;
       const unit = todo[next++];
       if (unit === undefined) return;
+      if (opts.journal?.recordStarted !== undefined && unit.key > startedMark) {
+        startedMark = maxKey(todo, next - 1, opts.concurrency);
+        opts.journal.recordStarted(startedMark);
+      }
       counts.ran++;
       opts.progress?.update(progressOf(false));
-      const report = await runUnit(runner, plan, unit, run, opts, push);
+      const mayHaveRun = earlier !== undefined && unit.key <= earlier;
+      const report = await runUnit(runner, plan, unit, run, opts, push, mayHaveRun);
       unitCounts.ended++;
       if (report.state === 'SUCCEEDED') unitCounts.succeeded++;
       else unitCounts.failed++;
@@ -208,28 +224,52 @@ async function runUnit(
   run: string,
   opts: BackfillRunOptions,
   push: (e: BackfillEvent) => void,
+  mayHaveRun: boolean,
 ): Promise<UnitReport> {
   const started = opts.clock();
-  const outcome = await runWithRetries(runner, plan.taskOf(unit), {
-    policy: opts.policy,
-    taskIdOf: (attempt) => plan.taskIdOf(unit, attempt, run),
-    sleep: opts.sleep,
-    random: opts.random,
-    ...(opts.signal ? { signal: opts.signal } : {}),
-    ...(opts.stop ? { stopRetrying: opts.stop } : {}),
-    onAttempt: (r) => {
-      if (r.decision.type !== 'retry') return;
-      push({
-        type: 'retry',
-        unit,
-        attempt: r.attempt,
-        taskId: r.taskId,
-        reason: r.decision.reason,
-        delayMs: r.decision.delayMs,
-        failure: failureOf(r.outcome),
+  // A unit an earlier run may have started: the Worker holding its first attempt answers for it. A
+  // success is the unit's outcome; a failure counts as its first attempt, and the retries go on from the
+  // next attempt's id (the Worker answers the retained FAILED for the first one).
+  const earlier =
+    mayHaveRun && runner.resume !== undefined
+      ? await runner
+          .resume(plan.taskIdOf(unit, 1, run), opts.signal ? { signal: opts.signal } : {})
+          .catch(() => undefined)
+      : undefined;
+  const shift = earlier === undefined ? 0 : 1;
+  const outcome: RetriedOutcome = earlier?.success
+    ? { ok: true, result: earlier, attempts: 1 }
+    : await runWithRetries(runner, plan.taskOf(unit), {
+        policy: opts.policy,
+        taskIdOf: (attempt) => plan.taskIdOf(unit, attempt + shift, run),
+        sleep: opts.sleep,
+        random: opts.random,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(opts.stop ? { stopRetrying: opts.stop } : {}),
+        onAttempt: (r) => {
+          if (r.decision.type !== 'retry') return;
+          push({
+            type: 'retry',
+            unit,
+            attempt: r.attempt,
+            taskId: r.taskId,
+            reason: r.decision.reason,
+            delayMs: r.decision.delayMs,
+            failure: failureOf(r.outcome),
+          });
+        },
       });
-    },
-  });
+  const attempts = outcome.attempts + (earlier?.success === false ? 1 : 0);
+  return unitReport(unit, outcome, attempts, opts, started);
+}
+
+function unitReport(
+  unit: BackfillUnit,
+  outcome: RetriedOutcome,
+  attempts: number,
+  opts: BackfillRunOptions,
+  started: number,
+): UnitReport {
   const last = outcome.ok ? outcome.result : (outcome.result ?? outcome.error);
   const taskId =
     last instanceof BlockxClientError ? (last.taskId ?? '') : last !== undefined ? last.taskId : '';
@@ -237,7 +277,7 @@ async function runUnit(
     type: 'unit' as const,
     unit,
     taskId,
-    attempts: outcome.attempts,
+    attempts,
     durationMs: opts.clock() - started,
   };
   if (outcome.ok) {
@@ -264,6 +304,13 @@ async function runUnit(
     failureMessage: result?.failureMessage ?? error?.message ?? '',
     gaveUp: outcome.reason,
   };
+}
+
+/** The largest key of `units[from .. from + count)` (the units the lanes start next). */
+function maxKey(units: readonly BackfillUnit[], from: number, count: number): number {
+  let max = -Infinity;
+  for (let i = from; i < Math.min(units.length, from + count); i++) max = Math.max(max, units[i]!.key);
+  return max;
 }
 
 function skippedReport(unit: BackfillUnit): UnitReport {

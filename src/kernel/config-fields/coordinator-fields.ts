@@ -147,4 +147,20 @@ export const COORDINATOR_FIELDS: readonly ConfigField[] = [
     description:
       "capacity: most free slots first, counting the Coordinator's own reservations since the last heartbeat; affinity: the same task id goes to the same worker while the routable set is stable (docs/placement.md).",
   }),
+  c({
+    path: 'placementMemoryMs',
+    type: NON_NEGATIVE,
+    default: 300_000,
+    env: 'COORDINATOR_PLACEMENT_MEMORY_MS',
+    description:
+      "How long the Coordinator remembers the Worker it placed a task id on, so the same id goes back there (docs/placement.md § One execution per task id); the workers' resultRetentionMs by default. 0 = off.",
+  }),
+  c({
+    path: 'placementMemoryMaxEntries',
+    type: NON_NEGATIVE,
+    default: 200_000,
+    env: 'COORDINATOR_PLACEMENT_MEMORY_MAX_ENTRIES',
+    description:
+      'Most task ids remembered at once (about 150 bytes each); past it the oldest are forgotten early. 0 = off.',
+  }),
 ];

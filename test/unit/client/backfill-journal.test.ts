@@ -81,6 +81,18 @@ describe('FileJournal', () => {
     expect([...new FileJournal(dir, HEADER).done].sort()).toEqual([1, 2, 3]);
   });
 
+  it('started marks: a reopen reads the highest one; a journal without any has none', () => {
+    const dir = scratch();
+    const header = HEADER;
+    const j = new FileJournal(dir, header);
+    expect(j.startedThrough).toBeUndefined();
+    j.recordStarted(64);
+    j.recordStarted(128);
+    j.record({ key: 1, taskId: 't1', rows: 0 });
+    expect(new FileJournal(dir, header).startedThrough).toBe(128);
+    expect(new FileJournal(dir, header, { fresh: true }).startedThrough).toBeUndefined();
+  });
+
   it('lines that are not done entries are not counted', () => {
     const file = path.join(scratch(), 'x.jsonl');
     writeFileSync(

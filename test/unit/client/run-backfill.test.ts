@@ -253,6 +253,67 @@ describe('runBackfill', () => {
     expect(h.journal.entries).toHaveLength(7);
   });
 
+  it('resuming: units up to the earlier started mark are asked of the Workers first; one held is not run again', async () => {
+    const h = harness();
+    for (const k of [1, 2]) h.journal.done.add(k);
+    // The earlier run wrote `started` through 6; Workers hold 3 (succeeded), 4 (failed) and 5 (running).
+    const held = new Map<string, Step>([
+      ['b3-1', OK],
+      ['b4-1', { kind: 'failed', retryable: true }],
+      ['b5-1', OK],
+    ]);
+    const asked: string[] = [];
+    const runner: TaskRunner = {
+      run: (task, o) => h.runner.run(task, o),
+      resume(taskId) {
+        asked.push(tailOf(taskId));
+        const step = held.get(tailOf(taskId));
+        return Promise.resolve(
+          step === undefined ? undefined : { ...result(taskId, step), workerAddr: 'w:held' },
+        );
+      },
+    };
+    const { units, summary } = await drain(runner, blocks(1, 10), {
+      ...h.opts,
+      journal: { ...h.journal, startedThrough: 6, record: (e) => h.journal.record(e) },
+    });
+    expect(asked.sort()).toEqual(['b3-1', 'b4-1', 'b5-1', 'b6-1']);
+    // 3 and 5 came from their Worker; 4's first attempt failed there, so it goes on with attempt 2.
+    expect(h.calls.map((c) => tailOf(c.taskId)).sort()).toEqual([
+      'b10-1',
+      'b4-2',
+      'b6-1',
+      'b7-1',
+      'b8-1',
+      'b9-1',
+    ]);
+    const byKey = new Map(units.map((u) => [u.unit.key, u]));
+    expect(
+      [3, 4, 5, 6].map((k) => [k, byKey.get(k)?.state, byKey.get(k)?.attempts, byKey.get(k)?.workerAddr]),
+    ).toEqual([
+      [3, 'SUCCEEDED', 1, 'w:held'],
+      [4, 'SUCCEEDED', 2, 'w:1'],
+      [5, 'SUCCEEDED', 1, 'w:held'],
+      [6, 'SUCCEEDED', 1, 'w:1'],
+    ]);
+    expect(summary).toMatchObject({ succeeded: 8, skipped: 2, failed: 0 });
+    expect(h.journal.entries.map((e) => tailOf(e.taskId)).sort()).toContain('b3-1');
+  });
+
+  it("writes a started mark ahead of the units it starts, once per `concurrency` units; nothing's asked without an earlier one", async () => {
+    const h = harness();
+    const marks: number[] = [];
+    const asked: string[] = [];
+    const runner: TaskRunner = { ...h.runner, resume: (id) => (asked.push(id), Promise.resolve(undefined)) };
+    await drain(runner, blocks(1, 10), {
+      ...h.opts,
+      journal: { ...h.journal, recordStarted: (k) => marks.push(k) },
+    });
+    // Concurrency 4: before unit 1 the mark covers 1-4, before 5 it covers 5-8, before 9 the rest.
+    expect(marks).toEqual([4, 8, 10]);
+    expect(asked).toEqual([]);
+  });
+
   it('a unit failing retryably twice then succeeding: attempts 3, two retry events, the third id journaled', async () => {
     const h = harness((key, attempt) =>
       key === 5 && attempt < 3 ? { kind: 'failed', retryable: true } : OK,

@@ -89,6 +89,17 @@ export interface CoordinatorConfig {
    * (docs/placement.md). Default capacity. Env COORDINATOR_PLACEMENT.
    */
   readonly placement: 'capacity' | 'affinity';
+  /**
+   * How long the Coordinator remembers the Worker it placed a task id on, so the same id goes back
+   * there (docs/placement.md § One execution per task id); the workers' resultRetentionMs by default. 0
+   * = off. Default 300000. Env COORDINATOR_PLACEMENT_MEMORY_MS.
+   */
+  readonly placementMemoryMs: number;
+  /**
+   * Most task ids remembered at once (about 150 bytes each); past it the oldest are forgotten early. 0
+   * = off. Default 200000. Env COORDINATOR_PLACEMENT_MEMORY_MAX_ENTRIES.
+   */
+  readonly placementMemoryMaxEntries: number;
 }
 
 /** Phase-level admission semaphores. */

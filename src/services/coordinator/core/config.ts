@@ -31,6 +31,8 @@ const CORE_FIELDS = [
   'memoryRedLine',
   'errorRateRedLine',
   'placement',
+  'placementMemoryMs',
+  'placementMemoryMaxEntries',
 ] as const satisfies readonly (keyof CoordinatorConfig)[];
 
 /**
@@ -68,6 +70,7 @@ const POSITIVE_INTEGERS = [
  * - maxClockSkewMs: a non-negative safe integer (0 = no heartbeat may be ahead of the Coordinator's clock).
  * - watchGracePeriodMs: a non-negative safe integer (0 = no grace: Unavailable from the first
  *   millisecond after a disconnect).
+ * - placementMemoryMs, placementMemoryMaxEntries: non-negative safe integers (0 = no placement memory).
  * - the kernel's `coordinatorLimitProblems`: watchGracePeriodMs <= heartbeatTimeoutMs, red lines in (0, 1].
  * - placement: 'capacity' or 'affinity'.
  */
@@ -81,6 +84,11 @@ export function validateCoordinatorCoreConfig(config: CoordinatorCoreConfig): Co
   const skew = config.maxClockSkewMs;
   if (!Number.isSafeInteger(skew) || skew < 0) {
     problems.push({ field: 'maxClockSkewMs', message: `must be a non-negative integer, got ${skew}` });
+  }
+  for (const field of ['placementMemoryMs', 'placementMemoryMaxEntries'] as const) {
+    const v = config[field];
+    if (!Number.isSafeInteger(v) || v < 0)
+      problems.push({ field, message: `must be a non-negative integer, got ${v}` });
   }
   const grace = config.watchGracePeriodMs;
   if (!Number.isSafeInteger(grace) || grace < 0) {

@@ -37,18 +37,26 @@
 // how the survivors are ranked: `capacity` (the default ranking) or `affinity` (rendezvous hashing of task id
 // and Worker address, rendezvous.ts).
 //
+// One execution per task id (placement-memory.ts, docs/placement.md § One execution per task id):
+// `claimCandidate` remembers the Worker each task id was sent to, and a later request for the same id
+// goes back to it — before any ranking, and whatever its free capacity or red lines (it answers a
+// duplicate from its task table, without a new slot) — while its heartbeat is fresh, its breaker closed
+// and the request has not tried it yet. Otherwise the policy picks as usual.
+//
 // Time-based decisions (heartbeat age, breaker expiry, grace expiry, adjustment expiry) are evaluated
 // lazily against the `now` of each query, so the core needs no timers.
 
 import { outcomeError } from '../../../kernel/errors.js';
 import type { WorkerHeartbeat } from '../../../contracts/heartbeat.js';
-import { recordBreakerFailure, recordBreakerSuccess } from './circuit-breaker.js';
+import { isBreakerOpen, recordBreakerFailure, recordBreakerSuccess } from './circuit-breaker.js';
 import { DEFAULT_COORDINATOR_CORE_CONFIG, validateCoordinatorCoreConfig } from './config.js';
 import type { CoordinatorCoreConfig } from './config.js';
 import { CoordinatorConfigError, CoordinatorError, CoordinatorErrorCode } from './errors.js';
 import type { CapacityReport, ClaimResult, CoordinatorInput, SlotOutcome } from './inputs.js';
 import { noExecutableSlotMessage } from './no-slot-message.js';
+import { PlacementMemory } from './placement-memory.js';
 import { hashString32 } from './rendezvous.js';
+import { heartbeatFreshness } from './freshness.js';
 import { scanCandidates } from './selection.js';
 import { validateReserveRequest } from './validate.js';
 import {
@@ -81,12 +89,14 @@ export class CoordinatorCore {
   private initialized = false;
   private disconnectedAtMs: number | undefined = undefined;
   private lastViewUpdateMs: number | undefined = undefined;
+  private readonly placements: PlacementMemory;
 
   /** Throws CoordinatorConfigError (listing every problem) on an invalid config. */
   constructor(config: CoordinatorCoreConfig = DEFAULT_COORDINATOR_CORE_CONFIG) {
     const problems = validateCoordinatorCoreConfig(config);
     if (problems.length > 0) throw new CoordinatorConfigError(problems);
     this.config = Object.freeze({ ...config });
+    this.placements = new PlacementMemory(config.placementMemoryMs, config.placementMemoryMaxEntries);
   }
 
   // ---- inputs -------------------------------------------------------------------------------------
@@ -185,7 +195,8 @@ export class CoordinatorCore {
    *   1. excluded;  2. heartbeat timed out (`now - lastHeartbeatMs > heartbeatTimeoutMs`);
    *   3. cpu / memory / error rate strictly above its red line;  4. circuit breaker open (`now < deadline`);
    *   5. no free capacity (`freeCapacityAt <= 0`: the heartbeat's figure net of this core's claims).
-   * Ranking by the placement policy (selection.ts). A pure read: it changes nothing (see claimCandidate).
+   * Ranking by the placement policy (selection.ts). A task id this core claimed a Worker for before goes
+   * back to that Worker first (rememberedWorker). A pure read: it changes nothing (see claimCandidate).
    * Errors: empty taskId → InvalidArgument; not ready, or no Worker in the view has a fresh heartbeat
    * (excluded ones count as alive; an empty view counts as none) → Unavailable; otherwise, when nothing
    * passes → NoExecutableSlot.
@@ -205,6 +216,8 @@ export class CoordinatorCore {
     const views = (this.dense ??= [...this.workers.values()]);
     // Exclusions are resolved to view objects once, so the loop compares identities, not strings.
     const excludedViews = this.resolveExclusions(excludeAddrs);
+    const holder = this.rememberedWorker(taskId, excludedViews, now);
+    if (holder !== undefined) return { ok: true, workerAddr: holder.workerAddr };
     const taskHash = this.config.placement === 'affinity' ? hashString32(taskId) | 0 : 0;
     const { best, fresh, filtered, details } = scanCandidates(
       views,
@@ -234,8 +247,9 @@ export class CoordinatorCore {
 
   /**
    * `selectCandidate`, and on success a pending claim on the chosen Worker, counted against its free
-   * capacity until `settleClaim`. The handler calls this (under the write lock) for every candidate it is
-   * about to send RequestTaskSlot, and settles each claim exactly once.
+   * capacity until `settleClaim`, and the placement remembered for the task id. The handler calls this
+   * (under the write lock) for every candidate it is about to send RequestTaskSlot, and settles each claim
+   * exactly once.
    */
   claimCandidate(
     taskId: string,
@@ -243,7 +257,10 @@ export class CoordinatorCore {
     now: number,
   ): CandidateResult {
     const r = this.selectCandidate(taskId, excludeAddrs, now);
-    if (r.ok) addPendingClaim(this.workers.get(r.workerAddr)!);
+    if (r.ok) {
+      addPendingClaim(this.workers.get(r.workerAddr)!);
+      this.placements.remember(taskId, r.workerAddr, now);
+    }
     return r;
   }
 
@@ -373,6 +390,29 @@ export class CoordinatorCore {
     const rows: WorkerStatus[] = [];
     for (const v of this.workers.values()) rows.push(workerStatus(v, now, this.config));
     return rows.sort((a, b) => (a.workerAddr < b.workerAddr ? -1 : a.workerAddr > b.workerAddr ? 1 : 0));
+  }
+
+  /** Task ids whose placement is remembered (expired ones until pruned). */
+  get rememberedPlacements(): number {
+    return this.placements.size;
+  }
+
+  /**
+   * The Worker `taskId` was last sent to, when this request may go there again: still in the view, not
+   * tried by this request, heartbeat fresh, breaker closed. Free capacity and red lines do not apply.
+   */
+  private rememberedWorker(
+    taskId: string,
+    excluded: readonly WorkerView[],
+    now: number,
+  ): WorkerView | undefined {
+    const addr = this.placements.workerOf(taskId, now);
+    const v = addr === undefined ? undefined : this.workers.get(addr);
+    if (v === undefined || excluded.includes(v)) return undefined;
+    if (heartbeatFreshness(v.lastHeartbeatMs, now, this.config) !== 'fresh' || isBreakerOpen(v, now)) {
+      return undefined;
+    }
+    return v;
   }
 
   private resolveExclusions(excludeAddrs: ReadonlySet<string> | readonly string[]): WorkerView[] {

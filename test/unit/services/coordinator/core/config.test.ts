@@ -21,6 +21,8 @@ describe('CoordinatorCoreConfig', () => {
       memoryRedLine: 0.9,
       errorRateRedLine: 0.5,
       placement: 'capacity',
+      placementMemoryMs: 300_000,
+      placementMemoryMaxEntries: 200_000,
     });
     expect(Object.isFrozen(DEFAULT_COORDINATOR_CORE_CONFIG)).toBe(true);
     expect(validateCoordinatorCoreConfig(DEFAULT_COORDINATOR_CORE_CONFIG)).toEqual([]);
@@ -30,6 +32,16 @@ describe('CoordinatorCoreConfig', () => {
     { name: 'grace equal to the heartbeat timeout', over: { watchGracePeriodMs: 10_000 }, fields: [] },
     { name: 'zero grace', over: { watchGracePeriodMs: 0 }, fields: [] },
     { name: 'zero clock skew', over: { maxClockSkewMs: 0 }, fields: [] },
+    {
+      name: 'placement memory off',
+      over: { placementMemoryMs: 0, placementMemoryMaxEntries: 0 },
+      fields: [],
+    },
+    {
+      name: 'negative placement memory',
+      over: { placementMemoryMs: -1, placementMemoryMaxEntries: 1.5 },
+      fields: ['placementMemoryMs', 'placementMemoryMaxEntries'],
+    },
     { name: 'negative clock skew', over: { maxClockSkewMs: -1 }, fields: ['maxClockSkewMs'] },
     { name: 'fractional clock skew', over: { maxClockSkewMs: 1.5 }, fields: ['maxClockSkewMs'] },
     {

@@ -22,6 +22,9 @@ const CFG: CoordinatorCoreConfig = {
   memoryRedLine: 0.9,
   errorRateRedLine: 0.5,
   placement: 'capacity',
+  // Selection alone never records a placement (claimCandidate does): the memory plays no part here.
+  placementMemoryMs: 300_000,
+  placementMemoryMaxEntries: 1_000,
 };
 const ADDRS = ['w0', 'w1', 'w2', 'w3', 'w4', 'w5', 'w10', 'w9'];
 
