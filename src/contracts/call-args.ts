@@ -42,19 +42,26 @@ export function encodeRow(
 }
 
 /**
- * EncodedArgs made here, from literals known to be well formed: sent as they are. Another object of the
- * same shape (a plugin's own) is parsed once before it is sent (`argsTextOf`). One set per process, kept
- * under a registered symbol: a plugin may load its own instance of this module (the plugin loader
- * compiles TypeScript plugins apart), and what it made must be known here too.
+ * The mark of EncodedArgs made here, from literals known to be well formed: they are sent as they are.
+ * Another object of the same shape (a plugin's own) is parsed once before it is sent (`argsTextOf`). A
+ * registered symbol, so what a second instance of this module made (the plugin loader compiles
+ * TypeScript plugins apart) carries the same mark; a property rather than a WeakSet of the made objects,
+ * which cost ~0.5 µs per call to add to and weighs on every garbage collection (docs/performance.md §
+ * Rows as JSON text). JSON and structured clone leave symbol keys out.
  */
-const wellFormed: WeakSet<EncodedArgs> = ((globalThis as Record<symbol, unknown>)[
-  Symbol.for('blockx.encodedArgs.wellFormed')
-] ??= new WeakSet<EncodedArgs>()) as WeakSet<EncodedArgs>;
+const WELL_FORMED: unique symbol = Symbol.for('blockx.encodedArgs.wellFormed');
+
+interface MadeArgs extends EncodedArgs {
+  readonly [WELL_FORMED]?: true;
+}
 
 function made(literal: string): EncodedArgs {
-  const args: EncodedArgs = Object.freeze({ literal });
-  wellFormed.add(args);
-  return args;
+  const args: MadeArgs = { literal, [WELL_FORMED]: true };
+  return Object.freeze(args);
+}
+
+function isWellFormed(args: EncodedArgs): boolean {
+  return (args as MadeArgs)[WELL_FORMED] === true;
 }
 
 /** Arguments whose JSON text is `text` (it must be the JSON of an array; checked when the call is sent). */
@@ -89,7 +96,7 @@ export function isCallArgs(args: unknown): args is CallArgs {
  * it is not (the attempt cannot be sent).
  */
 export function argsLiteralOf(args: EncodedArgs): string {
-  if (wellFormed.has(args)) return args.literal;
+  if (isWellFormed(args)) return args.literal;
   argsTextOf(args);
   return args.literal;
 }
@@ -98,7 +105,7 @@ export function argsLiteralOf(args: EncodedArgs): string {
 export function argsTextOf(args: CallArgs): string {
   if (!isEncodedArgs(args)) return JSON.stringify(args);
   const text: unknown = JSON.parse(args.literal);
-  if (wellFormed.has(args)) return text as string;
+  if (isWellFormed(args)) return text as string;
   if (typeof text !== 'string' || !Array.isArray(JSON.parse(text)))
     throw new TypeError('encoded call arguments are not the JSON text of an array');
   return text;
