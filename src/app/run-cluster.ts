@@ -46,6 +46,8 @@ export interface RunClusterOptions {
    * upDashboardListen (next to the coordinator).
    */
   readonly dashboardListen?: string;
+  /** Where the dashboard address came from, named when it cannot be served (e.g. `--dashboard`). */
+  readonly dashboardKey?: string;
   /** Builds the Calls phase of worker `index`; default: a supervised Executor per worker. */
   readonly executorFor?: (
     index: number,
@@ -96,7 +98,7 @@ export async function runCluster(opts: RunClusterOptions): Promise<RunningCluste
     (config.observability.dashboard.listenAddr ||
       upDashboardListen((config.deployments[name] as DeploymentConfig).coordinator.listen));
   // Refused before anything starts (a plaintext address other hosts can reach, a malformed one).
-  checkDashboardAddress(config, dashboardListen);
+  checkDashboardAddress(config, dashboardListen, opts.dashboardKey);
   const useEtcd = config.registry.etcd.endpoints.length > 0;
   const inProcess = useEtcd ? undefined : new InProcessRegistry();
   // Deployed functions of an in-process cluster live in memory here, served by the Coordinator's admin
@@ -169,6 +171,7 @@ export async function runCluster(opts: RunClusterOptions): Promise<RunningCluste
         await serveDashboard({
           config,
           listenAddr: dashboardListen,
+          ...(opts.dashboardKey ? { configKey: opts.dashboardKey } : {}),
           feed: createDashboardFeed({
             ...coordinator.dashboardFeedInputs,
             intervalMs: config.observability.dashboard.intervalMs,

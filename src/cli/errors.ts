@@ -26,7 +26,11 @@ function messageOf(e: unknown): string {
  * How to free or move the address, by the command that failed to bind its gRPC server (`grpc`), or for
  * another listener (metrics, dashboard) whose address is in the config.
  */
-function moveHint(command: string | undefined, grpc: boolean): string {
+function moveHint(command: string | undefined, grpc: boolean, source: string | undefined): string {
+  // A listener that names where its address came from: a flag, or a config key.
+  if (source?.startsWith('--')) return `stop the other process or pass another ${source} address`;
+  if (source !== undefined)
+    return `stop the other process or choose another address (${source} in the config)`;
   if (!grpc) return 'stop the other process or choose another address in the config';
   switch (command) {
     case 'up':
@@ -65,9 +69,12 @@ export function describeCliError(err: unknown, command: string | undefined): Des
     const address = boundAddress(chain, code);
     if (address === undefined && !/listen/i.test(text)) continue;
     const shown = address ?? 'the address';
+    const source = chain
+      .map((e) => (e as { configKey?: unknown }).configKey)
+      .find((k): k is string => typeof k === 'string');
     return code === 'EADDRINUSE'
       ? {
-          line: `address ${shown} is already in use (EADDRINUSE): ${moveHint(command, /cannot listen on|No address added/.test(text))}`,
+          line: `address ${shown} is already in use (EADDRINUSE): ${moveHint(command, /cannot listen on|No address added/.test(text), source)}`,
           exitCode: EXIT.USAGE,
         }
       : {

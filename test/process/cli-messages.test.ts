@@ -146,6 +146,17 @@ describe('an address already in use', () => {
     ]);
     expect(r.stderr).not.toMatch(/^\s+at /m);
   });
+
+  it('blockx up --dashboard on a taken port: the line blames the flag, not the config', async () => {
+    const r = await blockx(
+      ['up', '--no-demo', '--workers', '1', '--listen', '127.0.0.1:0', '--dashboard', `127.0.0.1:${port}`],
+      { BLOCKX_STORAGE_URL: 'sqlite::memory:' },
+    );
+    expect(r.code, r.stderr).toBe(2);
+    expect(lines(r.stderr)).toEqual([
+      `blockx: address 127.0.0.1:${port} is already in use (EADDRINUSE): stop the other process or pass another --dashboard address`,
+    ]);
+  });
 });
 
 describe('names and syntax checked before run time', () => {

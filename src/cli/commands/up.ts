@@ -108,6 +108,8 @@ async function up(opts: UpOptions, io: CliIo): Promise<number> {
     kernel,
     logger,
     ...(opts.dashboard === false ? { dashboardListen: '' } : {}),
+    // An address in use is blamed on the flag that gave it, not on the config.
+    ...(typeof opts.dashboard === 'string' ? { dashboardKey: '--dashboard' } : {}),
   });
   io.stdout(`coordinator listening on ${cluster.coordinatorAddress} (${cluster.registry} registry)\n`);
   cluster.workerAddresses.forEach((addr, i) => io.stdout(`worker #${i} listening on ${addr}\n`));

@@ -16,8 +16,16 @@ export class DashboardServerError extends BlockxError {
   declare readonly code: DashboardErrorCode;
   /** The listen address as configured, or the asset folder for DASHBOARD_ASSETS_MISSING. */
   readonly where: string;
-  constructor(code: DashboardErrorCode, where: string, message: string, options?: { cause?: unknown }) {
+  /** Where the address came from (a config key, or the `--dashboard` flag), for the CLI's hint. */
+  readonly configKey: string | undefined;
+  constructor(
+    code: DashboardErrorCode,
+    where: string,
+    message: string,
+    options?: { cause?: unknown; configKey?: string },
+  ) {
     super(code, message, options);
     this.where = where;
+    this.configKey = options?.configKey;
   }
 }

@@ -1,6 +1,7 @@
 // main()'s one-line forms of user mistakes (src/cli/errors.ts), as grpc-js and Node report them.
 import { describe, expect, it } from 'vitest';
 import { describeCliError } from '../../../src/cli/errors.js';
+import { DashboardServerError } from '../../../src/services/dashboard/errors.js';
 
 /** What bindServer (src/grpc/server.ts) throws when grpc-js cannot bind. */
 function grpcBindError(address: string): Error {
@@ -53,6 +54,31 @@ describe('describeCliError', () => {
       nodeListenError('EADDRINUSE', '::1', 9464),
       'worker',
       'address [::1]:9464 is already in use (EADDRINUSE): stop the other process or choose another address in the config',
+    ],
+    [
+      'the dashboard of `up --dashboard ADDR`: the flag is blamed, not the config (issue 33)',
+      new DashboardServerError(
+        'DASHBOARD_LISTEN_FAILED',
+        '127.0.0.1:8081',
+        'cannot serve the dashboard on 127.0.0.1:8081 (--dashboard): listen EADDRINUSE',
+        { cause: nodeListenError('EADDRINUSE', '127.0.0.1', 8081), configKey: '--dashboard' },
+      ),
+      'up',
+      'address 127.0.0.1:8081 is already in use (EADDRINUSE): stop the other process or pass another --dashboard address',
+    ],
+    [
+      'the dashboard address of the config: its key is named',
+      new DashboardServerError(
+        'DASHBOARD_LISTEN_FAILED',
+        '127.0.0.1:8081',
+        'cannot serve the dashboard on 127.0.0.1:8081 (observability.dashboard.listenAddr): listen EADDRINUSE',
+        {
+          cause: nodeListenError('EADDRINUSE', '127.0.0.1', 8081),
+          configKey: 'observability.dashboard.listenAddr',
+        },
+      ),
+      'coordinator',
+      'address 127.0.0.1:8081 is already in use (EADDRINUSE): stop the other process or choose another address (observability.dashboard.listenAddr in the config)',
     ],
     [
       'a privileged port',

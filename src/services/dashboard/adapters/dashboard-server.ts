@@ -156,7 +156,7 @@ export async function startDashboardServer(opts: DashboardServerOptions): Promis
       DashboardErrorCode.DASHBOARD_LISTEN_FAILED,
       opts.listenAddr,
       `cannot serve the dashboard on ${opts.listenAddr} (${key}): ${(err as Error).message}`,
-      { cause: err },
+      { cause: err, configKey: key },
     );
   }
   const bound = server.address() as AddressInfo;
