@@ -127,9 +127,9 @@ export const EXECUTOR_FIELDS: readonly ConfigField[] = [
   e({
     path: 'maxProcesses',
     type: NON_NEGATIVE,
-    default: 512,
+    default: 4096,
     description:
-      'RLIMIT_NPROC of the Executors when they run as a user of their own (executor.user): processes and threads that user may have, so a fork storm in a function fails its own forks, not the node. Counted per user across the host. 0: no limit.',
+      'RLIMIT_NPROC of the Executors when they run as a user of their own (executor.user): the processes and threads that user may have, so a fork storm in a function fails its own forks, not the node. Counted per user across the host (an idle JS Executor has about 15 threads, plus about 2 per execution thread): every Worker of the host whose Executors share the user shares it. 0: no limit.',
   }),
   e({
     path: 'python.enabled',

@@ -325,9 +325,11 @@ export interface ExecutorConfig {
    */
   readonly user: string;
   /**
-   * RLIMIT_NPROC of the Executors when they run as a user of their own (executor.user): processes and
-   * threads that user may have, so a fork storm in a function fails its own forks, not the node.
-   * Counted per user across the host. 0: no limit. Default 512.
+   * RLIMIT_NPROC of the Executors when they run as a user of their own (executor.user): the processes
+   * and threads that user may have, so a fork storm in a function fails its own forks, not the node.
+   * Counted per user across the host (an idle JS Executor has about 15 threads, plus about 2 per
+   * execution thread): every Worker of the host whose Executors share the user shares it. 0: no limit.
+   * Default 4096.
    */
   readonly maxProcesses: number;
   /**
