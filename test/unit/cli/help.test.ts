@@ -75,4 +75,19 @@ describe('failure lines', () => {
     ).toBe('call c (f) failed: user: boom\n    at f (/fn/f.ts:2:9)\n    at g (/fn/f.ts:5:1)\n');
     expect(failureText('')).toBe('-\n');
   });
+
+  it("the README's command row of `blockx up` names every option of `blockx up --help` (issue 33)", async () => {
+    const { readFileSync } = await import('node:fs');
+    const path = await import('node:path');
+    const readme = readFileSync(path.resolve(import.meta.dirname, '../../../README.md'), 'utf8');
+    const row = readme.split('\n').find((l) => l.startsWith('| `blockx up '));
+    expect(row).toBeDefined();
+    const r = await help(['up']);
+    const options = [...r.out.matchAll(/^ {2}(?:-\w, )?(--[a-z-]+)/gm)]
+      .map((m) => m[1] as string)
+      // --config is every config-reading command's, --help every command's: the table does not repeat them.
+      .filter((o) => o !== '--config' && o !== '--help');
+    expect(options).toEqual(expect.arrayContaining(['--listen', '--once', '--dashboard']));
+    for (const option of options) expect(row, option).toContain(option);
+  });
 });
