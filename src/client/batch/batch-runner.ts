@@ -237,7 +237,8 @@ export class BatchedTaskRunner {
         if (job.settled) return;
         this.window = Math.min(this.window + 1, MAX_WINDOW);
         job.held = reservation;
-        this.send(job, reservation.workerAddr, reservation.slotId);
+        // The reservation counted this attempt: reserve and submit of one placement are one attempt.
+        this.send(job, reservation.workerAddr, reservation.slotId, true);
       },
       (failure: Failure) => {
         if (isUnimplemented(failure)) {
@@ -249,10 +250,10 @@ export class BatchedTaskRunner {
     );
   }
 
-  private send(job: Job, workerAddr: string, slotId: string): void {
+  private send(job: Job, workerAddr: string, slotId: string, counted = false): void {
     if (job.settled) return;
     if (this.unaryWorkers.has(workerAddr)) return this.viaFallback(job);
-    job.state = { ...job.state, attempts: job.state.attempts + 1 };
+    if (!counted) job.state = { ...job.state, attempts: job.state.attempts + 1 };
     const stream = this.stream(workerAddr);
     const entry: StreamEntry = {
       taskId: job.taskId,

@@ -173,6 +173,8 @@ describe('batched path through a Coordinator', () => {
     const c = client({ coordinator: address });
     const out = await c.runMany(ids(300).map(task));
     expect(out.every((o) => o.ok && o.result.success)).toBe(true);
+    // Reserved once and submitted once: one attempt each, as submit --json reports it (issue 33).
+    expect(new Set(out.map((o) => (o.ok ? o.result.attempts : 0)))).toEqual(new Set([1]));
     // Far fewer calls than tasks: ids of one turn share a call.
     expect(coordinator.calls.length).toBeLessThan(30);
     expect(coordinator.calls.flat().sort()).toEqual(ids(300).sort());
@@ -192,6 +194,14 @@ describe('batched path through a Coordinator', () => {
     expect(out.every((o) => o.ok && o.result.success)).toBe(true);
     expect(coordinator.calls.flat().filter((id) => id === 't1')).toHaveLength(2);
     expect(coordinator.calls.flat().filter((id) => id === 't2')).toHaveLength(2);
+    // t2 was placed twice (a slot refused, then the one that ran); the others once: "no capacity" while
+    // our own tasks hold the cluster is waiting, not an attempt.
+    expect(out.map((o) => (o.ok ? [o.result.taskId, o.result.attempts] : []))).toEqual([
+      ['t0', 1],
+      ['t1', 1],
+      ['t2', 2],
+      ['t3', 1],
+    ]);
     const slots = ws[0]?.received.filter((r) => r.taskId === 't2').map((r) => r.slotId) ?? [];
     expect(slots).toHaveLength(2);
     expect(slots[0]).not.toBe(slots[1]);
