@@ -2,7 +2,7 @@
 //
 //   npx tsx bench/calls.ts [--calls 100000] [--tasks 100] [--task-calls 1000] [--task-slots 32]
 //                          [--threads 2] [--executor built|tsx] [--runs 3]
-//                          [--only worker|isolation|python|uds|piscina]
+//                          [--only worker|isolation|tenants|python|uds|piscina]
 //
 // Rows (no-op calls; the function is test/fixtures/functions/noop.ts, `async () => null`):
 //  - dispatcher→executor, 1 task × 100,000 calls: ExecutorCallRunner.run (the Worker's dispatcher core
@@ -19,6 +19,9 @@
 //  - isolation: the two dispatcher→executor rows with `executor.isolation` none and task (SES lockdown,
 //    frozen global, a module instance per task; docs/security.md, "Task isolation"), measured in turn in
 //    the same run (none, task, none, task, …), and the per-call ratio task/none.
+//  - tenants: the 100-task row with every task from one submitter and with two submitters alternating
+//    (calls of different submitters never share an execution thread at once, docs/security.md § Task
+//    isolation), in turn in one executor, and the ratio two/one.
 //  - python (docs/executor.md § Python functions on a Worker): one Worker with both executors over one
 //    functions folder (noop.ts and noop_py.py, `def main(ctx): return None`), 1 task × 100,000 calls of
 //    each language through the same dispatcher and router, and the whole Worker over gRPC for each;
@@ -164,7 +167,7 @@ function noopCalls(n: number, fn = 'noop'): CallSpec[] {
 let taskSeq = 0;
 
 /** One Calls phase straight through the ExecutorCallRunner (what the orchestrator's Calls phase does). */
-async function runTask(ports: ExecutorPorts, calls: readonly CallSpec[]): Promise<void> {
+async function runTask(ports: ExecutorPorts, calls: readonly CallSpec[], client?: string): Promise<void> {
   const pin = await ports.codeEpochs.pin();
   try {
     const outcome = await ports.callRunner.run(
@@ -173,6 +176,7 @@ async function runTask(ports: ExecutorPorts, calls: readonly CallSpec[]): Promis
         codeEpoch: pin.epoch,
         deadlineMs: Date.now() + 600_000,
         signal: new AbortController().signal,
+        ...(client === undefined ? {} : { client }),
       },
       calls,
     );
@@ -337,6 +341,42 @@ async function isolationRows(): Promise<Row[]> {
 }
 
 /**
+ * The cost of tenants on threads (docs/security.md § Task isolation): the dispatcher→executor row of many
+ * tasks with every task from one submitter (no two tenants ever meet: the rule never binds) and with
+ * tasks of two submitters alternating (a thread drains before it switches), in the same executor,
+ * alternating shape by shape round by round.
+ */
+async function tenantRows(): Promise<Row[]> {
+  const small = noopCalls(TASK_CALLS);
+  const shapes = [
+    { label: 'one submitter', client: (_i: number) => 'alice' },
+    { label: 'two submitters alternating', client: (i: number) => (i % 2 === 0 ? 'alice' : 'bob') },
+  ];
+  const ms = new Map<number, number[]>();
+  await withExecutor(async (ports) => {
+    await runTask(ports, noopCalls(Math.min(CALLS, 20_000))); // warm-up
+    for (let round = 0; round < RUNS + 1; round++) {
+      for (const [i, shape] of shapes.entries()) {
+        let n = 0;
+        const start = performance.now();
+        await lanes(TASKS, () => runTask(ports, small, shape.client(n++)));
+        const took = performance.now() - start;
+        if (round > 0) ms.set(i, [...(ms.get(i) ?? []), took]);
+      }
+    }
+  });
+  return shapes.map((shape, i) => {
+    const row = {
+      name: `dispatcher→executor, tenants: ${shape.label}, ${TASKS} tasks × ${fmt(TASK_CALLS)} calls, ${TASK_SLOTS} at once`,
+      calls: TASKS * TASK_CALLS,
+      ms: ms.get(i)!,
+    };
+    console.error(`  ${row.name}: ${fmt((row.calls / median(row.ms)) * 1000)} calls/s`);
+    return row;
+  });
+}
+
+/**
  * JS and Python no-op calls through one Worker with both executors (same dispatcher, same router), in
  * the same run, and the raw Python UDS ping-pong they are measured against.
  */
@@ -490,6 +530,7 @@ async function main(): Promise<void> {
   const cases: [string, () => Promise<Row[]>][] = [
     ['worker', workerRows],
     ['isolation', isolationRows],
+    ['tenants', tenantRows],
     ['python', () => pythonRows(dir)],
     ['uds', async () => [await udsPingPong(dir, CALLS, 1024)]],
     ['piscina', async () => [await piscina(CALLS, undefined), await piscina(CALLS, 2)]],
@@ -535,6 +576,11 @@ async function main(): Promise<void> {
     console.log(`| dispatcher→Python / dispatcher→JS | ${fmt(rateOf(py) / rateOf(js), 2)}× |`);
     if (pyGrpc && jsGrpc)
       console.log(`| gRPC Worker→Python / gRPC Worker→JS | ${fmt(rateOf(pyGrpc) / rateOf(jsGrpc), 2)}× |`);
+  }
+  const ten = rows.filter((r) => r.name.includes(', tenants: '));
+  if (ten.length === 2) {
+    console.log('\nTenants on threads (two submitters alternating vs one, same run and executor)\n');
+    console.log(`| two / one | ${fmt(rateOf(ten[1]!) / rateOf(ten[0]!), 2)}× |`);
   }
   // The isolation rows come in pairs (none, task) of the same shape: the cost of isolation per call.
   const iso = rows.filter((r) => r.name.includes(', isolation '));

@@ -72,7 +72,12 @@ export async function runExecutor(options: ExecutorOptions): Promise<ExecutorExi
     pid: process.pid,
     threads,
     functionsDir: options.functionsDir,
-    features: [ExecutorFeature.ExecuteCalls, ExecutorFeature.CallsCompleted, ExecutorFeature.ArgsJson],
+    features: [
+      ExecutorFeature.ExecuteCalls,
+      ExecutorFeature.CallsCompleted,
+      ExecutorFeature.ArgsJson,
+      ExecutorFeature.Tenants,
+    ],
     ...(options.secret !== undefined ? { secret: options.secret } : {}),
   };
   // The Hello goes out before any user code is loaded, and the Worker accepts its secret once: a
@@ -344,7 +349,10 @@ function checkAttemptFields(callId: unknown, attempt: unknown): string | undefin
 }
 
 /** The task-level fields, which an ExecuteCalls carries once for all its entries. */
-type TaskFields = Pick<ExecuteCallMessage, 'taskId' | 'function' | 'codeEpoch' | 'budgetMs' | 'ioCache'>;
+type TaskFields = Pick<
+  ExecuteCallMessage,
+  'taskId' | 'function' | 'codeEpoch' | 'budgetMs' | 'ioCache' | 'tenant'
+>;
 
 function checkTaskNames(m: TaskFields): string | undefined {
   if (typeof m.taskId !== 'string') return 'taskId must be a string';
@@ -368,6 +376,8 @@ function checkBudgetAndCache(m: TaskFields): string | undefined {
   if (typeof m.budgetMs !== 'number' || m.budgetMs < 0) return 'budgetMs must be a number >= 0';
   if (m.ioCache !== undefined && (typeof m.ioCache !== 'string' || m.ioCache === ''))
     return 'ioCache must be a non-empty string when present';
+  if (m.tenant !== undefined && (typeof m.tenant !== 'string' || m.tenant === '' || m.tenant.length > 128))
+    return 'tenant must be a string of 1 to 128 characters when present';
   return undefined;
 }
 
@@ -381,6 +391,7 @@ function taskOf(m: ExecuteCallMessage | ExecuteCallsMessage): CallTask {
   };
   if (m.block !== undefined) task.block = m.block;
   if (m.ioCache !== undefined) task.ioCache = m.ioCache;
+  if (m.tenant !== undefined) task.tenant = m.tenant;
   if ('bulkResults' in m && m.bulkResults === true) task.bulkResults = true;
   return task;
 }

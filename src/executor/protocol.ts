@@ -24,6 +24,11 @@ export const ExecutorFeature = {
    * runs the call parses it (docs/executor.md § Calls in bulk).
    */
   ArgsJson: 'ArgsJson',
+  /**
+   * The executor takes a task's `tenant` (an opaque key of its submitter) and never runs calls of two
+   * tenants on one execution unit at the same time (docs/executor.md § Tenants on threads).
+   */
+  Tenants: 'Tenants',
 } as const;
 export type ExecutorFeature = (typeof ExecutorFeature)[keyof typeof ExecutorFeature];
 
@@ -190,6 +195,11 @@ export interface ExecuteCallMessage extends CallAttemptRef {
    * reused by the other calls of the same id there, until `DropIoCache` names it.
    */
   readonly ioCache?: string;
+  /**
+   * The task's tenant, to an executor that announced `ExecutorFeature.Tenants`: an opaque key of its
+   * submitter identity. Calls of different tenants never share an execution unit at the same time.
+   */
+  readonly tenant?: string;
 }
 
 /**
@@ -206,6 +216,8 @@ export interface ExecuteCallsMessage {
   readonly codeEpoch: string;
   readonly budgetMs: number;
   readonly ioCache?: string;
+  /** The task's tenant (ExecuteCall.tenant), to an executor that announced `ExecutorFeature.Tenants`. */
+  readonly tenant?: string;
   /**
    * The Worker takes the successful outcomes of these attempts in bulk (`CallsCompleted`); set only for
    * an executor that announced `ExecutorFeature.CallsCompleted`. Absent: one CallCompleted per attempt.

@@ -19,6 +19,7 @@
 import { failedFrame } from './call-outcome.js';
 import * as books from './core/pool-calls.js';
 import * as scheduler from './core/pool-scheduler.js';
+import { placeTenantCalls } from './core/tenant-placement.js';
 import {
   ThreadSet,
   type ExecutionThread,
@@ -307,23 +308,28 @@ export class ThreadPool {
     if (queued) this.pump(now);
   }
 
-  /** Queued calls to threads, in order, spread by free capacity (core/pool-scheduler.ts, placeCalls). */
+  /**
+   * Queued calls to threads, in order, spread by free capacity, never two tenants on one thread at once
+   * (core/tenant-placement.ts); a call that cannot go yet keeps its place in the queue.
+   */
   private pump(now: number): void {
     if (!this.queue.pending) return;
     const mono = shm.monoAt(now);
     const beatAge = (t: ThreadUnit): number => this.silence(t, now, mono);
-    const picks = scheduler.placeCalls(
+    const live = (c: PoolCall): boolean => c.state === 'queued' && this.calls.get(c.key) === c;
+    const tenantAt = (i: number): string | undefined => {
+      const c = this.queue.at(i)!;
+      return live(c) ? books.tenantOf(c.task) : undefined;
+    };
+    const { at, to, scanned } = placeTenantCalls(
       this.set.threads,
       this.queue.length,
+      tenantAt,
       this.opts.maxCallsPerThread,
       beatAge,
     );
-    let next = 0;
-    for (let call = this.queue.peek(); call !== undefined && next < picks.length; call = this.queue.peek()) {
-      this.queue.shift();
-      if (call.state === 'queued' && this.calls.get(call.key) === call)
-        this.dispatch(call, picks[next++]!, now);
-    }
+    for (let k = 0; k < at.length; k++) this.dispatch(this.queue.at(at[k]!)!, to[k]!, now);
+    this.queue.compact(scanned, live);
   }
 
   /** How long `t` has been silent, for stuck detection (core/pool-scheduler.ts, silenceMs). */

@@ -5,6 +5,7 @@
 
 import type { BatchedCallIn, CallTask } from '../protocol.js';
 import type { ThreadLoad } from './pool-scheduler.js';
+import { NO_TENANT } from './tenant-placement.js';
 
 /** Exec sequence numbers are 31-bit and wrap (thread-messages.ts § shared memory). */
 export const SEQ_MASK = 0x7fffffff;
@@ -25,6 +26,10 @@ export interface ThreadBooks<C> extends ThreadLoad {
   /** The sequence number of the next exec sent to the thread. */
   sentSeq: number;
   readonly calls: Set<C>;
+  /** The tenant of the calls on it, undefined while it has none (core/tenant-placement.ts). */
+  tenant?: string | undefined;
+  /** A tenant waiting for the thread (core/tenant-placement.ts). */
+  reservedFor?: string | undefined;
 }
 
 export type CallState = 'resolving' | 'queued' | 'running';
@@ -90,6 +95,12 @@ export function assign<T extends ThreadBooks<C>, C extends AnyCall<T>>(call: C, 
   t.sentSeq = (t.sentSeq + 1) & SEQ_MASK;
   t.calls.add(call);
   t.running++;
+  t.tenant = tenantOf(call.task);
+}
+
+/** The tenant of a call's task: its `tenant`, or NO_TENANT when the Worker sent none. */
+export function tenantOf(task: CallTask): string {
+  return task.tenant ?? NO_TENANT;
 }
 
 /** The call has ended: off its thread's books. Returns its thread, if it had one. */
@@ -98,6 +109,7 @@ export function release<T extends ThreadBooks<C>, C extends AnyCall<T>>(call: C)
   if (t && t.calls.delete(call)) {
     if (call.openWaits === 0) t.running--;
     if (call.cancelledOn === t) t.cancelling--;
+    if (t.calls.size === 0) t.tenant = undefined;
   }
   return t;
 }
@@ -117,6 +129,7 @@ export function takeBack<T extends ThreadBooks<C>, C extends AnyCall<T>>(t: T, f
     call.state = 'queued';
     call.thread = undefined;
   }
+  if (t.calls.size === 0) t.tenant = undefined;
   return back;
 }
 
@@ -164,6 +177,27 @@ export class CallQueue<C> {
   }
   peek(): C | undefined {
     return this.items[this.head];
+  }
+  /** The call at position `i` from the head. */
+  at(i: number): C | undefined {
+    return this.items[this.head + i];
+  }
+  /**
+   * Of the first `scanned` calls, keep only those `keep` says, in order (placed and stale ones leave);
+   * cheap when every kept one comes after the others.
+   */
+  compact(scanned: number, keep: (call: C) => boolean): void {
+    const end = this.head + scanned;
+    let k = this.head;
+    while (k < end && !keep(this.items[k]!)) k++;
+    if (k === end) {
+      for (let i = 0; i < scanned; i++) this.shift();
+      return;
+    }
+    const kept: C[] = [];
+    for (let i = k; i < end; i++) if (keep(this.items[i]!)) kept.push(this.items[i]!);
+    this.items = [...kept, ...this.items.slice(end)];
+    this.head = 0;
   }
   shift(): void {
     this.head++;

@@ -58,6 +58,7 @@ import type {
 } from './executor-link.js';
 import { CallRunnerTimer } from './call-runner-timer.js';
 import { CallStreamFeeder } from './call-stream-feeder.js';
+import { tenantKey } from './tenant-key.js';
 import type {
   CallPhaseOutcome,
   CallPhaseRunner,
@@ -85,6 +86,8 @@ interface RunningTask {
   readonly codeEpoch: string;
   /** The read-copy id of this Calls phase, when the IO handler caches answers (see ExecuteCall). */
   readonly ioCache: string | undefined;
+  /** The task's tenant: a key of its submitter (tenantKey). */
+  readonly tenant: string;
   readonly signal: AbortSignal;
   readonly onAbort: () => void;
   resolve(outcome: CallPhaseOutcome): void;
@@ -189,6 +192,7 @@ export class ExecutorCallRunner implements CallPhaseRunner {
         taskId,
         codeEpoch: task.codeEpoch,
         ioCache: this.readCopies ? `${taskId}#${++this.phaseSeq}` : undefined,
+        tenant: tenantKey(task.client),
         signal,
         onAbort: () => this.cancelTask(taskId, taskCancelReasonOf(signal.reason)),
         resolve,
@@ -368,7 +372,7 @@ export class ExecutorCallRunner implements CallPhaseRunner {
   private execute(cmd: ExecuteCalls): void {
     const task = this.tasks.get(cmd.taskId);
     if (task === undefined) return; // cannot happen: the dispatcher only dispatches for live tasks
-    const { taskId, codeEpoch, ioCache } = task;
+    const { taskId, codeEpoch, ioCache, tenant } = task;
     const budgetMs = cmd.budgetMs;
     const attempts = cmd.attempts;
     const calls = new Array<ExecuteCallCommand>(attempts.length);
@@ -385,6 +389,7 @@ export class ExecutorCallRunner implements CallPhaseRunner {
         codeEpoch,
         budgetMs,
         ioCache,
+        tenant,
       };
     }
     // An attempt the link refuses (an earlier one with the same id is still at the executor) comes back

@@ -319,7 +319,12 @@ export class ExecutorLink {
   private batcherFor(wire: Wire, features: readonly string[]): ExecuteCallsBatcher | undefined {
     if (!features.includes(ExecutorFeature.ExecuteCalls)) return undefined;
     const bulk = this.opts.bulkResults === true && features.includes(ExecutorFeature.CallsCompleted);
-    return new ExecuteCallsBatcher(wire.writer, bulk, features.includes(ExecutorFeature.ArgsJson));
+    return new ExecuteCallsBatcher(
+      wire.writer,
+      bulk,
+      features.includes(ExecutorFeature.ArgsJson),
+      features.includes(ExecutorFeature.Tenants),
+    );
   }
 
   /** A CallsCompleted frame with its malformed entries left out (each logged): they answer nothing. */

@@ -95,12 +95,14 @@ export class ExecuteCallsBatcher {
   /**
    * `bulkResults`: the executor announced CallsCompleted and the Worker takes its successes in bulk;
    * every frame then asks for them (ExecuteCalls.bulkResults). `argsJson`: it announced ArgsJson, so
-   * encoded arguments go as their text (an entry's `argsJson`).
+   * encoded arguments go as their text (an entry's `argsJson`). `tenants`: it announced Tenants; every
+   * frame carries its task's tenant (ExecuteCalls.tenant).
    */
   constructor(
     private readonly writer: FrameWriter,
     private readonly bulkResults = false,
     private readonly argsJson = false,
+    private readonly tenants = false,
   ) {}
 
   /**
@@ -129,7 +131,7 @@ export class ExecuteCallsBatcher {
     }
     this.close();
     const blockText = this.textOf(c.block);
-    const head = headOf(c, blockText, this.bulkResults);
+    const head = headOf(c, blockText, this.bulkResults, this.tenants);
     const headBytes = Buffer.byteLength(head) + ENTRY_OVERHEAD;
     let entryBytes = 3 * entry.length + 1;
     let exact = false;
@@ -199,17 +201,19 @@ function sameTaskFields(a: ExecuteCallCommand, b: ExecuteCallCommand): boolean {
     a.function === b.function &&
     a.codeEpoch === b.codeEpoch &&
     a.budgetMs === b.budgetMs &&
-    a.ioCache === b.ioCache
+    a.ioCache === b.ioCache &&
+    a.tenant === b.tenant
   );
 }
 
 /** The frame's text up to its first entry: the task-level fields, the block's text (`blockText`) once. */
-function headOf(c: ExecuteCallCommand, blockText: string, bulkResults: boolean): string {
+function headOf(c: ExecuteCallCommand, blockText: string, bulkResults: boolean, tenants: boolean): string {
   const block = blockText === '' ? '' : `,"block":${blockText}`;
   return (
     `{"type":"ExecuteCalls","taskId":${JSON.stringify(c.taskId)},"function":${JSON.stringify(c.function)}` +
     `${block},"codeEpoch":${JSON.stringify(c.codeEpoch)},"budgetMs":${c.budgetMs}` +
     `${c.ioCache === undefined ? '' : `,"ioCache":${JSON.stringify(c.ioCache)}`}` +
+    `${tenants && c.tenant !== undefined ? `,"tenant":${JSON.stringify(c.tenant)}` : ''}` +
     `${bulkResults ? ',"bulkResults":true' : ''},"calls":[`
   );
 }

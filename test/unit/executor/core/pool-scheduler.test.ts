@@ -31,6 +31,7 @@ import {
   type CallClock,
 } from '../../../../src/executor/core/pool-scheduler.js';
 import type { ExecuteCallMessage } from '../../../../src/executor/protocol.js';
+import { idleThread } from './fake-books.js';
 
 interface T extends ThreadBooks<C> {
   readonly name: string;
@@ -39,18 +40,7 @@ interface T extends ThreadBooks<C> {
 type C = PoolCall<T, unknown>;
 
 function thread(name: string, over: Partial<T> = {}): T {
-  return {
-    name,
-    ready: true,
-    dead: false,
-    draining: false,
-    running: 0,
-    cancelling: 0,
-    sentSeq: 0,
-    calls: new Set(),
-    beatAge: 0,
-    ...over,
-  };
+  return { ...idleThread<C, { name: string; beatAge: number }>({ name, beatAge: 0 }), ...over };
 }
 function msg(callId: string, budgetMs = 1000): ExecuteCallMessage {
   return {

@@ -23,6 +23,8 @@ export interface ExecuteCallCommand {
   readonly budgetMs: number;
   /** Read-copy id of the task's Calls phase (ExecuteCall.ioCache); absent: no copies. */
   readonly ioCache?: string;
+  /** The task's tenant (ExecuteCalls.tenant, tenantKey); sent only to an executor that announced Tenants. */
+  readonly tenant?: string;
 }
 
 /** One success of a CallsCompleted frame, as the executor reported it (docs/executor.md § Calls in bulk). */

@@ -212,6 +212,7 @@ async function callsOutcome(
       codeEpoch: epoch,
       deadlineMs: cmd.deadlineMs,
       signal: rt.controller.signal,
+      ...(rt.client === undefined ? {} : { client: rt.client }),
     };
     const runner = ctx.callRunner;
     const outcome =

@@ -21,6 +21,11 @@ export interface CallPhaseTask {
   readonly deadlineMs: number;
   /** Aborted when the task converges early (timeout, watch disconnect, shutdown): stop every call. */
   readonly signal: AbortSignal;
+  /**
+   * The submitter, when known: calls of different submitters never share an execution thread or
+   * process at the same time (docs/security.md § Task isolation). Absent: one tenant for all such tasks.
+   */
+  readonly client?: string;
 }
 
 /** How a Calls phase ended (success, failure code, outputs; docs/task-lifecycle.md § The three phases). */

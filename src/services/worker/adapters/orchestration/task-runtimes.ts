@@ -15,6 +15,8 @@ export interface TaskRuntime {
   readonly taskId: string;
   readonly deadlineMs: number;
   readonly acceptedAtMs: number;
+  /** The submitter, when known (docs/security.md § Roles): its calls' tenant (CallPhaseTask.client). */
+  readonly client: string | undefined;
   /** The task's context: aborted on convergence (or CancelTaskCalls, or shutdown). */
   readonly controller: AbortController;
   epoch: CodeEpochPin | undefined;
@@ -44,6 +46,7 @@ export class TaskRuntimes {
       taskId: cmd.taskId,
       deadlineMs: cmd.deadlineMs,
       acceptedAtMs: cmd.acceptedAtMs,
+      client: cmd.client,
       controller: new AbortController(),
       epoch: undefined,
       io: undefined,

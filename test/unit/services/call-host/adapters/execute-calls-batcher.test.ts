@@ -12,11 +12,13 @@ import {
   ExecuteCallsBatcher,
   executeCallJson,
 } from '../../../../../src/services/call-host/adapters/frames-as-text.js';
+import { tenantKey } from '../../../../../src/services/call-host/adapters/tenant-key.js';
+import { ANONYMOUS_CLIENT } from '../../../../../src/kernel/client-identity.js';
 
 type Frame = Record<string, unknown> & { type: string };
 
 /** A writer into memory, and what it wrote, decoded. */
-function wire(maxFrameBytes?: number, bulkResults = false, argsJson = false) {
+function wire(maxFrameBytes?: number, bulkResults = false, argsJson = false, tenants = false) {
   const chunks: Buffer[] = [];
   const writer = new FrameWriter({ write: (b) => (chunks.push(b), true) }, { maxFrameBytes });
   const frames = (): Frame[] => {
@@ -24,7 +26,7 @@ function wire(maxFrameBytes?: number, bulkResults = false, argsJson = false) {
     const decoder = new FrameDecoder<Frame>();
     return chunks.flatMap((c) => decoder.push(c));
   };
-  return { writer, batcher: new ExecuteCallsBatcher(writer, bulkResults, argsJson), frames };
+  return { writer, batcher: new ExecuteCallsBatcher(writer, bulkResults, argsJson, tenants), frames };
 }
 
 /** What the executor runs for these frames: each ExecuteCalls expanded, other frames as they are. */
@@ -83,6 +85,29 @@ describe('ExecuteCallsBatcher', () => {
     expect(frames).toHaveLength(n);
     expect(frames.every((f) => f.type === 'ExecuteCalls')).toBe(true);
     expect(asExecuted(frames)).toEqual(calls.map((c) => JSON.parse(executeCallJson(c)) as Frame));
+  });
+
+  it('carries the tenant only to an executor that announced Tenants; another tenant opens a new frame', () => {
+    const calls = [cmd(0, { tenant: 'k1' }), cmd(1, { tenant: 'k1' }), cmd(2, { tenant: 'k2' })];
+    const on = wire(undefined, false, false, true);
+    for (const c of calls) on.batcher.add(c);
+    const framesOn = on.frames();
+    expect(framesOn.map((f) => [f.tenant, (f.calls as unknown[]).length])).toEqual([
+      ['k1', 2],
+      ['k2', 1],
+    ]);
+    const off = wire();
+    for (const c of calls) off.batcher.add(c);
+    const framesOff = off.frames();
+    expect(framesOff.every((f) => !('tenant' in f))).toBe(true);
+  });
+
+  it('tenantKey: one opaque key per submitter, anonymous tasks share one', () => {
+    expect(tenantKey('alice')).toBe(tenantKey('alice'));
+    expect(tenantKey('alice')).not.toBe(tenantKey('mallory'));
+    expect(tenantKey(undefined)).toBe(tenantKey(ANONYMOUS_CLIENT));
+    expect(tenantKey('alice')).not.toContain('alice');
+    expect(tenantKey('alice')).toMatch(/^[A-Za-z0-9_-]{22}$/);
   });
 
   it('a batch closes before it outgrows a frame; each frame stays within the limit', () => {
