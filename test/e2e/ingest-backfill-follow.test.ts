@@ -14,6 +14,7 @@ import { loadConfig } from '../../src/kernel/config.js';
 import { openStorage } from '../../src/services/storage/open-storage.js';
 import {
   ANVIL_CHAIN_ID,
+  ANVIL_TRANSFERS_TEMPLATE,
   TRANSFER_TOPIC,
   populateChain,
   startAnvil,
@@ -35,26 +36,7 @@ const TEMPLATE = path.join(dir, 'transfers.json');
 
 beforeAll(async () => {
   [etcd, pg] = await Promise.all([startEtcd(), sharedPostgres()]);
-  writeFileSync(
-    TEMPLATE,
-    JSON.stringify({
-      functionCallConfig: {
-        type: 'BlockTableCallConfig',
-        config: {
-          function: 'erc20_transfers',
-          table: 'events',
-          chainId: ANVIL_CHAIN_ID,
-          block: { number: 0 },
-          where: { selector: TRANSFER_TOPIC },
-        },
-      },
-      resultHandler: {
-        type: 'BlockWriteResultHandler',
-        config: { table: 'token_transfers', chainId: ANVIL_CHAIN_ID, block: { number: 0 } },
-      },
-      taskTimeoutMs: 30_000,
-    }),
-  );
+  writeFileSync(TEMPLATE, JSON.stringify(ANVIL_TRANSFERS_TEMPLATE));
 }, 120_000);
 
 afterAll(async () => {

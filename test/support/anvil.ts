@@ -20,6 +20,28 @@ import type { OutputTail } from './processes.js';
 export const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
 export const ANVIL_CHAIN_ID = 31337;
 
+/**
+ * A task template for `blockx backfill` over the Anvil chain's ingested events: erc20_transfers of each
+ * block's Transfer logs into token_transfers (what the follow e2e tests keep current).
+ */
+export const ANVIL_TRANSFERS_TEMPLATE = Object.freeze({
+  functionCallConfig: {
+    type: 'BlockTableCallConfig',
+    config: {
+      function: 'erc20_transfers',
+      table: 'events',
+      chainId: ANVIL_CHAIN_ID,
+      block: { number: 0 },
+      where: { selector: TRANSFER_TOPIC },
+    },
+  },
+  resultHandler: {
+    type: 'BlockWriteResultHandler',
+    config: { table: 'token_transfers', chainId: ANVIL_CHAIN_ID, block: { number: 0 } },
+  },
+  taskTimeoutMs: 30_000,
+});
+
 /** Runtime: MSTORE(0, calldata[32..64]); LOG3(0, 32, TRANSFER_TOPIC, CALLER, calldata[0..32]); STOP. */
 const TOKEN_RUNTIME = `60203560005260003533 7f${TRANSFER_TOPIC.slice(2)} 60206000a300`.replace(/ /g, '');
 /** Runtime: CALLDATACOPY(0, 0, CALLDATASIZE); CALL(GAS, target, 0, 0, CALLDATASIZE, 0, 0); POP; STOP. */
