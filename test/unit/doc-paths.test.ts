@@ -33,7 +33,8 @@ export function expandBraces(p: string): string[] {
 
 /**
  * Paths a doc names that are not files of the repository, on purpose: the plugin a reader writes in the
- * README's walkthrough, and the folder the benches install peers into at run time.
+ * README's walkthrough, the one `blockx init` writes into a new project, and the folder the benches
+ * install peers into at run time.
  */
 const NOT_REPOSITORY_FILES = new Set([
   'plugins/builders/every-block/package.json',
@@ -41,6 +42,8 @@ const NOT_REPOSITORY_FILES = new Set([
   'plugins/builders/every-block/src/index.ts',
   'src/index.js', // that plugin's package.json "main" (docs/plugins.md)
   'bench/.work/',
+  // the writer plugin `blockx init` puts into a new project (docs/getting-started.md, examples/init/)
+  'plugins/jsonl-writer/',
 ]);
 
 const PATH_RE = new RegExp(`(?<![\\w./@-])(?:${TOP.join('|')})/[\\w./{},*<>…+-]*`, 'g');
