@@ -27,7 +27,13 @@ export async function connectTimeout(flag: string | undefined, io: CliIo): Promi
  */
 export async function checkReachable(
   client: BlockxClient,
-  opts: { command: string; timeoutMs: number; tls: boolean },
+  opts: {
+    command: string;
+    timeoutMs: number;
+    tls: boolean;
+    /** The client's TLS files, to tell a certificate from another CA apart (reachability.ts). */
+    tlsMaterial?: { readonly ca: Buffer; readonly cert: Buffer; readonly key: Buffer };
+  },
   io: CliIo,
 ): Promise<number | undefined> {
   const { ensureReachable } = await import('../client/reachability.js');
@@ -39,6 +45,7 @@ export async function checkReachable(
       address,
       timeoutMs: opts.timeoutMs,
       tls: opts.tls,
+      ...(opts.tlsMaterial ? { tlsMaterial: opts.tlsMaterial } : {}),
       waitForReady: (ms) => client.waitForReady(ms),
     });
     return undefined;

@@ -6,13 +6,14 @@
 // each task spending its retries first (docs/retries.md § Client).
 import { lookup } from 'node:dns/promises';
 import { isIP, Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { BlockxClientError, ClientErrorCode } from './errors.js';
 
 /** The connect bound of `blockx submit`, `status` and `backfill` unless --connect-timeout says otherwise. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 
 /** Why a target is not reachable. */
-export type ReachCause = 'dns' | 'refused' | 'no-route' | 'timeout' | 'no-grpc';
+export type ReachCause = 'dns' | 'refused' | 'no-route' | 'timeout' | 'no-grpc' | 'tls-untrusted';
 
 export interface UnreachableDetail {
   readonly cause: ReachCause;
@@ -50,6 +51,12 @@ export function unreachableMessage(
       return `${at}: no route to the host (${detail.errno ?? 'EHOSTUNREACH'}): check the address and the network`;
     case 'timeout':
       return `${at}: no answer within ${timeoutMs} ms (a firewall, or a wrong host?)`;
+    case 'tls-untrusted':
+      return (
+        `${at}: the TLS handshake failed (${detail.errno ?? 'certificate not trusted'}): the server's ` +
+        `certificate is not signed by the CA this client trusts (tls.ca); give client and servers ` +
+        `certificates of one CA (blockx certs)`
+      );
     case 'no-grpc':
       return (
         `${at}: it accepts connections but no gRPC session came up within ${timeoutMs} ms: ` +
@@ -114,7 +121,46 @@ export interface EnsureReachableOptions {
   readonly tls: boolean;
   /** The client's own readiness wait (BlockxClient#waitForReady): the gRPC session, after TCP. */
   readonly waitForReady: (timeoutMs: number) => Promise<void>;
+  /** The client's TLS files: when no session comes up, a handshake of its own tells a CA mismatch apart. */
+  readonly tlsMaterial?: { readonly ca: Buffer; readonly cert: Buffer; readonly key: Buffer };
   readonly clock?: () => number;
+}
+
+/**
+ * The error code of a TLS handshake with `host:port` that fails to verify the server's certificate
+ * against `material.ca` (UNABLE_TO_VERIFY_LEAF_SIGNATURE, SELF_SIGNED_CERT_IN_CHAIN, ...); undefined when
+ * the chain verifies or the handshake fails for another reason (then it is not a CA mismatch). The host
+ * name is not checked here: only who signed the certificate.
+ */
+export function probeTlsTrust(
+  host: string,
+  port: number,
+  material: { readonly ca: Buffer; readonly cert: Buffer; readonly key: Buffer },
+  timeoutMs: number,
+): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const socket = tlsConnect({
+      host,
+      port,
+      ca: material.ca,
+      cert: material.cert,
+      key: material.key,
+      ALPNProtocols: ['h2'],
+      checkServerIdentity: () => undefined,
+    });
+    const done = (code: string | undefined): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(code);
+    };
+    const timer = setTimeout(() => done(undefined), timeoutMs);
+    socket.once('secureConnect', () => done(undefined));
+    socket.once('error', (err: NodeJS.ErrnoException) => {
+      const code = err.code ?? '';
+      const untrusted = /CERT|SIGNATURE|ISSUER|SELF_SIGNED|VERIFY/.test(code) && !code.includes('ALERT');
+      done(untrusted ? code : undefined);
+    });
+  });
 }
 
 /**
@@ -140,6 +186,15 @@ export async function ensureReachable(opts: EnsureReachableOptions): Promise<voi
   try {
     await opts.waitForReady(left);
   } catch {
+    if (hostPort !== undefined && opts.tls && opts.tlsMaterial !== undefined) {
+      const code = await probeTlsTrust(
+        hostPort.host,
+        hostPort.port,
+        opts.tlsMaterial,
+        Math.min(2_000, opts.timeoutMs),
+      );
+      if (code !== undefined) fail({ cause: 'tls-untrusted', errno: code });
+    }
     fail({ cause: hostPort === undefined ? 'timeout' : 'no-grpc' });
   }
 }

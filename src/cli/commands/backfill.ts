@@ -413,7 +413,12 @@ export async function connectJobClient(
   const client = new BlockxClient({ ...target, slotTtlMs, reuseSlots: CLI_REUSE_SLOTS, ...tls });
   const unreachable = await checkReachable(
     client,
-    { command, timeoutMs: run.connectTimeoutMs, tls: tls.tls !== undefined },
+    {
+      command,
+      timeoutMs: run.connectTimeoutMs,
+      tls: tls.tls !== undefined,
+      ...(tls.tls ? { tlsMaterial: tls.tls } : {}),
+    },
     io,
   );
   if (unreachable === undefined) return client;

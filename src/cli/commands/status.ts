@@ -68,7 +68,12 @@ async function status(opts: StatusOptions, io: CliIo): Promise<number> {
   try {
     const unreachable = await checkReachable(
       client,
-      { command: 'status', timeoutMs: connectTimeoutMs, tls: tls.tls !== undefined },
+      {
+        command: 'status',
+        timeoutMs: connectTimeoutMs,
+        tls: tls.tls !== undefined,
+        ...(tls.tls ? { tlsMaterial: tls.tls } : {}),
+      },
       io,
     );
     if (unreachable !== undefined) return unreachable;

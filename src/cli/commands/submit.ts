@@ -153,7 +153,12 @@ async function submit(args: string[], opts: SubmitOptions, io: CliIo): Promise<n
   const client = new BlockxClient({ ...target, slotTtlMs, reuseSlots: CLI_REUSE_SLOTS, ...tls });
   const unreachable = await checkReachable(
     client,
-    { command: 'submit', timeoutMs: connectTimeoutMs, tls: tls.tls !== undefined },
+    {
+      command: 'submit',
+      timeoutMs: connectTimeoutMs,
+      tls: tls.tls !== undefined,
+      ...(tls.tls ? { tlsMaterial: tls.tls } : {}),
+    },
     io,
   );
   if (unreachable !== undefined) {
