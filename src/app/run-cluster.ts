@@ -27,6 +27,8 @@ import { runWorker } from '../services/worker/app/run-worker.js';
 import { startStorageRuntime } from '../services/worker/app/storage-runtime.js';
 import { startServices } from './lifecycle.js';
 import { startProcessMetrics } from './process-metrics.js';
+import type { Registry } from 'prom-client';
+import type { ServiceLabels } from '../kernel/observability/service-registry.js';
 
 export interface ClusterExecutorRuntime {
   readonly callRunner: CallPhaseRunner;
@@ -66,6 +68,8 @@ export interface RunningCluster {
   readonly storage: StorageBackend;
   /** `host:port` of the Prometheus endpoint (all services of the cluster), '' when off. */
   readonly metricsAddress: string;
+  /** A new Registry served by that endpoint, for what runs beside the services (the configured jobs). */
+  metricsRegistryFor(labels: ServiceLabels): Registry;
   /** `http://host:port/` of the dashboard, '' when off. */
   readonly dashboardUrl: string;
   /** Stops every service (last started first), then fires the shutdown hook. Idempotent. */
@@ -186,6 +190,7 @@ export async function runCluster(opts: RunClusterOptions): Promise<RunningCluste
         registry: useEtcd ? 'etcd' : 'in-process',
         storage: storage.backend,
         metricsAddress: metrics.address,
+        metricsRegistryFor: (labels: ServiceLabels) => metrics.registryFor(labels),
         dashboardUrl: dashboard.url,
       };
     },

@@ -74,7 +74,10 @@ describe('blockx up runs the jobs of its config', () => {
     );
     const gen = await blockx(['data', 'generate', '--chain', '1', '--blocks', '30']);
     expect(gen.code, gen.stderr).toBe(0);
-    up = await startBlockxUp(env(), ['--config', CONFIG]);
+    up = await startBlockxUp({ ...env(), BLOCKX_PROMETHEUS_LISTEN_ADDR: '127.0.0.1:0' }, [
+      '--config',
+      CONFIG,
+    ]);
   }, 240_000);
 
   afterAll(async () => {
@@ -98,6 +101,32 @@ describe('blockx up runs the jobs of its config', () => {
       expect(listed.code, listed.stderr).toBe(0);
       const job = JSON.parse(listed.stdout.trim()) as Record<string, unknown>;
       expect(job).toMatchObject({ state: 'running', head: 30, runner: expect.stringMatching(/pid \d+/) });
+
+      // Visible: blockx status lists the job with its head, finalized height and lag; Prometheus the same.
+      const status = await blockx(['status', '--json', '--coordinator', up.coordinator]);
+      expect(status.code, status.stderr).toBe(0);
+      expect((JSON.parse(status.stdout) as { jobs: unknown[] }).jobs).toEqual([
+        expect.objectContaining({
+          jobId: job.jobId,
+          chainId: 1,
+          state: 'running',
+          head: 30,
+          finalized: 25,
+          lagBlocks: 0,
+          lagSeconds: 0,
+          reorgs: 0,
+          lastError: null,
+        }),
+      ]);
+      const metricsUrl = /metrics on (http:\/\/\S+)/.exec(up.output.text())?.[1] ?? '';
+      const scraped = await (await fetch(metricsUrl)).text();
+      const series = (name: string) =>
+        new RegExp(`^${name}\\{[^}]*job_id="${String(job.jobId)}"[^}]*\\} (\\S+)$`, 'm').exec(scraped)?.[1];
+      expect(series('blockx_follow_head_block')).toBe('30');
+      expect(series('blockx_follow_finalized_block')).toBe('25');
+      expect(series('blockx_follow_lag_blocks')).toBe('0');
+      expect(series('blockx_follow_reorgs_total')).toBe('0');
+      expect(series('blockx_follow_running')).toBe('1');
 
       // Block 25 (final: head 30, finality 5; the one below the cursor, read on every pass) changes hash:
       // the runner stops with REORG_BEYOND_FINALITY,
@@ -127,7 +156,25 @@ describe('blockx up runs the jobs of its config', () => {
         unknown
       >;
       expect(String(shown.lastError)).toContain('block 25 was final');
-
+      // Between two restarts the job is failed with its error (a restarted run clears it until it fails
+      // again): status and the metrics say so once they are read in such a moment.
+      let statusText = '';
+      let scrapedFailed = '';
+      const failedRe = new RegExp(
+        `^blockx_follow_failed\\{[^}]*job_id="${String(job.jobId)}"[^}]*\\} 1$`,
+        'm',
+      );
+      await until(
+        'status and metrics showing the failed job',
+        async () => {
+          statusText = (await blockx(['status', '--coordinator', up.coordinator])).stdout;
+          scrapedFailed = await (await fetch(metricsUrl)).text();
+          return /block 25 was final/.test(statusText) && failedRe.test(scrapedFailed);
+        },
+        up,
+      );
+      expect(statusText).toMatch(/^jobs:$/m);
+      expect(statusText).toMatch(new RegExp(`${String(job.jobId)} +1 +failed +30 +25 `));
       up.child.kill('SIGTERM');
       await waitForExit(up.child);
       expect(up.child.exitCode, up.output.text().slice(-3000)).toBe(0);

@@ -11,6 +11,7 @@ import type { Command } from 'commander';
 import type { ClusterStatusView } from '../../client/types.js';
 import { loadTlsMaterial, type TlsMaterial } from '../../kernel/tls-files.js';
 import type { BlockxConfig } from '../../kernel/config-types.js';
+import type { JobStatus } from '../../services/follow/adapters/job-status.js';
 import { CONNECT_TIMEOUT_FLAG, checkReachable, connectTimeout } from '../connect.js';
 import { CONFIG_FLAG, COORDINATOR_FLAG, EXIT, UsageError, type CliIo } from '../io.js';
 import { renderTable } from '../table.js';
@@ -78,8 +79,9 @@ async function status(opts: StatusOptions, io: CliIo): Promise<number> {
     );
     if (unreachable !== undefined) return unreachable;
     const view = await client.clusterStatus();
-    if (opts.json) io.stdout(`${JSON.stringify(statusJson(address, view), null, 2)}\n`);
-    else io.stdout(renderStatus(address, view));
+    const jobs = await jobStatuses(config, io);
+    if (opts.json) io.stdout(`${JSON.stringify({ ...statusJson(address, view), jobs }, null, 2)}\n`);
+    else io.stdout(renderStatus(address, view) + renderJobs(jobs));
     return EXIT.OK;
   } catch (err) {
     const e = err as { code?: string; grpcStatus?: number; message?: string };
@@ -89,6 +91,56 @@ async function status(opts: StatusOptions, io: CliIo): Promise<number> {
   } finally {
     client.close();
   }
+}
+
+/**
+ * The follow jobs of the configured storage database (docs/follow.md § Watching a job); none when it has
+ * no job tables. A database that cannot be read is a line on stderr, not a failed status.
+ */
+async function jobStatuses(config: BlockxConfig, io: CliIo): Promise<JobStatus[]> {
+  const [{ JobStore }, { openJobLeases }, { readJobStatuses }, { openStorage }] = await Promise.all([
+    import('../../services/follow/adapters/job-store.js'),
+    import('../../services/follow/adapters/job-lease.js'),
+    import('../../services/follow/adapters/job-status.js'),
+    import('../../services/storage/open-storage.js'),
+  ]);
+  try {
+    const store = await JobStore.openExisting(config.storage, config.baseDir);
+    if (store === undefined) return [];
+    try {
+      const leases = await openJobLeases(config, store.backend);
+      const chain = await openStorage(config.storage, config.tables, { baseDir: config.baseDir });
+      try {
+        return await readJobStatuses(store, leases, chain, Date.now());
+      } finally {
+        await chain.close();
+        await leases.close();
+      }
+    } finally {
+      await store.close();
+    }
+  } catch (err) {
+    io.stderr(`blockx status: the jobs could not be read: ${(err as Error).message}\n`);
+    return [];
+  }
+}
+
+/** The jobs' table under the Workers': head, finalized, lag in blocks and seconds, reorgs, last error. */
+export function renderJobs(jobs: readonly JobStatus[]): string {
+  if (jobs.length === 0) return '';
+  const n = (v: number | null): string => (v === null ? '-' : String(v));
+  const rows = jobs.map((j) => ({
+    job: j.jobId,
+    chain: String(j.chainId),
+    state: j.state,
+    head: n(j.head),
+    finalized: n(j.finalized),
+    lag: j.lagBlocks === null ? '-' : `${j.lagBlocks} blk / ${n(j.lagSeconds)} s`,
+    reorgs: `${j.reorgs} (deepest ${j.deepestReorg})`,
+    runner: j.runner ?? '-',
+    'last error': j.lastError ?? '',
+  }));
+  return `jobs:\n${renderTable(['job', 'chain', 'state', 'head', 'finalized', 'lag', 'reorgs', 'runner', 'last error'], rows)}`;
 }
 
 /** The JSON form: the wire fields, cluster-level first, then the Workers. */

@@ -8,6 +8,7 @@
 // Coordinator and Workers share this one process: COORDINATOR_CPU_PROFILE / COORDINATOR_TRACE profile it
 // (WORKER_* ones do not apply here; docs/performance.md § Profiling).
 import type { Command } from 'commander';
+import type { Registry } from 'prom-client';
 import type { FlagOverride } from '../../kernel/config.js';
 import type { BlockxConfig, JobConfig } from '../../kernel/config-types.js';
 import { CONFIG_FLAG, EXIT, UsageError, type CliIo } from '../io.js';
@@ -147,11 +148,16 @@ async function up(opts: UpOptions, io: CliIo): Promise<number> {
           }),
         )
       : () => undefined;
+    const closeJobMetrics = await exportJobMetrics(
+      config,
+      cluster.metricsRegistryFor({ service: 'jobs', deployment: plan.deployment }),
+    );
     io.stdout('serving; press Ctrl-C to stop\n');
     await stopSignal;
     stopWatching();
     io.stdout('stopping...\n');
     await jobs.stop();
+    await closeJobMetrics();
     return EXIT.OK;
   } finally {
     await cluster.close();
@@ -226,4 +232,28 @@ function jobLines(name: string, io: CliIo): CliIo {
         if (line !== '' && !quiet.test(line)) write(`job ${name}: ${line}\n`);
     };
   return { ...io, stdout: prefixed(io.stdout.bind(io)), stderr: prefixed(io.stderr.bind(io)) };
+}
+
+/**
+ * The follow jobs of the storage database on the cluster's Prometheus endpoint (docs/follow.md § Watching a
+ * job), read from their state at each scrape. Returns what closes the connections it keeps.
+ */
+async function exportJobMetrics(config: BlockxConfig, registry: Registry): Promise<() => Promise<void>> {
+  const [{ JobStore }, { openJobLeases }, { readJobStatuses }, { registerFollowMetrics }, { openStorage }] =
+    await Promise.all([
+      import('../../services/follow/adapters/job-store.js'),
+      import('../../services/follow/adapters/job-lease.js'),
+      import('../../services/follow/adapters/job-status.js'),
+      import('../../services/follow/adapters/follow-metrics.js'),
+      import('../../services/storage/open-storage.js'),
+    ]);
+  const store = await JobStore.open(config.storage, config.baseDir);
+  const leases = await openJobLeases(config, store.backend);
+  const chain = await openStorage(config.storage, config.tables, { baseDir: config.baseDir });
+  registerFollowMetrics(registry, () => readJobStatuses(store, leases, chain, Date.now()));
+  return async () => {
+    await chain.close();
+    await leases.close();
+    await store.close();
+  };
 }

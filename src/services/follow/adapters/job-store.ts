@@ -2,7 +2,7 @@
 // the job row (what it runs, cursor, the final hash below it, head, reorgs, last error), the hash each
 // height at or above the cursor was computed on, stop requests, and leases. Any machine that reaches the
 // database resumes the job where it is; nothing of it lives in a local folder.
-import type { BlockxConfig } from '../../../kernel/config-types.js';
+import type { BlockxConfig, TableConfig } from '../../../kernel/config-types.js';
 import { openStorage } from '../../storage/open-storage.js';
 import type { Row, StorageBackend, StorageTransaction } from '../../storage/types.js';
 import { JobFencedError } from '../core/errors.js';
@@ -71,6 +71,29 @@ export class JobStore {
       throw err;
     }
     return new JobStore(backend, clock);
+  }
+
+  /** The job tables of the configured storage if they are there (a reader: creates nothing), else undefined. */
+  static async openExisting(
+    storage: BlockxConfig['storage'],
+    baseDir: string,
+    clock: () => number = Date.now,
+  ): Promise<JobStore | undefined> {
+    const backend = await openStorage(
+      storage,
+      { [JOBS_TABLE]: JOB_TABLES[JOBS_TABLE] as TableConfig },
+      {
+        baseDir,
+      },
+    );
+    try {
+      await backend.migrate({ checkOnly: true });
+    } catch {
+      await backend.close();
+      return undefined;
+    }
+    await backend.close();
+    return JobStore.open(storage, baseDir, clock);
   }
 
   close(): Promise<void> {

@@ -1,0 +1,88 @@
+// Where each follow job of a storage database is (docs/follow.md § Watching a job): what `blockx status`
+// prints and `blockx up` exports to Prometheus. Read from the job's state (src/services/follow/adapters/
+// job-store.ts), its lease, and the chain tables for the blocks' timestamps; nothing is kept in memory, so
+// any process that reaches the database sees the same figures.
+import type { StorageBackend } from '../../storage/types.js';
+import { UNKNOWN_HASH } from '../core/follow-core.js';
+import type { JobLeases } from './job-lease.js';
+import type { JobStore } from './job-store.js';
+
+export interface JobStatus {
+  readonly jobId: string;
+  /** The chain it follows (its source: the chain tables of this chain id). */
+  readonly chainId: number;
+  /** running (a live lease), stopped, failed. */
+  readonly state: string;
+  readonly runner: string | null;
+  /** The highest canonical block the job has seen, null before its first read. */
+  readonly head: number | null;
+  /** Blocks at or below it are final: head − finality. */
+  readonly finalized: number | null;
+  /** Heights from the cursor to the head whose output does not reflect a block yet. */
+  readonly lagBlocks: number | null;
+  /** Chain time from the newest block the job's output reflects to the head (block timestamps). */
+  readonly lagSeconds: number | null;
+  readonly reorgs: number;
+  readonly deepestReorg: number;
+  readonly lastError: string | null;
+  readonly updatedMs: number;
+}
+
+/** Every job of the store, with its lag read from the chain tables (`chain`: the configured storage). */
+export async function readJobStatuses(
+  store: JobStore,
+  leases: JobLeases,
+  chain: StorageBackend | undefined,
+  now: number,
+): Promise<JobStatus[]> {
+  const out: JobStatus[] = [];
+  for (const record of await store.list()) {
+    const runner = await leases.holderOf(record.jobId, now).catch(() => undefined);
+    const applied = await store.applied(record.jobId);
+    const { head } = record;
+    let lagBlocks: number | null = null;
+    let newest = record.cursor - 1;
+    if (head !== null) {
+      let done = 0;
+      for (const [height, hash] of applied) {
+        if (height > head || hash === UNKNOWN_HASH) continue;
+        done++;
+        newest = Math.max(newest, height);
+      }
+      lagBlocks = Math.max(0, head - record.cursor + 1 - done);
+    }
+    const blocksTable = record.spec.blocksTable;
+    const stamp = async (n: number): Promise<number | undefined> => {
+      if (chain === undefined || chain.tables[blocksTable] === undefined || n < 0) return undefined;
+      const where = { chain_id: record.spec.chainId, canonical: true };
+      for await (const page of chain.scan(blocksTable, { where, blockRange: { from: n, to: n }, limit: 1 })) {
+        const ts = page[0]?.timestamp;
+        if (ts !== undefined && ts !== null) return Number(ts);
+      }
+      return undefined;
+    };
+    let lagSeconds: number | null = null;
+    if (head !== null && lagBlocks !== null) {
+      if (lagBlocks === 0) lagSeconds = 0;
+      else {
+        const [h, n] = await Promise.all([stamp(head), stamp(newest)]);
+        if (h !== undefined && n !== undefined) lagSeconds = Math.max(0, h - n);
+      }
+    }
+    out.push({
+      jobId: record.jobId,
+      chainId: record.spec.chainId,
+      state: runner === undefined && record.state === 'running' ? 'stopped' : record.state,
+      runner: runner?.info ?? null,
+      head,
+      finalized: head === null ? null : Math.max(-1, head - record.spec.finality),
+      lagBlocks,
+      lagSeconds,
+      reorgs: record.reorgs,
+      deepestReorg: record.deepestReorg,
+      lastError: record.lastError,
+      updatedMs: record.updatedMs,
+    });
+  }
+  return out;
+}
