@@ -72,7 +72,8 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   generated: [], // proto stubs, generated
   grpc: ['contracts', 'generated', 'kernel'],
   executor: ['kernel'],
-  client: ['contracts', 'generated', 'grpc', 'kernel', 'services/follow'], // the follow core only (rule below)
+  // the follow cores only (rule below)
+  client: ['contracts', 'generated', 'grpc', 'kernel', 'services/follow', 'services/ingest-follow'],
   'services/registry': ['contracts', 'kernel'],
   'services/storage': ['contracts', 'kernel'],
   // core: the base error class; adapters: the job tables, and the etcd client for job leases
@@ -223,13 +224,12 @@ describe('import arrows follow the layers', () => {
     ).toEqual([]);
   });
 
-  it('the client uses only the follow core (its adapters open storage, which the CLI wires)', () => {
-    expect(
-      violations(
-        (a) =>
-          under(a.from, 'client') && under(a.to, 'services/follow') && !under(a.to, 'services/follow/core'),
-      ),
-    ).toEqual([]);
+  it('the client uses only the follow cores (their adapters open storage, which the CLI wires)', () => {
+    for (const service of ['services/follow', 'services/ingest-follow']) {
+      expect(
+        violations((a) => under(a.from, 'client') && under(a.to, service) && !under(a.to, `${service}/core`)),
+      ).toEqual([]);
+    }
   });
 
   it('outside the call host, src/ imports it only through its index', () => {
