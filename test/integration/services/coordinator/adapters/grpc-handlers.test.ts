@@ -137,7 +137,9 @@ describe('ReserveWorkerSlot over gRPC', () => {
 
   it('Aborted "unable to confirm slot reservation" (SlotUncertain) when still uncertain', async () => {
     fleet([hb('w1', 4), hb('w2', 2)], { w1: ['uncertain', 'uncertain'] });
-    expect(await reserve('t')).toEqual({
+    // An id of its own: the core remembers where each id went (placement memory, docs/placement.md § One
+    // execution per task id), and the tests above sent 't' to w2 last, so 't' would go back there first.
+    expect(await reserve('t-uncertain')).toEqual({
       code: grpc.status.ABORTED,
       business: 'SlotUncertain',
       details: 'unable to confirm slot reservation',
