@@ -30,7 +30,7 @@ describe('blockx up and its dashboard', () => {
     const r = await up(['--dashboard', '0.0.0.0:0']);
     expect(r.code).toBe(2);
     expect(lines(r.stderr).join('\n')).toMatch(
-      /^blockx: observability\.dashboard\.listenAddr 0\.0\.0\.0:0 is reachable from other hosts, and TLS is off/,
+      /^blockx: --dashboard 0\.0\.0\.0:0 is reachable from other hosts, and TLS is off/,
     );
     expect(r.stdout).not.toMatch(/listening on/);
   });
@@ -57,7 +57,8 @@ describe('blockx up and its dashboard', () => {
       const r = await up(['--dashboard', `127.0.0.1:${port}`]);
       expect(r.code, r.stderr).toBe(2);
       expect(lines(r.stderr)).toEqual([
-        `blockx: address 127.0.0.1:${port} is already in use (EADDRINUSE): stop the other process or choose another address in the config`,
+        // The flag set the address, so the message names the flag (issue 33, item 8), not the config.
+        `blockx: address 127.0.0.1:${port} is already in use (EADDRINUSE): stop the other process or pass another --dashboard address`,
       ]);
       expect(r.stderr).not.toMatch(/^\s+at /m);
     });
