@@ -99,7 +99,16 @@ export async function startAnvil(opts: StartAnvilOptions = {}): Promise<AnvilNod
     ]);
     const tail = captureOutput(child);
     const url = `http://127.0.0.1:${port}`;
-    const ready = await waitReady(child, url, readyTimeoutMs);
+    let ready = await waitReady(child, url, readyTimeoutMs);
+    // The port was free when picked, but another test's node may have bound it first: then ours exits
+    // with "address already in use" while the other answers eth_chainId, and the test would drive a
+    // node that is not its own (seen as "no receipt … is automine off?" in a full run). Ours is the one
+    // that answered only if it is still running a moment later.
+    if (ready === 'ready') {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      if (!isRunning(child) || /address already in use/i.test(tail.text()))
+        ready = 'port taken by another node';
+    }
     if (ready === 'ready') return node(child, tail, url, port);
     await stopGroup(child, 'SIGKILL', 1_000);
     if (!/address already in use/i.test(tail.text()) || attempt >= PORT_ATTEMPTS) {

@@ -10,9 +10,8 @@
 //    come, so a retried task writes the same rows once.
 //
 // With `orphans` and no block, only the marking happens (the node's chain got shorter).
-import type { TaskCtx, TaskIo, WriterResult } from '../../../../src/plugin.js';
-import { sharedBlockFetcher } from '../../../../src/services/chain-rpc/adapters/shared-clients.js';
-import type { Row } from '../../../../src/services/storage/types.js';
+import type { Row, TaskCtx, TaskIo, WriterResult } from 'blockx/plugin';
+import { sharedBlockFetcher } from 'blockx/ingest';
 import { ChainIngestError, ChainIngestErrorCode } from './errors.js';
 import type { ChainIngestResultHandlerConfig } from './index.js';
 import { rowsOfBlock } from './rpc-rows.js';
