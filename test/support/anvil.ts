@@ -184,9 +184,16 @@ export async function sendTransaction(
   if (tx.data !== undefined) request['data'] = tx.data;
   if (tx.value !== undefined) request['value'] = `0x${tx.value.toString(16)}`;
   const hash = await anvil.rpc<string>('eth_sendTransaction', [request]);
-  const receipt = await anvil.rpc<Receipt | null>('eth_getTransactionReceipt', [hash]);
-  if (receipt === null) throw new Error(`no receipt for ${hash} (is automine off? mine first)`);
-  return { hash, receipt };
+  // Automine mines the transaction right after it is accepted, but on its own task: on a loaded machine
+  // the first receipt query can come before the block (a full CI run saw it). Ask again for up to 10 s.
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const receipt = await anvil.rpc<Receipt | null>('eth_getTransactionReceipt', [hash]);
+    if (receipt !== null) return { hash, receipt };
+    if (Date.now() > deadline)
+      throw new Error(`no receipt for ${hash} within 10 s (is automine off? mine first)`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 async function deploy(anvil: AnvilNode, from: string, runtimeHex: string): Promise<string> {
