@@ -13,9 +13,7 @@ import { rowsOfBlock } from '../../plugins/writers/chain-ingest-write/src/index.
 import { BlockFetcher } from '../../src/services/chain-rpc/adapters/block-fetcher.js';
 import { RpcClient } from '../../src/services/chain-rpc/adapters/rpc-client.js';
 import { defaultSource, rpcSettingsOf } from '../../src/services/chain-rpc/source-settings.js';
-import { loadConfig } from '../../src/kernel/config.js';
 import { tokenTransfersOf } from '../../src/services/storage/block-data/index.js';
-import { openStorage } from '../../src/services/storage/open-storage.js';
 import {
   ANVIL_CHAIN_ID,
   ANVIL_TRANSFERS_TEMPLATE,
@@ -24,8 +22,10 @@ import {
   transferCalldata,
   type AnvilNode,
   type PopulatedChain,
+  sendTransaction,
 } from '../support/anvil.js';
 import { startCluster, type TestCluster } from '../support/cluster.js';
+import { clusterTransferRows, transferRowText } from '../support/transfer-rows.js';
 import { startEtcd, type EtcdServer } from '../support/etcd.js';
 import { sharedPostgres, type TestPostgres } from '../support/shared-postgres.js';
 
@@ -47,9 +47,6 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const rowText = (r: Record<string, unknown>) =>
-  `${String(r.block_number)}:${String(r.log_idx)} ${String(r.token)} ${String(r.from_address)}→${String(r.to_address)} ${String(r.amount)}`;
-
 /** token_transfers decoded independently from the node's canonical blocks 0..head. */
 async function expectedFromNode(anvil: AnvilNode): Promise<string[]> {
   const client = new RpcClient(rpcSettingsOf('expected', { ...defaultSource(), rpcUrl: anvil.url }));
@@ -63,25 +60,12 @@ async function expectedFromNode(anvil: AnvilNode): Promise<string[]> {
         ...e,
         topics: typeof e.topics === 'string' ? (JSON.parse(e.topics) as unknown) : e.topics,
       }));
-      for (const t of tokenTransfersOf(events)) out.push(rowText(t as unknown as Record<string, unknown>));
+      for (const t of tokenTransfersOf(events))
+        out.push(transferRowText(t as unknown as Record<string, unknown>));
     }
     return out.sort();
   } finally {
     client.close();
-  }
-}
-
-async function outputRows(cluster: TestCluster): Promise<string[]> {
-  const config = loadConfig({ configPath: cluster.configPath, env: cluster.env });
-  const backend = await openStorage(config.storage, config.tables, { baseDir: config.baseDir });
-  try {
-    const rows: string[] = [];
-    for await (const page of backend.scan('token_transfers', { where: { chain_id: ANVIL_CHAIN_ID } })) {
-      for (const r of page) rows.push(rowText(r as Record<string, unknown>));
-    }
-    return rows.sort();
-  } finally {
-    await backend.close();
   }
 }
 
@@ -136,7 +120,7 @@ describe.each(BACKENDS)('blockx backfill --follow on %s', (name, storage) => {
   async function settlesTo(expected: string[]): Promise<void> {
     const deadline = Date.now() + STEP_MS;
     for (;;) {
-      const rows = await outputRows(cluster);
+      const rows = await clusterTransferRows(cluster);
       if (JSON.stringify(rows) === JSON.stringify(expected)) return;
       if (Date.now() > deadline || follower?.exitCode !== null) {
         expect(rows, `the output did not settle:\n${out.slice(-3000)}`).toEqual(expected);
@@ -185,13 +169,11 @@ describe.each(BACKENDS)('blockx backfill --follow on %s', (name, storage) => {
       let mark = out.length;
       const accounts = await anvil.accounts();
       for (let i = 0; i < 2; i++) {
-        await anvil.rpc('eth_sendTransaction', [
-          {
-            from: accounts[1],
-            to: chain.token,
-            data: transferCalldata(accounts[2] as string, 7n + BigInt(i)),
-          },
-        ]);
+        await sendTransaction(anvil, {
+          from: accounts[1] as string,
+          to: chain.token,
+          data: transferCalldata(accounts[2] as string, 7n + BigInt(i)),
+        });
       }
       const head = Number(BigInt(await anvil.rpc<string>('eth_blockNumber')));
       await ingest(chain.to + 1, head, 'grow');
@@ -213,7 +195,7 @@ describe.each(BACKENDS)('blockx backfill --follow on %s', (name, storage) => {
       expect(reorged).not.toEqual(grown);
       await settlesTo(reorged);
       expect(out.slice(mark)).toMatch(/"type":"reorg",/);
-      expect(new Set(await outputRows(cluster)).size).toBe(reorged.length);
+      expect(new Set(await clusterTransferRows(cluster)).size).toBe(reorged.length);
     },
     5 * STEP_MS,
   );

@@ -10,10 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/kernel/config.js';
-import { openStorage } from '../../src/services/storage/open-storage.js';
 import {
-  ANVIL_CHAIN_ID,
   ANVIL_TRANSFERS_TEMPLATE,
   TRANSFER_TOPIC,
   populateChain,
@@ -21,8 +18,10 @@ import {
   transferCalldata,
   type AnvilNode,
   type PopulatedChain,
+  sendTransaction,
 } from '../support/anvil.js';
 import { startCluster, type TestCluster } from '../support/cluster.js';
+import { clusterTransferRows } from '../support/transfer-rows.js';
 import { startEtcd, type EtcdServer } from '../support/etcd.js';
 import { sharedPostgres, type TestPostgres } from '../support/shared-postgres.js';
 
@@ -58,25 +57,6 @@ async function expectedFromNode(anvil: AnvilNode): Promise<string[]> {
         `${address(l.topics[1])}→${address(l.topics[2])} ${BigInt(l.data).toString()}`,
     )
     .sort();
-}
-
-async function outputRows(cluster: TestCluster): Promise<string[]> {
-  const config = loadConfig({ configPath: cluster.configPath, env: cluster.env });
-  const backend = await openStorage(config.storage, config.tables, { baseDir: config.baseDir });
-  try {
-    const rows: string[] = [];
-    for await (const page of backend.scan('token_transfers', { where: { chain_id: ANVIL_CHAIN_ID } })) {
-      for (const r of page) {
-        rows.push(
-          `${String(r.block_number)}:${String(r.log_idx)} ${String(r.token)} ` +
-            `${String(r.from_address)}→${String(r.to_address)} ${String(r.amount)}`,
-        );
-      }
-    }
-    return rows.sort();
-  } finally {
-    await backend.close();
-  }
 }
 
 const BACKENDS: readonly [string, () => Promise<string | undefined>][] = [
@@ -116,7 +96,7 @@ describe.each(BACKENDS)('ingest --follow and backfill --follow on %s', (name, st
   async function settled(step: string): Promise<string[]> {
     const deadline = Date.now() + STEP_MS;
     for (;;) {
-      const [want, got] = [await expectedFromNode(anvil), await outputRows(cluster)];
+      const [want, got] = [await expectedFromNode(anvil), await clusterTransferRows(cluster)];
       if (JSON.stringify(want) === JSON.stringify(got)) return got;
       if (Date.now() > deadline) expect(got, `${step}\n${out.slice(-3000)}`).toEqual(want);
       for (const f of followers) {
@@ -147,13 +127,11 @@ describe.each(BACKENDS)('ingest --follow and backfill --follow on %s', (name, st
 
       const accounts = await anvil.accounts();
       for (let i = 0; i < 3; i++) {
-        await anvil.rpc('eth_sendTransaction', [
-          {
-            from: accounts[1],
-            to: chain.token,
-            data: transferCalldata(accounts[2] as string, 500n + BigInt(i)),
-          },
-        ]);
+        await sendTransaction(anvil, {
+          from: accounts[1] as string,
+          to: chain.token,
+          data: transferCalldata(accounts[2] as string, 500n + BigInt(i)),
+        });
       }
       const grown = await settled('transfers');
       expect(grown.length).toBe(first.length + 3);

@@ -22,6 +22,7 @@ import {
   transferCalldata,
   type AnvilNode,
   type PopulatedChain,
+  sendTransaction,
 } from '../support/anvil.js';
 import { startCluster, type TestCluster } from '../support/cluster.js';
 import { startEtcd, type EtcdServer } from '../support/etcd.js';
@@ -210,9 +211,11 @@ describe.each(BACKENDS)('blockx ingest --follow on %s', (name, storage) => {
 
   async function transfer(amount: bigint, from = 1): Promise<void> {
     const accounts = await anvil.accounts();
-    await anvil.rpc('eth_sendTransaction', [
-      { from: accounts[from], to: chain.token, data: transferCalldata(accounts[5] as string, amount) },
-    ]);
+    await sendTransaction(anvil, {
+      from: accounts[from] as string,
+      to: chain.token,
+      data: transferCalldata(accounts[5] as string, amount),
+    });
   }
 
   /** anvil_reorg of `depth`, one other transfer in each new block. */
