@@ -1,11 +1,11 @@
-// One runner per job (docs/follow.md § One runner per job) for `blockx ingest --follow`: take the job's lease
+// One runner per job (docs/follow.md § One runner per job) for `blockx ingest --follow` and `blockx backfill
+// --follow`: take the job's lease
 // (etcd's when etcd is configured, else the storage database's: openJobLeases), claim its term in the job
 // store (the fencing token: a runner that lost the lease without knowing writes nothing), or say who holds
 // it and wait (--wait-for-lock) or give up; renew it while the job runs, and stop when another runner took
-// it. The same steps as `blockx backfill --follow` (./commands/backfill-follow.ts) takes inline.
 import { hostname } from 'node:os';
 import type { BlockxConfig } from '../kernel/config-types.js';
-import { openJobLeases } from '../services/follow/adapters/job-lease.js';
+import { openJobLeases, type LeaseHolder } from '../services/follow/adapters/job-lease.js';
 import type { JobStore } from '../services/follow/adapters/job-store.js';
 import { JobFencedError } from '../services/follow/core/errors.js';
 import type { CliIo } from './io.js';
@@ -38,6 +38,10 @@ export interface JobLeaseOptions {
   readonly command: string;
   readonly waitForLock: boolean;
   readonly io: CliIo;
+  /** Told each time another runner is found holding the lease (the `blockx up` supervisor's status). */
+  readonly onHeld?: (heldBy: LeaseHolder) => void;
+  /** The run's stop and cancel. Default: Ctrl-C / SIGTERM (./stop-signals.ts). */
+  readonly signals?: () => StopSignals;
 }
 
 /** The lease, or undefined when another runner holds it and --wait-for-lock was not given (said on stderr). */
@@ -58,6 +62,7 @@ export async function holdJobLease(o: JobLeaseOptions): Promise<HeldJobLease | u
         : `blockx ${o.command}: job ${jobId} is being run by ${got.heldBy.info}` +
           (got.heldBy.untilMs > 0 ? ` (lease until ${new Date(got.heldBy.untilMs).toISOString()})` : '');
       if (got.ok) await lease.release().catch(() => {});
+      else o.onHeld?.(got.heldBy);
       if (!o.waitForLock) {
         io.stderr(`${line}; exiting (--wait-for-lock waits for it)\n`);
         await leases.close();
@@ -70,7 +75,7 @@ export async function holdJobLease(o: JobLeaseOptions): Promise<HeldJobLease | u
     await leases.close();
     throw err;
   }
-  const signals = listenForStop(io, o.command);
+  const signals = o.signals?.() ?? listenForStop(io, o.command);
   let lost = false;
   const markLost = (): void => {
     lost = true;

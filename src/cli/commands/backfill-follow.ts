@@ -9,16 +9,15 @@
 // 3. Drive the follow core (src/client/backfill/follow-loop.ts) until Ctrl-C, `blockx jobs stop ID`, or a
 //    reorg deeper than finality (exit 1, naming the height and both hashes).
 import { setMaxListeners } from 'node:events';
-import { hostname } from 'node:os';
 import type { BlockxConfig } from '../../kernel/config-types.js';
 import type { BlockxClient } from '../../client/client.js';
 import type { BackfillTemplate } from '../../client/backfill/plan.js';
 import type { FollowEvent } from '../../client/backfill/follow-loop.js';
-import type { JobStore } from '../../services/follow/adapters/job-store.js';
 import { JobFencedError } from '../../services/follow/core/errors.js';
 import { EXIT, UsageError, type CliIo } from '../io.js';
 import type { FollowObserver, RunHooks, RunSignals } from '../job-supervisor.js';
-import { listenForStop, type StopSignals } from '../stop-signals.js';
+import { holdJobLease, type HeldJobLease } from '../job-lease.js';
+import { WALL_CLOCK, type StopSignals } from '../stop-signals.js';
 import { oneLine } from './submit.js';
 
 export interface FollowCommandOptions {
@@ -36,9 +35,6 @@ export interface FollowCommandOptions {
   /** A supervisor's stop signals and observer (src/cli/job-supervisor.ts); without them, SIGINT / SIGTERM. */
   readonly hooks?: RunHooks;
 }
-
-/** How long a runner that finds the job taken waits between looks (with --wait-for-lock). */
-const LOCK_RETRY_MS = 2000;
 
 export async function followJobIdOf(backfillJobId: string, from: number): Promise<string> {
   const { createHash } = await import('node:crypto');
@@ -76,7 +72,6 @@ export async function followJob(client: BlockxClient, o: FollowCommandOptions, i
   const [
     { FOLLOW_DEFAULTS, runFollow },
     { JobStore },
-    { openJobLeases },
     { StorageChainReader },
     { openStorage, maskStorageUrl },
     { newRunId },
@@ -84,7 +79,6 @@ export async function followJob(client: BlockxClient, o: FollowCommandOptions, i
   ] = await Promise.all([
     import('../../client/backfill/follow-loop.js'),
     import('../../services/follow/adapters/job-store.js'),
-    import('../../services/follow/adapters/job-lease.js'),
     import('../../services/follow/adapters/chain-reader.js'),
     import('../../services/storage/open-storage.js'),
     import('../../client/backfill/journal.js'),
@@ -99,52 +93,25 @@ export async function followJob(client: BlockxClient, o: FollowCommandOptions, i
 
   const store = await JobStore.open(config.storage, config.baseDir);
   const chainDb = await openStorage(config.storage, config.tables, { baseDir: config.baseDir });
-  const leases = await openJobLeases(config, store.backend);
-  const lease = leases.lease(
-    jobId,
-    `${hostname()}:${process.pid}:${runId}`,
-    `${hostname()} pid ${process.pid}`,
-  );
-  let renew: NodeJS.Timeout | undefined;
+  let held: HeldJobLease | undefined;
   try {
-    for (;;) {
-      const got = await lease.acquire();
-      // The term fences the job's state: a runner that lost the lease without knowing writes nothing.
-      if (got.ok && (await claimTerm(store, jobId, got.term, io))) break;
-      const line = got.ok
-        ? `blockx backfill: job ${jobId} was taken by a newer runner`
-        : `blockx backfill: job ${jobId} is being run by ${got.heldBy.info}` +
-          (got.heldBy.untilMs > 0 ? ` (lease until ${new Date(got.heldBy.untilMs).toISOString()})` : '');
-      if (got.ok) await lease.release().catch(() => {});
-      else o.hooks?.observer?.leaseHeld?.(jobId, got.heldBy);
-      if (!o.waitForLock) {
-        io.stderr(`${line}; exiting (--wait-for-lock waits for it)\n`);
-        return EXIT.FAILED;
-      }
-      io.stderr(`${line}; waiting\n`);
-      await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_MS));
-    }
-    const { stop, cancel, release } = o.hooks
-      ? followSignals(o.hooks.signals)
-      : listenForStop(io, 'backfill');
+    const { hooks } = o;
+    held = await holdJobLease({
+      config,
+      store,
+      jobId,
+      runId,
+      command: 'backfill',
+      waitForLock: o.waitForLock,
+      io,
+      onHeld: (by) => hooks?.observer?.leaseHeld?.(jobId, by),
+      ...(hooks ? { signals: () => followSignals(hooks.signals) } : {}),
+    });
+    if (held === undefined) return EXIT.FAILED;
+    const lease = held;
+    const { stop, cancel } = lease.signals;
     const observer: FollowObserver = o.hooks?.observer ?? {};
     observer.following?.(jobId);
-    let lostLease = false;
-    renew = setInterval(
-      () => {
-        lease.acquire().then(
-          (r) => {
-            if (r.ok || lostLease) return;
-            lostLease = true;
-            io.stderr(`blockx backfill: lost the lease of job ${jobId} to ${r.heldBy.info}; stopping\n`);
-            stop.abort();
-            cancel.abort(); // its tasks in flight could overwrite what the new runner writes
-          },
-          () => {}, // a failed renewal is retried at the next tick; the lease outlives two of them
-        );
-      },
-      Math.floor(lease.ttlMs / 3),
-    );
     const spec = {
       kind: 'follow' as const,
       template: o.template,
@@ -201,13 +168,7 @@ export async function followJob(client: BlockxClient, o: FollowCommandOptions, i
             : { resume: { cursor: o.from, applied } }),
           stop: stop.signal,
           signal: cancel.signal,
-          sleep: (ms, signal) =>
-            new Promise<void>((resolve) => {
-              const t = setTimeout(resolve, ms);
-              signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-            }),
-          random: Math.random,
-          clock: Date.now,
+          ...WALL_CLOCK,
         },
       );
       for await (const e of events) {
@@ -219,12 +180,12 @@ export async function followJob(client: BlockxClient, o: FollowCommandOptions, i
     } catch (err) {
       if (!(err instanceof JobFencedError)) throw err;
       // A newer runner claimed the job: its state refused our write; our tasks in flight are cancelled.
-      lostLease = true;
-      cancel.abort();
+      lease.markLost();
       io.stderr(`blockx backfill: ${err.message}; stopping\n`);
     } finally {
-      release();
+      lease.signals.release();
     }
+    const lostLease = lease.lost();
     const failed = last?.reason === 'reorg-beyond-finality';
     const error = last?.error?.message ?? null;
     if (!lostLease) {
@@ -245,9 +206,7 @@ export async function followJob(client: BlockxClient, o: FollowCommandOptions, i
     if (error !== null) io.stderr(`blockx backfill: ${error}\n`);
     return failed || lostLease ? EXIT.FAILED : EXIT.OK;
   } finally {
-    if (renew) clearInterval(renew);
-    await lease.release().catch(() => {});
-    await leases.close();
+    await held?.release();
     await chainDb.close();
     await store.close();
   }
@@ -275,23 +234,6 @@ function followSignals(outer: RunSignals): StopSignals {
       outer.cancel.removeEventListener('abort', onCancel);
     },
   };
-}
-
-/** Claims the lease's term in the job store; false when a newer runner's term is there already. */
-async function claimTerm(
-  store: JobStore,
-  jobId: string,
-  term: number | undefined,
-  io: CliIo,
-): Promise<boolean> {
-  try {
-    await store.claimTerm(jobId, term);
-    return true;
-  } catch (err) {
-    if (!(err instanceof JobFencedError)) throw err;
-    io.stderr(`blockx backfill: ${err.message}\n`);
-    return false;
-  }
 }
 
 function count(
