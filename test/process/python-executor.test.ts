@@ -49,6 +49,7 @@ beforeAll(async () => {
     path.join(functionsDir, 'greet_both.ts'),
     'export default async (ctx, a, b) => [await ctx.call("hello_world", a), await ctx.call("hello_world", b)];\n',
   );
+  writeFileSync(path.join(functionsDir, 'calls_missing.ts'), 'export default (ctx) => ctx.call("nope");\n');
   const gen = spawnSync(
     process.execPath,
     [BIN, 'data', 'generate', '--chain', '1', '--blocks', String(BLOCKS.length + 1)],
@@ -105,6 +106,23 @@ describe('Python functions on `blockx up`', () => {
     );
     expect(r.stdout).toMatch(
       new RegExp(`^${tasks[1]!.task_id} SUCCEEDED \\[\\["hello, a","hello, b"\\]\\]$`, 'm'),
+    );
+  });
+
+  it('a call of a function no file defines fails with FUNCTION_NOT_FOUND listing both languages', async () => {
+    // A subcall names its function at run time: the submit-time check cannot see it.
+    const task = {
+      task_id: `nope-${Date.now()}`,
+      functionCallConfig: {
+        type: 'CallListCallConfig',
+        config: { function: 'calls_missing', callList: [[]] },
+      },
+      resultHandler: { type: 'ReturnValueResultHandler', config: {} },
+    };
+    const r = await blockx(['submit', file('nope.json', task), '--worker', worker]);
+    expect(r.code, `${r.stdout}\n${r.stderr}`).not.toBe(0);
+    expect(r.stdout + r.stderr).toMatch(
+      /function "nope" not found in \S+ \(code epoch \w+\); expected nope\.ts, nope\.mjs, nope\.js or nope\.py; available: calls_missing \(JS\), erc20_transfers \(Python\), greet_both \(JS\), hello_world \(Python\)/,
     );
   });
 

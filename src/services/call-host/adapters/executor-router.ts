@@ -7,7 +7,8 @@
 //
 // - ExecuteCall goes to the executor of its function's language in the task's pinned epoch
 //   (core/functions-inventory.ts `languageOf`). A name defined in two languages fails the attempt with
-//   a load error (not retryable) naming both files; a Python function while Python is off fails the
+//   a load error (not retryable) naming both files; a name no file defines, in an epoch with a `.py`
+//   file, fails with FUNCTION_NOT_FOUND listing the functions of both languages; a Python function while Python is off fails the
 //   same way, naming the setting. Those failures are emitted on a microtask, like the link's own.
 // - CancelCall / ResumeCall follow the attempt: calls sent to Python are remembered (callId → Python)
 //   until their terminal event, everything else is the JS link's. A subcall is a call of its own, so a
@@ -29,6 +30,7 @@ import {
   buildFunctionsInventory,
   collisionMessage,
   languageOf,
+  notFoundMessage,
   type FunctionLanguage,
   type FunctionsInventory,
 } from '../../worker/core/functions-inventory.js';
@@ -126,7 +128,11 @@ export class ExecutorRouter implements ExecutorLinkCommands {
     }
     const route = languageOf(command.function, inventory);
     if (!route.ok) {
-      this.failLater(command, collisionMessage(route.collision, this.opts.functionsDir));
+      if ('missing' in route) {
+        const { functionsDir } = this.opts;
+        const message = notFoundMessage(route.missing, inventory, functionsDir, command.codeEpoch);
+        this.failLater(command, message, true, ExecutorErrorCode.FUNCTION_NOT_FOUND);
+      } else this.failLater(command, collisionMessage(route.collision, this.opts.functionsDir));
       return;
     }
     if (route.language === 'js') {
@@ -216,7 +222,12 @@ export class ExecutorRouter implements ExecutorLinkCommands {
   }
 
   /** A load failure of the attempt (`load` true, not retryable), or a refusal (a retryable crash). */
-  private failLater(command: ExecuteCallCommand, message: string, load = true): void {
+  private failLater(
+    command: ExecuteCallCommand,
+    message: string,
+    load = true,
+    code: string = ExecutorErrorCode.FUNCTION_LOAD_FAILED,
+  ): void {
     const { taskId, callId, attempt } = command;
     queueMicrotask(() =>
       this.opts.deliver(
@@ -228,7 +239,7 @@ export class ExecutorRouter implements ExecutorLinkCommands {
               attempt,
               kind: 'load',
               retryable: false,
-              code: ExecutorErrorCode.FUNCTION_LOAD_FAILED,
+              code,
               message,
             }
           : { type: 'callFailed', taskId, callId, attempt, kind: 'executor_crash', retryable: true, message },

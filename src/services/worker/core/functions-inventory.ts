@@ -8,8 +8,9 @@
 //   - a name defined only by JS files runs on the JS executor, only by a `.py` file on the Python one;
 //   - a name defined in both languages is a collision: a load error naming every file, never a silent
 //     preference (as two JS files for one name are, core/function-resolution.ts in src/executor);
-//   - a name defined by no file goes to the JS executor, which answers FUNCTION_NOT_FOUND as it always
-//     has (one not-found message for every Worker).
+//   - a name defined by no file: in a snapshot with a `.py` file the Worker answers FUNCTION_NOT_FOUND
+//     itself, listing the functions of every language (notFoundMessage); in a JS-only snapshot it goes
+//     to the JS executor, whose FUNCTION_NOT_FOUND already lists every function there is.
 //
 // Pure: given the file names, no IO, no clock.
 
@@ -84,7 +85,8 @@ export function buildFunctionsInventory(files: readonly { readonly fileName: str
 
 export type FunctionRoute =
   | { readonly ok: true; readonly language: FunctionLanguage }
-  | { readonly ok: false; readonly collision: LanguageCollision };
+  | { readonly ok: false; readonly collision: LanguageCollision }
+  | { readonly ok: false; readonly missing: string };
 
 /** Routes a call by its function name; see the rules at the top of this file. */
 export function languageOf(name: string, inventory: FunctionsInventory): FunctionRoute {
@@ -94,7 +96,7 @@ export function languageOf(name: string, inventory: FunctionsInventory): Functio
     const collision = inventory.collisions.find((c) => c.name === name);
     if (collision !== undefined) return { ok: false, collision };
   }
-  return JS_ROUTE;
+  return inventory.hasPython ? { ok: false, missing: name } : JS_ROUTE;
 }
 
 const JS_ROUTE: FunctionRoute = Object.freeze({ ok: true, language: 'js' });
@@ -105,5 +107,28 @@ export function collisionMessage(collision: LanguageCollision, functionsDir: str
   return (
     `function "${collision.name}" is defined in two languages in ${functionsDir}: ` +
     `${collision.files.join(', ')}; one name may be defined by one language only: keep one`
+  );
+}
+
+const LANGUAGE_LABELS: Readonly<Record<FunctionLanguage, string>> = { js: 'JS', python: 'Python' };
+
+/**
+ * The FUNCTION_NOT_FOUND message of a name no file defines, listing every function of the snapshot with
+ * its language (the JS executor's message, src/executor/core/function-resolution.ts, with `.py` added).
+ */
+export function notFoundMessage(
+  name: string,
+  inventory: FunctionsInventory,
+  functionsDir: string,
+  epoch: string,
+): string {
+  const available = [
+    ...[...inventory.languages].map(([n, language]) => `${n} (${LANGUAGE_LABELS[language]})`),
+    ...inventory.collisions.map((c) => `${c.name} (JS and Python: keep one)`),
+  ].sort();
+  return (
+    `function "${name}" not found in ${functionsDir} (code epoch ${epoch}); ` +
+    `expected ${name}.ts, ${name}.mjs, ${name}.js or ${name}.py; ` +
+    `available: ${available.length ? available.join(', ') : 'none'}`
   );
 }

@@ -82,11 +82,11 @@ describe('ExecutorRouter', () => {
       h.runner.run(task(), [
         { function: 'js_fn', args: [1] },
         { function: 'py_fn', args: [2] },
-        { function: 'missing', args: [3] },
+        { function: 'js_fn', args: [3] },
       ]),
     );
     await flush();
-    expect(h.js.executed.map((c) => c.function)).toEqual(['js_fn', 'missing']);
+    expect(h.js.executed.map((c) => c.function)).toEqual(['js_fn', 'js_fn']);
     expect(h.py.executed.map((c) => c.function)).toEqual(['py_fn']);
     expect(h.needed()).toBe(1);
     expect(h.newEpochs.map(([e]) => e)).toEqual([EPOCH]); // the inventory is built once per epoch
@@ -134,6 +134,26 @@ describe('ExecutorRouter', () => {
     expect(run.outcome!.message).toContain(
       'function "dup" is defined in two languages in /fns: dup.py, dup.ts',
     );
+  });
+
+  it('a name no file defines fails with FUNCTION_NOT_FOUND listing the functions of both languages', async () => {
+    const h = setup();
+    const run = track(h.runner.run(task(), [{ function: 'nope', args: [] }]));
+    await run.done;
+    expect(h.js.executed).toEqual([]);
+    expect(h.py.executed).toEqual([]);
+    expect(run.outcome).toMatchObject({ success: false, retryable: false });
+    expect(run.outcome!.message).toContain(
+      `function "nope" not found in /fns (code epoch ${EPOCH}); expected nope.ts, nope.mjs, nope.js or ` +
+        'nope.py; available: dup (JS and Python: keep one), js_fn (JS), py_fn (Python)',
+    );
+  });
+
+  it('in a JS-only epoch, a name no file defines goes to the JS executor, whose answer lists them all', async () => {
+    const h = setup({ files: ['js_fn.ts'] });
+    track(h.runner.run(task(), [{ function: 'nope', args: [] }]));
+    await flush();
+    expect(h.js.executed).toMatchObject([{ function: 'nope' }]);
   });
 
   it('with Python off, a Python function fails with a load error naming the setting', async () => {

@@ -6,6 +6,7 @@ import {
   buildFunctionsInventory,
   collisionMessage,
   languageOf,
+  notFoundMessage,
   parseAnyFunctionFileName,
 } from '../../../../../src/services/worker/core/functions-inventory.js';
 
@@ -35,24 +36,33 @@ describe('languageOf', () => {
   const cases: {
     readonly folder: string[];
     readonly name: string;
-    readonly route: { ok: true; language: 'js' | 'python' } | { ok: false; files: string[] };
+    readonly route:
+      | { ok: true; language: 'js' | 'python' }
+      | { ok: false; files: string[] }
+      | { ok: false; missing: string };
   }[] = [
     { folder: ['a.ts', 'b.py'], name: 'a', route: { ok: true, language: 'js' } },
     { folder: ['a.ts', 'b.py'], name: 'b', route: { ok: true, language: 'python' } },
-    // Unknown names go to the JS executor, which answers FUNCTION_NOT_FOUND as it always has.
-    { folder: ['a.ts', 'b.py'], name: 'zzz', route: { ok: true, language: 'js' } },
-    { folder: ['b.py'], name: 'zzz', route: { ok: true, language: 'js' } },
+    // Unknown names where a `.py` file exists: the Worker answers FUNCTION_NOT_FOUND itself (every
+    // language listed); in a JS-only folder the JS executor answers, as it always has.
+    { folder: ['a.ts', 'b.py'], name: 'zzz', route: { ok: false, missing: 'zzz' } },
+    { folder: ['b.py'], name: 'zzz', route: { ok: false, missing: 'zzz' } },
+    { folder: ['a.ts', 'b.mjs'], name: 'zzz', route: { ok: true, language: 'js' } },
     { folder: [], name: 'a', route: { ok: true, language: 'js' } },
     // Two JS files are the JS resolver's own "keep one" error: still the JS executor's to report.
     { folder: ['a.ts', 'a.js'], name: 'a', route: { ok: true, language: 'js' } },
     { folder: ['a.ts', 'a.py'], name: 'a', route: { ok: false, files: ['a.py', 'a.ts'] } },
     { folder: ['a.mjs', 'a.js', 'a.py'], name: 'a', route: { ok: false, files: ['a.js', 'a.mjs', 'a.py'] } },
     { folder: ['a.ts', 'a.py', 'b.py'], name: 'b', route: { ok: true, language: 'python' } },
-    { folder: ['README.md', 'a.py', '__init__.py'], name: '__init__', route: { ok: true, language: 'js' } },
+    {
+      folder: ['README.md', 'a.py', '__init__.py'],
+      name: '__init__',
+      route: { ok: false, missing: '__init__' },
+    },
   ];
   it.each(cases)('$folder / $name', ({ folder, name, route }) => {
     const got = languageOf(name, buildFunctionsInventory(files(...folder)));
-    if (route.ok) expect(got).toEqual(route);
+    if (route.ok || 'missing' in route) expect(got).toEqual(route);
     else expect(got).toEqual({ ok: false, collision: { name, files: route.files } });
   });
 
@@ -80,7 +90,7 @@ describe('languageOf (property)', () => {
     { maxLength: 16 },
   );
 
-  it('every name resolves to exactly one language, or to a collision naming all its files', () => {
+  it('every name resolves to exactly one language, a collision naming all its files, or a missing name', () => {
     fc.assert(
       fc.property(folder, name, (fileNames, asked) => {
         const inv = buildFunctionsInventory(files(...fileNames));
@@ -92,7 +102,7 @@ describe('languageOf (property)', () => {
         } else if (langs.size === 1) {
           expect(route).toEqual({ ok: true, language: [...langs][0] });
         } else {
-          expect(route).toEqual({ ok: true, language: 'js' });
+          expect(route).toEqual(inv.hasPython ? { ok: false, missing: asked } : { ok: true, language: 'js' });
         }
         // A name is in exactly one of the two tables.
         const inLanguages = inv.languages.has(asked);
@@ -100,6 +110,23 @@ describe('languageOf (property)', () => {
         expect(Number(inLanguages) + Number(inCollisions)).toBe(mine.length > 0 ? 1 : 0);
         expect(inv.hasPython).toBe(fileNames.some((f) => f.endsWith('.py')));
       }),
+    );
+  });
+});
+
+describe('notFoundMessage', () => {
+  it.each([
+    [
+      ['hello_world.py', 'greet_both.ts', 'erc20_transfers.py', 'x.mjs', 'README.md'],
+      'available: erc20_transfers (Python), greet_both (JS), hello_world (Python), x (JS)',
+    ],
+    [['a.ts', 'a.py', 'b.py'], 'available: a (JS and Python: keep one), b (Python)'],
+    [[], 'available: none'],
+  ])('%j → %s', (folder, listing) => {
+    const message = notFoundMessage('nope', buildFunctionsInventory(files(...folder)), '/fns', 'e1');
+    expect(message).toBe(
+      'function "nope" not found in /fns (code epoch e1); expected nope.ts, nope.mjs, nope.js or nope.py; ' +
+        listing,
     );
   });
 });
