@@ -1,8 +1,8 @@
 // The functions part of CoordinatorAdminService (proto/blockx/coordinator/v1/admin.proto;
 // docs/functions-deploy.md § blockx up without etcd): deploy / use / list on the store the Coordinator
 // holds for an in-process cluster. A Coordinator without a store (every etcd cluster: `blockx functions`
-// writes etcd itself) answers FAILED_PRECONDITION saying so. The one mapping of store error codes to
-// gRPC statuses is `functionsStatusOf`; the store's code travels in the blockx error-code metadata.
+// writes etcd itself) answers FAILED_PRECONDITION saying so. A store error becomes its status through the
+// Coordinator's one mapping (grpc-status.ts); the store's code travels in the blockx error-code metadata.
 
 import * as grpc from '@grpc/grpc-js';
 import type { FunctionsChange } from '../../../generated/proto/blockx/coordinator/v1/FunctionsChange.js';
@@ -11,42 +11,24 @@ import type { CoordinatorAdminServiceHandlers } from '../../../grpc/proto.js';
 import { grpcStatusError } from '../../../grpc/status.js';
 import { decodeBundle, isVersionId } from '../../functions-store/bundle.js';
 import { MAX_BUNDLE_STORED_BYTES } from '../../functions-store/bundle-limits.js';
-import { FunctionsStoreErrorCode as Code } from '../../functions-store/errors.js';
+import { FunctionsStoreError, FunctionsStoreErrorCode as Code } from '../../functions-store/errors.js';
 import type { FunctionsStore } from '../../functions-store/functions-store.js';
 import type { VersionEntry } from '../../functions-store/version-index.js';
 import type { Logger } from '../../registry/registry-port.js';
+import { domainStatusOf } from './grpc-status.js';
 
 type FunctionsHandlers = Pick<
   CoordinatorAdminServiceHandlers,
   'DeployFunctions' | 'UseFunctions' | 'ListFunctions'
 >;
 
-/** gRPC status of a functions store error code (unknown codes are INTERNAL). */
-export function functionsStatusOf(code: string): grpc.status {
-  switch (code) {
-    case Code.BUNDLE_EMPTY:
-    case Code.BUNDLE_TOO_LARGE:
-    case Code.BUNDLE_CORRUPT:
-    case Code.BUNDLE_TAMPERED:
-    case Code.VERSION_AMBIGUOUS:
-      return grpc.status.INVALID_ARGUMENT;
-    case Code.VERSION_UNKNOWN:
-      return grpc.status.NOT_FOUND;
-    case Code.NO_DEPLOYMENT:
-      return grpc.status.FAILED_PRECONDITION;
-    case Code.STORE_CONFLICT:
-      return grpc.status.ABORTED;
-    default:
-      return grpc.status.INTERNAL;
-  }
-}
-
+/** A store error as its status (grpc-status.ts, the Coordinator's one mapping); anything else INTERNAL. */
 function toStatus(err: unknown, logger: Logger, rpc: string): grpc.ServiceError {
-  const code = (err as { code?: unknown }).code;
-  const message = err instanceof Error ? err.message : String(err);
-  if (typeof code === 'string' && functionsStatusOf(code) !== grpc.status.INTERNAL) {
-    return grpcStatusError(functionsStatusOf(code), message, code);
+  const known = domainStatusOf(err);
+  if (known !== undefined && known.status !== grpc.status.INTERNAL) {
+    return grpcStatusError(known.status, known.message, known.code);
   }
+  const message = err instanceof Error ? err.message : String(err);
   logger.error({ err: message, rpc }, 'functions admin call failed unexpectedly');
   return grpcStatusError(grpc.status.INTERNAL, `${rpc}: ${message}`);
 }
@@ -88,14 +70,12 @@ export function functionsAdminHandlers(store: FunctionsStore | undefined, logger
         async (s): Promise<FunctionsChange> => {
           const { bundle, version } = call.request;
           if (!isVersionId(version)) {
-            throw Object.assign(new Error('version must be 16 hex digits'), { code: Code.BUNDLE_CORRUPT });
+            throw new FunctionsStoreError(Code.BUNDLE_CORRUPT, 'version must be 16 hex digits');
           }
           if (bundle.length > MAX_BUNDLE_STORED_BYTES) {
-            throw Object.assign(
-              new Error(
-                `the bundle is ${bundle.length} bytes; at most ${MAX_BUNDLE_STORED_BYTES} are accepted`,
-              ),
-              { code: Code.BUNDLE_TOO_LARGE },
+            throw new FunctionsStoreError(
+              Code.BUNDLE_TOO_LARGE,
+              `the bundle is ${bundle.length} bytes; at most ${MAX_BUNDLE_STORED_BYTES} are accepted`,
             );
           }
           // The client's signature travels into the stored bundle; Workers check it (docs/functions-deploy.md

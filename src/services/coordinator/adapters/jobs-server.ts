@@ -1,7 +1,7 @@
 // CoordinatorJobsService (proto/blockx/coordinator/v1/jobs.proto): backfill clients report their jobs'
 // progress here, for the dashboard (docs/dashboard-data.md § Backfill jobs). The table and its bounds
 // are the pure core/backfill-jobs.ts; this file decodes, stamps the Coordinator's clock, and maps a
-// refusal to its status (`jobsErrorStatus`, this service's one error mapping). Nothing here touches
+// refusal to its status (through the Coordinator's one error mapping, grpc-status.ts). Nothing here touches
 // routing.
 
 import * as grpc from '@grpc/grpc-js';
@@ -9,7 +9,9 @@ import { callerIdentity } from '../../../grpc/peer-identity.js';
 import type { CoordinatorJobsServiceHandlers } from '../../../grpc/proto.js';
 import { silentLogger, describeError } from '../../registry/registry-port.js';
 import type { Logger } from '../../registry/registry-port.js';
-import { BackfillReportError, type BackfillJobs } from '../core/backfill-jobs.js';
+import type { BackfillJobs } from '../core/backfill-jobs.js';
+import { grpcStatusError } from '../../../grpc/status.js';
+import { domainStatusOf } from './grpc-status.js';
 import type { BackfillJobView } from '../../../contracts/dashboard.js';
 
 export interface JobsServiceOptions {
@@ -21,25 +23,6 @@ export interface JobsServiceOptions {
 /** What the dashboard feed reads: the jobs reported recently, most recent first. */
 export interface BackfillJobsReader {
   list(now: number): readonly BackfillJobView[];
-}
-
-/** The one mapping of this service's errors to gRPC statuses. */
-export function jobsErrorStatus(err: unknown): Pick<grpc.ServiceError, 'code' | 'details'> {
-  if (err instanceof BackfillReportError) {
-    switch (err.code) {
-      case 'InvalidArgument':
-        return { code: grpc.status.INVALID_ARGUMENT, details: err.message };
-      case 'TooManyJobs':
-        return { code: grpc.status.RESOURCE_EXHAUSTED, details: err.message };
-      case 'NotOwner':
-        return { code: grpc.status.PERMISSION_DENIED, details: err.message };
-      default: {
-        const unreachable: never = err.code;
-        return { code: grpc.status.INTERNAL, details: `unknown code ${String(unreachable)}` };
-      }
-    }
-  }
-  return { code: grpc.status.INTERNAL, details: 'ReportBackfillProgress failed' };
 }
 
 export function jobsServiceHandlers(
@@ -54,16 +37,17 @@ export function jobsServiceHandlers(
         // The entry belongs to whoever reported it first (core/backfill-jobs.ts).
         jobs.report(call.request, clock(), callerIdentity(call));
       } catch (err) {
-        const status = jobsErrorStatus(err);
-        if (status.code === grpc.status.INTERNAL) {
+        const known = domainStatusOf(err);
+        if (known === undefined) {
           logger.error(
             { rpc: 'ReportBackfillProgress', err: describeError(err) },
             'ReportBackfillProgress failed',
           );
+          callback(grpcStatusError(grpc.status.INTERNAL, 'ReportBackfillProgress failed'));
         } else {
-          logger.debug({ rpc: 'ReportBackfillProgress', code: grpc.status[status.code] }, status.details);
+          logger.debug({ rpc: 'ReportBackfillProgress', code: grpc.status[known.status] }, known.message);
+          callback(grpcStatusError(known.status, known.message, known.code));
         }
-        callback(status);
         return;
       }
       callback(null, { retainMs: jobs.retainMs });

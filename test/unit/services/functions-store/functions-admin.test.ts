@@ -3,13 +3,10 @@
 // the store's code in the metadata, and FAILED_PRECONDITION from a coordinator without a store.
 import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import {
-  functionsAdminHandlers,
-  functionsStatusOf,
-} from '../../../../src/services/coordinator/adapters/functions-admin.js';
+import { functionsAdminHandlers } from '../../../../src/services/coordinator/adapters/functions-admin.js';
 import { BLOCKX_ERROR_CODE_KEY } from '../../../../src/grpc/status.js';
 import { encodeBundle } from '../../../../src/services/functions-store/bundle.js';
-import { FunctionsStoreErrorCode } from '../../../../src/services/functions-store/errors.js';
+import { FunctionsStoreError } from '../../../../src/services/functions-store/errors.js';
 import { FunctionsStore } from '../../../../src/services/functions-store/functions-store.js';
 import { MemoryFunctionsKv } from '../../../../src/services/functions-store/memory-kv.js';
 import { silentLogger } from '../../../../src/services/registry/registry-port.js';
@@ -27,28 +24,6 @@ function invoke(
 }
 
 const folder = (mark: string) => [{ fileName: 'probe.ts', source: `export default () => '${mark}';\n` }];
-
-describe('functionsStatusOf', () => {
-  it.each([
-    ['BUNDLE_EMPTY', grpc.status.INVALID_ARGUMENT],
-    ['BUNDLE_TOO_LARGE', grpc.status.INVALID_ARGUMENT],
-    ['BUNDLE_CORRUPT', grpc.status.INVALID_ARGUMENT],
-    ['BUNDLE_TAMPERED', grpc.status.INVALID_ARGUMENT],
-    ['VERSION_AMBIGUOUS', grpc.status.INVALID_ARGUMENT],
-    ['VERSION_UNKNOWN', grpc.status.NOT_FOUND],
-    ['NO_DEPLOYMENT', grpc.status.FAILED_PRECONDITION],
-    ['STORE_CONFLICT', grpc.status.ABORTED],
-    ['FOLDER_UNREADABLE', grpc.status.INTERNAL], // a client-side error: never sent by a coordinator
-    ['SOMETHING_ELSE', grpc.status.INTERNAL],
-  ])('%s → %s', (code, status) => {
-    expect(functionsStatusOf(code)).toBe(status);
-  });
-
-  it('covers every store code', () => {
-    for (const code of Object.values(FunctionsStoreErrorCode))
-      expect(typeof functionsStatusOf(code)).toBe('number');
-  });
-});
 
 describe('functionsAdminHandlers', () => {
   it('deploy, list and use answer in the wire shape', async () => {
@@ -101,6 +76,17 @@ describe('functionsAdminHandlers', () => {
     const { err } = await invoke(h.UseFunctions, { version: 'ffff' });
     expect(err?.code).toBe(grpc.status.NOT_FOUND);
     expect(err?.details).toMatch(/keeps the last 10 deployed versions/);
+  });
+
+  it.each([
+    ["a store error that is no caller's mistake", new FunctionsStoreError('BUNDLE_UNTRUSTED', 'unsigned')],
+    ['an error of no store code', Object.assign(new Error('kv down'), { code: 'ECONNRESET' })],
+  ])('%s is INTERNAL, naming the RPC, with no business code', async (_what, thrown) => {
+    const failing = { list: () => Promise.reject(thrown) } as unknown as FunctionsStore;
+    const { err } = await invoke(functionsAdminHandlers(failing, silentLogger).ListFunctions, {});
+    expect(err?.code).toBe(grpc.status.INTERNAL);
+    expect(err?.details).toBe(`ListFunctions: ${thrown.message}`);
+    expect(err?.metadata.get(BLOCKX_ERROR_CODE_KEY)).toEqual([]);
   });
 
   it('a coordinator without a store refuses every call with FAILED_PRECONDITION, saying what to do', async () => {

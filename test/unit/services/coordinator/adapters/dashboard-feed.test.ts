@@ -11,7 +11,8 @@ import {
   createDashboardFeed,
   type RecentTasksClient,
 } from '../../../../../src/services/coordinator/adapters/dashboard-feed.js';
-import { jobsErrorStatus } from '../../../../../src/services/coordinator/adapters/jobs-server.js';
+import { jobsServiceHandlers } from '../../../../../src/services/coordinator/adapters/jobs-server.js';
+import { businessCodeOf } from '../../../../../src/grpc/status.js';
 import {
   BackfillJobs,
   BackfillReportError,
@@ -232,7 +233,23 @@ describe('dashboard feed', () => {
   });
 });
 
-describe('jobsErrorStatus', () => {
+describe('jobsServiceHandlers: a refused report', () => {
+  const report = (err: Error) =>
+    new Promise<grpc.ServiceError | null>((resolve) => {
+      const jobs = {
+        retainMs: 1,
+        report: () => {
+          throw err;
+        },
+      } as unknown as BackfillJobs;
+      const call = { request: {}, metadata: new grpc.Metadata() };
+      const handler = jobsServiceHandlers(jobs).ReportBackfillProgress as unknown as (
+        c: typeof call,
+        cb: (e: grpc.ServiceError | null) => void,
+      ) => void;
+      handler(call, resolve);
+    });
+
   it.each([
     [
       'a bad field',
@@ -244,11 +261,22 @@ describe('jobsErrorStatus', () => {
       new BackfillReportError('TooManyJobs', 'job_id', 'full'),
       grpc.status.RESOURCE_EXHAUSTED,
     ],
-    ['anything else', new Error('bug'), grpc.status.INTERNAL],
-  ])('%s', (_name, err, code) => {
-    const status = jobsErrorStatus(err);
-    expect(status.code).toBe(code);
-    if (code === grpc.status.INTERNAL) expect(status.details).not.toContain('bug');
-    else expect(status.details).toBe(err.message);
+    [
+      "another's job",
+      new BackfillReportError('NotOwner', 'job_id', 'not yours'),
+      grpc.status.PERMISSION_DENIED,
+    ],
+  ])('%s: its status, message and business code', async (_name, err, code) => {
+    const status = await report(err);
+    expect(status?.code).toBe(code);
+    expect(status?.details).toBe(err.message);
+    expect(businessCodeOf(status)).toBe(err.code);
+  });
+
+  it('anything else: INTERNAL, without its text', async () => {
+    const status = await report(new Error('bug'));
+    expect(status?.code).toBe(grpc.status.INTERNAL);
+    expect(status?.details).toBe('ReportBackfillProgress failed');
+    expect(businessCodeOf(status)).toBeUndefined();
   });
 });

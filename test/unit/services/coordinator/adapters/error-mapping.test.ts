@@ -1,13 +1,21 @@
 // The two directions of the Coordinator's error mapping, pinned by tables:
-//   coordCodeToGRPC   business code → gRPC status (the ONE mapping; docs/coordinator.md § Errors)
+//   coordCodeToGRPC   business code → gRPC status (the ONE mapping, for every service the Coordinator
+//                     serves; docs/coordinator.md § Errors)
 //   grpcErrToSlotError gRPC status (+ business code, details) → SlotError code and MayHaveAllocated
 // and the property that the second inverts the first on every code a Worker answers with.
 import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import {
   coordCodeToGRPC,
+  domainStatusOf,
   toServiceError,
+  type CoordinatorStatusCode,
 } from '../../../../../src/services/coordinator/adapters/grpc-status.js';
+import { BackfillReportError } from '../../../../../src/services/coordinator/core/backfill-jobs.js';
+import {
+  FunctionsStoreError,
+  FunctionsStoreErrorCode,
+} from '../../../../../src/services/functions-store/errors.js';
 import {
   grpcErrToSlotError,
   repliesOfGrants,
@@ -28,7 +36,9 @@ import { WorkerAdmissionError } from '../../../../../src/services/worker/core/er
 const S = grpc.status;
 
 describe('coordCodeToGRPC', () => {
-  const table: Record<CoordinatorErrorCode, grpc.status> = {
+  // A Record of the whole union: leaving out a code of any of the three families does not compile.
+  const table: Record<CoordinatorStatusCode, grpc.status> = {
+    // reservations
     InvalidArgument: S.INVALID_ARGUMENT,
     Unavailable: S.UNAVAILABLE,
     NoExecutableSlot: S.RESOURCE_EXHAUSTED,
@@ -39,14 +49,43 @@ describe('coordCodeToGRPC', () => {
     NotFound: S.NOT_FOUND,
     Internal: S.INTERNAL,
     InvalidConfig: S.INTERNAL,
+    // the functions store (CoordinatorAdminService)
+    BUNDLE_EMPTY: S.INVALID_ARGUMENT,
+    BUNDLE_TOO_LARGE: S.INVALID_ARGUMENT,
+    BUNDLE_CORRUPT: S.INVALID_ARGUMENT,
+    BUNDLE_TAMPERED: S.INVALID_ARGUMENT,
+    VERSION_AMBIGUOUS: S.INVALID_ARGUMENT,
+    VERSION_UNKNOWN: S.NOT_FOUND,
+    NO_DEPLOYMENT: S.FAILED_PRECONDITION,
+    STORE_CONFLICT: S.ABORTED,
+    BUNDLE_UNTRUSTED: S.INTERNAL, // the Workers' check of a stored bundle
+    FOLDER_UNREADABLE: S.INTERNAL, // a client-side error: never sent by a coordinator
+    // backfill job reports (CoordinatorJobsService); InvalidArgument is above
+    TooManyJobs: S.RESOURCE_EXHAUSTED,
+    NotOwner: S.PERMISSION_DENIED,
   };
 
-  it('covers every business code', () => {
-    expect(Object.keys(table).sort()).toEqual(Object.values(CoordinatorErrorCode).sort());
+  it('covers every code of the reservations and of the functions store', () => {
+    const codes = [...Object.values(CoordinatorErrorCode), ...Object.values(FunctionsStoreErrorCode)];
+    expect(codes.filter((c) => !(c in table))).toEqual([]);
   });
 
   it.each(Object.entries(table))('%s → %i', (code, status) => {
-    expect(coordCodeToGRPC(code as CoordinatorErrorCode)).toBe(status);
+    expect(coordCodeToGRPC(code as CoordinatorStatusCode)).toBe(status);
+  });
+
+  it.each([
+    ['a reservation error', new CoordinatorError(CoordinatorErrorCode.NoSlot, 'full'), S.RESOURCE_EXHAUSTED],
+    ['a store error', new FunctionsStoreError('VERSION_UNKNOWN', 'no such version'), S.NOT_FOUND],
+    ['a job report error', new BackfillReportError('NotOwner', 'job_id', 'not yours'), S.PERMISSION_DENIED],
+  ])('domainStatusOf: %s keeps its code and message', (_what, err, status) => {
+    expect(domainStatusOf(err)).toEqual({ status, code: err.code, message: err.message });
+  });
+
+  it('domainStatusOf: an error of no domain is none, even with a code of one', () => {
+    expect(domainStatusOf(new Error('bug'))).toBeUndefined();
+    expect(domainStatusOf(Object.assign(new Error('x'), { code: 'NoSlot' }))).toBeUndefined();
+    expect(domainStatusOf('NoSlot')).toBeUndefined();
   });
 
   it('toServiceError carries the business code in the blockx-error-code trailer', () => {
