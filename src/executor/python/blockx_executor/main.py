@@ -72,7 +72,7 @@ def main(argv):
         "pid": os.getpid(),
         "threads": options["units"],
         "functionsDir": options["functions_dir"],
-        "features": ["ExecuteCalls"],
+        "features": ["ExecuteCalls", "Tenants"],
         "language": "python",
         "runtime": "%s %s" % (platform.python_implementation(), platform.python_version()),
     }

@@ -3,6 +3,7 @@ Executor"). It runs no function code. One thread, one selector loop; the clock i
 Frames queued during a turn are written together at its end, on every socket.
 """
 
+import collections
 import json
 import os
 import selectors
@@ -15,6 +16,7 @@ from blockx_executor.frames import FrameDecoder, OutBuffer, ProtocolError, parse
 from blockx_executor.logs import log_line
 from blockx_executor.outcome import failed_frame
 from blockx_executor.router_upkeep import STUCK_AFTER_S, RouterUpkeep
+from blockx_executor.tenants import place_tenant_calls, tenant_problem
 from blockx_executor.units import Call
 
 SWEEP_S = 0.025
@@ -47,7 +49,7 @@ def check_execute_call(m):
     v = get("ioCache")
     if v is not None and (type(v) is not str or v == ""):
         return "ioCache must be a non-empty string when present"
-    return None
+    return tenant_problem(get("tenant"))
 
 
 class Router(RouterUpkeep):
@@ -63,7 +65,11 @@ class Router(RouterUpkeep):
         self.conn_writing = False
         self.epochs = EpochStore(options["functions_dir"])
         self.calls = {}
-        self.queue = []
+        # Calls no process has taken yet: a queue per tenant, each in arrival order (Call.order).
+        self.queue = {}
+        self.arrivals = 0
+        # With --isolation task a process serves one tenant in its life (tenants.py, `sticky`).
+        self.sticky = options["isolation"] == "task"
         self.units = []
         self.cancelling = {}
         self.watch_started = []
@@ -250,9 +256,10 @@ class Router(RouterUpkeep):
         if err is not None:
             self._send(failed_frame(m["callId"], m["attempt"], "load", False, err[1], code=err[0]))
             return
-        c = Call(key, m, b"X" + raw)
+        c = Call(key, m, b"X" + raw, self.arrivals)
+        self.arrivals += 1
         self.calls[key] = c
-        self._route(c, epoch)
+        self._enqueue(c)
 
     def _execute_many(self, m):
         """An ExecuteCalls frame: each entry runs as the ExecuteCall it stands for (docs/executor.md)."""
@@ -269,39 +276,49 @@ class Router(RouterUpkeep):
                         one[k] = entry[k]
             self._execute(one, _dumps(one).encode())
 
-    def _route(self, c, epoch=None):
-        best = None
-        for u in self.units:
-            if u.load < self.o["max_calls_per_unit"] and u.healthy(self.now, STUCK_AFTER_S):
-                if best is None or u.load < best.load:
-                    best = u
-        if best is None:
-            self.queue.append(c)
-            return
-        if c.epoch not in best.epochs:
-            if epoch is None:
-                epoch, why = self.epochs.get(c.epoch)
-                if epoch is None:
-                    self._end(c, failed_frame(c.call_id, c.attempt, "load", False, why, code=EPOCH_UNKNOWN))
-                    return
-            best.out.add(b"D" + _dumps({"epoch": c.epoch, "functionsDir": epoch.functions_dir,
-                                        "files": epoch.python}).encode())
-            best.epochs.add(c.epoch)
-        c.unit = best
-        c.seq = best.next_seq
-        best.next_seq += 1
-        best.unpicked.append(c)
-        best.calls[c.key] = c
-        best.load += 1
-        best.out.add(c.raw)
+    def _enqueue(self, c, first=False):
+        q = self.queue.get(c.tenant)
+        if q is None:
+            q = self.queue[c.tenant] = collections.deque()
+        if first:
+            q.appendleft(c)
+        else:
+            q.append(c)
 
     def _drain_queue(self):
-        queue, self.queue = self.queue, []
-        for i, c in enumerate(queue):
-            self._route(c)
-            if self.queue:  # no room: keep the rest in order
-                self.queue.extend(queue[i + 1 :])
+        """Queued calls to processes, never two tenants on one at once (tenants.py); the rest stay queued."""
+        healthy = lambda u: u.healthy(self.now, STUCK_AFTER_S)
+        queued = sorted(self.queue.items(), key=lambda tq: tq[1][0].order)  # the oldest call first
+        placements, renew = place_tenant_calls(self.units, [(t, len(q)) for t, q in queued],
+                                               self.o["max_calls_per_unit"], healthy, self.sticky)
+        for tenant, u in placements:
+            q = self.queue[tenant]
+            self._send_to(q.popleft(), u)
+            if not q:
+                del self.queue[tenant]
+        for u in renew:
+            self._renew(u)
+
+    def queued(self):
+        return sum(len(q) for q in self.queue.values())
+
+    def _send_to(self, c, u):
+        if c.epoch not in u.epochs:
+            epoch, why = self.epochs.get(c.epoch)
+            if epoch is None:
+                self._end(c, failed_frame(c.call_id, c.attempt, "load", False, why, code=EPOCH_UNKNOWN))
                 return
+            u.out.add(b"D" + _dumps({"epoch": c.epoch, "functionsDir": epoch.functions_dir,
+                                     "files": epoch.python}).encode())
+            u.epochs.add(c.epoch)
+        c.unit = u
+        c.seq = u.next_seq
+        u.next_seq += 1
+        u.unpicked.append(c)
+        u.calls[c.key] = c
+        u.load += 1
+        u.tenant = c.tenant
+        u.out.add(c.raw)
 
     def _resume(self, m, raw):
         if not isinstance(m.get("callId"), str) or not isinstance(m.get("attempt"), int):
@@ -324,7 +341,11 @@ class Router(RouterUpkeep):
         reason = reason or m.get("reason") or "cancelled by the worker"
         reason = reason if isinstance(reason, str) else "cancelled by the worker"
         if c.unit is None:  # still queued here: it never started
-            self.queue = [q for q in self.queue if q is not c]
+            q = self.queue.get(c.tenant)
+            if q is not None:
+                q.remove(c)
+                if not q:
+                    del self.queue[c.tenant]
             self._end(c, failed_frame(c.call_id, c.attempt, "deadline", True,
                                       "cancelled before it started (%s)" % reason, duration_ms=0))
             return

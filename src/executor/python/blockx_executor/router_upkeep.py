@@ -79,12 +79,22 @@ class RouterUpkeep:
                 self.stop("execution processes cannot start")
                 return
         log_line("warn" if overdue is None else "info", "execution process %d (pid %d) %s; replacing it" % (u.index, u.pid, why))
-        replacement = self._spawn(u.index)
-        self.units[self.units.index(u)] = replacement
-        for c in again:
+        self._replace(u)
+        for c in reversed(again):  # they came before anything still queued of their tenant
             c.unit = None
             c.seq = -1
-            self.queue.append(c)
+            self._enqueue(c, first=True)
+
+    def _replace(self, u):
+        """A fresh process in the place of `u` (reaped), holding its reservation (tenants.py)."""
+        replacement = self._spawn(u.index)
+        replacement.reserved_for = u.reserved_for
+        self.units[self.units.index(u)] = replacement
+
+    def _renew(self, u):
+        """`u` served another tenant and is empty: a fresh process takes the tenant waiting for it."""
+        self._reap(u, kill=True)
+        self._replace(u)
 
     # ---- timers -----------------------------------------------------------------------------------
 
@@ -153,7 +163,7 @@ class RouterUpkeep:
                                 % (rss // MIB, self.o["max_rss_mb"]), code="EXECUTOR_MEMORY_LIMIT")
         self._send(_dumps({
             "type": "Heartbeat", "seq": self.hb_seq, "pid": os.getpid(), "inflight": len(self.calls),
-            "queued": len(self.queue), "threads": sum(1 for u in self.units if u.ready and not u.dead),
+            "queued": self.queued(), "threads": sum(1 for u in self.units if u.ready and not u.dead),
             "epochs": self.epochs.count(), "rssBytes": rss,
         }).encode())
         self.hb_seq += 1

@@ -11,6 +11,7 @@ import sys
 
 from blockx_executor import shm
 from blockx_executor.frames import FrameDecoder, OutBuffer
+from blockx_executor.tenants import NO_TENANT
 
 # Imported here, before any fork, so a new execution process starts with asyncio and the SDK loaded
 # (importing them in each child made a replacement take ~180 ms instead of a few ms).
@@ -23,11 +24,11 @@ class Call:
     """One attempt the router accepted and has not finished."""
 
     __slots__ = (
-        "key", "call_id", "attempt", "task_id", "epoch", "budget_s", "raw", "unit", "seq", "picked_at",
-        "waiting", "waited_any", "wait_since", "waited_s", "cancel_reason", "hard_deadline", "done",
+        "key", "call_id", "attempt", "task_id", "epoch", "budget_s", "raw", "tenant", "order", "unit", "seq",
+        "picked_at", "waiting", "waited_any", "wait_since", "waited_s", "cancel_reason", "hard_deadline", "done",
     )
 
-    def __init__(self, key, m, raw):
+    def __init__(self, key, m, raw, order):
         self.key = key
         self.call_id = m["callId"]
         self.attempt = m["attempt"]
@@ -35,6 +36,9 @@ class Call:
         self.epoch = m["codeEpoch"]
         self.budget_s = m["budgetMs"] / 1000.0
         self.raw = raw
+        self.tenant = m.get("tenant") or NO_TENANT
+        # Its place among the calls the router took: tenants' queues are read oldest call first.
+        self.order = order
         self.unit = None
         self.seq = -1
         self.picked_at = None
@@ -57,7 +61,7 @@ class Call:
 class UnitHandle:
     __slots__ = (
         "index", "pid", "sock", "page", "ready", "dead", "next_seq", "unpicked", "calls", "load",
-        "cancelling", "epochs", "out", "decoder", "writing", "started_at",
+        "cancelling", "epochs", "out", "decoder", "writing", "started_at", "tenant", "reserved_for",
     )
 
     def __init__(self, index, pid, sock, page, max_frame_bytes, now):
@@ -79,6 +83,10 @@ class UnitHandle:
         self.decoder = FrameDecoder(2 * max_frame_bytes + 64)
         self.writing = False
         self.started_at = now
+        # The tenant of the calls it took last (its whole life's, with --isolation task), and the tenant
+        # waiting for it to drain (tenants.py).
+        self.tenant = None
+        self.reserved_for = None
 
     def healthy(self, now, stuck_s):
         if not self.ready or self.dead or self.cancelling:
