@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { ExecutorHarness, Terminal } from './executor-harness.js';
+import { overlaps, submittersPerPlace, type CallSpan } from '../../support/call-spans.js';
 import { SnapshotEpochs, pythonHarness } from './python-executor-harness.js';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
@@ -18,7 +19,7 @@ writeFileSync(
   join(dir, 'span.py'),
   'import asyncio\nimport os\nimport time\n\n\nasync def main(ctx, ms):\n' +
     '    start = time.monotonic()\n    await asyncio.sleep(ms / 1000)\n' +
-    '    return {"pid": os.getpid(), "start": start, "end": time.monotonic()}\n',
+    '    return {"where": str(os.getpid()), "start": start, "end": time.monotonic()}\n',
 );
 // What a hostile function did in the issue's probe: patch the executor so later results are forged.
 writeFileSync(
@@ -32,15 +33,13 @@ const epoch = epochs.take(dir);
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-interface Span {
-  readonly who: string;
-  readonly pid: number;
-  readonly start: number;
-  readonly end: number;
-}
-
 /** Calls of `who` (in that order, all sent at once), each sleeping `ms`; `tenant` sets the frame's tenant. */
-async function spans(h: ExecutorHarness, who: readonly string[], tenant: boolean, ms = 150): Promise<Span[]> {
+async function spans(
+  h: ExecutorHarness,
+  who: readonly string[],
+  tenant: boolean,
+  ms = 150,
+): Promise<CallSpan[]> {
   const runs = who.map((w, i) =>
     h.run({
       function: 'span',
@@ -53,30 +52,13 @@ async function spans(h: ExecutorHarness, who: readonly string[], tenant: boolean
   const ends: Terminal[] = await Promise.all(runs);
   return ends.map((e, i) => {
     expect(e.type, JSON.stringify(e)).toBe('callCompleted');
-    const v = (e as Extract<Terminal, { type: 'callCompleted' }>).value as Omit<Span, 'who'>;
+    const v = (e as Extract<Terminal, { type: 'callCompleted' }>).value as Omit<CallSpan, 'who'>;
     return { who: who[i]!, ...v };
   });
 }
 
-/** Pairs of calls that ran on one process at the same time, by whose they were. */
-function overlaps(all: readonly Span[]): { same: number; cross: number } {
-  let same = 0;
-  let cross = 0;
-  for (const [i, a] of all.entries())
-    for (const b of all.slice(i + 1))
-      if (a.pid === b.pid && a.start < b.end && b.start < a.end) {
-        if (a.who === b.who) same++;
-        else cross++;
-      }
-  return { same, cross };
-}
-
-/** How many tenants each process (pid) served. */
-function tenantsPerProcess(all: readonly Span[]): number[] {
-  const byPid = new Map<number, Set<string>>();
-  for (const s of all) byPid.set(s.pid, (byPid.get(s.pid) ?? new Set()).add(s.who));
-  return [...byPid.values()].map((w) => w.size);
-}
+/** How many tenants each process served. */
+const tenantsPerProcess = (all: readonly CallSpan[]): number[] => [...submittersPerPlace(all).values()];
 
 const ALTERNATING = ['alice', 'bob', 'alice', 'bob', 'alice', 'bob'];
 
@@ -122,7 +104,7 @@ describe('python executor: tenants on execution processes', () => {
     await withHarness({ threads: 1, isolation: 'none' }, async (h) => {
       const all = await spans(h, ALTERNATING, true);
       expect(overlaps(all).cross).toBe(0);
-      expect(new Set(all.map((s) => s.pid)).size).toBe(1);
+      expect(new Set(all.map((s) => s.where)).size).toBe(1);
     });
   });
 
@@ -150,7 +132,7 @@ describe('python executor: tenants on execution processes', () => {
         expect(after.type).toBe('callCompleted');
         const value = (after as Extract<Terminal, { type: 'callCompleted' }>).value;
         if (alice === 'FORGED') expect(value).toBe('FORGED');
-        else expect(value).toMatchObject({ pid: expect.any(Number) });
+        else expect(value).toMatchObject({ where: expect.any(String) });
       });
     },
   );
