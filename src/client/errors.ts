@@ -5,7 +5,7 @@
 // A task that ran and ended FAILED is NOT an error: run() resolves with success=false and the failure
 // code. These errors mean the client could not place, submit or follow the task.
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { BlockxError } from '../kernel/errors.js';
+import { BlockxError, SharedErrorCode } from '../kernel/errors.js';
 import { businessCodeOf, isServiceError } from '../grpc/status.js';
 
 export const ClientErrorCode = {
@@ -22,7 +22,7 @@ export const ClientErrorCode = {
   /** The Worker does not know the task (never submitted there, or its result expired). gRPC NOT_FOUND. */
   NOT_FOUND: 'NOT_FOUND',
   /** Cancelled by the caller (signal, close()). gRPC CANCELLED. */
-  CANCELLED: 'CANCELLED',
+  CANCELLED: SharedErrorCode.CANCELLED,
   /** An RPC deadline passed. gRPC DEADLINE_EXCEEDED. */
   DEADLINE: 'DEADLINE',
   /** Anything else: a server bug, an unexpected status, a malformed reply. */

@@ -19,6 +19,19 @@ export const KernelErrorCode = {
 } as const;
 export type KernelErrorCode = (typeof KernelErrorCode)[keyof typeof KernelErrorCode];
 
+/**
+ * Codes that several packages' tables hold with one meaning, written here once (docs/architecture.md
+ * § Errors): a table that has one takes it from here, `CANCELLED: SharedErrorCode.CANCELLED`.
+ * test/unit/error-codes.test.ts fails when a table spells one out again.
+ */
+export const SharedErrorCode = {
+  /**
+   * Stopped on purpose before it finished: by a signal, a closed IO scope or client, a task that
+   * converged elsewhere. Never a failure of what ran, and never retried as one by the layer that saw it.
+   */
+  CANCELLED: 'CANCELLED',
+} as const;
+
 /** Base class of every BlockX domain error: a stable `code` plus structured details. */
 export class BlockxError extends Error {
   readonly code: string;

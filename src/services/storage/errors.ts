@@ -3,7 +3,7 @@
 // serialization failure or deadlock, a busy database) are retryable; everything about the request itself
 // (unknown table or column, a bad key, a type mismatch, a schema mismatch) is not.
 
-import { BlockxError } from '../../kernel/errors.js';
+import { BlockxError, SharedErrorCode } from '../../kernel/errors.js';
 
 export const StorageErrorCode = {
   /** No backend admission slot within storage.admissionWaitMs. Retryable. */
@@ -13,7 +13,7 @@ export const StorageErrorCode = {
   /** Serialization failure, deadlock, SQLITE_BUSY. Retryable. */
   CONFLICT: 'CONFLICT',
   /** The operation was cancelled by its signal (task converged). Not retryable. */
-  CANCELLED: 'CANCELLED',
+  CANCELLED: SharedErrorCode.CANCELLED,
   /** The backend is closed. Retryable (another worker's backend is fine). */
   CLOSED: 'CLOSED',
   /** Table not declared in the config. */

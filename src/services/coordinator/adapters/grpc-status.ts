@@ -9,12 +9,15 @@ import * as grpc from '@grpc/grpc-js';
 import { grpcStatusError } from '../../../grpc/status.js';
 import { MAX_STATUS_MESSAGE_BYTES, cutText } from '../../../kernel/input-bounds.js';
 import { FunctionsStoreError, type FunctionsStoreErrorCode } from '../../functions-store/errors.js';
-import { BackfillReportError } from '../core/backfill-jobs.js';
-import { CoordinatorError, CoordinatorErrorCode } from '../core/errors.js';
+import {
+  BackfillReportError,
+  type BackfillReportErrorCode,
+  CoordinatorError,
+  CoordinatorErrorCode,
+} from '../core/errors.js';
 
 /** Every business code a Coordinator status carries. */
-export type CoordinatorStatusCode =
-  CoordinatorErrorCode | FunctionsStoreErrorCode | BackfillReportError['code'];
+export type CoordinatorStatusCode = CoordinatorErrorCode | FunctionsStoreErrorCode | BackfillReportErrorCode;
 
 export function coordCodeToGRPC(code: CoordinatorStatusCode): grpc.status {
   switch (code) {

@@ -11,6 +11,7 @@
 // No IO, no clock: `now` is an argument.
 
 import type { BackfillJobView, BackfillProgress } from '../../../contracts/dashboard.js';
+import { BackfillReportError } from './errors.js';
 
 /** Jobs kept at most. */
 export const MAX_BACKFILL_JOBS = 256;
@@ -23,18 +24,6 @@ export const MAX_RUN_CHARS = 64;
 
 /** A report as it arrives (int64 as numbers), before `per` is checked. */
 export type BackfillProgressReport = Omit<BackfillProgress, 'per'> & { readonly per: string };
-
-/** Why a report was refused: the field and what is wrong with it. */
-export class BackfillReportError extends Error {
-  constructor(
-    readonly code: 'InvalidArgument' | 'TooManyJobs' | 'NotOwner',
-    readonly field: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'BackfillReportError';
-  }
-}
 
 const PRINTABLE = /^[\x21-\x7e]+$/;
 

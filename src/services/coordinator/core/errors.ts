@@ -30,6 +30,29 @@ export const CoordinatorErrorCode = {
 } as const;
 export type CoordinatorErrorCode = (typeof CoordinatorErrorCode)[keyof typeof CoordinatorErrorCode];
 
+/** Why CoordinatorJobsService refused a backfill job report (core/backfill-jobs.ts). */
+export const BackfillReportErrorCode = {
+  /** A field out of its bounds (named in `field`). gRPC InvalidArgument. */
+  InvalidArgument: 'InvalidArgument',
+  /** The table is full of live running jobs, or the identity holds its most. gRPC ResourceExhausted. */
+  TooManyJobs: 'TooManyJobs',
+  /** Another identity reported this (job id, run) first (docs/security.md § Roles). gRPC PermissionDenied. */
+  NotOwner: 'NotOwner',
+} as const;
+export type BackfillReportErrorCode = (typeof BackfillReportErrorCode)[keyof typeof BackfillReportErrorCode];
+
+/** Why a report was refused: the field and what is wrong with it. */
+export class BackfillReportError extends BlockxError {
+  declare readonly code: BackfillReportErrorCode;
+  constructor(
+    code: BackfillReportErrorCode,
+    readonly field: string,
+    message: string,
+  ) {
+    super(code, message);
+  }
+}
+
 /**
  * How many Workers each hard filter removed during one `selectCandidate`, counted under the *first*
  * filter a Worker failed (the order of docs/coordinator.md § Candidate selection). Carried by

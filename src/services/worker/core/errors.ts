@@ -8,7 +8,7 @@
 //
 // Each key equals its value; test/unit/services/worker/core/errors.test.ts pins that.
 
-import { BlockxError, KernelErrorCode } from '../../../kernel/errors.js';
+import { BlockxError, KernelErrorCode, SharedErrorCode } from '../../../kernel/errors.js';
 import { idPreview } from '../../../kernel/input-bounds.js';
 
 /** Admission error codes; the gRPC adapter maps them (NoSlot → RESOURCE_EXHAUSTED, ...). */
@@ -147,7 +147,7 @@ export const FailureCode = {
   CALL_BUDGET_EXCEEDED: 'CALL_BUDGET_EXCEEDED',
   PLUGIN_NOT_FOUND: 'PLUGIN_NOT_FOUND',
   PLUGIN_FAILED: 'PLUGIN_FAILED',
-  CANCELLED: 'CANCELLED',
+  CANCELLED: SharedErrorCode.CANCELLED,
   TIMED_OUT: 'TIMED_OUT',
   WATCH_DISCONNECTED: 'WATCH_DISCONNECTED',
 } as const;

@@ -4,13 +4,13 @@
 // anything unclassified so every error that reaches a builder, writer or function has both fields.
 // Each key equals its value; test/unit/services/worker/core/io/io-errors.test.ts pins that.
 
-import { BlockxError } from '../../../../kernel/errors.js';
+import { BlockxError, SharedErrorCode } from '../../../../kernel/errors.js';
 
 export const TaskIoErrorCode = {
   /** The task has no open IO scope (never opened, closed, or the factory is shut down). */
   IO_SCOPE_CLOSED: 'IO_SCOPE_CLOSED',
   /** The operation was pending (retry backoff, admission, scan) when the scope closed. Never retried. */
-  CANCELLED: 'CANCELLED',
+  CANCELLED: SharedErrorCode.CANCELLED,
   /** A call's scan would return more rows than one socket answer may carry; pass a limit. */
   SCAN_TOO_LARGE: 'SCAN_TOO_LARGE',
   /** A scan option the IO scope does not know (named in the message and `option`). */

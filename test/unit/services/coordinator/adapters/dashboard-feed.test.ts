@@ -13,10 +13,8 @@ import {
 } from '../../../../../src/services/coordinator/adapters/dashboard-feed.js';
 import { jobsServiceHandlers } from '../../../../../src/services/coordinator/adapters/jobs-server.js';
 import { businessCodeOf } from '../../../../../src/grpc/status.js';
-import {
-  BackfillJobs,
-  BackfillReportError,
-} from '../../../../../src/services/coordinator/core/backfill-jobs.js';
+import { BackfillJobs } from '../../../../../src/services/coordinator/core/backfill-jobs.js';
+import { BackfillReportError } from '../../../../../src/services/coordinator/core/errors.js';
 import { FakeReserver, NOW, hb, readyCore } from './fakes.js';
 
 beforeEach(() => vi.useFakeTimers());

@@ -11,7 +11,6 @@ import {
   toServiceError,
   type CoordinatorStatusCode,
 } from '../../../../../src/services/coordinator/adapters/grpc-status.js';
-import { BackfillReportError } from '../../../../../src/services/coordinator/core/backfill-jobs.js';
 import {
   FunctionsStoreError,
   FunctionsStoreErrorCode,
@@ -21,6 +20,8 @@ import {
   repliesOfGrants,
 } from '../../../../../src/services/coordinator/adapters/worker-rpc-client.js';
 import {
+  BackfillReportError,
+  BackfillReportErrorCode,
   CoordinatorError,
   CoordinatorErrorCode,
 } from '../../../../../src/services/coordinator/core/errors.js';
@@ -65,8 +66,12 @@ describe('coordCodeToGRPC', () => {
     NotOwner: S.PERMISSION_DENIED,
   };
 
-  it('covers every code of the reservations and of the functions store', () => {
-    const codes = [...Object.values(CoordinatorErrorCode), ...Object.values(FunctionsStoreErrorCode)];
+  it('covers every code of the three tables', () => {
+    const codes = [
+      ...Object.values(CoordinatorErrorCode),
+      ...Object.values(FunctionsStoreErrorCode),
+      ...Object.values(BackfillReportErrorCode),
+    ];
     expect(codes.filter((c) => !(c in table))).toEqual([]);
   });
 

@@ -6,12 +6,12 @@ import { fuzzRuns } from '../../../../support/fuzz-budget.js';
 import {
   BACKFILL_JOB_RETAIN_MS,
   BackfillJobs,
-  BackfillReportError,
   MAX_JOB_ID_CHARS,
   MAX_RUN_CHARS,
   checkBackfillReport,
   type BackfillProgressReport,
 } from '../../../../../src/services/coordinator/core/backfill-jobs.js';
+import { BackfillReportError } from '../../../../../src/services/coordinator/core/errors.js';
 
 function progress(over: Partial<BackfillProgressReport> = {}): BackfillProgressReport {
   return {
