@@ -1,10 +1,11 @@
 // Where a long-running command gets its stop signals from: the process by default, an EventEmitter in
-// tests. SIGINT and SIGTERM both mean "stop"; what a second one means is the command's business.
+// tests. SIGINT and SIGTERM both mean "stop"; what a second one means is the command's business. SIGHUP
+// means "read the config file again" (config-reload.ts).
 export type TerminationSignal = 'SIGTERM' | 'SIGINT';
 
 export interface SignalSource {
-  on(signal: TerminationSignal, listener: () => void): unknown;
-  off(signal: TerminationSignal, listener: () => void): unknown;
+  on(signal: TerminationSignal | 'SIGHUP', listener: () => void): unknown;
+  off(signal: TerminationSignal | 'SIGHUP', listener: () => void): unknown;
 }
 
 const SIGNALS: readonly TerminationSignal[] = ['SIGTERM', 'SIGINT'];

@@ -24,10 +24,11 @@ import type {
 import type { WorkerLogger } from '../services/worker/adapters/telemetry/worker-logger.js';
 import { startExecutorRuntime } from '../services/worker/app/executor-runtime.js';
 import { runWorker, type RunningWorker } from '../services/worker/app/run-worker.js';
-import { startStorageRuntime } from '../services/worker/app/storage-runtime.js';
+import { startStorageRuntime, type StorageRuntime } from '../services/worker/app/storage-runtime.js';
 import { startProcessMetrics } from './process-metrics.js';
 import { etcdRegistryWriter } from './registry-writer.js';
 import type { TeardownStack } from '../kernel/teardown-stack.js';
+import type { StorageBackend } from '../services/storage/types.js';
 
 /** What the real Calls path provides; `close()` runs after the worker stopped (e.g. stop the executor). */
 export interface ExecutorRuntime {
@@ -56,6 +57,13 @@ export interface WorkerAssemblyDeps {
   ) => WorkerRegistryWriter | undefined | Promise<WorkerRegistryWriter | undefined>;
 }
 
+/** The Worker, and the storage it serves tables from (absent when `deps.ioScopes` replaced it). */
+export interface AssembledWorker {
+  readonly worker: RunningWorker;
+  /** A config reload serves added tables through it (config-reload.ts). */
+  readonly storage?: StorageBackend;
+}
+
 export async function assembleWorker(
   opts: {
     readonly kernel: Pick<Kernel, 'config' | 'plugins'>;
@@ -64,13 +72,18 @@ export async function assembleWorker(
     readonly deps: WorkerAssemblyDeps;
   },
   stack: TeardownStack,
-): Promise<RunningWorker> {
+): Promise<AssembledWorker> {
   const { kernel, deployment, logger, deps } = opts;
   const { config } = kernel;
   const base = { config, deployment, logger };
-  const ioScopes = deps.ioScopes
-    ? await deps.ioScopes(base)
-    : stack.adopt('storage', await startStorageRuntime({ config, logger })).scopesForWorker();
+  let storage: StorageRuntime | undefined;
+  let ioScopes: TaskIoScopeFactory;
+  if (deps.ioScopes) ioScopes = await deps.ioScopes(base);
+  else {
+    storage = stack.adopt('storage', await startStorageRuntime({ config, logger }));
+    ioScopes = storage.scopesForWorker();
+  }
+  const backend = storage?.backend;
   const ctx: WorkerRuntimeContext = {
     ...base,
     ...(ioScopes instanceof StorageIoScopeFactory ? { io: ioScopes.callIoHandler } : {}),
@@ -90,6 +103,8 @@ export async function assembleWorker(
       config,
       deployment,
       plugins: kernel.plugins,
+      // Admission reads the tables the storage serves now, which a config reload extends.
+      ...(backend ? { tables: () => backend.tables } : {}),
       callRunner: executor.callRunner,
       ...(executor.executorReadiness ? { executorReadiness: executor.executorReadiness } : {}),
       ...(executor.codeEpochs ? { codeEpochs: executor.codeEpochs } : {}),
@@ -102,7 +117,7 @@ export async function assembleWorker(
   if (executor.whenReady && !(await executor.whenReady(30_000))) {
     logger.warn({}, 'executor not ready after 30 s: serving Unavailable until its first heartbeat');
   }
-  return worker;
+  return { worker, ...(backend ? { storage: backend } : {}) };
 }
 
 function defaultRegistryWriter(config: BlockxConfig, logger: WorkerLogger): WorkerRegistryWriter | undefined {

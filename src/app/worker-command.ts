@@ -6,17 +6,23 @@
 //   a second signal         → stop at once (remaining tasks are cancelled) → exit code 1.
 //   Then the teardown stack unwinds (executor, registry session, metrics, storage) and the shutdown
 //   hook fires with the first signal's name. A teardown step that fails makes the exit code 1.
+//   SIGHUP, or a change of the config file → the file is read again and what a running Worker can take
+//                             is applied (config-reload.ts: added tables created and served; every other
+//                             change is logged as waiting for a restart). docs/configuration.md §
+//                             Changing the config of a running process.
 //
 // Prints one line on stdout once it serves: `worker listening on <advertised addr> (bound <host:port>,
 // deployment <name>)`; logs go to stderr as pino JSON lines (level from BLOCKX_LOG_LEVEL / config).
 // What is assembled, in order, is in worker-assembly.ts. WORKER_CPU_PROFILE / WORKER_TRACE profile the
 // whole command (docs/performance.md § Profiling).
 import { pino } from 'pino';
+import { loadConfig } from '../kernel/config.js';
 import { bootKernel } from '../kernel/kernel.js';
 import { boundedPino } from '../kernel/observability/logger.js';
 import { withProfiling } from '../kernel/observability/profiling.js';
 import type { RunningWorker } from '../services/worker/app/run-worker.js';
 import type { WorkerLogger } from '../services/worker/adapters/telemetry/worker-logger.js';
+import { createConfigReload, watchConfigFile } from './config-reload.js';
 import { startServices } from './lifecycle.js';
 import { planWorker } from './service-plans.js';
 import { onTermination, type SignalSource, type TerminationSignal } from './signals.js';
@@ -61,12 +67,8 @@ async function serveWorker(
   deps: WorkerCommandDeps,
 ): Promise<number> {
   const { deployment } = opts;
-  const kernel = await bootKernel({
-    configPath: opts.config,
-    cwd: io.cwd(),
-    env: io.env,
-    deployments: [deployment],
-  });
+  const configOptions = { configPath: opts.config, cwd: io.cwd(), env: io.env, deployments: [deployment] };
+  const kernel = await bootKernel(configOptions);
   const logger =
     deps.logger ??
     // Secrets masked, long strings cut (docs/security.md § Logs).
@@ -80,15 +82,27 @@ async function serveWorker(
     logger,
     assemble: (stack) => assembleWorker({ kernel, deployment, logger, deps }, stack),
   });
-  const worker = running.services;
+  const { worker, storage } = running.services;
+  const signals = deps.signals ?? process;
   // Listening for signals before the line is printed: whoever waits for it may signal at once.
-  const stopped = untilStopped(worker, deps.signals ?? process, logger);
+  const stopped = untilStopped(worker, signals, logger);
+  const stopWatching = watchConfigFile(
+    kernel.config.configFile,
+    createConfigReload({
+      load: () => loadConfig(configOptions),
+      running: kernel.config,
+      ...(storage ? { storage } : {}),
+      report: (level, line) => logger[level]({}, line),
+    }),
+    signals,
+  );
   io.stdout(
     `worker listening on ${worker.address} (bound ${worker.boundAddress}, deployment ${deployment})\n`,
   );
   deps.onListening?.(worker);
 
   const { code, signal } = await stopped;
+  stopWatching();
   const failures = await running.stop(signal);
   return failures.length > 0 ? 1 : code;
 }

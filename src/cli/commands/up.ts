@@ -137,17 +137,15 @@ async function up(opts: UpOptions, io: CliIo): Promise<number> {
     const stopSignal = terminationSignal();
     const jobs = await startJobs(config, opts.config, cluster.coordinatorAddress, io);
     // Config changes without a restart: the file is read again when it changes, or on SIGHUP.
-    const stopWatching = config.configFile
-      ? watchConfigFile(
-          config.configFile,
-          createConfigReload({
-            load: () => loadConfig({ configPath: config.configFile, cwd: io.cwd(), env: io.env, flags }),
-            running: config,
-            storage: cluster.storage,
-            report: (level, line) => (level === 'info' ? io.stdout(`${line}\n`) : io.stderr(`${line}\n`)),
-          }),
-        )
-      : () => undefined;
+    const stopWatching = watchConfigFile(
+      config.configFile,
+      createConfigReload({
+        load: () => loadConfig({ configPath: config.configFile, cwd: io.cwd(), env: io.env, flags }),
+        running: config,
+        storage: cluster.storage,
+        report: (level, line) => (level === 'info' ? io.stdout(`${line}\n`) : io.stderr(`${line}\n`)),
+      }),
+    );
     const closeJobMetrics = await exportJobMetrics(
       config,
       cluster.metricsRegistryFor({ service: 'jobs', deployment: plan.deployment }),

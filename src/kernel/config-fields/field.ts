@@ -62,6 +62,11 @@ export interface ConfigField {
   readonly envParser?: EnvParserName;
   /** What the field means, one or two sentences; the default and variable are appended when rendered. */
   readonly description: string;
+  /**
+   * `live`: a running `blockx up` or `blockx worker` takes a change of it when it reads its config file
+   * again (a file change, SIGHUP; src/app/config-reload.ts). Omitted: a change waits for a restart.
+   */
+  readonly reload?: 'live';
 }
 
 /** A description of an object (a group of fields), e.g. `worker.admission`. */

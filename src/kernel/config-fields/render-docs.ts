@@ -18,13 +18,16 @@ const SECTION_PREFIX: Readonly<Record<ConfigSection, string>> = {
   functionRetry: 'functions.retry.<name>.',
 };
 
+/** The "on reload" cell: what a running process does with a change (§ Changing the config of a running process). */
+const reloadCell = (f: ConfigField): string => (f.reload === 'live' ? 'taken' : 'restart');
+
 function fieldRows(fields: readonly ConfigField[]): string[] {
   return [
-    '| field | default | env | meaning |',
-    '| --- | --- | --- | --- |',
+    '| field | default | env | on reload | meaning |',
+    '| --- | --- | --- | --- | --- |',
     ...fields.map(
       (f) =>
-        `| ${code(f.path)} | ${cell(defaultText(f) ?? 'unset')} | ${f.env ? code(f.env) : ''} | ${cell(f.description)} |`,
+        `| ${code(f.path)} | ${cell(defaultText(f) ?? 'unset')} | ${f.env ? code(f.env) : ''} | ${reloadCell(f)} | ${cell(f.description)} |`,
     ),
   ];
 }
@@ -72,7 +75,8 @@ BlockX reads \`blockx.config.yaml\` (or \`--config FILE\`, \`BLOCKX_CONFIG\`, \`
 parse the YAML keeping line numbers → validate against \`schemas/blockx.config.schema.json\` → fill in
 defaults → apply environment variables → apply command-line flags → check cross-field rules → freeze.
 \`blockx config\` prints the result. This page lists every field of the service config with its default,
-the environment variable that overrides it and what it means. Paths are relative to the section;
+the environment variable that overrides it, whether a running process takes a change of it (§ Changing
+the config of a running process) and what it means. Paths are relative to the section;
 \`tables\` and the plugin configs of tasks have their own schemas (README § Configuration, the plugin
 folders' READMEs).
 
@@ -82,6 +86,28 @@ an error naming the variable; an empty variable counts as unset.
 
 ## Fields
 `;
+
+const RELOAD = `## Changing the config of a running process
+
+\`blockx up\` and \`blockx worker\` read their config file again when it changes (its modification time is
+looked at every **500 ms**) and on \`SIGHUP\` (\`systemctl reload\`, \`kill -HUP\`), and take what a running
+process can take (\`src/app/config-reload.ts\`); \`blockx coordinator\` does not. Each change is said in
+one line (\`blockx up\`: applied ones on stdout, the others on stderr; \`blockx worker\`: its log), and a
+change a running process cannot take leaves the running config serving:
+
+| change | what a running process does |
+| --- | --- |
+| a table added to \`tables\` | created as \`blockx db migrate\` creates it, then served: tasks may write it at once |
+| \`writable\` or \`description\` of a table | taken |
+| a table's shape (a column added, dropped or retyped; another key column) | refused with the migration it needs; the table keeps serving as declared before |
+| a table no longer declared | still served until a restart; nothing is dropped |
+| a function file added or changed (\`functions.dir\`) | nothing to do: each task pins the folder's content when it starts (docs/functions.md) |
+| a field of the tables above | as its "on reload" cell says: \`taken\`, or \`restart\` (the change is named in a line and waits for a restart) |
+| \`deployments\`, \`sources\`, \`jobs\` | restart |
+| a file that no longer loads | its problems are said; nothing changes |
+
+Environment variables and command-line flags are those the process started with: only the file is read
+again. docs/storage.md § Changing the config of a running cluster says more about tables.`;
 
 const PROFILING_INTRO = `Not config fields: the profiling variables (docs/performance.md § Profiling). Each names a file the
 process records into for its whole life, written when it stops cleanly; \`%p\` in the name is replaced by
@@ -119,7 +145,7 @@ into \`kernel/config-rules.ts\`; a new object gets a group description in the sa
 export function renderConfigDocs(fields: readonly ConfigField[] = CONFIG_FIELDS): string {
   const out = [INTRO];
   for (const section of CONFIG_SECTIONS) out.push(...sectionDocs(section, fields));
-  out.push('## Environment variables', '', '| variable | config field |', '| --- | --- |');
+  out.push(RELOAD, '', '## Environment variables', '', '| variable | config field |', '| --- | --- |');
   out.push('| `BLOCKX_CONFIG` | the config file |');
   for (const f of fields.filter((row) => row.env !== undefined))
     out.push(`| ${code(f.env as string)} | ${code(SECTION_PREFIX[f.section] + f.path)} |`);

@@ -2,7 +2,13 @@
 // an added table is served, a changed one refused with its migration while the rest still applies, a
 // file that does not load changes nothing, other sections wait for a restart, reloads run one at a time.
 import { describe, expect, it } from 'vitest';
-import { createConfigReload } from '../../../src/app/config-reload.js';
+import { EventEmitter } from 'node:events';
+import {
+  createConfigReload,
+  watchConfigFile,
+  type ConfigReloadOptions,
+} from '../../../src/app/config-reload.js';
+import type { SignalSource } from '../../../src/app/signals.js';
 import { resolveConfig } from '../../../src/kernel/config.js';
 import { parseConfigText } from '../../../src/kernel/config-source.js';
 import type { BlockxConfig, TableConfig } from '../../../src/kernel/config-types.js';
@@ -19,26 +25,27 @@ tables:
 const load = (text: string): BlockxConfig =>
   resolveConfig(parseConfigText(text, '/cfg/blockx.config.yaml'), { env: {} });
 
-function harness(start: string) {
+function harness(start: string, withStorage = true) {
   let text = start;
   let tables: Readonly<Record<string, TableConfig>> = load(start).tables;
   const served: string[][] = [];
   const lines: string[] = [];
   let failNext: Error | undefined;
+  const storage: ConfigReloadOptions['storage'] = {
+    get tables() {
+      return tables;
+    },
+    serveTables: (next) => {
+      if (failNext) return Promise.reject(failNext);
+      served.push(Object.keys(next));
+      tables = next;
+      return Promise.resolve({ created: [], unchanged: [] });
+    },
+  };
   const reload = createConfigReload({
     load: () => load(text),
     running: load(start),
-    storage: {
-      get tables() {
-        return tables;
-      },
-      serveTables: (next) => {
-        if (failNext) return Promise.reject(failNext);
-        served.push(Object.keys(next));
-        tables = next;
-        return Promise.resolve({ created: [], unchanged: [] });
-      },
-    },
+    ...(withStorage ? { storage } : {}),
     report: (level, line) => lines.push(`${level}: ${line}`),
   });
   return {
@@ -102,5 +109,33 @@ describe('config reload', () => {
     h.write(HEAD.replace('kind: block', 'kind: block\n    worker: { taskSlots: 8 }'));
     await h.reload();
     expect(h.lines).toEqual(['warn: config reload: deployments changed; it takes effect after a restart']);
+  });
+
+  it('without a storage to serve them (a Worker whose IO is injected), a table change waits for a restart', async () => {
+    const h = harness(HEAD, false);
+    h.write(`${HEAD}  b:\n    columns: { id: { type: integer } }\n    primaryKey: [id]\n`);
+    await h.reload();
+    expect(h.served).toEqual([]);
+    expect(h.lines).toEqual(['warn: config reload: tables changed; they take effect after a restart']);
+  });
+});
+
+describe('watchConfigFile', () => {
+  it('without a file, reloads on SIGHUP only, and stops listening when told', () => {
+    const signals = new EventEmitter();
+    let reloads = 0;
+    const stop = watchConfigFile(
+      undefined,
+      () => {
+        reloads++;
+        return Promise.resolve();
+      },
+      signals as unknown as SignalSource,
+    );
+    signals.emit('SIGHUP');
+    signals.emit('SIGHUP');
+    expect(reloads).toBe(2);
+    stop();
+    expect(signals.listenerCount('SIGHUP')).toBe(0);
   });
 });
