@@ -27,6 +27,7 @@ export type {
   WriterFailure,
   WriterPlugin,
   WriterResult,
+  WriteFence,
 } from './kernel/plugin-types.js';
 import type { WriterResult } from './kernel/plugin-types.js';
 /**

@@ -4,6 +4,7 @@
 // store (the fencing token: a runner that lost the lease without knowing writes nothing), or say who holds
 // it and wait (--wait-for-lock) or give up; renew it while the job runs, and stop when another runner took
 import { hostname } from 'node:os';
+import type { WriteFence } from '../kernel/plugin-types.js';
 import type { BlockxConfig } from '../kernel/config-types.js';
 import { openJobLeases, type LeaseHolder } from '../services/follow/adapters/job-lease.js';
 import type { JobStore } from '../services/follow/adapters/job-store.js';
@@ -20,6 +21,8 @@ export interface HeldJobLease {
    * runner's writes in flight could overwrite what the new runner writes).
    */
   readonly signals: StopSignals;
+  /** The job and the term this runner claimed: its tasks' writers check it (docs/follow.md § Fencing). */
+  readonly fence: WriteFence;
   /** Whether another runner took the lease while this one ran. */
   lost(): boolean;
   /** Marks the lease lost (the job store refused a write: a newer runner claimed the job) and stops. */
@@ -53,10 +56,11 @@ export async function holdJobLease(o: JobLeaseOptions): Promise<HeldJobLease | u
     `${hostname()}:${process.pid}:${o.runId}`,
     `${hostname()} pid ${process.pid}`,
   );
+  let term: number | undefined;
   try {
     for (;;) {
       const got = await lease.acquire();
-      if (got.ok && (await claimTerm(store, jobId, got.term, o))) break;
+      if (got.ok && (term = await claimTerm(store, jobId, got.term, o)) !== undefined) break;
       const line = got.ok
         ? `blockx ${o.command}: job ${jobId} was taken by a newer runner`
         : `blockx ${o.command}: job ${jobId} is being run by ${got.heldBy.info}` +
@@ -97,6 +101,7 @@ export async function holdJobLease(o: JobLeaseOptions): Promise<HeldJobLease | u
   );
   return {
     signals,
+    fence: { jobId, term: term as number },
     lost: () => lost,
     markLost,
     release: async () => {
@@ -108,19 +113,18 @@ export async function holdJobLease(o: JobLeaseOptions): Promise<HeldJobLease | u
   };
 }
 
-/** Claims the lease's term in the job store; false when a newer runner's term is there already. */
+/** Claims the lease's term in the job store; undefined when a newer runner's term is there already. */
 async function claimTerm(
   store: JobStore,
   jobId: string,
   term: number | undefined,
   o: JobLeaseOptions,
-): Promise<boolean> {
+): Promise<number | undefined> {
   try {
-    await store.claimTerm(jobId, term);
-    return true;
+    return await store.claimTerm(jobId, term);
   } catch (err) {
     if (!(err instanceof JobFencedError)) throw err;
     o.io.stderr(`blockx ${o.command}: ${err.message}\n`);
-    return false;
+    return undefined;
   }
 }

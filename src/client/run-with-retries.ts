@@ -127,3 +127,9 @@ export async function runWithRetries(
     }
   }
 }
+
+/** Whether a task failed with `code`, as the task's failure or one of its writers' (e.g. FENCED). */
+export function failedWith(result: TaskRunResult | undefined, code: string): boolean {
+  if (result === undefined) return false;
+  return result.failureCode === code || result.pluginResults.some((r) => r.failureCode === code);
+}

@@ -11,3 +11,4 @@ export * from './errors.js';
 export * from './heartbeat.js';
 export * from './registry-prefix.js';
 export * from './task.js';
+export * from './write-fence.js';

@@ -4,11 +4,13 @@
 // values here (the define helpers, isRetryableWriterFailure) import nothing, so a plugin loads the same
 // from a source checkout, from dist/, or as an npm package.
 import type { CallArgs, EncodedRow } from '../contracts/call-args.js';
+import type { WriteFence } from '../contracts/write-fence.js';
 import type { RowScan } from './row-scan.js';
 import type { PluginHooks } from './hooks.js';
 
 export type { RowScan } from './row-scan.js';
 export type { CallArgs, EncodedArgs, EncodedRow } from '../contracts/call-args.js';
+export type { WriteFence } from '../contracts/write-fence.js';
 
 /** The phase a task is in when the kernel calls into a plugin or function. */
 export type TaskStage = 'builder' | 'executor' | 'plugin';
@@ -88,6 +90,12 @@ export interface TaskIoTransaction {
     range: BlockRange & { readonly chainId?: number },
     rows: readonly Row[],
   ): Promise<void>;
+  /**
+   * Fails (code FENCED, not retryable) unless `fence.term` is still its job's newest term, and keeps it so
+   * until the transaction ends: call it first in a follow job's write, and a runner that lost the job
+   * commits nothing (docs/follow.md § Fencing).
+   */
+  checkFence(fence: WriteFence): Promise<void>;
 }
 
 /** Which block a block write replaces. */

@@ -9,6 +9,7 @@
 // of `op` (as if waiting for admission) until the returned release function runs; `calls` counts every
 // call per op; `txLog` records each write issued inside transactions (committed or not).
 
+import { JOB_TERMS_TABLE } from '../../src/contracts/write-fence.js';
 import { encodeRow } from '../../src/contracts/call-args.js';
 import type { TableConfig } from '../../src/kernel/config-types.js';
 import { StorageError, StorageErrorCode } from '../../src/services/storage/errors.js';
@@ -213,6 +214,16 @@ export class MemoryStorageBackend implements StorageBackend {
           const doomed = filterRows(table, t, [...rows.values()], where, blockRange);
           for (const row of doomed) rows.delete(pkString(row, t));
           return doomed.length;
+        },
+        checkFence: async (fence) => {
+          // One transaction at a time here, so no claim comes between the check and the commit.
+          const terms = [...(work.get(JOB_TERMS_TABLE)?.values() ?? [])];
+          const stored = terms.find((row) => row.job_id === fence.jobId);
+          if (stored === undefined || Number(stored.term) !== fence.term)
+            throw new StorageError(
+              StorageErrorCode.FENCED,
+              `job ${fence.jobId}: term ${fence.term} is not the newest`,
+            );
         },
       };
       try {

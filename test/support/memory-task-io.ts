@@ -23,6 +23,7 @@ import type {
   ScanQuery,
   TaskIo,
   TaskIoTransaction,
+  WriteFence,
 } from '../../src/kernel/plugin-types.js';
 import { rowScan, type RowScan } from '../../src/kernel/row-scan.js';
 import { StorageError, StorageErrorCode } from '../../src/services/storage/errors.js';
@@ -56,6 +57,8 @@ export class MemoryTaskIo implements TaskIo {
   /** Rows handed out by scans so far (a streaming consumer that stops early reads fewer). */
   rowsRead = 0;
   commits = 0;
+  /** The newest term of each job, for fenced writes (`checkFence`); set it as a claim would. */
+  readonly terms = new Map<string, number>();
 
   constructor(
     readonly tables: Readonly<Record<string, TableConfig>>,
@@ -233,6 +236,15 @@ class MemoryTransaction implements TaskIoTransaction {
     const config = this.use(table);
     check(table, keyProblems(table, config, key));
     this.io.tableData(this.staged, table).delete(pkOf(config, key));
+  }
+
+  async checkFence(fence: WriteFence): Promise<void> {
+    if (!this.isOpen()) throw new StorageError(StorageErrorCode.QUERY_FAILED, 'transaction already finished');
+    if (this.io.terms.get(fence.jobId) !== fence.term)
+      throw new StorageError(
+        StorageErrorCode.FENCED,
+        `job ${fence.jobId}: term ${fence.term} is not the newest`,
+      );
   }
 
   async deleteWhere(table: string, where: RowFilter, blockRange?: BlockRange): Promise<number> {

@@ -77,7 +77,7 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   'services/registry': ['contracts', 'kernel'],
   'services/storage': ['contracts', 'kernel'],
   // core: the base error class; adapters: the job tables, and the etcd client for job leases
-  'services/follow': ['kernel', 'services/registry', 'services/storage'],
+  'services/follow': ['contracts', 'kernel', 'services/registry', 'services/storage'],
   'services/ingest-follow': ['kernel'],
   'services/dashboard': ['contracts', 'kernel'],
   'services/chain-rpc': ['kernel'],

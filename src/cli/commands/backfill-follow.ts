@@ -156,6 +156,7 @@ export async function followJob(client: BlockxClient, o: FollowCommandOptions, i
           jobId,
           runId,
           template: o.template,
+          fence: lease.fence,
           from: o.from,
           finality,
           pollIntervalMs,

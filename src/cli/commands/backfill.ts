@@ -563,7 +563,7 @@ function validateFollowTasks(
     ['a block by hash', sampleHash],
     ['a removal', null],
   ] as const) {
-    const task = followTaskOf(template, from, hash);
+    const task = followTaskOf(template, from, hash, { jobId: 'fl-check', term: 1 });
     const issues = validate({ task_id: 'follow-check', ...task });
     for (const i of issues) {
       lines.push(`${where} (--follow, ${label}): ${i.path || '/'}: ${i.message} (rule: ${i.rule})`);

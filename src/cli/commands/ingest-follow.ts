@@ -185,6 +185,7 @@ export async function ingestFollow(o: IngestFollowCommandOptions, io: CliIo): Pr
           jobId,
           runId,
           template: { chainId, writer: stripUnit(writer) },
+          fence: lease.fence,
           from: o.from,
           finality,
           pollIntervalMs,

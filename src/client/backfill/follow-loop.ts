@@ -20,9 +20,10 @@ import {
   type FollowInput,
   type FollowResume,
 } from '../../services/follow/core/follow-core.js';
-import type { ReorgBeyondFinalityError } from '../../services/follow/core/errors.js';
-import { runWithRetries, type TaskRunner } from '../run-with-retries.js';
+import { JobFencedError, type ReorgBeyondFinalityError } from '../../services/follow/core/errors.js';
+import { failedWith, runWithRetries, type TaskRunner } from '../run-with-retries.js';
 import type { TaskRetryPolicy } from '../task-retry.js';
+import { FENCED_CODE, type WriteFence } from '../../contracts/write-fence.js';
 import type { ClientTaskInput } from '../types.js';
 import type { BackfillTemplate } from './plan.js';
 import { rowsOf } from './run-backfill.js';
@@ -78,6 +79,8 @@ export interface FollowLoopOptions {
   readonly concurrency: number;
   readonly policy: TaskRetryPolicy;
   readonly resume?: FollowResume;
+  /** The runner's job and term, carried by each task's writer (docs/follow.md § Fencing). */
+  readonly fence?: WriteFence;
   /** Graceful stop: nothing new starts; tasks in flight finish. */
   readonly stop?: AbortSignal;
   /** Hard stop: tasks in flight are cancelled. */
@@ -111,16 +114,30 @@ export type FollowEvent =
       readonly error?: ReorgBeyondFinalityError;
     };
 
-/** The task that computes `height` on exactly block `hash`, or (hash null) empties its outputs. */
+/**
+ * The writers that take a `fence` and check it in the transaction that writes (docs/follow.md § Fencing);
+ * a task of another writer goes without, since its schema would refuse the field.
+ */
+export const FENCING_WRITERS: ReadonlySet<string> = new Set(['BlockWriteResultHandler']);
+
+/**
+ * The task that computes `height` on exactly block `hash`, or (hash null) empties its outputs; with
+ * `fence` (the runner's job and term), a fencing writer commits it only while the term is the newest.
+ */
 export function followTaskOf(
   template: BackfillTemplate,
   height: number,
   hash: string | null,
+  fence?: WriteFence,
 ): ClientTaskInput {
   const builder = template.functionCallConfig;
   const writer = template.resultHandler;
   if (writer == null) throw new Error('a follow template needs a writer (resultHandler)');
-  const writerConfig = { ...(writer.config as Record<string, unknown>), block: { number: height } };
+  const writerConfig = {
+    ...(writer.config as Record<string, unknown>),
+    block: { number: height },
+    ...(fence !== undefined && FENCING_WRITERS.has(writer.type) ? { fence } : {}),
+  };
   const builderConfig = builder.config as Record<string, unknown>;
   // Removing: no calls, so the block writer replaces the block's rows with none (docs/follow.md § Writers).
   const functionCallConfig =
@@ -196,7 +213,7 @@ export async function* runFollow(
         notify();
         return;
       }
-      const outcome = await runWithRetries(runner, followTaskOf(opts.template, c.height, hash), {
+      const outcome = await runWithRetries(runner, followTaskOf(opts.template, c.height, hash, opts.fence), {
         policy: opts.policy,
         taskIdOf: (attempt) => `${opts.jobId}-${opts.runId}-b${c.height}-${c.seq}-${attempt}`,
         sleep: opts.sleep,
@@ -207,6 +224,10 @@ export async function* runFollow(
       const result = outcome.result;
       const error = outcome.ok ? undefined : outcome.error;
       if (outcome.ok) await store(() => state.setApplied(c.height, hash));
+      // The writer refused the write: a newer runner claimed the job (docs/follow.md § Fencing).
+      else if (opts.fence !== undefined && failedWith(result, FENCED_CODE)) {
+        storeError ??= new JobFencedError(opts.jobId, opts.fence.term);
+      }
       events.push({
         type: 'block',
         height: c.height,

@@ -21,8 +21,9 @@ import {
 } from '../../services/ingest-follow/core/ingest-follow-core.js';
 import type { IngestReorgBeyondFinalityError } from '../../services/ingest-follow/core/errors.js';
 import { JobFencedError } from '../../services/follow/core/errors.js';
-import { runWithRetries, type TaskRunner } from '../run-with-retries.js';
+import { failedWith, runWithRetries, type TaskRunner } from '../run-with-retries.js';
 import type { TaskRetryPolicy } from '../task-retry.js';
+import { FENCED_CODE, type WriteFence } from '../../contracts/write-fence.js';
 import type { ClientTaskInput, TaskRunResult } from '../types.js';
 
 /** The failure code of a follow write whose block has another parent than the one named. */
@@ -65,6 +66,8 @@ export interface IngestFollowLoopOptions {
   /** A tag drawn per driver: task ids of this driver never meet a Worker's retained result of another. */
   readonly runId: string;
   readonly template: IngestWriteTemplate;
+  /** The follower's job and term, carried by each write task (docs/follow.md § Fencing). */
+  readonly fence?: WriteFence;
   readonly from: number;
   readonly finality: number;
   readonly pollIntervalMs: number;
@@ -119,7 +122,11 @@ export type IngestFollowEvent =
 type WriteCommand = Extract<IngestFollowCommand, { type: 'ingest' | 'orphan' }>;
 
 /** The ingestion task of a follow write. */
-export function ingestFollowTaskOf(template: IngestWriteTemplate, c: WriteCommand): ClientTaskInput {
+export function ingestFollowTaskOf(
+  template: IngestWriteTemplate,
+  c: WriteCommand,
+  fence?: WriteFence,
+): ClientTaskInput {
   const orphans = c.orphans.map((b) => ({ number: b.number, hash: b.hash }));
   const height = c.type === 'ingest' ? c.height : (orphans[0]?.number ?? 0);
   return {
@@ -136,6 +143,7 @@ export function ingestFollowTaskOf(template: IngestWriteTemplate, c: WriteComman
         ...(c.type === 'ingest' ? { block: { number: c.height } } : {}),
         ...(c.type === 'ingest' && c.parentHash !== null ? { parentHash: c.parentHash } : {}),
         ...(orphans.length > 0 ? { orphans } : {}),
+        ...(fence !== undefined ? { fence } : {}),
       },
     },
     ...(template.taskTimeoutMs ? { taskTimeoutMs: template.taskTimeoutMs } : {}),
@@ -154,13 +162,6 @@ function writtenOf(result: TaskRunResult): { block?: ChainBlock; rows: number; o
     };
   }
   throw new Error(`task ${result.taskId}: the writer reported no follow write`);
-}
-
-function movedOf(result: TaskRunResult | undefined): boolean {
-  if (result === undefined) return false;
-  return (
-    result.failureCode === CHAIN_MOVED || result.pluginResults.some((r) => r.failureCode === CHAIN_MOVED)
-  );
 }
 
 export async function* runIngestFollow(
@@ -263,7 +264,7 @@ export async function* runIngestFollow(
     const started = opts.clock();
     const n = ++seq;
     const label = c.type === 'ingest' ? `b${c.height}` : 'orphan';
-    const outcome = await runWithRetries(runner, ingestFollowTaskOf(opts.template, c), {
+    const outcome = await runWithRetries(runner, ingestFollowTaskOf(opts.template, c, opts.fence), {
       policy: opts.policy,
       taskIdOf: (attempt) => `${opts.jobId}-${opts.runId}-${label}-${n}-${attempt}`,
       sleep: opts.sleep,
@@ -271,7 +272,11 @@ export async function* runIngestFollow(
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
     if (!outcome.ok) {
-      if (movedOf(outcome.result)) return { type: 'moved', now: opts.clock() };
+      if (failedWith(outcome.result, CHAIN_MOVED)) return { type: 'moved', now: opts.clock() };
+      // The writer refused the write: a newer follower claimed the job (docs/follow.md § Fencing).
+      if (opts.fence !== undefined && failedWith(outcome.result, FENCED_CODE)) {
+        throw new JobFencedError(opts.jobId, opts.fence.term);
+      }
       const code = outcome.result?.failureCode || outcome.error?.code || 'FAILED';
       const message = outcome.result?.failureMessage ?? outcome.error?.message ?? '';
       events.push({ type: 'failed', command: c.type, code, message });

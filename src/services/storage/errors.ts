@@ -31,6 +31,12 @@ export const StorageErrorCode = {
    * retryable. docs/storage.md, "Which tables tasks may write".
    */
   NOT_WRITABLE: 'NOT_WRITABLE',
+  /**
+   * A fenced write's term is no longer its job's newest: a newer runner holds the job, and nothing of the
+   * transaction was written. Not retryable. docs/follow.md § Fencing. (src/contracts/write-fence.ts names it
+   * for the clients that read it in a task's result.)
+   */
+  FENCED: 'FENCED',
   /** Any other database error (constraint violation, ...). Not retryable. */
   QUERY_FAILED: 'QUERY_FAILED',
 } as const;

@@ -7,6 +7,7 @@
 // only, held to the end of the transaction), so concurrent replacements of one block or bundle run one
 // after the other even under READ COMMITTED — see docs/storage.md, "Concurrent writes on PostgreSQL".
 
+import { JOB_TERMS_TABLE, type WriteFence } from '../../contracts/write-fence.js';
 import type { TableConfig } from '../../kernel/config-types.js';
 import { COPY_MIN_ROWS } from './bulk-writes.js';
 import type { TableWrites } from './bulk-writes.js';
@@ -127,6 +128,20 @@ export class SqlTransaction implements StorageTransaction {
     });
   }
 
+  async checkFence(fence: WriteFence): Promise<void> {
+    const { dialect } = this.host;
+    // FOR SHARE: a claim of a newer term (a DELETE of this row) waits until this transaction ends, while
+    // fenced writers of one job do not wait for each other. SQLite's BEGIN IMMEDIATE already excludes it.
+    const sql =
+      `SELECT term FROM ${JOB_TERMS_TABLE} WHERE job_id = ${dialect.placeholder(1)}` +
+      (dialect.kind === 'postgres' ? ' FOR SHARE' : '');
+    const rows = await this.exec(JOB_TERMS_TABLE, () => this.q.all({ sql, params: [fence.jobId] }));
+    const stored = rows[0] === undefined ? undefined : Number(rows[0].term);
+    if (stored === fence.term) return;
+    this.failure ??= fencedError(fence, stored, this.host.ctx.backend);
+    throw this.failure;
+  }
+
   /** Takes the locks of the region a deleteWhere covers that this transaction does not hold yet. */
   private async lockRegion(
     table: string,
@@ -180,4 +195,14 @@ export class SqlTransaction implements StorageTransaction {
       ...(table === undefined ? {} : { table }),
     });
   }
+}
+
+/** The write's term is not the job's newest (or the job has none): nothing of the transaction commits. */
+function fencedError(fence: WriteFence, stored: number | undefined, backend: string): StorageError {
+  return new StorageError(
+    StorageErrorCode.FENCED,
+    `job ${fence.jobId}: this write's term ${fence.term} is not the job's newest ` +
+      `(${stored === undefined ? 'no term is stored' : `term ${stored} is`}): a newer runner holds the job; nothing written`,
+    { table: JOB_TERMS_TABLE, backend },
+  );
 }

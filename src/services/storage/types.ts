@@ -12,6 +12,7 @@
 
 import type { BlockRange, EncodedRow, Row, RowFilter, RowKey } from '../../kernel/plugin-types.js';
 import type { TableConfig } from '../../kernel/config-types.js';
+import type { WriteFence } from '../../contracts/write-fence.js';
 
 export type { BlockRange, EncodedRow, Row, RowFilter, RowKey } from '../../kernel/plugin-types.js';
 
@@ -51,6 +52,12 @@ export interface StorageTransaction {
    * same block run one after the other, and of different blocks side by side (docs/storage.md).
    */
   deleteWhere(table: string, where: RowFilter, blockRange?: BlockRange): Promise<number>;
+  /**
+   * Throws StorageError FENCED (and the transaction commits nothing) unless `fence.term` is the job's
+   * newest term in `blockx_job_terms`. It holds until the transaction ends: a claim of a newer term waits
+   * for it (PostgreSQL: a share lock on the term row; SQLite: one writer). docs/follow.md § Fencing.
+   */
+  checkFence(fence: WriteFence): Promise<void>;
 }
 
 /** What `migrate` found and did, table by table. */

@@ -56,6 +56,8 @@ interface Harness {
   log: string[];
   tasks: RunnableTask[];
   failOnce: Set<number>;
+  /** Heights whose writer refuses the task's fence (FENCED): a newer runner claimed the job meanwhile. */
+  fencedWrites: Set<number>;
   stopAsked: boolean;
   /** A newer runner claimed the job: the store refuses every write from now on. */
   fenced: boolean;
@@ -83,6 +85,10 @@ async function drive(
       h.tasks.push(task);
       const config = task.resultHandler?.config as { block: { number: number } };
       h.log.push(`run ${config.block.number}`);
+      if (h.fencedWrites.has(config.block.number)) {
+        const failed = { pluginName: 'BlockWriteResultHandler', success: false, failureCode: 'FENCED' };
+        return { ...result(task, false), failureCode: 'PLUGIN_FAILED', pluginResults: [failed as never] };
+      }
       const fail = h.failOnce.delete(config.block.number);
       return result(task, !fail);
     },
@@ -131,6 +137,7 @@ const harness = (chain: CanonicalBlock[]): Harness => ({
   log: [],
   tasks: [],
   failOnce: new Set(),
+  fencedWrites: new Set(),
   stopAsked: false,
   fenced: false,
   events: [],
@@ -201,6 +208,27 @@ describe('runFollow', () => {
     // Without the check after the mark, heights 5..7 run unmarked and the test says so.
     expect(h.log.filter((l) => /^run [5-7]$/.test(l))).toEqual([]);
     expect(h.log.filter((l) => /^run [0-4]$/.test(l))).toHaveLength(5);
+  });
+
+  it('carries the fence in each task of a fencing writer, and ends fenced when a writer refuses it', async () => {
+    const h = harness(chainOf(6));
+    h.fencedWrites.add(3);
+    const fence = { jobId: 'j', term: 7 };
+    const run = drive(h, { until: () => false, fence });
+    await expect(run).rejects.toMatchObject({ code: 'JOB_FENCED', jobId: 'j', term: 7 });
+    expect(h.tasks.length).toBeGreaterThan(0);
+    for (const t of h.tasks) expect(t.resultHandler?.config).toMatchObject({ fence });
+    // The refused height is not recorded as applied, and no new task starts after the refusal.
+    expect(h.log).not.toContain('applied 3 0x3a');
+    expect(h.log.filter((l) => l === 'run 3')).toHaveLength(1);
+  });
+
+  it('gives the fence only to writers that take one', () => {
+    const other = { ...TEMPLATE, resultHandler: { type: 'MyWriter', config: { table: 'out' } } };
+    const fence = { jobId: 'j', term: 1 };
+    expect(followTaskOf(TEMPLATE, 7, '0x7', fence).resultHandler?.config).toMatchObject({ fence });
+    expect(followTaskOf(other, 7, '0x7', fence).resultHandler?.config).not.toHaveProperty('fence');
+    expect(followTaskOf(TEMPLATE, 7, '0x7').resultHandler?.config).not.toHaveProperty('fence');
   });
 
   it('stops when the store says a stop was asked (blockx jobs stop)', async () => {

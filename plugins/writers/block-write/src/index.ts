@@ -3,7 +3,7 @@
 // the second run deletes what the first wrote and writes the same rows again. Rows of other blocks and
 // other chains are never touched. The config has already been validated against ../schema.json, which
 // fills in its defaults (docs/plugins.md § Config and defaults): the schema is the only place they live.
-import { defineWriter, type WriterResult } from 'blockx/plugin';
+import { defineWriter, type WriteFence, type WriterResult } from 'blockx/plugin';
 import { blockRows } from './block-rows.js';
 
 export { BlockWriteError, BlockWriteErrorCode } from './errors.js';
@@ -14,6 +14,8 @@ export interface BlockWriteResultHandlerConfig {
   readonly block: { readonly number: number };
   /** Where rows carry their chain and block number (schema defaults chain_id, block_number). */
   readonly columns: { readonly chainColumn: string; readonly blockColumn: string };
+  /** A follow job's runner and term: the write commits only while the term is the job's newest. */
+  readonly fence?: WriteFence;
 }
 
 const PLUGIN_NAME = 'BlockWriteResultHandler';
@@ -26,7 +28,12 @@ const blockWriter = defineWriter<BlockWriteResultHandlerConfig>({
     // Every output is checked before the transaction opens: a bad one writes nothing.
     const rows = blockRows(outputs, { chainId, number }, config.columns);
     // IO errors propagate unchanged: the IO scope has classified them (`retryable`) and retried already.
-    await io.transaction((tx) => tx.replaceBlockRows(table, { number, chainId }, rows));
+    // A follow job's write checks its runner's term first, in the same transaction (docs/follow.md § Fencing).
+    const { fence } = config;
+    await io.transaction(async (tx) => {
+      if (fence !== undefined) await tx.checkFence(fence);
+      await tx.replaceBlockRows(table, { number, chainId }, rows);
+    });
     return [
       {
         pluginName: PLUGIN_NAME,

@@ -205,6 +205,35 @@ describe('BlockWriteResultHandler writer', () => {
     ).toEqual({ chainColumn: 'c', blockColumn: 'block_number' });
   });
 
+  it('with a fence, writes while its term is the newest and writes nothing once a newer one is claimed', async () => {
+    const io = seeded();
+    const fenced = resolved({ ...config, fence: { jobId: 'fl-a', term: 3 } });
+    io.terms.set('fl-a', 3);
+    await blockWriter.execute(taskCtx(), fenced, [output(5)], io);
+    expect(io.rows('token_transfers').filter((r) => r.block_number === 1 && r.chain_id === 1)).toEqual([
+      transfer(1, 5, '2'),
+    ]);
+    const before = io.snapshot();
+    for (const newest of [4, undefined]) {
+      if (newest === undefined) io.terms.delete('fl-a');
+      else io.terms.set('fl-a', newest);
+      const refused = blockWriter.execute(taskCtx(), fenced, [output(6)], io);
+      await expect(refused).rejects.toMatchObject({ code: StorageErrorCode.FENCED, retryable: false });
+      expect(io.snapshot()).toEqual(before);
+    }
+  });
+
+  it('refuses a fence without a job id or a positive term', () => {
+    for (const fence of [
+      { term: 1 },
+      { jobId: '', term: 1 },
+      { jobId: 'fl-a', term: 0 },
+      { jobId: 'fl-a' },
+    ]) {
+      expect(validate(structuredClone({ ...config, fence })), JSON.stringify(fence)).toBe(false);
+    }
+  });
+
   it('accepts the README example config', () => {
     const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
     const task = JSON.parse(/```json\n([\s\S]*?)```/.exec(readme)?.[1] ?? 'null') as {

@@ -9,7 +9,9 @@
 //  - the block's rows in the four tables are replaced by its hash: rows of the same hash go, the new ones
 //    come, so a retried task writes the same rows once.
 //
-// With `orphans` and no block, only the marking happens (the node's chain got shorter).
+// With `orphans` and no block, only the marking happens (the node's chain got shorter). With `fence`, the
+// transaction first checks that the follower's term is still the job's newest (docs/follow.md § Fencing):
+// a follower that lost its job commits nothing.
 import type { Row, TaskCtx, TaskIo, WriterResult } from 'blockx/plugin';
 import { sharedBlockFetcher } from 'blockx/ingest';
 import { ChainIngestError, ChainIngestErrorCode } from './errors.js';
@@ -57,6 +59,7 @@ export async function followWrite(
   const written = rows?.blocks[0];
   const demote = await blocksToDemote(io, tables.blocks, chainId, orphans, written);
   await io.transaction(async (tx) => {
+    if (config.fence !== undefined) await tx.checkFence(config.fence);
     if (demote.length > 0) await tx.insertRows(tables.blocks, demote);
     if (rows === undefined || written === undefined) return;
     const at = { from: written.number, to: written.number };

@@ -6,7 +6,7 @@
 // follower needs (./follow-write.ts): one block by hash, orphans marked non-canonical. Its builder
 // (ChainIngestCallConfig) calls no function: the work of an ingestion task is IO, so it lives here, where the
 // write is. The config was validated against ../schema.json (defaults filled) before it gets here.
-import { defineWriter, type WriterResult } from 'blockx/plugin';
+import { defineWriter, type WriteFence, type WriterResult } from 'blockx/plugin';
 import { bundleRange, sharedBlockFetcher, type RpcSourceSettings } from 'blockx/ingest';
 import { rowsOfBlock } from './rpc-rows.js';
 import { followWrite, type OrphanBlock } from './follow-write.js';
@@ -32,6 +32,8 @@ export interface ChainIngestResultHandlerConfig {
   readonly parentHash?: string;
   /** With follow: blocks that left the node's chain, marked non-canonical in the same transaction. */
   readonly orphans?: readonly OrphanBlock[];
+  /** A job's runner and term: the write commits only while the term is the job's newest (follow sets it). */
+  readonly fence?: WriteFence;
   readonly tables: {
     readonly blocks: string;
     readonly transactions: string;
@@ -67,6 +69,7 @@ const chainIngestWriter = defineWriter<ChainIngestResultHandlerConfig>({
       : undefined;
     const at = { ...range, chainId };
     await io.transaction(async (tx) => {
+      if (config.fence !== undefined) await tx.checkFence(config.fence);
       await tx.replaceBlockRangeRows(tables.blocks, at, rows.blocks);
       await tx.replaceBlockRangeRows(tables.transactions, at, rows.transactions);
       await tx.replaceBlockRangeRows(tables.events, at, rows.events);

@@ -2,7 +2,9 @@
 // the job row (what it runs, cursor, the final hash below it, head, reorgs, last error), the hash each
 // height at or above the cursor was computed on, stop requests, and leases. Any machine that reaches the
 // database resumes the job where it is; nothing of it lives in a local folder.
+import type { WriteFence } from '../../../contracts/write-fence.js';
 import type { BlockxConfig, TableConfig } from '../../../kernel/config-types.js';
+import { StorageError, StorageErrorCode } from '../../storage/errors.js';
 import { openStorage } from '../../storage/open-storage.js';
 import type { Row, StorageBackend, StorageTransaction } from '../../storage/types.js';
 import { JobFencedError } from '../core/errors.js';
@@ -50,7 +52,7 @@ class TermRace extends Error {}
 
 export class JobStore {
   /** The job this store writes for as its lease holder, and the term it claimed (claimTerm). */
-  private fence: { readonly jobId: string; readonly term: number } | undefined;
+  private fence: WriteFence | undefined;
 
   private constructor(
     readonly backend: StorageBackend,
@@ -163,21 +165,22 @@ export class JobStore {
 
   /**
    * Runs `write` in one transaction that first checks the job's stored term is still ours (when this store
-   * claimed one for the job): deleting the term row exactly as claimed must find it, and it is put back.
-   * On PostgreSQL that delete locks the terms table until the transaction ends (docs/storage.md), so a
-   * claim of a newer term waits for the write or comes first and makes it fail; SQLite's BEGIN IMMEDIATE
-   * does the same. A refused write commits nothing.
+   * claimed one for the job), the check every fenced write makes (StorageTransaction.checkFence): a claim
+   * of a newer term waits for the write or comes first and makes it fail. A refused write commits nothing.
    */
   private async write(jobId: string, write: (tx: StorageTransaction) => Promise<unknown>): Promise<void> {
     const fence = this.fence?.jobId === jobId ? this.fence : undefined;
-    await this.backend.transaction(async (tx) => {
-      if (fence !== undefined) {
-        const row = { job_id: jobId, term: fence.term };
-        if ((await tx.deleteWhere(JOB_TERMS_TABLE, row)) !== 1) throw new JobFencedError(jobId, fence.term);
-        await tx.insertRows(JOB_TERMS_TABLE, [row]);
+    try {
+      await this.backend.transaction(async (tx) => {
+        if (fence !== undefined) await tx.checkFence(fence);
+        await write(tx);
+      });
+    } catch (err) {
+      if (fence !== undefined && err instanceof StorageError && err.code === StorageErrorCode.FENCED) {
+        throw new JobFencedError(jobId, fence.term);
       }
-      await write(tx);
-    });
+      throw err;
+    }
   }
 
   /** Changes the job row (the lease holder is its only writer). */

@@ -1,6 +1,7 @@
 // The tables a job keeps its state in, inside the storage database its outputs go to (docs/follow.md
 // § Where a job's state lives). Declared here, not in the user's config: `JobStore.open` creates them
 // (and nothing else) on first use. Names start with `blockx_` so they never meet a user's table.
+import { JOB_TERMS_TABLE } from '../../../contracts/write-fence.js';
 import type { ColumnConfig, TableConfig } from '../../../kernel/config-types.js';
 
 const col = (type: ColumnConfig['type'], nullable = false): ColumnConfig => ({ type, nullable });
@@ -9,7 +10,8 @@ export const JOBS_TABLE = 'blockx_jobs';
 export const JOB_BLOCKS_TABLE = 'blockx_job_blocks';
 export const JOB_LEASES_TABLE = 'blockx_job_leases';
 export const JOB_STOPS_TABLE = 'blockx_job_stops';
-export const JOB_TERMS_TABLE = 'blockx_job_terms';
+/** Its name is a contract (src/contracts/write-fence.ts): the storage backends check fenced writes in it. */
+export { JOB_TERMS_TABLE };
 
 export const JOB_TABLES: Readonly<Record<string, TableConfig>> = Object.freeze({
   /** One row per job: what it runs and where it is. Written only by the lease holder. */
@@ -62,7 +64,8 @@ export const JOB_TABLES: Readonly<Record<string, TableConfig>> = Object.freeze({
   },
   /**
    * The term (fencing token) of the job's newest lease holder. Every write of the job's state checks it in
-   * its own transaction, so a runner that lost its lease without knowing writes nothing (./job-store.ts).
+   * its own transaction, so a runner that lost its lease without knowing writes nothing (./job-store.ts),
+   * and so does every write of the job's tasks (StorageTransaction.checkFence).
    */
   [JOB_TERMS_TABLE]: {
     columns: { job_id: col('text'), term: col('bigint') },

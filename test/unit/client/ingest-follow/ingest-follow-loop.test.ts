@@ -32,6 +32,8 @@ interface Harness {
   stopAfterPolls: number;
   /** Called before each write: may change the node (a reorg between the poll and the write). */
   beforeWrite?: (config: Record<string, unknown>) => void;
+  /** From this height on the writer refuses the task's fence (a newer follower claimed the job). */
+  fencedFrom?: number;
 }
 
 function runner(h: Harness): TaskRunner {
@@ -43,6 +45,16 @@ function runner(h: Harness): TaskRunner {
       const n = (config.block as { number: number } | undefined)?.number;
       const b = n === undefined ? undefined : h.node.chain[n];
       const moved = b !== undefined && config.parentHash !== undefined && b.parentHash !== config.parentHash;
+      if (n !== undefined && n >= (h.fencedFrom ?? Infinity)) {
+        const failed = { pluginName: 'ChainIngestResultHandler', success: false, failureCode: 'FENCED' };
+        const fenced = { taskId: task.taskId, state: 'FAILED', success: false, failureCode: 'PLUGIN_FAILED' };
+        return Promise.resolve({
+          ...fenced,
+          retryable: false,
+          pluginResults: [failed],
+          attempts: 1,
+        } as never);
+      }
       const result = {
         taskId: task.taskId,
         state: moved ? 'FAILED' : 'SUCCEEDED',
@@ -148,6 +160,16 @@ describe('runIngestFollow', () => {
         .map((e) => (e as { hash: string }).hash)
         .slice(-3),
     ).toEqual(['0x3-1', '0x4-1', '0x5-1']);
+  });
+
+  it('sends its fence with every write, and a write the writer fenced off ends it with JOB_FENCED', async () => {
+    const h: Harness = { node: new FakeNode(), progress: [], tasks: [], stopAfterPolls: 100, fencedFrom: 2 };
+    const fence = { jobId: 'ig-test', term: 5 };
+    await expect(run(h, { fence })).rejects.toMatchObject({ code: 'JOB_FENCED', term: 5 });
+    expect(h.tasks.map((t) => (t.block as { number: number }).number)).toEqual([0, 1, 2]);
+    for (const t of h.tasks) expect(t).toMatchObject({ fence });
+    // The cursor stays after the last block written.
+    expect(h.progress.at(-1)).toBe(2);
   });
 
   it('a stop signal ends it before the next command', async () => {

@@ -27,7 +27,9 @@ import type {
   RowFilter,
   RowKey,
   TaskIoTransaction,
+  WriteFence,
 } from '../../../../kernel/plugin-types.js';
+import { JOB_TERMS_TABLE } from '../../../../contracts/write-fence.js';
 import { StorageError, StorageErrorCode } from '../../../storage/errors.js';
 import { refuseTaskWrite } from '../../../storage/table-write-rule.js';
 import type { StorageTransaction } from '../../../storage/types.js';
@@ -100,6 +102,16 @@ export function taskIoTransaction(tx: StorageTransaction, ctx: TransactionContex
         await tx.deleteWhere(table, where, { from: range.from, to: range.to });
         await insertIfAny(table, rows);
       }),
+    // Not a write of a table the task names: the job terms table is the storage's own (docs/follow.md).
+    checkFence: async (fence: WriteFence) => {
+      try {
+        if (ctx.signal.aborted) throw ctx.cancelled('checkFence', JOB_TERMS_TABLE);
+        await tx.checkFence(fence);
+      } catch (err) {
+        ctx.storageErrors.add(err);
+        throw err;
+      }
+    },
   };
 }
 

@@ -303,10 +303,13 @@ async function writerOutcome(
       };
     } catch (err) {
       const message = describeError(err);
+      // The plugin result keeps the error's own code (a PluginError's, a StorageError's FENCED) for the
+      // client to act on; the task's failure code is PLUGIN_FAILED (docs/task-lifecycle.md).
+      const code = (err as { code?: unknown } | null)?.code;
       const failed: PluginResult = {
         pluginName: type,
         success: false,
-        failureCode: FailureCode.PLUGIN_FAILED,
+        failureCode: typeof code === 'string' && code !== '' ? code : FailureCode.PLUGIN_FAILED,
         failureMessage: message,
       };
       // PluginError.retryable decides; an unclassified error is retryable (docs/task-lifecycle.md).
