@@ -7,6 +7,7 @@
 // One HTTP request carries one call, or a batch of calls (`batch`): the scheduler sees one request either
 // way, so a batch costs one slot of the concurrency and rate limits. A JSON-RPC error inside an answer is
 // the node's answer, not a transport failure: `batch` hands it back as a value, `call` throws it.
+import { DeadlineTimer } from '../../../kernel/deadline-timer.js';
 import type { SourceConfig } from '../../../kernel/config-types.js';
 import { ChainRpcError, ChainRpcErrorCode } from '../errors.js';
 import { maskRpcUrl } from '../url-mask.js';
@@ -108,8 +109,10 @@ export class RpcClient {
   private readonly masked: readonly string[];
   private nextRequestId = 1;
   private nextCallId = 1;
-  private timer: NodeJS.Timeout | undefined;
-  private timerAt: number | undefined;
+  /** Kept alive: a CLI waiting out a retry backoff has nothing else holding the process. */
+  private readonly timer = new DeadlineTimer(() => this.feed({ type: 'tick', now: this.now() }), {
+    keepAlive: true,
+  });
   private readonly closed = new AbortController();
 
   constructor(
@@ -187,8 +190,7 @@ export class RpcClient {
   /** Rejects what is pending and stops the timer. */
   close(): void {
     this.closed.abort();
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.timer.stop();
     for (const p of this.pending.values()) p.reject(new Error(`source ${this.settings.name}: client closed`));
     this.pending.clear();
   }
@@ -335,20 +337,7 @@ export class RpcClient {
   }
 
   private arm(): void {
-    const at = this.scheduler.nextDeadline();
-    if (at === this.timerAt) return;
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
-    this.timerAt = at;
-    if (at === undefined || this.closed.signal.aborted) return;
-    this.timer = setTimeout(
-      () => {
-        this.timer = undefined;
-        this.timerAt = undefined;
-        this.feed({ type: 'tick', now: this.now() });
-      },
-      Math.max(0, Math.ceil(at - this.now())),
-    );
+    this.timer.arm(this.scheduler.nextDeadline(), this.now());
   }
 }
 

@@ -9,8 +9,8 @@
 // threaded and nothing awaits between reading the core and feeding it, the core is never re-entered.
 //
 // Timers: after every step one OS timer is (re-)armed for `core.nextDeadline()`, plus the fixed
-// `timerScanMs` (500 ms) scan as a safety net; both call `tickTimers`. Timers are unref'd: a worker is
-// kept alive by its gRPC server, not by its timers.
+// `timerScanMs` (500 ms) scan as a safety net; both call `tickTimers` (src/kernel/deadline-timer.ts).
+// Timers are unref'd: a worker is kept alive by its gRPC server, not by its timers.
 //
 // Per task the orchestrator keeps a TaskRuntime (abort controller = the task's context, pinned epoch,
 // IO scope) from PrepareTaskActivation until ConvergeTask, which aborts the context (cancelling calls
@@ -35,7 +35,7 @@ import {
   type WorkerCore,
 } from '../../core/index.js';
 import { WorkerErrorRate, type ErrorRateOptions } from '../../core/health/error-rate.js';
-import { DeadlineTimer } from './deadline-timer.js';
+import { DeadlineTimer } from '../../../../kernel/deadline-timer.js';
 import { describeError } from './phase-results.js';
 import {
   activateTask,
@@ -113,7 +113,8 @@ export class Orchestrator {
   private lastNow = Number.NEGATIVE_INFINITY;
   private queue: WorkerCommand[] = [];
   private applying = false;
-  private readonly timer = new DeadlineTimer(() => this.tick());
+  /** Set from `start()` to `stop()`: no timer is armed outside them. */
+  private timer: DeadlineTimer | undefined;
 
   constructor(options: OrchestratorOptions) {
     this.core = options.core;
@@ -216,13 +217,17 @@ export class Orchestrator {
 
   /** Starts the timers (the deadline timer and the `timerScanMs` scan). */
   start(): void {
-    this.timer.start(this.core.config.timerScanMs);
+    if (this.timer === undefined) {
+      this.timer = new DeadlineTimer(() => this.tick());
+      this.timer.scanEvery(this.core.config.timerScanMs);
+    }
     this.rearm(this.now());
   }
 
   /** Stops the timers. Tasks in flight keep running until `abortAll` or process exit. */
   stop(): void {
-    this.timer.stop();
+    this.timer?.stop();
+    this.timer = undefined;
   }
 
   /**
@@ -397,7 +402,7 @@ export class Orchestrator {
   }
 
   private rearm(now: number): void {
-    this.timer.arm(this.core.nextDeadline(), now);
+    this.timer?.arm(this.core.nextDeadline(), now);
   }
 }
 
