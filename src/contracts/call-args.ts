@@ -77,6 +77,17 @@ export function encodedRowArgs(extraArgs: readonly unknown[]): (row: EncodedRow)
   return (row) => made(`"[${row.literal.slice(1, -1)}${tail}"`);
 }
 
+/**
+ * The arguments of a page of calls (docs/executor.md § Pages): the JSON text of the array of each call's
+ * argument array, `[[…],[…]]`, made from their encoded texts without parsing them (each literal's
+ * content spliced in as it is). Throws a TypeError when one of them is not well formed.
+ */
+export function encodedArgsList(list: readonly EncodedArgs[]): EncodedArgs {
+  const parts = new Array<string>(list.length);
+  for (let i = 0; i < list.length; i++) parts[i] = argsLiteralOf(list[i]!).slice(1, -1);
+  return made(`"[${parts.join(',')}]"`);
+}
+
 /** Whether `args` is the encoded form (anything that is not an array). */
 export function isEncodedArgs(args: CallArgs): args is EncodedArgs {
   return !Array.isArray(args);

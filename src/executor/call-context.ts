@@ -32,6 +32,8 @@ export interface RunningCall {
   copyLeads: ((reason: unknown) => void)[] | undefined;
   /** Open requests to the Worker; created on the first one (most calls never wait). */
   waits: Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }> | undefined;
+  /** A page (docs/executor.md § Pages) one of whose calls asked for a subcall: it must fail, to be split. */
+  subcallInPage: boolean;
 }
 
 class RunningCallRecord implements RunningCall {
@@ -43,6 +45,7 @@ class RunningCallRecord implements RunningCall {
   ioHits = 0;
   copyLeads: ((reason: unknown) => void)[] | undefined = undefined;
   waits: Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }> | undefined = undefined;
+  subcallInPage = false;
 
   constructor(
     readonly task: CallTask,
@@ -109,10 +112,19 @@ export function invokeFunction(
   completed: (value: unknown) => void,
   failed: (err: unknown) => void,
 ): void {
+  invokeWith(new CallContextImpl(run, host), fn, run.entry.args, completed, failed);
+}
+
+/** `invokeFunction` with a given context and arguments (a call of a page: docs/executor.md § Pages). */
+export function invokeWith(
+  ctx: CallContext,
+  fn: (...args: unknown[]) => unknown,
+  args: readonly unknown[],
+  completed: (value: unknown) => void,
+  failed: (err: unknown) => void,
+): void {
   let result: unknown;
   try {
-    const args = run.entry.args;
-    const ctx = new CallContextImpl(run, host);
     // One argument (a builder's row) is the common call: no spread for it.
     result = args.length === 1 ? fn(ctx, args[0]) : fn(ctx, ...args);
   } catch (err) {
@@ -183,8 +195,8 @@ export class CallContextImpl implements CallContext {
   private logImpl: CallLogger | undefined;
 
   constructor(
-    private readonly run: RunningCall,
-    private readonly host: CallHost,
+    protected readonly run: RunningCall,
+    protected readonly host: CallHost,
   ) {}
 
   get taskId(): string {
@@ -240,6 +252,37 @@ export class CallContextImpl implements CallContext {
 
   call<Result = unknown>(name: string, ...args: unknown[]): Promise<Result> {
     return this.host.wait(this.run, { kind: 'subcall', function: name, args }) as Promise<Result>;
+  }
+}
+
+/** Why a call of a page may not ask for a subcall: the page fails and its calls run on their own. */
+export const SUBCALL_IN_PAGE = 'calls that ask for subcalls run outside pages (the page is split)';
+
+/**
+ * The `ctx` of one call of a page (docs/executor.md § Pages): the page's attempt (signal, io, log), with
+ * the call's own id and block. A subcall is refused and fails the page, whose calls then run on their own,
+ * where subcalls work, whatever the function does with the refusal.
+ */
+export class PageRowContext extends CallContextImpl {
+  constructor(
+    run: RunningCall,
+    host: CallHost,
+    private readonly rowCallId: string,
+    private readonly rowBlock: CallBlock | null,
+  ) {
+    super(run, host);
+  }
+
+  override get callId(): string {
+    return this.rowCallId;
+  }
+  override get block(): CallBlock | undefined {
+    return this.rowBlock ?? undefined;
+  }
+
+  override call<Result = unknown>(_name: string, ..._args: unknown[]): Promise<Result> {
+    this.run.subcallInPage = true;
+    return Promise.reject(new Error(SUBCALL_IN_PAGE));
   }
 }
 

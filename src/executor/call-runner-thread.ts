@@ -30,7 +30,10 @@ import {
   completedFrameOf,
   failedFrameOf,
   invokeFunction,
+  invokeWith,
   newSliceCall,
+  PageRowContext,
+  SUBCALL_IN_PAGE,
   type CallHost,
   type LogLevel,
   type RunningCall,
@@ -38,7 +41,7 @@ import {
 import { failedFrame, readThrown } from './call-outcome.js';
 import { BUSY_BEAT_INTERVAL_MS, IDLE_BEAT_INTERVAL_MS } from './core/pool-scheduler.js';
 import { ExecutorErrorCode } from './errors.js';
-import { attemptKey, type WaitRequest } from './protocol.js';
+import { attemptKey, type CallPageInfo, type WaitRequest } from './protocol.js';
 import { ReadCopies, deepFreeze, readCopyHits, readCopyKey, type IoRequest } from './read-copies.js';
 import { CallWaitError, type LogFields } from './sdk.js';
 import { isolateThread } from './task-isolation.js';
@@ -262,7 +265,8 @@ function runSlice(slice: ExecSlice): void {
     if (!claimExec(signals, seq, monoAt(now))) continue; // taken back: the main thread runs it elsewhere
     const callId = callIds[i]!;
     const attempt = attempts[i]!;
-    const args = argsOf(slice.args[i]!);
+    const page = slice.pages?.[i];
+    const args = page === undefined ? argsOf(slice.args[i]!) : pageRowsOf(slice.args[i]!, page);
     const run = newSliceCall(
       task,
       { callId, attempt, args: typeof args === 'string' ? [] : args },
@@ -284,6 +288,14 @@ function runSlice(slice: ExecSlice): void {
       );
     } else if (fn === undefined) {
       failLoad(run, `internal: module ${moduleKey} was not announced to this thread`);
+    } else if (page !== undefined) {
+      const rows = args as readonly (readonly unknown[])[];
+      if (typeof fn === 'function') runPage(run, fn, rows, page);
+      else
+        fn.then(
+          (f) => runPage(run, f, rows, page),
+          (err: Error) => failLoad(run, err.message),
+        );
     } else if (typeof fn === 'function') {
       invoke(run, fn);
     } else {
@@ -293,6 +305,59 @@ function runSlice(slice: ExecSlice): void {
       );
     }
   }
+}
+
+/**
+ * A page's rows (docs/executor.md § Pages): its arguments parsed, a list of argument arrays as many as
+ * its block runs count; or why not.
+ */
+function pageRowsOf(
+  args: readonly unknown[] | string,
+  page: CallPageInfo,
+): readonly (readonly unknown[])[] | string {
+  const rows = argsOf(args);
+  if (typeof rows === 'string') return rows;
+  let count = 0;
+  for (const run of page.blocks) count += run[0];
+  if (rows.length !== count) return `a page of ${rows.length} calls has blocks for ${count}`;
+  for (const row of rows)
+    if (!Array.isArray(row)) return "a page's arguments must be a list of argument lists";
+  return rows as readonly (readonly unknown[])[];
+}
+
+/**
+ * Runs every call of a page at once, each with its own context (its call id and block), and answers the
+ * list of their values; the first call that throws fails the page (the Worker then runs its calls on
+ * their own, so this error is not the call's last word), as does a call that asked for a subcall.
+ */
+function runPage(run: RunningCall, fn: Fn, rows: readonly (readonly unknown[])[], page: CallPageInfo): void {
+  if (run.done) return;
+  const n = rows.length;
+  const values = new Array<unknown>(n);
+  let left = n;
+  const prefix = `${run.task.taskId}/`;
+  const failed = (err: unknown) => fail(run, err);
+  let j = 0;
+  for (const [count, block] of page.blocks) {
+    for (let k = 0; k < count; k++, j++) {
+      if (run.done) return;
+      const row = j;
+      const ctx = new PageRowContext(run, host, `${prefix}${page.first + row}`, block);
+      invokeWith(
+        ctx,
+        fn,
+        rows[row]!,
+        (v) => {
+          values[row] = v === undefined ? null : v;
+          if (--left > 0) return;
+          if (run.subcallInPage) fail(run, new Error(SUBCALL_IN_PAGE));
+          else complete(run, values);
+        },
+        failed,
+      );
+    }
+  }
+  if (n === 0) complete(run, values);
 }
 
 function control(m: ThreadControl): void {

@@ -77,6 +77,7 @@ export async function runExecutor(options: ExecutorOptions): Promise<ExecutorExi
       ExecutorFeature.CallsCompleted,
       ExecutorFeature.ArgsJson,
       ExecutorFeature.Tenants,
+      ExecutorFeature.Pages,
     ],
     ...(options.secret !== undefined ? { secret: options.secret } : {}),
   };
@@ -367,9 +368,34 @@ function checkArgs(args: unknown): string | undefined {
 
 /** An ExecuteCalls entry's arguments: `args`, or their JSON text `argsJson` (ArgsJson), not both. */
 function checkEntryArgs(e: Record<string, unknown>): string | undefined {
+  if (e.page !== undefined) {
+    const bad = checkPage(e.page);
+    if (bad !== undefined) return bad;
+  }
   if (e.argsJson === undefined) return checkArgs(e.args);
   if (e.args !== undefined) return 'an entry carries args or argsJson, not both';
   return typeof e.argsJson === 'string' ? undefined : 'argsJson must be a string';
+}
+
+/**
+ * A page entry's `page` (docs/executor.md § Pages): `first` a position, `blocks` runs `[count, block]`.
+ * That the counts add up to the calls is checked where the arguments are parsed (the thread).
+ */
+function checkPage(page: unknown): string | undefined {
+  const p = (typeof page === 'object' && page !== null ? page : {}) as Record<string, unknown>;
+  if (!Number.isSafeInteger(p.first) || (p.first as number) < 0) return 'page.first must be an integer >= 0';
+  if (!Array.isArray(p.blocks)) return 'page.blocks must be a list of [count, block] runs';
+  for (const run of p.blocks as unknown[]) {
+    if (
+      !Array.isArray(run) ||
+      run.length !== 2 ||
+      !Number.isSafeInteger(run[0]) ||
+      (run[0] as number) < 1 ||
+      typeof run[1] !== 'object'
+    )
+      return 'page.blocks must be a list of [count >= 1, block object or null] runs';
+  }
+  return undefined;
 }
 
 function checkBudgetAndCache(m: TaskFields): string | undefined {

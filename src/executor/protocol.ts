@@ -29,6 +29,12 @@ export const ExecutorFeature = {
    * tenants on one execution unit at the same time (docs/executor.md § Tenants on threads).
    */
   Tenants: 'Tenants',
+  /**
+   * The executor takes page entries in ExecuteCalls (`page`): one attempt that runs many calls of the
+   * function, each with its own row of arguments and block, answering one list of their values
+   * (docs/executor.md § Pages).
+   */
+  Pages: 'Pages',
 } as const;
 export type ExecutorFeature = (typeof ExecutorFeature)[keyof typeof ExecutorFeature];
 
@@ -243,7 +249,20 @@ export interface BatchedCall extends CallAttemptRef {
  * arguments either as values (`args`) or as the JSON text of that array (`argsJson`), exactly one.
  */
 export type BatchedCallIn = CallAttemptRef &
-  ({ readonly args: readonly unknown[] } | { readonly argsJson: string });
+  ({ readonly args: readonly unknown[] } | { readonly argsJson: string }) & {
+    /** Set for a page (ExecutorFeature.Pages): the arguments are each call's argument array. */
+    readonly page?: CallPageInfo;
+  };
+
+/**
+ * What a page entry carries besides its arguments (docs/executor.md § Pages): the position of its first
+ * call in its task's call list (its calls' ids are `<taskId>/<first + row>`), and the calls' blocks as
+ * runs of equal ones, `[count, block]`, whose counts add up to the number of calls.
+ */
+export interface CallPageInfo {
+  readonly first: number;
+  readonly blocks: readonly (readonly [number, CallBlock | null])[];
+}
 
 /** Abort the attempt's `ctx.signal` now; past the hard limit its execution unit is terminated. */
 export interface CancelCallMessage extends CallAttemptRef {

@@ -12,7 +12,7 @@
 // frames, or as CallsCompleted entries for the main thread to join.
 
 import { SEQ_MASK } from './core/pool-calls.js';
-import type { BatchedCallIn, CallTask, WaitError } from './protocol.js';
+import type { BatchedCallIn, CallPageInfo, CallTask, WaitError } from './protocol.js';
 
 export { SEQ_MASK, seqBefore } from './core/pool-calls.js';
 
@@ -37,6 +37,8 @@ export interface ExecSlice {
   readonly attempts: number[];
   /** Each attempt's arguments, or their JSON text (an `argsJson` entry), which the thread parses. */
   readonly args: (readonly unknown[] | string)[];
+  /** The page fields of the attempts that are pages, at their index (docs/executor.md § Pages); made on the first. */
+  pages?: (CallPageInfo | undefined)[];
 }
 
 /** Appends one attempt to a slice (its ExecuteCalls entry, or its ExecuteCall's fields). */
@@ -44,6 +46,7 @@ export function pushExec(slice: ExecSlice, entry: BatchedCallIn): void {
   slice.callIds.push(entry.callId);
   slice.attempts.push(entry.attempt);
   slice.args.push('args' in entry ? entry.args : entry.argsJson);
+  if (entry.page !== undefined) (slice.pages ??= [])[slice.callIds.length - 1] = entry.page;
 }
 
 /** A compiled module, announced once per thread before its first call. */

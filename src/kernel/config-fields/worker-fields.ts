@@ -191,6 +191,13 @@ export const WORKER_FIELDS: readonly ConfigField[] = [
     description: 'Per-task in-flight call cap.',
   }),
   w({
+    path: 'callPageRows',
+    type: POSITIVE,
+    default: 256,
+    description:
+      'Pages: up to this many consecutive calls of one function whose arguments are rows of a scan travel to the Executor as one attempt (docs/performance.md, Pages); a page that fails in any way is split and its calls run on their own, each with its own attempts and budget. 1 turns pages off.',
+  }),
+  w({
     path: 'taskMaxCallAttempts',
     type: POSITIVE,
     default: 1_000_000,

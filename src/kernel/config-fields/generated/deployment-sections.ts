@@ -219,6 +219,13 @@ export interface WorkerConfig {
   /** Per-task in-flight call cap. Default 1024. */
   readonly taskMaxInflightCalls: number;
   /**
+   * Pages: up to this many consecutive calls of one function whose arguments are rows of a scan travel
+   * to the Executor as one attempt (docs/performance.md, Pages); a page that fails in any way is split
+   * and its calls run on their own, each with its own attempts and budget. 1 turns pages off. Default
+   * 256.
+   */
+  readonly callPageRows: number;
+  /**
    * Call budget: call attempts one task may dispatch over its Calls phase (root calls, subcalls and
    * retries); one more fails the task with CALL_BUDGET_EXCEEDED (docs/security.md, Task isolation).
    * Default 1000000.

@@ -29,6 +29,7 @@ export function dispatcherConfigFromWorker(
     callDeadlineMs: w.callDeadlineMs,
     maxCollectedOutputBytes: w.maxCollectedOutputBytes,
     callRetry: w.callRetry,
+    callPageRows: w.callPageRows,
     functionRetry,
   });
 }

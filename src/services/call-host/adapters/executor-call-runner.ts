@@ -57,6 +57,7 @@ import type {
   WaitingRequest,
 } from './executor-link.js';
 import { CallRunnerTimer } from './call-runner-timer.js';
+import { pageArgs, pageInfo } from './page-frames.js';
 import { CallStreamFeeder } from './call-stream-feeder.js';
 import { tenantKey } from './tenant-key.js';
 import type {
@@ -138,7 +139,8 @@ export class ExecutorCallRunner implements CallPhaseRunner {
           this.queueArm();
         },
       },
-      { highWater: 2 * core.config.taskMaxInflightCalls },
+      // A page forms within one append (core/dispatcher/pages.ts): append at least a page's worth.
+      { highWater: 2 * core.config.taskMaxInflightCalls, batch: Math.max(64, core.config.callPageRows) },
     );
   }
 
@@ -378,18 +380,20 @@ export class ExecutorCallRunner implements CallPhaseRunner {
     const calls = new Array<ExecuteCallCommand>(attempts.length);
     for (let i = 0; i < attempts.length; i++) {
       const a = attempts[i]!;
+      const page = a.page;
       // One shape for every attempt (ioCache present, possibly undefined: the encoders leave it out).
       calls[i] = {
         taskId,
         callId: a.callId,
         attempt: a.attempt,
         function: a.function,
-        args: a.args,
-        block: a.block as CallBlock | undefined,
+        args: page === undefined ? a.args : pageArgs(page),
+        block: page === undefined ? (a.block as CallBlock | undefined) : undefined,
         codeEpoch,
         budgetMs,
         ioCache,
         tenant,
+        page: page === undefined ? undefined : pageInfo(page),
       };
     }
     // An attempt the link refuses (an earlier one with the same id is still at the executor) comes back

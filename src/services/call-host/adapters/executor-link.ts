@@ -324,6 +324,7 @@ export class ExecutorLink {
       bulk,
       features.includes(ExecutorFeature.ArgsJson),
       features.includes(ExecutorFeature.Tenants),
+      features.includes(ExecutorFeature.Pages),
     );
   }
 

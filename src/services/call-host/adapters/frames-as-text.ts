@@ -51,6 +51,7 @@ export function jsonOf(value: unknown): string {
  * the rest per call. Same JSON as the ExecuteCall object.
  */
 export function executeCallJson(c: ExecuteCallCommand): string {
+  if (c.page !== undefined) throw new Error(NO_PAGES);
   const block = c.block === undefined || c.block === null ? '' : `,"block":${jsonOf(c.block)}`;
   return (
     `{"type":"ExecuteCall","taskId":${JSON.stringify(c.taskId)},"callId":${JSON.stringify(c.callId)}` +
@@ -69,6 +70,9 @@ export function resumeOkJson(callId: string, attempt: number, requestId: number,
 }
 
 // ---- ExecuteCalls ----
+
+/** Why a page cannot go to an executor that did not announce Pages (the dispatcher then splits it). */
+const NO_PAGES = 'the executor does not take pages (it did not announce Pages)';
 
 /** Bytes of `{"callId":…}` envelope an entry adds beyond its strings, and the frame's closing `]}`. */
 const ENTRY_OVERHEAD = 64;
@@ -96,13 +100,15 @@ export class ExecuteCallsBatcher {
    * `bulkResults`: the executor announced CallsCompleted and the Worker takes its successes in bulk;
    * every frame then asks for them (ExecuteCalls.bulkResults). `argsJson`: it announced ArgsJson, so
    * encoded arguments go as their text (an entry's `argsJson`). `tenants`: it announced Tenants; every
-   * frame carries its task's tenant (ExecuteCalls.tenant).
+   * frame carries its task's tenant (ExecuteCalls.tenant). `pages`: it announced Pages (and ArgsJson),
+   * so page attempts go as page entries (docs/executor.md § Pages); without it a page cannot be sent.
    */
   constructor(
     private readonly writer: FrameWriter,
     private readonly bulkResults = false,
     private readonly argsJson = false,
     private readonly tenants = false,
+    private readonly pages = false,
   ) {}
 
   /**
@@ -111,7 +117,12 @@ export class ExecuteCallsBatcher {
    * never be sent, and nothing was queued for it.
    */
   add(c: ExecuteCallCommand): void {
-    const entry = `{"callId":${JSON.stringify(c.callId)},"attempt":${c.attempt},${this.argsField(c.args)}}`;
+    let page = '';
+    if (c.page !== undefined) {
+      if (!this.pages || !this.argsJson) throw new Error(NO_PAGES);
+      page = `,"page":${JSON.stringify(c.page)}`;
+    }
+    const entry = `{"callId":${JSON.stringify(c.callId)},"attempt":${c.attempt},${this.argsField(c.args)}${page}}`;
     const max = this.writer.maxFrameBytes;
     const first = this.first;
     if (first !== undefined && sameTaskFields(first, c) && this.sameBlock(c.block)) {

@@ -39,6 +39,7 @@ import {
 } from '../../../executor/protocol.js';
 import { deepFreeze } from '../../../executor/read-copies.js';
 import { CallWaitError, type LogFields } from '../../../executor/sdk.js';
+import { DEFAULT_DISPATCHER_CONFIG } from '../core/dispatcher/index.js';
 import { failedEvent, terminalEvent } from '../core/link/frames.js';
 import type { ExecutorCallRunnerOptions, ExecutorLinkCommands } from './executor-call-io.js';
 import { ExecutorCallRunner } from './executor-call-runner.js';
@@ -287,7 +288,14 @@ export function createInProcessCallRunner(options: InProcessCallRunnerOptions): 
     ...(options.logger ? { logger: options.logger } : {}),
     ...(maxFrameBytes !== undefined ? { maxFrameBytes } : {}),
   });
-  const runner: ExecutorCallRunner = new ExecutorCallRunner({ ...runnerOptions, link, readCopies: false });
+  // No pages in-process (docs/executor.md § Pages): every call is its own attempt here anyway.
+  const dispatcher = { ...(runnerOptions.dispatcher ?? DEFAULT_DISPATCHER_CONFIG), callPageRows: 1 };
+  const runner: ExecutorCallRunner = new ExecutorCallRunner({
+    ...runnerOptions,
+    dispatcher,
+    link,
+    readCopies: false,
+  });
   return {
     runner,
     link,

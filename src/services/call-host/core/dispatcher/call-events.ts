@@ -20,6 +20,7 @@ import {
   type DispatcherState,
 } from './dispatch-state.js';
 import { emitResume, pump } from './pump.js';
+import { PageOutputs, pageRowCompleted, splitPage } from './pages.js';
 import {
   callRetryRule,
   decideCallRetry,
@@ -48,14 +49,36 @@ export function callCompleted(
   now: number,
 ): void {
   const task = node.task;
+  const page = node.page;
+  if (page !== undefined && !(Array.isArray(value) && value.length === page.args.length)) {
+    // Not one value per call: the page cannot be trusted, so its calls run on their own.
+    const got = Array.isArray(value) ? `${value.length} values` : 'no list of values';
+    failAttempt(
+      s,
+      node,
+      { kind: 'user', retryable: false, message: `page of ${page.args.length} calls answered ${got}` },
+      now,
+    );
+    return;
+  }
   cancelDescendants(s, node, 'parent_ended'); // a parent that did not await its subcalls orphans them
   leaveExecutor(s, node);
   forgetNode(s, node);
-  s.counters.callsSucceeded += 1;
   growWindow(task, s.config.taskMaxInflightCalls);
   if (node.index >= 0) {
-    task.outputs[node.index] = value;
-    task.rootsSucceeded += 1;
+    if (page !== undefined) {
+      s.counters.callsSucceeded += page.args.length;
+      task.rowsSucceeded += page.args.length;
+      task.outputs[node.index] = new PageOutputs(value as unknown[]);
+      task.rootsSucceeded += 1;
+    } else {
+      s.counters.callsSucceeded += 1;
+      task.rowsSucceeded += 1;
+      if (node.pageSlot === undefined) {
+        task.outputs[node.index] = value;
+        task.rootsSucceeded += 1;
+      } else if (pageRowCompleted(task, node, value)) task.rootsSucceeded += 1;
+    }
     task.outputBytes += Number.isFinite(outputBytes) && outputBytes > 0 ? outputBytes : 0;
     if (task.outputBytes > s.config.maxCollectedOutputBytes) {
       convergeTask(s, task, {
@@ -71,6 +94,7 @@ export function callCompleted(
       return;
     }
   } else {
+    s.counters.callsSucceeded += 1;
     resolveChild(s, node, { ok: true, value, waitId: node.waitId, childCallId: node.callId }, now);
   }
   pump(s, task, now);
@@ -102,6 +126,11 @@ export function settleFailure(s: DispatcherState, node: CallNode, failure: CallF
   const config = s.config;
   node.lastFailure = failure;
   if (isRetryableFailure(failure)) shrinkWindow(task, node.dispatchSeq, task.dispatchSeq, config.minWindow);
+  if (node.page !== undefined) {
+    // A page is never retried as a page: its calls run on their own (pages.ts).
+    splitPage(s, node, now);
+    return;
+  }
   const decision = decideCallRetry(failure, node.attempt, callRetryRule(config, node.fn));
   if (decision.retry) {
     noteRetry(task, node, failure);
@@ -121,7 +150,7 @@ export function settleFailure(s: DispatcherState, node: CallNode, failure: CallF
       cancelReason: 'fast_fail',
       failedCall: {
         callId: node.callId,
-        index: node.index,
+        index: node.pageSlot === undefined ? task.positionOf(node.index) : node.pageSlot.first + node.pageRow,
         function: node.fn,
         attempts: node.attempt,
         failure,

@@ -15,7 +15,8 @@ import type { Queueable } from './call-queue.js';
 import type { Linked } from './live-list.js';
 import type { TaskDispatch } from './task-dispatch.js';
 import type { TimerEntry } from './timer-heap.js';
-import type { CallFailure, SubcallError, WaitId } from './types.js';
+import type { PageSlot } from './pages.js';
+import type { CallFailure, CallPage, SubcallError, WaitId } from './types.js';
 
 export type CallState =
   | 'queued'
@@ -69,6 +70,12 @@ export class CallNode implements TimerEntry, Queueable, Linked<CallNode> {
   ioWaits = 0;
   pendingResume: ResumePayload | undefined = undefined;
   lastFailure: CallFailure | undefined = undefined;
+  /** Set when this root is a page of calls (pages.ts). */
+  page: CallPage | undefined = undefined;
+  /** Set when this root is one call of a split page: where its output goes (pages.ts). */
+  pageSlot: PageSlot | undefined = undefined;
+  /** Its row in that page. */
+  pageRow = 0;
 
   constructor(
     readonly task: TaskDispatch,

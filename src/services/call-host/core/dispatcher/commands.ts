@@ -5,6 +5,7 @@
 import type { CallArgs } from '../../../../contracts/call-args.js';
 import type {
   CallPhaseCounters,
+  CallPage,
   CallPhaseFailureCode,
   CancelReason,
   FailedCall,
@@ -26,6 +27,8 @@ export interface ExecuteAttempt {
   readonly parentCallId: string | undefined;
   /** 0 for a root call, parent depth + 1 for a child. */
   readonly depth: number;
+  /** Set for a page of calls (README.md § Pages): `args` and `block` are unused, the page has its rows'. */
+  readonly page: CallPage | undefined;
 }
 
 /**

@@ -1,5 +1,5 @@
 // Configuration of the dispatcher core. The settings it shares with the Worker section of
-// blockx.config.yaml (`taskMaxInflightCalls`, `callDeadlineMs`, `maxCollectedOutputBytes`, `callRetry`,
+// blockx.config.yaml (`taskMaxInflightCalls`, `callDeadlineMs`, `maxCollectedOutputBytes`, `callRetry`, `callPageRows`,
 // the call budget) are rows of the kernel's config field table (docs/configuration.md): their type, what
 // each means and its default are written there once, and the core derives both from it. The window and
 // depth settings are the dispatcher's own (README.md, "Slots, windows and the cap"), not configuration.
@@ -21,6 +21,7 @@ const WORKER_FIELDS = [
   'callDeadlineMs',
   'maxCollectedOutputBytes',
   'callRetry',
+  'callPageRows',
 ] as const satisfies readonly (keyof WorkerConfig)[];
 
 /** Bounded per-call attempt retries (docs/task-lifecycle.md § Retry scopes): the `callRetry` section. */
@@ -91,6 +92,7 @@ function checkRetryOn(issues: DispatcherConfigIssue[], path: string, kinds: unkn
 export function validateDispatcherConfig(config: DispatcherConfig): DispatcherConfigIssue[] {
   const issues: DispatcherConfigIssue[] = [];
   check(issues, 'taskMaxInflightCalls', config.taskMaxInflightCalls, 1);
+  check(issues, 'callPageRows', config.callPageRows, 1);
   check(issues, 'callDeadlineMs', config.callDeadlineMs, 1);
   check(issues, 'maxCollectedOutputBytes', config.maxCollectedOutputBytes, 0);
   check(issues, 'callRetry.maxAttempts', config.callRetry?.maxAttempts, 1);

@@ -5,6 +5,7 @@
 
 import { atExecutor } from './call-node.js';
 import { dropNode, type DispatcherState } from './dispatch-state.js';
+import { flattenOutputs } from './pages.js';
 import type { TaskDispatch } from './task-dispatch.js';
 import type { CallPhaseFailureCode, CancelReason, FailedCall } from './types.js';
 
@@ -44,8 +45,8 @@ export function convergeTask(
   s.tasks.delete(task.taskId);
   s.counters.tasksConverged += 1;
   const counters = {
-    rootCalls: task.calls.length,
-    rootsSucceeded: task.rootsSucceeded,
+    rootCalls: task.callRows,
+    rootsSucceeded: task.rowsSucceeded,
     attempts: task.attempts,
     retries: task.retries,
     subcalls: task.subcalls,
@@ -60,7 +61,7 @@ export function convergeTask(
           failureCode: undefined,
           retryable: false,
           message: undefined,
-          outputs: task.outputs,
+          outputs: flattenOutputs(task.outputs),
           failedCall: undefined,
           counters,
           retried: task.retried,

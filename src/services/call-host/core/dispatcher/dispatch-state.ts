@@ -17,6 +17,8 @@ export interface DispatcherCounters {
   deadlinesExpired: number;
   staleEvents: number;
   tasksConverged: number;
+  /** Pages that failed and were split into their calls (pages.ts). */
+  pagesSplit: number;
 }
 
 export interface DispatcherState {
@@ -57,6 +59,7 @@ export function createDispatcherState(
       deadlinesExpired: 0,
       staleEvents: 0,
       tasksConverged: 0,
+      pagesSplit: 0,
     },
     out: [],
   };

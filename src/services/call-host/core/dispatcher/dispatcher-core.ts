@@ -14,6 +14,7 @@ import { convergeTask } from './convergence.js';
 import { createDispatcherState, currentAttempt, type DispatcherState } from './dispatch-state.js';
 import { DispatcherConfigError, DispatcherError, DispatcherErrorCode } from './errors.js';
 import type { DispatcherInput } from './inputs.js';
+import { packPages } from './pages.js';
 import { pump } from './pump.js';
 import { TaskDispatch } from './task-dispatch.js';
 import type {
@@ -144,8 +145,11 @@ export class DispatcherCore {
     validateCalls(taskId, callList, 0);
     const streaming = opts.streaming === true;
     const window = initialWindowState(this.config.initialWindow, this.config.taskMaxInflightCalls);
-    const list = streaming ? callList.slice() : (callList as CallSpec[]);
+    const paged = packPages(callList, this.config.callPageRows, 0);
+    const list = streaming || paged !== callList ? paged.slice() : (callList as CallSpec[]);
     const task = new TaskDispatch(taskId, opts.deadlineMs, streaming, list, window);
+    task.callRows = callList.length;
+    task.notePositions(0, 0);
     this.s.tasks.set(taskId, task);
     if (now >= task.deadlineMs) calls.taskTimerFired(this.s, task);
     else if (task.complete) convergeTask(this.s, task, undefined);
@@ -164,8 +168,9 @@ export class DispatcherCore {
   appendCalls(taskId: string, callList: readonly CallSpec[], now: number): readonly DispatcherCommand[] {
     const task = this.appendable(taskId);
     if (task === undefined) return NO_COMMANDS;
-    validateCalls(taskId, callList, task.calls.length);
-    task.append(callList);
+    validateCalls(taskId, callList, task.callRows);
+    task.append(packPages(callList, this.config.callPageRows, task.callRows), task.callRows);
+    task.callRows += callList.length;
     pump(this.s, task, now);
     return this.flush();
   }

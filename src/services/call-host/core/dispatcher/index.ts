@@ -26,6 +26,7 @@ export type {
   CallPhaseCounters,
   CallPhaseFailureCode,
   CallPhaseOptions,
+  CallPage,
   CallSpec,
   CancelReason,
   CompletedAttempt,

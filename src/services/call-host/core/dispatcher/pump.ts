@@ -9,6 +9,7 @@ import { CallNode } from './call-node.js';
 import { convergeTask } from './convergence.js';
 import type { ExecuteAttempt } from './commands.js';
 import { remainingBudget, type DispatcherState } from './dispatch-state.js';
+import { pageCallId } from './pages.js';
 import type { TaskDispatch } from './task-dispatch.js';
 import type { CallSpec } from './types.js';
 
@@ -34,9 +35,12 @@ export function pump(s: DispatcherState, task: TaskDispatch, now: number): void 
     // A streaming task owns its list: the node now carries the spec (retries reuse it), so the slot is
     // released and a long scan holds one pointer per call, not its arguments (bounded memory).
     if (task.streaming) task.calls[index] = DISPATCHED;
+    const page = spec.page;
     const root = new CallNode(
       task,
-      `${task.taskId}/${index}`,
+      page === undefined
+        ? `${task.taskId}/${task.positionOf(index)}`
+        : pageCallId(task.taskId, page.first, page.args.length),
       index,
       undefined,
       undefined,
@@ -45,6 +49,7 @@ export function pump(s: DispatcherState, task: TaskDispatch, now: number): void 
       spec.args,
       spec.block,
     );
+    root.page = page;
     task.live.add(root);
     s.calls.set(root.callId, root);
     dispatchNode(s, root, now);
@@ -92,6 +97,7 @@ function dispatchNode(s: DispatcherState, node: CallNode, now: number): void {
     block: node.block,
     parentCallId: node.parent?.callId,
     depth: node.depth,
+    page: node.page,
   };
   // One command per task per pump (README.md § Calls in bulk): join the task's command if it is the
   // last one out (nothing else was decided since), else open a new one.

@@ -31,6 +31,8 @@ export interface DispatcherStats {
   readonly staleEvents: number;
   /** * Tasks whose Calls phase converged. */
   readonly tasksConverged: number;
+  /** Pages that failed and were split into their calls (README.md § Pages). */
+  readonly pagesSplit: number;
 }
 
 export interface TaskDispatchStats {

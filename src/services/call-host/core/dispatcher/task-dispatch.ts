@@ -25,6 +25,10 @@ export class TaskDispatch implements TimerEntry, WindowState {
    *  sparse (a far out-of-bounds write would turn it into a slow dictionary-mode array). */
   readonly outputs: unknown[] = [];
   rootsSucceeded = 0;
+  /** The calls the builder handed over (a page counts its calls: README.md § Pages). */
+  callRows = 0;
+  /** Of those, the ones that succeeded. */
+  rowsSucceeded = 0;
   outputBytes = 0;
 
   /** Calls holding an execution slot (dispatched or running). */
@@ -69,10 +73,42 @@ export class TaskDispatch implements TimerEntry, WindowState {
     this.threshold = window.threshold;
   }
 
-  /** Appends calls (streaming) and their output slots. */
-  append(calls: readonly CallSpec[]): void {
+  /**
+   * The position in the builder's call list of each entry's first call (README.md § Pages); undefined
+   * while the task has no page, when an entry's position is its index.
+   */
+  positions: number[] | undefined;
+
+  /** Appends calls (streaming) and their output slots; `firstPos`: the position of the first one's call. */
+  append(calls: readonly CallSpec[], firstPos: number): void {
+    const before = this.calls.length;
     for (const call of calls) this.calls.push(call);
     this.reserveOutputs();
+    this.notePositions(before, firstPos);
+  }
+
+  /** The position of entry `index`'s first call in the builder's call list. */
+  positionOf(index: number): number {
+    return this.positions === undefined ? index : this.positions[index]!;
+  }
+
+  /**
+   * Records the positions of the entries from `from` on (the first one's is `pos`), once a page makes
+   * them differ from their indexes.
+   */
+  notePositions(from: number, pos: number): void {
+    const calls = this.calls;
+    if (this.positions === undefined) {
+      let paged = false;
+      for (let i = from; i < calls.length && !paged; i++) paged = calls[i]!.page !== undefined;
+      if (!paged) return;
+      this.positions = [];
+      for (let i = 0; i < from; i++) this.positions.push(i);
+    }
+    for (let i = from; i < calls.length; i++) {
+      this.positions.push(pos);
+      pos += calls[i]!.page?.args.length ?? 1;
+    }
   }
 
   private reserveOutputs(): void {

@@ -10,6 +10,25 @@ export interface CallSpec {
   readonly args: CallArgs;
   /** The block the builder bound the call to; passed through to `ctx.block`. */
   readonly block?: unknown;
+  /**
+   * Set by the dispatcher only (pages.ts): this root is a page of consecutive calls of one function,
+   * run as one attempt (README.md § Pages). A builder never sets it.
+   */
+  readonly page?: CallPage;
+}
+
+/**
+ * A page (README.md § Pages): consecutive root calls of one function with encoded arguments, sent as
+ * one attempt. Each row keeps its own arguments, block and call id, so a page that fails in any way is
+ * split back into its calls, each run on its own with its own attempts and budget.
+ */
+export interface CallPage {
+  /** The position of the page's first call in the task's call list as the builder handed it over. */
+  readonly first: number;
+  /** Each call's arguments (encoded: `args` of the page's spec is unused). */
+  readonly args: readonly CallArgs[];
+  /** Each call's block (undefined: none). */
+  readonly blocks: readonly unknown[];
 }
 
 /**

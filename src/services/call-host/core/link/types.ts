@@ -6,6 +6,7 @@ import type { CallArgs } from '../../../../contracts/call-args.js';
 import type {
   CallBlock,
   CallFailureKind,
+  CallPageInfo,
   HeartbeatMessage,
   WaitError,
   WaitRequest,
@@ -25,6 +26,11 @@ export interface ExecuteCallCommand {
   readonly ioCache?: string;
   /** The task's tenant (ExecuteCalls.tenant, tenantKey); sent only to an executor that announced Tenants. */
   readonly tenant?: string;
+  /**
+   * Set for a page of calls (docs/executor.md § Pages): `args` is the list of the calls' argument
+   * arrays. Only an executor that announced Pages takes it; for any other the attempt is unsendable.
+   */
+  readonly page?: CallPageInfo;
 }
 
 /** One success of a CallsCompleted frame, as the executor reported it (docs/executor.md § Calls in bulk). */

@@ -33,6 +33,7 @@ describe('dispatcher config', () => {
     expect(shared.sort()).toEqual(
       [
         'callDeadlineMs',
+        'callPageRows',
         'callRetry',
         'maxCollectedOutputBytes',
         'taskMaxCallAttempts',
