@@ -45,6 +45,7 @@ const E2E_ALONE = [
   'test/e2e/etcd-outage.test.ts',
   'test/e2e/executor-restart.test.ts',
   'test/e2e/heartbeat-publisher.test.ts',
+  'test/e2e/partitions.test.ts',
   'test/e2e/placement.test.ts',
   'test/e2e/storage/concurrent-writes.test.ts',
   // restart a server on the same port

@@ -116,8 +116,9 @@ async function main() {
 
 /**
  * True when etcd, PostgreSQL and python3 (the Python Executor's tests) are present, installing what is missing with apt-get when running as
- * root (chromium too, in an apt-get run of its own). A missing chromium is not fatal here: the browser test
- * skips itself with a message, except under CI=true, where it fails.
+ * root (chromium and iproute2 too, each in an apt-get run of its own). A missing chromium is not fatal here: the browser test
+ * skips itself with a message, except under CI=true, where it fails. Nor is a missing iproute2 (`ip`): the
+ * partition tests (test/e2e/partitions.test.ts) skip themselves and say why.
  */
 async function ensureServers() {
   const missing = () =>
@@ -132,7 +133,8 @@ async function ensureServers() {
     ...(findPython() ? [] : ['python3']),
   ];
   const wantChromium = !findChromium();
-  if (servers.length === 0 && !wantChromium) return true;
+  const wantIp = !findIp();
+  if (servers.length === 0 && !wantChromium && !wantIp) return true;
   const isRoot = process.getuid?.() === 0;
   if (!isRoot || !onPath('apt-get')) {
     if (wantChromium) warnNoChromium();
@@ -140,7 +142,7 @@ async function ensureServers() {
     return servers.length === 0;
   }
   console.log(
-    `test: missing ${[...servers, ...(wantChromium ? ['chromium'] : [])].join(', ')}; installing with apt-get`,
+    `test: missing ${[...servers, ...(wantChromium ? ['chromium'] : []), ...(wantIp ? ['iproute2'] : [])].join(', ')}; installing with apt-get`,
   );
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   if ((await runStep('apt-get', ['update'], env)) !== 0 && servers.length > 0) return false;
@@ -148,6 +150,7 @@ async function ensureServers() {
     return false;
   // Its own run: a chromium that cannot be installed must not keep the servers from being installed.
   if (wantChromium) await runStep('apt-get', ['install', '-y', 'chromium'], env);
+  if (wantIp) await runStep('apt-get', ['install', '-y', 'iproute2'], env);
   if (!findChromium()) warnNoChromium();
   return missing().length === 0;
 }
@@ -172,6 +175,11 @@ function findChromium() {
 function findPython() {
   const chosen = process.env.BLOCKX_PYTHON;
   return chosen !== undefined && chosen !== '' ? isExecutable(chosen) || onPath(chosen) : onPath('python3');
+}
+
+/** iproute2's `ip`, which the partition tests' network namespaces need. */
+function findIp() {
+  return onPath('ip') || isExecutable('/usr/sbin/ip') || isExecutable('/sbin/ip');
 }
 
 function findEtcd() {

@@ -11,7 +11,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { syntheticChain, tokenTransfersOf } from '../../src/services/storage/block-data/index.js';
 import { BlockxClient } from '../../src/client/client.js';
-import { startCluster, REPO, type TestCluster } from '../support/cluster.js';
+import { startCluster, REPO, workersKnowing, type TestCluster } from '../support/cluster.js';
 import { startPostgres, type PgServer } from '../support/postgres.js';
 import { waitForExit } from '../support/processes.js';
 
@@ -238,15 +238,7 @@ describe('blockx backfill on PostgreSQL, 3 workers, concurrency 64', () => {
     const twice: string[] = [];
     try {
       for (const u of ran) {
-        const known = await Promise.all(
-          cluster.workers.map((w) =>
-            client.getResult(u.taskId!, { workerAddr: w.addr }).then(
-              () => 1,
-              () => 0,
-            ),
-          ),
-        );
-        if (known.reduce((a: number, b) => a + b, 0) >= 2) twice.push(u.taskId!);
+        if ((await workersKnowing(client, cluster.workers, u.taskId!)) >= 2) twice.push(u.taskId!);
       }
     } finally {
       client.close();

@@ -24,6 +24,7 @@ import type { ClusterStatusView } from '../../src/client/types.js';
 import type { TlsPem } from '../../src/kernel/tls-files.js';
 import { startEtcd } from './etcd.js';
 import type { EtcdServer } from './etcd.js';
+import type { NetHost } from './netns.js';
 import { freePort } from './ports.js';
 import { captureOutput, isRunning, signalGroup, spawnTracked, stopGroup, waitForLine } from './processes.js';
 import type { OutputTail } from './processes.js';
@@ -60,6 +61,19 @@ export interface ClusterOptions {
   readonly waitRoutable?: boolean;
   /** The TLS material the harness's own status client dials the coordinator with (when TLS is on). */
   readonly clientTls?: TlsPem;
+  /**
+   * Run each service on a test host of its own (test/support/netns.ts), listening on its address; the
+   * caller's etcd and storage must be reachable from them. Default: every process here, on loopback.
+   */
+  readonly hosts?: ClusterHosts;
+}
+
+/** Where each process of a cluster runs (partition tests). */
+export interface ClusterHosts {
+  readonly coordinator: NetHost;
+  worker(index: number): NetHost;
+  /** Where `cli()` and `spawnCli()` commands run. */
+  readonly cli: NetHost;
 }
 
 export interface ClusterWorker {
@@ -113,6 +127,26 @@ export interface TestCluster {
   output(): string;
   /** Kills every process it started, stops the etcd it started, removes temp dirs. Idempotent. */
   stop(): Promise<void>;
+}
+
+/**
+ * How many of `workers` know `taskId` (GetTaskResult answers): more than one means it ran on two of them
+ * (docs/placement.md § One execution per task id).
+ */
+export async function workersKnowing(
+  client: BlockxClient,
+  workers: readonly { readonly addr: string }[],
+  taskId: string,
+): Promise<number> {
+  const known = await Promise.all(
+    workers.map((w) =>
+      client.getResult(taskId, { workerAddr: w.addr }).then(
+        () => 1,
+        () => 0,
+      ),
+    ),
+  );
+  return known.reduce((a, b) => a + b, 0);
 }
 
 /** The environment without any BlockX / etcd variable of the caller's shell. */
@@ -227,8 +261,12 @@ export async function startCluster(opts: ClusterOptions): Promise<TestCluster> {
      * list after it exits, so stop() still reaps its process group (an orphaned executor); a CLI run
      * leaves the list when it exits.
      */
-    const spawnBlockx: SpawnBlockx = (args, env, name, stdin = 'ignore') => {
-      const child = spawnTracked(process.execPath, [CLI, ...args], {
+    const spawnBlockx: SpawnBlockx = (args, env, name, stdin = 'ignore', host = opts.hosts?.cli) => {
+      const run = host?.command(process.execPath, [CLI, ...args]) ?? {
+        cmd: process.execPath,
+        args: [CLI, ...args],
+      };
+      const child = spawnTracked(run.cmd, run.args, {
         cwd: REPO,
         env,
         stdio: [stdin, 'pipe', 'pipe'],
@@ -255,7 +293,7 @@ export async function startCluster(opts: ClusterOptions): Promise<TestCluster> {
     // between probe and bind is retried with a fresh one. Workers start meanwhile (they only need the
     // prefix, which a retry keeps).
     const startCoordinator = async (firstAddr: string): Promise<{ child: ChildProcess; addr: string }> => {
-      for (let attempt = 1, addr = firstAddr; ; attempt++, addr = `127.0.0.1:${await freePort()}`) {
+      for (let attempt = 1, addr = firstAddr; ; attempt++, addr = `${coordinatorIp}:${await freePort()}`) {
         writeConfig(addr);
         const child = spawnBlockx(
           ['coordinator', '--deployment', 'block'],
@@ -266,6 +304,8 @@ export async function startCluster(opts: ClusterOptions): Promise<TestCluster> {
             COORDINATOR_LISTEN: addr,
           },
           'coordinator',
+          'ignore',
+          opts.hosts?.coordinator,
         );
         try {
           await waitForLine(child, /"msg":"coordinator listening"/, START_TIMEOUT_MS);
@@ -276,7 +316,8 @@ export async function startCluster(opts: ClusterOptions): Promise<TestCluster> {
         }
       }
     };
-    const coordinatorStarted = startCoordinator(`127.0.0.1:${await freePort()}`);
+    const coordinatorIp = opts.hosts?.coordinator.ip ?? '127.0.0.1';
+    const coordinatorStarted = startCoordinator(`${coordinatorIp}:${await freePort()}`);
 
     const workerEnv = (index: number, listen: string): NodeJS.ProcessEnv => ({
       ...baseEnv,
@@ -294,12 +335,14 @@ export async function startCluster(opts: ClusterOptions): Promise<TestCluster> {
         ['worker', '--deployment', 'block'],
         workerEnv(index, listen),
         `worker ${index}`,
+        'ignore',
+        opts.hosts?.worker(index),
       );
       const line = await waitForLine(child, /^worker listening on \S+/, START_TIMEOUT_MS);
       return { child, addr: /^worker listening on (\S+)/.exec(line)?.[1] ?? '' };
     };
     const makeWorker = async (index: number): Promise<ClusterWorker> => {
-      let { child, addr } = await launchWorker(index, '127.0.0.1:0');
+      let { child, addr } = await launchWorker(index, `${opts.hosts?.worker(index).ip ?? '127.0.0.1'}:0`);
       const name = `worker ${index}`;
       const kill = (signal: NodeJS.Signals = 'SIGKILL'): Promise<void> =>
         stopGroup(child, signal, signal === 'SIGKILL' ? 1_000 : 10_000);
@@ -406,6 +449,7 @@ type SpawnBlockx = (
   env: NodeJS.ProcessEnv,
   name?: string,
   stdin?: 'ignore' | 'pipe',
+  host?: NetHost,
 ) => ChildProcess;
 
 function runCli(

@@ -9,6 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
+import type { NetHost } from './netns.js';
 import { freePorts } from './ports.js';
 import { captureOutput, isRunning, signalGroup, spawnTracked, stopGroup, waitForExit } from './processes.js';
 import type { OutputTail } from './processes.js';
@@ -30,6 +31,8 @@ export interface StartEtcdOptions {
    * certificate, so it must allow client use.
    */
   readonly tls?: { readonly ca: string; readonly cert: string; readonly key: string };
+  /** Run on this test host (test/support/netns.ts), listening on its address; default loopback here. */
+  readonly host?: NetHost;
 }
 
 export interface EtcdServer {
@@ -87,9 +90,10 @@ export async function startEtcd(opts: StartEtcdOptions = {}): Promise<EtcdServer
       ? undefined
       : { ca: readFileSync(tls.ca), cert: readFileSync(tls.cert), key: readFileSync(tls.key) };
 
+  const listenIp = opts.host?.ip ?? '127.0.0.1';
   const launch = async (clientPort: number, peerPort: number): Promise<Running> => {
-    const client = `${scheme}://127.0.0.1:${clientPort}`;
-    const peer = `http://127.0.0.1:${peerPort}`;
+    const client = `${scheme}://${listenIp}:${clientPort}`;
+    const peer = `http://${listenIp}:${peerPort}`;
     const args = [
       '--name',
       name,
@@ -123,7 +127,8 @@ export async function startEtcd(opts: StartEtcdOptions = {}): Promise<EtcdServer
           ]),
       ...(opts.extraArgs ?? []),
     ];
-    const child = spawnTracked(binary, args, { env: etcdFreeEnv() });
+    const run = opts.host?.command(binary, args) ?? { cmd: binary, args };
+    const child = spawnTracked(run.cmd, run.args, { env: etcdFreeEnv() });
     const tail = captureOutput(child);
     try {
       await waitHealthy(child, tail, client, readyTimeoutMs, healthTls);
@@ -161,7 +166,7 @@ export async function startEtcd(opts: StartEtcdOptions = {}): Promise<EtcdServer
   };
 
   return {
-    endpoint: `${scheme}://127.0.0.1:${clientPort}`,
+    endpoint: `${scheme}://${listenIp}:${clientPort}`,
     clientPort,
     peerPort,
     dataDir,

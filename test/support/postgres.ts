@@ -4,11 +4,12 @@
 // temp dir that user owns.
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { appendFile, chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
+import type { NetHost } from './netns.js';
 import { freePort } from './ports.js';
 import { captureOutput, isRunning, spawnTracked, stopGroup, waitForLine } from './processes.js';
 import type { OutputTail } from './processes.js';
@@ -22,6 +23,11 @@ export interface StartPostgresOptions {
   readonly stopTimeoutMs?: number;
   /** The server's `max_connections` (default: PostgreSQL's own, 100). */
   readonly maxConnections?: number;
+  /**
+   * Run on this test host (test/support/netns.ts): listen on its address and trust clients of any
+   * address (only the test network reaches it). Default: loopback here.
+   */
+  readonly host?: NetHost;
 }
 
 export interface PgServer {
@@ -68,6 +74,7 @@ export async function startPostgres(opts: StartPostgresOptions = {}): Promise<Pg
   const readyTimeoutMs = opts.readyTimeoutMs ?? 30_000;
   const stopTimeoutMs = opts.stopTimeoutMs ?? 5_000;
   const runAs = process.getuid?.() === 0 ? await lookupUser('postgres') : undefined;
+  const listenIp = opts.host?.ip ?? '127.0.0.1';
   // Under root, TMPDIR may point somewhere the postgres user cannot reach; /tmp is world-traversable.
   const baseDir = await mkdtemp(join(runAs === undefined ? tmpdir() : '/tmp', 'blockx-pg-'));
   const dataDir = join(baseDir, 'data');
@@ -91,30 +98,35 @@ export async function startPostgres(opts: StartPostgresOptions = {}): Promise<Pg
     const initdbOutput = captureOutput(initdb);
     const [code] = await onceClosed(initdb);
     if (code !== 0) throw new Error(`initdb failed (exit ${code}):\n${initdbOutput.text()}`);
+    if (opts.host !== undefined)
+      await appendFile(join(dataDir, 'pg_hba.conf'), 'host all all 0.0.0.0/0 trust\n');
 
     for (let attempt = 1; child === undefined; attempt++) {
       port = await freePort();
-      const server = spawnTracked(
-        join(binDir, 'postgres'),
-        [
-          '-D',
-          dataDir,
-          '-c',
-          'listen_addresses=127.0.0.1',
-          '-c',
-          `port=${port}`,
-          '-k',
-          socketDir,
-          ...(opts.maxConnections === undefined ? [] : ['-c', `max_connections=${opts.maxConnections}`]),
-          '-c',
-          'fsync=off',
-          '-c',
-          'synchronous_commit=off',
-          '-c',
-          'full_page_writes=off',
-        ],
-        spawnOpts,
-      );
+      const serverArgs = [
+        '-D',
+        dataDir,
+        '-c',
+        `listen_addresses=${listenIp}`,
+        '-c',
+        `port=${port}`,
+        '-k',
+        socketDir,
+        ...(opts.maxConnections === undefined ? [] : ['-c', `max_connections=${opts.maxConnections}`]),
+        '-c',
+        'fsync=off',
+        '-c',
+        'synchronous_commit=off',
+        '-c',
+        'full_page_writes=off',
+      ];
+      // Entering a namespace needs root: nsenter enters it, then drops to the postgres user.
+      const server =
+        opts.host === undefined
+          ? spawnTracked(join(binDir, 'postgres'), serverArgs, spawnOpts)
+          : ((run) => spawnTracked(run.cmd, run.args, { cwd: baseDir, env: pgFreeEnv() }))(
+              opts.host.command(join(binDir, 'postgres'), serverArgs, runAs),
+            );
       const log = captureOutput(server);
       try {
         await waitForLine(server, /database system is ready to accept connections/, readyTimeoutMs);
@@ -139,7 +151,7 @@ export async function startPostgres(opts: StartPostgresOptions = {}): Promise<Pg
   const server = child;
   const log = serverLog;
   let stopped = false;
-  const urlFor = (database: string): string => `postgres://postgres@127.0.0.1:${port}/${database}`;
+  const urlFor = (database: string): string => `postgres://postgres@${listenIp}:${port}/${database}`;
 
   return {
     url: urlFor('postgres'),

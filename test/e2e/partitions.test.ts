@@ -1,0 +1,367 @@
+// Partitions, not only crashes (issue 31, item 5; docs/placement.md § Partitions). Every process runs on a
+// test host of its own (test/support/netns.ts: a Linux network namespace per host, linked through a router
+// namespace): etcd, PostgreSQL, `blockx coordinator`, three `blockx worker` and the `blockx backfill` client.
+// While a backfill of a generated chain runs, one link is cut for 15 s by dropping its packets silently,
+// then healed:
+//   - a worker cut from the coordinator, not from etcd nor its clients;
+//   - a worker cut from etcd, not from the coordinator nor its clients;
+//   - a worker cut from PostgreSQL while it holds a transaction open;
+//   - a worker cut from every host;
+//   - the client cut from every host mid-backfill, then run again.
+// After each: the job ends with 0 failed units, `token_transfers` equals the rows recomputed from the chain
+// (nothing lost, nothing extra), no block was written by two transactions (a trigger records the
+// transaction of every row written), no task id is known to two workers, and every worker is back in the
+// coordinator's view with no running task and no reserved slot (nothing stuck). Needs root with
+// CAP_NET_ADMIN and iproute2; without them the file is skipped and says why.
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { BlockxClient } from '../../src/client/client.js';
+import { syntheticChain, tokenTransfersOf } from '../../src/services/storage/block-data/index.js';
+import { REPO, startCluster, workersKnowing, type TestCluster } from '../support/cluster.js';
+import { startEtcd, type EtcdServer } from '../support/etcd.js';
+import { eventually } from '../support/eventually.js';
+import { netnsSupport, startTestNetwork, type NetHost, type TestNetwork } from '../support/netns.js';
+import { startPostgres, type PgServer } from '../support/postgres.js';
+import { waitForExit } from '../support/processes.js';
+import { transferRowText } from '../support/transfer-rows.js';
+
+const BLOCKS = 1_000;
+const CHAIN = { chainId: 1, fromBlock: 1, blocks: BLOCKS, seed: 1 };
+const TEMPLATE = path.join(REPO, 'examples/tasks/block-table-transfers.json');
+const CONCURRENCY = 8;
+const PARTITION_MS = 15_000;
+/** Units the job has finished before the link is cut. */
+const CUT_AFTER_UNITS = 60;
+const JOB_TIMEOUT_MS = 150_000;
+
+const support = netnsSupport();
+if (!support.ok) console.warn(`partitions.test.ts skipped: ${support.reason}`);
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** A unit line of `blockx backfill --json`, with when this process read it. */
+interface Unit {
+  readonly at: number;
+  readonly state?: string;
+  readonly taskId?: string;
+  readonly workerAddr?: string;
+}
+
+interface JobRun {
+  readonly code: number | null;
+  readonly stderr: string;
+  readonly units: readonly Unit[];
+  readonly summary: Record<string, unknown> | undefined;
+}
+
+function expectedRows(): string[] {
+  const out: string[] = [];
+  for (const b of syntheticChain(CHAIN)) {
+    if (!b.block.canonical) continue;
+    for (const r of tokenTransfersOf(b.events))
+      out.push(transferRowText(r as unknown as Record<string, unknown>));
+  }
+  return out.sort();
+}
+
+/** The unit lines among `lines` of `blockx backfill --json`. */
+function parseUnits(lines: readonly string[], at: number): Unit[] {
+  return lines
+    .filter((l) => l.startsWith('{'))
+    .map((l) => ({ ...(JSON.parse(l) as Omit<Unit, 'at'>), at }))
+    .filter((u) => typeof u.state === 'string');
+}
+
+/** The summary of the last line of `blockx backfill --json`, if it printed one. */
+function summaryOf(stdout: string): Record<string, unknown> | undefined {
+  const last = stdout.trim().split('\n').at(-1) ?? '';
+  if (!last.startsWith('{')) return undefined;
+  const parsed = JSON.parse(last) as Record<string, unknown>;
+  return 'summary' in parsed ? (parsed.summary as Record<string, unknown>) : undefined;
+}
+
+/** Follows a running job's output; `reached(n)` resolves once it printed n unit lines. */
+function followJob(child: ChildProcess): {
+  reached: (n: number) => Promise<void>;
+  done: () => Promise<JobRun>;
+} {
+  let stdout = '';
+  let stderr = '';
+  let partial = '';
+  const units: Unit[] = [];
+  const waiters: { n: number; resolve: () => void }[] = [];
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdout?.on('data', (d: Buffer) => {
+    stdout += d.toString();
+    const lines = (partial + d.toString()).split('\n');
+    partial = lines.pop() ?? '';
+    units.push(...parseUnits(lines, Date.now()));
+    for (const w of waiters.splice(0)) {
+      if (units.length >= w.n) w.resolve();
+      else waiters.push(w);
+    }
+  });
+  return {
+    reached: (n) =>
+      new Promise((resolve, reject) => {
+        waiters.push({ n, resolve });
+        child.once('exit', () =>
+          reject(new Error(`exited before ${n} units:\n${stdout.slice(-2000)}${stderr}`)),
+        );
+      }),
+    done: async () => {
+      await waitForExit(child);
+      units.push(...parseUnits([partial], Date.now()));
+      return { code: child.exitCode, stderr, units, summary: summaryOf(stdout) };
+    },
+  };
+}
+
+describe.skipIf(!support.ok)('partitions (network namespaces, real etcd, PostgreSQL and processes)', () => {
+  let net: TestNetwork;
+  let hosts: Record<'etcd' | 'pg' | 'coordinator' | 'client', NetHost>;
+  let workerHosts: NetHost[];
+  let etcd: EtcdServer;
+  let db: PgServer;
+  let cluster: TestCluster;
+  let sql: pg.Client;
+  let client: BlockxClient;
+  let stateRoot: string;
+  let expected: string[];
+
+  beforeAll(async () => {
+    net = startTestNetwork();
+    hosts = {
+      etcd: net.addHost('etcd'),
+      pg: net.addHost('pg'),
+      coordinator: net.addHost('coord'),
+      client: net.addHost('client'),
+    };
+    workerHosts = [0, 1, 2].map((i) => net.addHost(`w${i}`));
+    etcd = await startEtcd({ host: hosts.etcd });
+    db = await startPostgres({ host: hosts.pg });
+    const url = await db.createDatabase('partitions');
+    cluster = await startCluster({
+      workers: 3,
+      etcd,
+      storageUrl: url,
+      // A network of test hosts only: plaintext is fine (docs/security.md § TLS and authentication).
+      env: { BLOCKX_TLS_ALLOW_PLAINTEXT: '1' },
+      hosts: { coordinator: hosts.coordinator, worker: (i) => workerHosts[i]!, cli: hosts.client },
+    });
+    await cluster.generateChain(BLOCKS);
+    sql = new pg.Client({ connectionString: url });
+    await sql.connect();
+    // Every row written records its transaction: a block written by two transactions was written twice.
+    await sql.query(`
+      CREATE TABLE partition_writes (block_number bigint NOT NULL, xid bigint NOT NULL);
+      CREATE FUNCTION note_partition_write() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN INSERT INTO partition_writes VALUES (NEW.block_number, txid_current()); RETURN NULL; END $$;
+      CREATE TRIGGER note_partition_write AFTER INSERT ON token_transfers
+        FOR EACH ROW EXECUTE FUNCTION note_partition_write();`);
+    client = new BlockxClient({ coordinator: cluster.coordinatorAddr, rpcTimeoutMs: 5_000 });
+    stateRoot = mkdtempSync(path.join(tmpdir(), 'blockx-partitions-'));
+    expected = expectedRows();
+  }, 180_000);
+
+  afterAll(async () => {
+    net?.healAll();
+    client?.close();
+    await sql?.end();
+    await cluster?.stop();
+    await db?.stop();
+    await etcd?.stop();
+    net?.destroy();
+    if (stateRoot) rmSync(stateRoot, { recursive: true, force: true });
+  });
+
+  beforeEach(async () => {
+    net.healAll();
+    await cluster.waitForRoutable(3, 30_000);
+    await sql.query('TRUNCATE token_transfers, partition_writes');
+  });
+
+  const backfillArgs = (stateDir: string, template = TEMPLATE): string[] => [
+    'backfill',
+    template,
+    '--from',
+    '1',
+    '--to',
+    String(BLOCKS),
+    '--concurrency',
+    String(CONCURRENCY),
+    '--json',
+    '--state-dir',
+    path.join(stateRoot, stateDir),
+  ];
+
+  const workerAddrOf = (host: NetHost): string =>
+    cluster.workers.find((w) => w.addr.startsWith(`${host.ip}:`))?.addr ?? host.ip;
+
+  async function tableRows(): Promise<string[]> {
+    const res = await sql.query<Record<string, unknown>>(
+      'SELECT block_number, log_idx, token, from_address, to_address, amount FROM token_transfers',
+    );
+    return res.rows.map(transferRowText).sort();
+  }
+
+  /** Transactions the storage server holds open for `host`'s connections. */
+  async function openTransactionsOf(host: NetHost): Promise<number> {
+    const res = await sql.query<{ n: string }>(
+      `SELECT count(*) AS n FROM pg_stat_activity WHERE client_addr = $1 AND xact_start IS NOT NULL`,
+      [host.ip],
+    );
+    return Number(res.rows[0]?.n ?? 0);
+  }
+
+  /** Blocks whose rows more than one transaction wrote. */
+  async function writtenTwice(): Promise<string[]> {
+    const res = await sql.query<{ block_number: string; n: string }>(
+      `SELECT block_number, count(DISTINCT xid) AS n FROM partition_writes
+       GROUP BY block_number HAVING count(DISTINCT xid) > 1 ORDER BY block_number`,
+    );
+    return res.rows.map((r) => `block ${r.block_number} × ${r.n}`);
+  }
+
+  /** Task ids of `units` (every attempt: the ids end in -<attempt>) that two workers know. */
+  async function onTwoWorkers(units: readonly Unit[]): Promise<string[]> {
+    const ids = units.flatMap((u) => {
+      const m = /^(.*-)(\d+)$/.exec(u.taskId ?? '');
+      return m === null ? [] : Array.from({ length: Number(m[2]) }, (_, i) => `${m[1]}${i + 1}`);
+    });
+    const twice: string[] = [];
+    for (const taskId of ids) {
+      if ((await workersKnowing(client, cluster.workers, taskId)) >= 2) twice.push(taskId);
+    }
+    return twice;
+  }
+
+  /** Every worker back in the coordinator's view, routable, with nothing running and no slot held. */
+  async function nothingStuck(): Promise<void> {
+    await eventually(
+      async () => {
+        const view = await cluster.status();
+        expect(view.workers.map((w) => [w.workerAddr, w.routable, w.runningTasks, w.reservedSlots])).toEqual(
+          cluster.workers.map((w) => [w.addr, true, 0, 0]).sort(),
+        );
+      },
+      { timeoutMs: 30_000, intervalMs: 250, message: 'every worker routable and idle after the job' },
+    );
+  }
+
+  /**
+   * Runs the job; after CUT_AFTER_UNITS units (and `ready`, if given) applies `cut`, runs `during` half-way
+   * through the partition, heals after PARTITION_MS and waits for the job to end.
+   */
+  async function partitionedJob(
+    name: string,
+    cutWorker: NetHost | undefined,
+    cut: () => void,
+    hooks: { ready?: () => Promise<void>; during?: () => Promise<void>; template?: string } = {},
+  ): Promise<JobRun> {
+    const child = cluster.spawnCli(backfillArgs(name, hooks.template));
+    const job = followJob(child);
+    await job.reached(CUT_AFTER_UNITS);
+    await hooks.ready?.();
+    const cutAt = Date.now();
+    cut();
+    await sleep(PARTITION_MS / 2);
+    await hooks.during?.();
+    await sleep(cutAt + PARTITION_MS - Date.now());
+    net.healAll();
+    const healedAt = Date.now();
+    const timer = setTimeout(() => child.kill('SIGKILL'), JOB_TIMEOUT_MS);
+    const run = await job.done();
+    clearTimeout(timer);
+    const addr = cutWorker === undefined ? undefined : workerAddrOf(cutWorker);
+    const onCut = run.units.filter((u) => u.workerAddr === addr);
+    console.log(
+      `${name}: exit ${run.code}, job ${String(run.summary?.seconds)} s, ended ${Date.now() - healedAt} ms after ` +
+        `the heal; units ${run.units.length} (during the cut ${run.units.filter((u) => u.at >= cutAt && u.at < healedAt).length}, ` +
+        `after the heal ${run.units.filter((u) => u.at >= healedAt).length}); on the cut worker ${onCut.length} ` +
+        `(during ${onCut.filter((u) => u.at >= cutAt && u.at < healedAt).length}, after the heal ` +
+        `${onCut.filter((u) => u.at >= healedAt).length}); attempts ${String(run.summary?.attempts)}`,
+    );
+    return run;
+  }
+
+  async function expectCompleteAndExact(run: JobRun, allUnits: readonly Unit[] = run.units): Promise<void> {
+    expect(run.code, `${run.stderr}\n${cluster.output()}`).toBe(0);
+    expect(run.summary).toMatchObject({ blocks: BLOCKS, failed: 0, remaining: 0 });
+    const rows = await tableRows();
+    const twice = await writtenTwice();
+    const known = await onTwoWorkers(allUnits);
+    console.log(
+      `  rows ${rows.length}/${expected.length}; blocks written twice ${twice.length}; ids on two workers ${known.length}`,
+    );
+    expect(rows).toEqual(expected);
+    expect(twice.slice(0, 5)).toEqual([]);
+    expect(known.slice(0, 5)).toEqual([]);
+    await nothingStuck();
+  }
+
+  it('a worker cut from the coordinator (not from etcd or its clients) for 15 s', async () => {
+    const w = workerHosts[0]!;
+    let during = '';
+    const run = await partitionedJob('cut-coordinator', w, () => net.cut(w, hosts.coordinator), {
+      during: async () => {
+        const row = (await cluster.status()).workers.find((x) => x.workerAddr === workerAddrOf(w));
+        during = `breaker ${row?.breakerState}, failures ${row?.consecutiveFailures}, routable ${row?.routable}`;
+      },
+    });
+    console.log(`  the cut worker in the coordinator's view half-way: ${during}`);
+    await expectCompleteAndExact(run);
+  }, 240_000);
+
+  it('a worker cut from etcd (not from the coordinator or its clients) for 15 s: out of the view, then back', async () => {
+    const w = workerHosts[1]!;
+    let during: { routable: boolean; reason: string } | undefined;
+    const run = await partitionedJob('cut-etcd', w, () => net.cut(w, hosts.etcd), {
+      during: async () => {
+        const row = (await cluster.status()).workers.find((x) => x.workerAddr === workerAddrOf(w));
+        during = { routable: row?.routable ?? false, reason: row?.notRoutableReason ?? 'not in the view' };
+      },
+    });
+    console.log(`  the cut worker in the coordinator's view half-way: ${JSON.stringify(during)}`);
+    // Its heartbeats stop reaching the registry: after the heartbeat timeout it is not placed on.
+    expect(during?.routable).toBe(false);
+    await expectCompleteAndExact(run);
+  }, 240_000);
+
+  it('a worker cut from PostgreSQL while it holds a transaction open, for 15 s', async () => {
+    const w = workerHosts[2]!;
+    const openTransactions = (): Promise<number> => openTransactionsOf(w);
+    let heldOpen = 0;
+    const run = await partitionedJob('cut-storage', w, () => net.cut(w, hosts.pg), {
+      // Cut the moment the server shows a transaction of this worker's.
+      ready: async () => {
+        await eventually(async () => (await openTransactions()) > 0, { timeoutMs: 30_000, intervalMs: 1 });
+      },
+      during: async () => void (heldOpen = await openTransactions()),
+    });
+    console.log(`  transactions of the cut worker still open on the server half-way: ${heldOpen}`);
+    await expectCompleteAndExact(run);
+  }, 240_000);
+
+  it('a worker cut from every host for 15 s', async () => {
+    const w = workerHosts[0]!;
+    const run = await partitionedJob('isolated-worker', w, () => net.isolate(w));
+    await expectCompleteAndExact(run);
+  }, 240_000);
+
+  it('the client cut from every host mid-backfill for 15 s, then run again: resumes, nothing twice', async () => {
+    const run = await partitionedJob('isolated-client', undefined, () => net.isolate(hosts.client));
+    console.log(`  client stderr: ${run.stderr.trim().slice(-600)}`);
+    const rerun = await cluster.cli(backfillArgs('isolated-client'), { timeoutMs: JOB_TIMEOUT_MS });
+    const again = summaryOf(rerun.stdout);
+    console.log(`  rerun: exit ${rerun.code}, ${JSON.stringify(again)}`);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    // The first run rode the partition out: the rerun has nothing left to do.
+    expect(again).toMatchObject({ skipped: BLOCKS, attempts: 0 });
+    await expectCompleteAndExact(run, [...run.units, ...parseUnits(rerun.stdout.split('\n'), Date.now())]);
+  }, 300_000);
+});
