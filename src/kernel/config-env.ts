@@ -167,3 +167,49 @@ export function readEnvOverrides(env: NodeJS.ProcessEnv): {
   }
   return { overrides, issues };
 }
+
+/** A source's URL from the environment: BLOCKX_SOURCE_<NAME>_RPC_URL or BLOCKX_SOURCE_<NAME>_FALLBACK_URL. */
+export interface SourceEnvOverride {
+  readonly variable: string;
+  /** The source's name: <NAME> lower-cased (a `sources.<name>` key). */
+  readonly source: string;
+  readonly field: 'rpcUrl' | 'fallbackUrl';
+  readonly value: string;
+}
+
+const SOURCE_URL_VARIABLE = /^BLOCKX_SOURCE_([A-Z][A-Z0-9_]*?)_(RPC|FALLBACK)_URL$/;
+
+/**
+ * The source URLs the environment sets (docs/ingest.md § Where the URL lives): each one overrides the
+ * field of `sources.<name>`, or declares the source with its defaults. Its value is never quoted in an
+ * issue (it may hold a key).
+ */
+export function readSourceEnvOverrides(env: NodeJS.ProcessEnv): {
+  overrides: SourceEnvOverride[];
+  issues: ConfigIssue[];
+} {
+  const overrides: SourceEnvOverride[] = [];
+  const issues: ConfigIssue[] = [];
+  for (const [variable, raw] of Object.entries(env)) {
+    const m = SOURCE_URL_VARIABLE.exec(variable);
+    if (m === null || raw === undefined || raw === '') continue;
+    const source = (m[1] as string).toLowerCase();
+    const field = m[2] === 'RPC' ? 'rpcUrl' : 'fallbackUrl';
+    if (source.length > 63) {
+      issues.push({
+        source: 'env',
+        variable,
+        path: `sources.${source}`,
+        message: 'the name is longer than 63',
+      });
+    } else if (!/^https?:\/\/[^/]/i.test(raw) || !URL.canParse(raw)) {
+      issues.push({
+        source: 'env',
+        variable,
+        path: `sources.${source}.${field}`,
+        message: 'expected an http:// or https:// URL',
+      });
+    } else overrides.push({ variable, source, field, value: raw });
+  }
+  return { overrides, issues };
+}

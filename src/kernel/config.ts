@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { ErrorObject } from 'ajv';
 import { ConfigError, type ConfigIssue } from './errors.js';
 import { locateConfig, readConfigSource, type ConfigSource } from './config-source.js';
-import { readEnvOverrides } from './config-env.js';
+import { readEnvOverrides, readSourceEnvOverrides } from './config-env.js';
 import { checkConfigRules, type ConfigDraft } from './config-rules.js';
 import { compileConfigSchema, describeSchemaError } from './config-schema.js';
 import {
@@ -82,6 +82,8 @@ export function resolveConfig(
   // 2. Environment variables are parsed even when the file is bad, so one run shows every problem.
   const { overrides, issues: envIssues } = readEnvOverrides(env);
   issues.push(...envIssues);
+  const sourceEnv = readSourceEnvOverrides(env);
+  issues.push(...sourceEnv.issues);
   // Defaults cannot be merged into a file of the wrong shape; everything else is still checked below.
   if (!fileValid) throw new ConfigError(issues);
 
@@ -115,6 +117,17 @@ export function resolveConfig(
         message: '',
       });
     }
+  }
+  // A source URL from the environment overrides the file's, or declares the source (defaults for the rest).
+  const sources = draft.sources as Record<string, SourceConfig>;
+  for (const o of sourceEnv.overrides) {
+    sources[o.source] = { ...(sources[o.source] ?? defaultSourceConfig()), [o.field]: o.value };
+    provenance.set(`sources.${o.source}.${o.field}`, {
+      source: 'env',
+      variable: o.variable,
+      path: `sources.${o.source}.${o.field}`,
+      message: '',
+    });
   }
   for (const flag of opts.flags ?? []) {
     setPath(draft, flag.path, flag.value);

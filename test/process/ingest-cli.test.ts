@@ -15,9 +15,13 @@ const BIN = path.join(REPO, 'bin/blockx.js');
 
 function blockx(
   args: string[],
+  env: Record<string, string> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   const started = Date.now();
-  const child = spawnTracked(process.execPath, [BIN, ...args], { cwd: REPO, env: cleanEnv() });
+  const child = spawnTracked(process.execPath, [BIN, ...args], {
+    cwd: REPO,
+    env: { ...cleanEnv(), ...env },
+  });
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -39,24 +43,44 @@ describe('blockx ingest: refusals before any task', () => {
 
   it('an unreachable URL: one line naming the source, the masked URL and the method, exit 2', async () => {
     const port = await freePort();
-    const r = await blockx([
-      'ingest',
-      '--rpc',
-      `http://u:secret@127.0.0.1:${port}/`,
-      '--from',
-      '0',
-      '--to',
-      '1',
-    ]);
+    // The source from the environment alone (docs/ingest.md § Where the URL lives).
+    const r = await blockx(['ingest', '--source', 'node', '--from', '0', '--to', '1'], {
+      BLOCKX_SOURCE_NODE_RPC_URL: `http://u:secret@127.0.0.1:${port}/`,
+    });
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(
       new RegExp(
-        `^blockx ingest: source rpc \\(http://u:\\*\\*\\*@127\\.0\\.0\\.1:${port}/\\) eth_chainId: cannot connect \\(ECONNREFUSED`,
+        `^blockx ingest: source node \\(http://u:\\*\\*\\*@127\\.0\\.0\\.1:${port}/\\) eth_chainId: cannot connect \\(ECONNREFUSED`,
       ),
     );
     expect(r.stderr).not.toContain('secret');
   });
+
+  it.each([
+    ['a password', (port: number) => ['--rpc', `http://u:secret@127.0.0.1:${port}/`]],
+    ['a query value', (port: number) => ['--rpc', `http://127.0.0.1:${port}/?apikey=secret`]],
+    [
+      'a key-like path segment, as the fallback',
+      (port: number) => [
+        '--rpc',
+        anvil.url,
+        '--fallback-rpc',
+        `http://127.0.0.1:${port}/v3/secret0123456789abcdef`,
+      ],
+    ],
+  ])(
+    'a URL by flag holding %s is refused before anything is asked, naming where a key goes',
+    async (_what, flags) => {
+      const port = await freePort();
+      const r = await blockx(['ingest', ...flags(port), '--from', '0', '--to', '1']);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('holds a key (shown masked)');
+      expect(r.stderr).toContain('sources.NAME.rpcUrl (or BLOCKX_SOURCE_NAME_RPC_URL)');
+      expect(r.stderr).not.toContain('secret');
+      expect(r.stderr).not.toContain('ECONNREFUSED');
+    },
+  );
 
   it('a node on another chain than --chain-id is refused, exit 2', async () => {
     const r = await blockx(['ingest', '--rpc', anvil.url, '--chain-id', '1', '--from', '0', '--to', '0']);

@@ -15,10 +15,23 @@ import type { ChildProcess } from 'node:child_process';
 import { freePort } from './ports.js';
 import { captureOutput, isRunning, spawnTracked, stopGroup } from './processes.js';
 import type { OutputTail } from './processes.js';
+import type { RpcLimits } from '../../src/services/chain-rpc/adapters/rpc-client.js';
 
 /** keccak256("Transfer(address,address,uint256)"), the ERC-20 Transfer event's topics[0]. */
 export const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
 export const ANVIL_CHAIN_ID = 31337;
+
+/** Request limits of a client of the local node: quick retries, no rate limit (a test that wants one sets it). */
+export const ANVIL_LIMITS: RpcLimits = Object.freeze({
+  maxConcurrentRequests: 4,
+  requestsPerSecond: 0,
+  requestBurst: 1,
+  requestTimeoutMs: 5_000,
+  maxAttempts: 3,
+  initialBackoffMs: 10,
+  maxBackoffMs: 50,
+  maxRetryAfterMs: 5_000,
+});
 
 /**
  * A task template for `blockx backfill` over the Anvil chain's ingested events: erc20_transfers of each

@@ -29,6 +29,10 @@ export interface FaultProxy {
   readonly requests: number;
   /** Bodies of the requests seen, in order. */
   readonly bodies: readonly string[];
+  /** When each request arrived (performance.now() ms), in the order of `bodies`. */
+  readonly arrivals: readonly number[];
+  /** The Authorization header of each request ('' when absent), in the order of `bodies`. */
+  readonly authorizations: readonly string[];
   close(): Promise<void>;
 }
 
@@ -38,6 +42,8 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
   let chainIdLie: string | undefined;
   let refused = new Set<string>();
   const bodies: string[] = [];
+  const arrivals: number[] = [];
+  const authorizations: string[] = [];
 
   const forward = async (body: string): Promise<{ status: number; text: string }> => {
     if (refused.size > 0) return forwardServed(body);
@@ -81,6 +87,8 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks).toString();
     bodies.push(body);
+    arrivals.push(performance.now());
+    authorizations.push(req.headers.authorization ?? '');
     const fault = queue.shift() ?? rule(body);
     switch (fault.kind) {
       case 'drop':
@@ -136,6 +144,8 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
       return bodies.length;
     },
     bodies,
+    arrivals,
+    authorizations,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -59,7 +59,6 @@ export async function ingestFollow(o: IngestFollowCommandOptions, io: CliIo): Pr
     { checkTaskRetryPolicy, DEFAULT_TASK_RETRY_BACKOFF },
     { RpcClient },
     { BlockFetcher },
-    { maskRpcUrl },
   ] = await Promise.all([
     import('../../client/ingest-follow/ingest-follow-loop.js'),
     import('../../services/follow/adapters/job-store.js'),
@@ -69,7 +68,6 @@ export async function ingestFollow(o: IngestFollowCommandOptions, io: CliIo): Pr
     import('../../client/task-retry.js'),
     import('../../services/chain-rpc/adapters/rpc-client.js'),
     import('../../services/chain-rpc/adapters/block-fetcher.js'),
-    import('../../services/chain-rpc/url-mask.js'),
   ]);
   const { kernel, chainId, source } = o;
   const config = kernel.config;
@@ -102,14 +100,10 @@ export async function ingestFollow(o: IngestFollowCommandOptions, io: CliIo): Pr
       io,
     });
     if (lease === undefined) return EXIT.FAILED;
-    // What the job row shows: the writer's config, with the node's URLs masked.
-    const shown = {
-      ...writer,
-      source: { ...o.settings, urls: o.settings.urls.map((u) => maskRpcUrl(u)) },
-    };
+    // What the job row shows: the writer's config, which names its source and holds no key.
     const record = await store.ensure(jobId, {
       kind: 'ingest',
-      template: shown,
+      template: writer,
       from: o.from,
       chainId,
       blocksTable,

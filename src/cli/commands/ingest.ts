@@ -12,6 +12,7 @@
 // the head).
 import type { Command } from 'commander';
 import type { RpcSourceSettings } from '../../services/chain-rpc/adapters/rpc-client.js';
+import type { TaskSource } from '../../services/chain-rpc/adapters/shared-clients.js';
 import type { SourceConfig } from '../../kernel/config-types.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import { CONFIG_FLAG, COORDINATOR_FLAG, EXIT, UsageError, WORKER_FLAG, type CliIo } from '../io.js';
@@ -55,8 +56,11 @@ export function registerIngestCommand(program: Command, io: CliIo, setExit: (cod
     .description('read blocks from an Ethereum JSON-RPC node into the chain tables, as tasks on the cluster')
     .option(...CONFIG_FLAG)
     .option('--source <name>', 'a sources.<name> entry of the config: the node and its limits')
-    .option('--rpc <url>', "the node's JSON-RPC URL (http:// or https://); overrides the source's rpcUrl")
-    .option('--fallback-rpc <url>', 'a second URL, used when a request to the first fails')
+    .option(
+      '--rpc <url>',
+      "the node's JSON-RPC URL (http:// or https://), without a key (it travels in every task); overrides the source's rpcUrl",
+    )
+    .option('--fallback-rpc <url>', 'a second URL, without a key, used when a request to the first fails')
     .option('--chain-id <id>', "the chain the node must be on (default: the source's, else any)")
     .requiredOption('--from <n>', 'first block (inclusive)')
     .option('--to <n>', 'last block (inclusive; default: the head minus the finality)')
@@ -91,18 +95,27 @@ export function registerIngestCommand(program: Command, io: CliIo, setExit: (cod
       `
 Examples:
   blockx ingest --rpc http://127.0.0.1:8545 --from 0 --to 1000
-  blockx ingest --rpc https://user:KEY@node.example/rpc --chain-id 1 --from 19000000 --finality 64 --json
+  blockx ingest --source mainnet --chain-id 1 --from 19000000 --finality 64 --json
+    (sources.mainnet.rpcUrl, or BLOCKX_SOURCE_MAINNET_RPC_URL, where the Workers and this command run:
+    a URL with a key never goes by --rpc, which travels in every task)
   blockx ingest --source mainnet --from 19000000 --follow --poll-interval 2000`,
     )
     .action(async (opts: IngestOptions) => setExit(await ingest(opts, io)));
 }
 
-/** The source: `--source NAME`'s entry (or the defaults), with the flags given over it. */
+/**
+ * The source: `--source NAME`'s entry (or the defaults), with the flags given over it; `settings` for this
+ * command's own requests, `task` for the tasks' writer config (docs/ingest.md § Where the URL lives): the name
+ * and the limits, and the URLs only when a flag gave one, never with a key in them.
+ */
 async function sourceOf(
   opts: IngestOptions,
   kernel: Kernel,
-): Promise<{ settings: RpcSourceSettings; source: SourceConfig }> {
-  const { defaultSource, rpcSettingsOf } = await import('../../services/chain-rpc/source-settings.js');
+): Promise<{ settings: RpcSourceSettings; source: SourceConfig; task: TaskSource }> {
+  const [{ defaultSource, rpcSettingsOf }, { rpcUrlHasKey, maskRpcUrl }] = await Promise.all([
+    import('../../services/chain-rpc/source-settings.js'),
+    import('../../services/chain-rpc/url-mask.js'),
+  ]);
   let base: SourceConfig = defaultSource();
   if (opts.source !== undefined) {
     const declared = kernel.config.sources[opts.source];
@@ -141,7 +154,21 @@ async function sourceOf(
     requestsPerSecond: int('--requests-per-second', opts.requestsPerSecond, base.requestsPerSecond, 0),
     requestTimeoutMs: int('--request-timeout-ms', opts.requestTimeoutMs, base.requestTimeoutMs, 1),
   };
-  return { settings: rpcSettingsOf(opts.source ?? 'rpc', { ...source, rpcUrl }), source };
+  const settings = rpcSettingsOf(opts.source ?? 'rpc', { ...source, rpcUrl });
+  const { urls, ...limits } = settings;
+  if (opts.rpc === undefined && opts.fallbackRpc === undefined) return { settings, source, task: limits };
+  // A URL given by flag reaches the Workers only in the task, so it must hold no key.
+  const keyed = urls.find(rpcUrlHasKey);
+  if (keyed !== undefined) {
+    const name = opts.source ?? 'NAME';
+    throw new UsageError(
+      `${maskRpcUrl(keyed)} holds a key (shown masked), and a URL given by --rpc or --fallback-rpc travels ` +
+        `in every task: declare it as sources.${name}.rpcUrl (or BLOCKX_SOURCE_${name.toUpperCase()}_RPC_URL) ` +
+        `in the config or environment of the Workers and of this command, and give --source ${name} ` +
+        `without --rpc (docs/ingest.md § Where the URL lives)`,
+    );
+  }
+  return { settings, source, task: { ...limits, urls } };
 }
 
 async function ingest(opts: IngestOptions, io: CliIo): Promise<number> {
@@ -162,7 +189,7 @@ async function ingest(opts: IngestOptions, io: CliIo): Promise<number> {
     import('../../kernel/kernel.js'),
   ]);
   const kernel = await bootKernel({ configPath: opts.config, cwd: io.cwd(), env: io.env });
-  const { settings: source, source: entry } = await sourceOf(opts, kernel);
+  const { settings: source, source: entry, task: taskSource } = await sourceOf(opts, kernel);
   const { finality } = entry;
   const expectedChain = entry.chainId;
   let probe: InstanceType<typeof RpcClient>;
@@ -217,7 +244,7 @@ async function ingest(opts: IngestOptions, io: CliIo): Promise<number> {
     functionCallConfig: { type: 'ChainIngestCallConfig', config: { chainId, ...unit } },
     resultHandler: {
       type: 'ChainIngestResultHandler',
-      config: { source, chainId, ...unit, traces: entry.traces },
+      config: { source: taskSource, chainId, ...unit, traces: entry.traces },
     },
   };
   const run = {

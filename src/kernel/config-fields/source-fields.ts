@@ -1,6 +1,6 @@
 // The rows of `sources.<name>`: an Ethereum JSON-RPC node `blockx ingest --source NAME` reads (docs/ingest.md).
 // Row order is the order of the keys in the resolved config, the schema and docs/configuration.md. The
-// request limits hold per process (each Worker that ingests has its own client per source).
+// request limits hold per process (each Worker that ingests has one client per source, shared by its tasks).
 import type { ConfigField, ConfigGroup } from './field.js';
 
 const POSITIVE = { t: 'int', min: 1 } as const;
@@ -23,13 +23,13 @@ export const SOURCE_FIELDS: readonly ConfigField[] = [
     path: 'rpcUrl',
     type: HTTP_URL,
     description:
-      "The node's JSON-RPC URL (http:// or https://); required to ingest. A key in it (user:KEY@, a path segment, a query value) is masked in every message.",
+      "The node's JSON-RPC URL (http:// or https://); required to ingest. Env BLOCKX_SOURCE_<NAME>_RPC_URL (the name upper-cased) overrides it, or declares the source. Read by each process from its own config: tasks name the source, never its URL, so a key in it (user:KEY@, a path segment, a query value) stays on the machines that hold it, and is masked in every message.",
   }),
   s({
     path: 'fallbackUrl',
     type: HTTP_URL,
     description:
-      'A second URL: after a failed attempt on one URL the next attempt goes to the other. Unset: none.',
+      'A second URL: after a failed attempt on one URL the next attempt goes to the other. Env BLOCKX_SOURCE_<NAME>_FALLBACK_URL overrides it. Unset: none.',
   }),
   s({
     path: 'chainId',
@@ -62,13 +62,21 @@ export const SOURCE_FIELDS: readonly ConfigField[] = [
     type: POSITIVE,
     default: 8,
     description:
-      'HTTP requests in flight to the node at once, per process (a JSON-RPC batch is one request).',
+      'HTTP requests in flight to the node at once, per process, all its tasks together (a JSON-RPC batch is one request).',
   }),
   s({
     path: 'requestsPerSecond',
     type: NON_NEGATIVE,
     default: 0,
-    description: 'HTTP requests sent per second, evenly spaced, per process; 0 = no limit.',
+    description:
+      'HTTP requests sent per second to the node by one process, all its tasks together (a token bucket shared by every task of the process that reads the source); 0 = no limit.',
+  }),
+  s({
+    path: 'requestBurst',
+    type: POSITIVE,
+    default: 1,
+    description:
+      'Requests that may go back to back after a quiet spell (the token bucket holds this many): over any window of W seconds at most requestBurst + requestsPerSecond · W go. 1 = evenly spaced.',
   }),
   s({
     path: 'requestTimeoutMs',

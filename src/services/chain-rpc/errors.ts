@@ -22,6 +22,8 @@ export const ChainRpcErrorCode = {
   WRONG_CHAIN: 'WRONG_CHAIN',
   /** The node has no block at that height (null). */
   BLOCK_NOT_FOUND: 'BLOCK_NOT_FOUND',
+  /** A task names a source this process has no URL for (neither its config nor its environment). */
+  SOURCE_NOT_DECLARED: 'SOURCE_NOT_DECLARED',
 } as const;
 export type ChainRpcErrorCode = (typeof ChainRpcErrorCode)[keyof typeof ChainRpcErrorCode];
 
@@ -65,5 +67,19 @@ export class ChainRpcError extends BlockxError {
     this.retryable = fields.retryable;
     this.httpStatus = fields.httpStatus;
     this.rpcCode = fields.rpcCode;
+  }
+}
+
+/**
+ * A task names a source this process has no URL for (docs/ingest.md § Where the URL lives). Not retryable:
+ * the process's config and environment do not change under it (every Worker that ingests declares the source).
+ */
+export class SourceNotDeclaredError extends BlockxError {
+  readonly source: string;
+  readonly retryable = false;
+
+  constructor(source: string, detail: string) {
+    super(ChainRpcErrorCode.SOURCE_NOT_DECLARED, `source ${source}: ${detail}`);
+    this.source = source;
   }
 }

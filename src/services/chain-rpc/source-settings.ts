@@ -19,6 +19,7 @@ export function rpcSettingsOf(
     urls: source.fallbackUrl === undefined ? [source.rpcUrl] : [source.rpcUrl, source.fallbackUrl],
     maxConcurrentRequests: source.maxConcurrentRequests,
     requestsPerSecond: source.requestsPerSecond,
+    requestBurst: source.requestBurst,
     requestTimeoutMs: source.requestTimeoutMs,
     maxAttempts: source.maxAttempts,
     initialBackoffMs: source.initialBackoffMs,

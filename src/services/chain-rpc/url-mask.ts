@@ -5,6 +5,26 @@
 
 const KEY_LIKE = /^(?=.*\d)[A-Za-z0-9_-]{16,}$/;
 
+/**
+ * Whether `url` holds something that may be a key: a user or password, any query value, or a key-like path
+ * segment (what maskRpcUrl hides, and a user name alone). Such a URL never travels in a task (docs/ingest.md
+ * § Where the URL lives); an unparseable one counts as holding one.
+ */
+export function rpcUrlHasKey(url: string): boolean {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return true;
+  }
+  return (
+    parsed.username !== '' ||
+    parsed.password !== '' ||
+    parsed.search !== '' ||
+    parsed.pathname.split('/').some((seg) => KEY_LIKE.test(seg))
+  );
+}
+
 export function maskRpcUrl(url: string): string {
   let parsed: URL;
   try {

@@ -1,5 +1,6 @@
 // ChainIngestResultHandler: the writer of `blockx ingest` (docs/ingest.md). It reads one block (or every block
-// of one bundle, as many at once as the source's limits allow) from an Ethereum JSON-RPC node — the block, its
+// of one bundle, as many at once as the source's limits allow) from an Ethereum JSON-RPC node (the task names
+// the source; its URL is this Worker's own) — the block, its
 // receipts and its traces, in one batch when the node allows — maps the answers to rows (./rpc-rows.ts) and
 // replaces those heights' rows in the four chain tables in one transaction: a block is written whole or not
 // at all, and running the same task again leaves the same rows. With `follow` it writes as the head
@@ -7,19 +8,19 @@
 // (ChainIngestCallConfig) calls no function: the work of an ingestion task is IO, so it lives here, where the
 // write is. The config was validated against ../schema.json (defaults filled) before it gets here.
 import { defineWriter, type WriteFence, type WriterResult } from 'blockx/plugin';
-import { bundleRange, sharedBlockFetcher, type RpcSourceSettings } from 'blockx/ingest';
+import { bundleRange, declareProcessSources, sharedBlockFetcher, type TaskSource } from 'blockx/ingest';
 import { rowsOfBlock } from './rpc-rows.js';
 import { followWrite, type OrphanBlock } from './follow-write.js';
 
 export { ChainIngestError, ChainIngestErrorCode } from './errors.js';
 export { rowsOfBlock, type BlockTableRows } from './rpc-rows.js';
 
-interface SourceConfig extends Omit<RpcSourceSettings, 'urls'> {
-  readonly urls: readonly string[];
-}
-
 export interface ChainIngestResultHandlerConfig {
-  readonly source: SourceConfig;
+  /**
+   * The source's name and request limits; the URL is this Worker's (its config's `sources.<name>` or
+   * BLOCKX_SOURCE_<NAME>_RPC_URL), unless the task carries keyless `urls` (`blockx ingest --rpc URL`).
+   */
+  readonly source: TaskSource;
   readonly chainId: number;
   /** One block, or `bundle` with `bundleSize` (the schema allows exactly one of the two). */
   readonly block?: { readonly number: number };
@@ -46,6 +47,14 @@ export const PLUGIN_NAME = 'ChainIngestResultHandler';
 
 const chainIngestWriter = defineWriter<ChainIngestResultHandlerConfig>({
   name: PLUGIN_NAME,
+  // The process's own sources: where a task's source name finds its URL (docs/ingest.md § Where the URL
+  // lives). Sources are not reloaded with the config; a change waits for a restart.
+  apply(hooks) {
+    hooks.configLoaded.tap(PLUGIN_NAME, (config) => {
+      const { sources } = config as { sources?: Parameters<typeof declareProcessSources>[0] };
+      declareProcessSources(sources ?? {});
+    });
+  },
   async execute(taskCtx, config, _outputs, io): Promise<WriterResult[]> {
     const { chainId, tables } = config;
     if (config.follow === true) return [await followWrite(taskCtx, config, io)];

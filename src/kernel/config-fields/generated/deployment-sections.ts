@@ -352,11 +352,16 @@ export interface ExecutorConfig {
  */
 export interface SourceConfig {
   /**
-   * The node's JSON-RPC URL (http:// or https://); required to ingest. A key in it (user:KEY@, a path
-   * segment, a query value) is masked in every message.
+   * The node's JSON-RPC URL (http:// or https://); required to ingest. Env BLOCKX_SOURCE_<NAME>_RPC_URL
+   * (the name upper-cased) overrides it, or declares the source. Read by each process from its own
+   * config: tasks name the source, never its URL, so a key in it (user:KEY@, a path segment, a query
+   * value) stays on the machines that hold it, and is masked in every message.
    */
   readonly rpcUrl?: string;
-  /** A second URL: after a failed attempt on one URL the next attempt goes to the other. Unset: none. */
+  /**
+   * A second URL: after a failed attempt on one URL the next attempt goes to the other. Env
+   * BLOCKX_SOURCE_<NAME>_FALLBACK_URL overrides it. Unset: none.
+   */
   readonly fallbackUrl?: string;
   /**
    * The chain the node must be on, checked with eth_chainId before the job and in every block's batch.
@@ -380,12 +385,20 @@ export interface SourceConfig {
    */
   readonly traces: boolean;
   /**
-   * HTTP requests in flight to the node at once, per process (a JSON-RPC batch is one request). Default
-   * 8.
+   * HTTP requests in flight to the node at once, per process, all its tasks together (a JSON-RPC batch
+   * is one request). Default 8.
    */
   readonly maxConcurrentRequests: number;
-  /** HTTP requests sent per second, evenly spaced, per process; 0 = no limit. Default 0. */
+  /**
+   * HTTP requests sent per second to the node by one process, all its tasks together (a token bucket
+   * shared by every task of the process that reads the source); 0 = no limit. Default 0.
+   */
   readonly requestsPerSecond: number;
+  /**
+   * Requests that may go back to back after a quiet spell (the token bucket holds this many): over any
+   * window of W seconds at most requestBurst + requestsPerSecond · W go. 1 = evenly spaced. Default 1.
+   */
+  readonly requestBurst: number;
   /** Timeout of one HTTP request; a request past it is a failed attempt. Default 10000. */
   readonly requestTimeoutMs: number;
   /**

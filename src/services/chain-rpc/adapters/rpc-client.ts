@@ -49,6 +49,7 @@ export type RpcLimits = Pick<
   SourceConfig,
   | 'maxConcurrentRequests'
   | 'requestsPerSecond'
+  | 'requestBurst'
   | 'requestTimeoutMs'
   | 'maxAttempts'
   | 'initialBackoffMs'
@@ -115,10 +116,10 @@ export class RpcClient {
   });
   private readonly closed = new AbortController();
 
-  constructor(
-    readonly settings: RpcSourceSettings,
-    deps: RpcClientDeps = {},
-  ) {
+  private current: RpcSourceSettings;
+
+  constructor(settings: RpcSourceSettings, deps: RpcClientDeps = {}) {
+    this.current = settings;
     if (settings.urls.length === 0) throw new Error(`source ${settings.name} has no URL`);
     for (const url of settings.urls) {
       if (!/^https?:\/\/[^/]/i.test(url) || !URL.canParse(url)) {
@@ -128,16 +129,26 @@ export class RpcClient {
     this.post = deps.post ?? fetchPost;
     this.now = deps.now ?? Date.now;
     this.masked = settings.urls.map(maskRpcUrl);
-    const limits: SchedulerLimits = {
-      maxConcurrent: settings.maxConcurrentRequests,
-      requestsPerSecond: settings.requestsPerSecond,
-      timeoutMs: settings.requestTimeoutMs,
-      maxAttempts: settings.maxAttempts,
-      initialBackoffMs: settings.initialBackoffMs,
-      maxBackoffMs: settings.maxBackoffMs,
-      endpoints: settings.urls.length,
-    };
-    this.scheduler = new RequestScheduler(limits, deps.random ?? Math.random);
+    this.scheduler = new RequestScheduler(schedulerLimits(settings), deps.random ?? Math.random);
+  }
+
+  /** The source's name, URLs and limits in force. */
+  get settings(): RpcSourceSettings {
+    return this.current;
+  }
+
+  /**
+   * New limits for what follows (the URLs stay): what is queued or in flight keeps going, and a request
+   * already waiting goes as soon as the new limits allow (adapters/shared-clients.ts: a task of the process
+   * asked for other limits).
+   */
+  reconfigure(limits: RpcLimits): void {
+    if (this.closed.signal.aborted) return;
+    this.current = { ...this.current, ...limits };
+    for (const cmd of this.scheduler.reconfigure(schedulerLimits(this.current), this.now())) {
+      this.perform(cmd);
+    }
+    this.arm();
   }
 
   /** The primary URL, credentials masked (for messages). */
@@ -339,6 +350,19 @@ export class RpcClient {
   private arm(): void {
     this.timer.arm(this.scheduler.nextDeadline(), this.now());
   }
+}
+
+function schedulerLimits(settings: RpcSourceSettings): SchedulerLimits {
+  return {
+    maxConcurrent: settings.maxConcurrentRequests,
+    requestsPerSecond: settings.requestsPerSecond,
+    burst: settings.requestBurst,
+    timeoutMs: settings.requestTimeoutMs,
+    maxAttempts: settings.maxAttempts,
+    initialBackoffMs: settings.initialBackoffMs,
+    maxBackoffMs: settings.maxBackoffMs,
+    endpoints: settings.urls.length,
+  };
 }
 
 function codeOf(failure: AttemptFailure): ChainRpcErrorCode {

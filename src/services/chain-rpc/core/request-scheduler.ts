@@ -4,7 +4,8 @@
 // Theory of operation. A caller submits a request (one HTTP POST: a single JSON-RPC call or a batch); the
 // scheduler answers with commands. A request waits in a FIFO queue until three gates are open:
 //   - concurrency: fewer than `maxConcurrent` attempts in flight for the source;
-//   - rate: at least 1000 / `requestsPerSecond` ms since the previous send (an even spacing, no bursts);
+//   - rate: the source's token bucket (./token-bucket.ts) has a token: at most `burst` sends back to back,
+//     then `requestsPerSecond` a second (burst 1: sends at least 1000 / requestsPerSecond ms apart);
 //   - pause: `now` is past the pause a 429 with Retry-After set for the whole source.
 // Then it leaves as `send` with its attempt number, the endpoint to use (attempt k goes to endpoint
 // (k − 1) mod endpoints: the primary URL first, the fallback on the next attempt, and so on) and its
@@ -17,16 +18,22 @@
 // the injected `random`; a Retry-After longer than that wins, and also pauses the whole source (a 429 is about
 // the source, not one request). Timers are data: `nextDeadline()` is the earliest backoff end, pause end or
 // rate slot that a queued request waits for; the driver arms one OS timer and calls `tick(now)`.
+// One scheduler serves every task of a process that reads the source (adapters/shared-clients.ts), so the
+// limits hold per process; `reconfigure` takes new limits without losing what is queued, in flight or spent.
 //
 // Invariants (test/unit/services/chain-rpc/core/request-scheduler.test.ts checks them as properties): at most
-// maxConcurrent attempts in flight; sends at least 1000 / requestsPerSecond ms apart; no send before a pause
-// ends; every submitted request ends in exactly one resolve or fail; at most maxAttempts attempts each.
+// maxConcurrent attempts in flight; at most burst + requestsPerSecond · W / 1000 sends in any window of W ms;
+// no send before a pause ends; every submitted request ends in exactly one resolve or fail; at most maxAttempts attempts each.
+
+import { TokenBucket } from './token-bucket.js';
 
 export interface SchedulerLimits {
   /** Attempts in flight at once for this source. */
   readonly maxConcurrent: number;
   /** Sends per second for this source; 0 = unlimited. */
   readonly requestsPerSecond: number;
+  /** Sends that may go back to back after a quiet spell (the token bucket's size, ≥ 1). */
+  readonly burst: number;
   /** Per-attempt timeout handed to the driver with each send. */
   readonly timeoutMs: number;
   /** Attempts per request, the first included. */
@@ -106,24 +113,40 @@ export class RequestScheduler {
   /** Requests ready to send, in order (fresh ones at the tail, retries at the head once their backoff ends). */
   private readonly queue: number[] = [];
   private inFlight = 0;
-  private lastSendAt = -Infinity;
   private pausedUntil = -Infinity;
-  private readonly spacingMs: number;
+  private readonly bucket: TokenBucket;
 
   constructor(
-    private readonly limits: SchedulerLimits,
+    private limits: SchedulerLimits,
     /** Uniform in [0, 1): the jitter source. */
     private readonly random: () => number,
   ) {
-    for (const key of ['maxConcurrent', 'maxAttempts', 'endpoints'] as const) {
-      if (!Number.isInteger(limits[key]) || limits[key] < 1) {
-        throw new SchedulerInputError(`${key} must be an integer ≥ 1, got ${limits[key]}`);
-      }
+    checkLimits(limits);
+    this.bucket = new TokenBucket({ ratePerSecond: limits.requestsPerSecond, burst: limits.burst });
+  }
+
+  /**
+   * New limits from `now` on (a task of the process asked for other ones): what is queued or in flight
+   * stays, the tokens spent stay spent, and the sends the new limits allow go at once. The number of
+   * endpoints cannot change: a request's next endpoint follows from its attempts.
+   */
+  reconfigure(limits: SchedulerLimits, now: number): SchedulerCommand[] {
+    checkLimits(limits);
+    if (limits.endpoints !== this.limits.endpoints) {
+      throw new SchedulerInputError(
+        `endpoints cannot change from ${this.limits.endpoints} to ${limits.endpoints}`,
+      );
     }
-    if (!(limits.requestsPerSecond >= 0)) {
-      throw new SchedulerInputError(`requestsPerSecond must be ≥ 0, got ${limits.requestsPerSecond}`);
-    }
-    this.spacingMs = limits.requestsPerSecond > 0 ? 1000 / limits.requestsPerSecond : 0;
+    this.limits = limits;
+    this.bucket.reconfigure({ ratePerSecond: limits.requestsPerSecond, burst: limits.burst }, now);
+    const out: SchedulerCommand[] = [];
+    this.release(now, out);
+    return out;
+  }
+
+  /** The limits in force. */
+  get currentLimits(): SchedulerLimits {
+    return this.limits;
   }
 
   handle(input: SchedulerInput): SchedulerCommand[] {
@@ -179,7 +202,7 @@ export class RequestScheduler {
       if (entry.retryAt !== undefined && (next === undefined || entry.retryAt < next)) next = entry.retryAt;
     }
     if (this.queue.length > 0 && this.inFlight < this.limits.maxConcurrent) {
-      const gate = Math.max(this.lastSendAt + this.spacingMs, this.pausedUntil);
+      const gate = Math.max(this.bucket.nextAt(), this.pausedUntil);
       if (next === undefined || gate < next) next = gate;
     }
     return next;
@@ -218,14 +241,14 @@ export class RequestScheduler {
       this.queue.length > 0 &&
       this.inFlight < this.limits.maxConcurrent &&
       now >= this.pausedUntil &&
-      now >= this.lastSendAt + this.spacingMs
+      this.bucket.allows(now)
     ) {
       const id = this.queue.shift() as number;
       const entry = this.entries.get(id) as Entry;
       entry.attempts++;
       entry.inFlight = true;
       this.inFlight++;
-      this.lastSendAt = now;
+      this.bucket.take(now);
       out.push({
         type: 'send',
         id,
@@ -234,6 +257,17 @@ export class RequestScheduler {
         timeoutMs: this.limits.timeoutMs,
       });
     }
+  }
+}
+
+function checkLimits(limits: SchedulerLimits): void {
+  for (const key of ['maxConcurrent', 'maxAttempts', 'endpoints', 'burst'] as const) {
+    if (!Number.isInteger(limits[key]) || limits[key] < 1) {
+      throw new SchedulerInputError(`${key} must be an integer ≥ 1, got ${limits[key]}`);
+    }
+  }
+  if (!(Number.isFinite(limits.requestsPerSecond) && limits.requestsPerSecond >= 0)) {
+    throw new SchedulerInputError(`requestsPerSecond must be ≥ 0, got ${limits.requestsPerSecond}`);
   }
 }
 

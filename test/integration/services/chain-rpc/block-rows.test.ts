@@ -8,6 +8,7 @@ import { RpcClient, type RpcSourceSettings } from '../../../../src/services/chai
 import { ChainRpcErrorCode } from '../../../../src/services/chain-rpc/errors.js';
 import {
   ANVIL_CHAIN_ID,
+  ANVIL_LIMITS,
   populateChain,
   startAnvil,
   type AnvilNode,
@@ -15,17 +16,7 @@ import {
 } from '../../../support/anvil.js';
 import { startFaultProxy, type FaultProxy } from '../../../support/rpc-fault-proxy.js';
 
-const settings = (url: string): RpcSourceSettings => ({
-  name: 'anvil',
-  urls: [url],
-  maxConcurrentRequests: 4,
-  requestsPerSecond: 0,
-  requestTimeoutMs: 5_000,
-  maxAttempts: 3,
-  initialBackoffMs: 10,
-  maxBackoffMs: 50,
-  maxRetryAfterMs: 5_000,
-});
+const settings = (url: string): RpcSourceSettings => ({ name: 'anvil', urls: [url], ...ANVIL_LIMITS });
 
 interface Log {
   address: string;

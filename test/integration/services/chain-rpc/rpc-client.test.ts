@@ -12,6 +12,7 @@ const settings = (urls: string[], over: Partial<RpcSourceSettings> = {}): RpcSou
   urls,
   maxConcurrentRequests: 4,
   requestsPerSecond: 0,
+  requestBurst: 1,
   requestTimeoutMs: 2_000,
   maxAttempts: 4,
   initialBackoffMs: 10,

@@ -15,6 +15,7 @@ const SETTINGS: RpcSourceSettings = {
   urls: ['http://node.invalid/rpc'],
   maxConcurrentRequests: 4,
   requestsPerSecond: 0,
+  requestBurst: 1,
   requestTimeoutMs: 1_000,
   maxAttempts: 3,
   initialBackoffMs: 0,

@@ -14,6 +14,7 @@ import {
 const LIMITS: SchedulerLimits = {
   maxConcurrent: 2,
   requestsPerSecond: 0,
+  burst: 1,
   timeoutMs: 1000,
   maxAttempts: 3,
   initialBackoffMs: 100,
@@ -43,6 +44,35 @@ describe('RequestScheduler: tables', () => {
     expect(s.nextDeadline()).toBe(250);
     expect(sends(s.handle({ type: 'tick', now: 249 }))).toEqual([]);
     expect(sends(s.handle({ type: 'tick', now: 250 }))).toEqual([2]);
+  });
+
+  it('with a burst, lets that many go back to back after a quiet spell, then the rate', () => {
+    const s = new RequestScheduler({ ...LIMITS, maxConcurrent: 10, requestsPerSecond: 4, burst: 3 }, () => 0);
+    const at0 = [1, 2, 3, 4].flatMap((id) => sends(s.handle({ type: 'submit', id, now: 0 })));
+    expect(at0).toEqual([1, 2, 3]);
+    expect(s.nextDeadline()).toBe(250);
+    expect(sends(s.handle({ type: 'tick', now: 250 }))).toEqual([4]);
+    // Quiet for a second: the bucket is full again, so three go at once and the fourth waits 250 ms.
+    const at2000 = [5, 6, 7, 8].flatMap((id) => sends(s.handle({ type: 'submit', id, now: 2000 })));
+    expect(at2000).toEqual([5, 6, 7]);
+    expect(s.nextDeadline()).toBe(2250);
+  });
+
+  it('takes new limits without losing what waits, keeping the tokens spent', () => {
+    const s = new RequestScheduler({ ...LIMITS, maxConcurrent: 10, requestsPerSecond: 1 }, () => 0);
+    expect([1, 2, 3].flatMap((id) => sends(s.handle({ type: 'submit', id, now: 0 })))).toEqual([1]);
+    expect(s.nextDeadline()).toBe(1000);
+    // A task asks for 10/s at 50 ms: 0.95 of request 1's token is still spent, 95 ms at the new rate.
+    const limits = { ...LIMITS, maxConcurrent: 10, requestsPerSecond: 10 };
+    expect(sends(s.reconfigure(limits, 50))).toEqual([]);
+    expect(s.nextDeadline()).toBe(145);
+    expect(sends(s.handle({ type: 'tick', now: 145 }))).toEqual([2]);
+    expect(sends(s.handle({ type: 'tick', now: 245 }))).toEqual([3]);
+    expect(s.currentLimits).toEqual(limits);
+    // No limit at all: what waits goes at once.
+    [4, 5].forEach((id) => s.handle({ type: 'submit', id, now: 260 }));
+    expect(sends(s.reconfigure({ ...limits, requestsPerSecond: 0 }, 260))).toEqual([4, 5]);
+    expect(() => s.reconfigure({ ...limits, endpoints: 2 }, 300)).toThrow(SchedulerInputError);
   });
 
   const retryRows: [string, AttemptFailure, boolean][] = [
@@ -131,6 +161,7 @@ describe('RequestScheduler: tables', () => {
     expect(() => s.handle({ type: 'submit', id: 1, now: 0 })).toThrow(SchedulerInputError);
     expect(() => s.handle({ type: 'succeeded', id: 9, now: 0 })).toThrow(SchedulerInputError);
     expect(() => new RequestScheduler({ ...LIMITS, maxConcurrent: 0 }, () => 0)).toThrow(SchedulerInputError);
+    expect(() => new RequestScheduler({ ...LIMITS, burst: 0 }, () => 0)).toThrow(SchedulerInputError);
   });
 });
 
@@ -144,7 +175,13 @@ type Step =
       readonly outcome: AttemptFailure | 'ok';
       readonly dt: number;
     }
-  | { readonly kind: 'tick'; readonly dt: number };
+  | { readonly kind: 'tick'; readonly dt: number }
+  /** A task of the process asks for other limits (the endpoints stay). */
+  | {
+      readonly kind: 'reconfigure';
+      readonly limits: Omit<SchedulerLimits, 'endpoints'>;
+      readonly dt: number;
+    };
 
 const outcome = fc.oneof(
   fc.constant('ok' as const),
@@ -158,36 +195,61 @@ const outcome = fc.oneof(
   fc.constantFrom(400, 404, 500, 502, 503).map((status): AttemptFailure => ({ kind: 'http', status })),
 );
 const dt = fc.integer({ min: 0, max: 400 });
-const step: fc.Arbitrary<Step> = fc.oneof(
-  dt.map((d) => ({ kind: 'submit' as const, dt: d })),
-  fc.record({ kind: fc.constant('finish' as const), pick: fc.nat(), outcome, dt }),
-  dt.map((d) => ({ kind: 'tick' as const, dt: d })),
-);
-const limits = fc.record({
+const limitsButEndpoints = fc.record({
   maxConcurrent: fc.integer({ min: 1, max: 4 }),
   requestsPerSecond: fc.constantFrom(0, 2, 10, 1000),
+  burst: fc.integer({ min: 1, max: 4 }),
   timeoutMs: fc.constant(1000),
   maxAttempts: fc.integer({ min: 1, max: 4 }),
   initialBackoffMs: fc.integer({ min: 1, max: 200 }),
   maxBackoffMs: fc.integer({ min: 200, max: 2000 }),
-  endpoints: fc.integer({ min: 1, max: 2 }),
 });
+const step: fc.Arbitrary<Step> = fc.oneof(
+  { arbitrary: dt.map((d) => ({ kind: 'submit' as const, dt: d })), weight: 4 },
+  { arbitrary: fc.record({ kind: fc.constant('finish' as const), pick: fc.nat(), outcome, dt }), weight: 4 },
+  { arbitrary: dt.map((d) => ({ kind: 'tick' as const, dt: d })), weight: 2 },
+  {
+    arbitrary: fc.record({ kind: fc.constant('reconfigure' as const), limits: limitsButEndpoints, dt }),
+    weight: 1,
+  },
+);
+const limits = fc
+  .tuple(limitsButEndpoints, fc.integer({ min: 1, max: 2 }))
+  .map(([l, endpoints]): SchedulerLimits => ({ ...l, endpoints }));
+
+/**
+ * The rate bound over every window of the sends made under one set of limits: n sends from t_i to t_j may
+ * not exceed burst + requestsPerSecond · (t_j − t_i) / 1000 (a per-task limiter, or one that forgot the
+ * tokens spent before a reconfigure, breaks it).
+ */
+function expectRateBound(times: readonly number[], l: SchedulerLimits): void {
+  if (l.requestsPerSecond === 0) return;
+  for (let i = 0; i < times.length; i++) {
+    for (let j = i; j < times.length; j++) {
+      const allowed = l.burst + (l.requestsPerSecond * ((times[j] as number) - (times[i] as number))) / 1000;
+      expect(j - i + 1).toBeLessThanOrEqual(allowed + 1e-9);
+    }
+  }
+}
 
 describe('RequestScheduler: properties', () => {
-  it('bounds concurrency, spacing, pauses and attempts, and ends every request exactly once', () => {
+  it('bounds concurrency, the rate over every window, pauses and attempts, and ends every request exactly once', () => {
     fc.assert(
       fc.property(
         limits,
         fc.array(step, { maxLength: 120 }),
         fc.double({ min: 0, max: 0.999, noNaN: true }),
-        (l, steps, r) => {
-          const s = new RequestScheduler(l, () => r);
+        (initial, steps, r) => {
+          const s = new RequestScheduler(initial, () => r);
+          let l = initial;
+          let mostAttempts = initial.maxAttempts;
+          /** Send times under the limits in force (a reconfigure starts a new segment). */
+          let segment: number[] = [];
           let now = 0;
           let nextId = 1;
           const inFlight = new Set<number>();
           const ended = new Map<number, number>();
           const attempts = new Map<number, number>();
-          let lastSend = -Infinity;
           let pausedUntil = -Infinity;
           const apply = (cmds: SchedulerCommand[]) => {
             for (const c of cmds) {
@@ -195,12 +257,11 @@ describe('RequestScheduler: properties', () => {
                 expect(inFlight.has(c.id)).toBe(false);
                 inFlight.add(c.id);
                 expect(inFlight.size).toBeLessThanOrEqual(l.maxConcurrent);
-                if (l.requestsPerSecond > 0)
-                  expect(now - lastSend).toBeGreaterThanOrEqual(1000 / l.requestsPerSecond - 1e-9);
                 expect(now).toBeGreaterThanOrEqual(pausedUntil);
-                lastSend = now;
+                segment.push(now);
                 attempts.set(c.id, c.attempt);
-                expect(c.attempt).toBeLessThanOrEqual(l.maxAttempts);
+                // A retry decided before a reconfigure keeps the attempts it was given then.
+                expect(c.attempt).toBeLessThanOrEqual(mostAttempts);
                 expect(c.endpoint).toBe((c.attempt - 1) % l.endpoints);
               } else {
                 expect(ended.has(c.id)).toBe(false);
@@ -213,7 +274,13 @@ describe('RequestScheduler: properties', () => {
             now += st.dt;
             if (st.kind === 'submit') apply(s.handle({ type: 'submit', id: nextId++, now }));
             else if (st.kind === 'tick') apply(s.handle({ type: 'tick', now }));
-            else if (inFlight.size > 0) {
+            else if (st.kind === 'reconfigure') {
+              expectRateBound(segment, l);
+              l = { ...st.limits, endpoints: l.endpoints };
+              mostAttempts = Math.max(mostAttempts, l.maxAttempts);
+              segment = [];
+              apply(s.reconfigure(l, now));
+            } else if (inFlight.size > 0) {
               const id = [...inFlight][st.pick % inFlight.size] as number;
               inFlight.delete(id);
               if (st.outcome === 'ok') apply(s.handle({ type: 'succeeded', id, now }));
@@ -241,6 +308,7 @@ describe('RequestScheduler: properties', () => {
           }
           expect(s.pending).toBe(0);
           expect(ended.size).toBe(nextId - 1);
+          expectRateBound(segment, l);
         },
       ),
     );

@@ -1,0 +1,98 @@
+// The requests-per-second limit of a source holds per process, across all its tasks (docs/ingest.md § The
+// RPC access layer): three ingestion tasks of one Worker process fetch blocks from Anvil at once, each with
+// its own copy of the source's settings, through a proxy that notes when each request arrives. Together
+// they stay within burst + requestsPerSecond · W over every window W; three clients of their own (a limit
+// per task) send about three times as fast, which is what the shared bucket prevents.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BlockFetcher } from '../../../../src/services/chain-rpc/adapters/block-fetcher.js';
+import { RpcClient } from '../../../../src/services/chain-rpc/adapters/rpc-client.js';
+import {
+  declareProcessSources,
+  sharedBlockFetcher,
+  type TaskSource,
+} from '../../../../src/services/chain-rpc/adapters/shared-clients.js';
+import { defaultSourceConfig } from '../../../../src/kernel/config-defaults.js';
+import { ANVIL_LIMITS, startAnvil, type AnvilNode } from '../../../support/anvil.js';
+import { startFaultProxy, type FaultProxy } from '../../../support/rpc-fault-proxy.js';
+
+const RATE = 20;
+const TASKS = 3;
+const BLOCKS_PER_TASK = 20;
+/** How much earlier than sent a request may arrive relative to the one before it (loopback jitter). */
+const ARRIVAL_JITTER_MS = 40;
+
+/** The most requests that arrived within any window of `windowMs`. */
+function busiestWindow(arrivals: readonly number[], windowMs: number): number {
+  const sorted = [...arrivals].sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; j < sorted.length; j++) {
+    while ((sorted[j] as number) - (sorted[i] as number) > windowMs) i++;
+    most = Math.max(most, j - i + 1);
+  }
+  return most;
+}
+
+describe('one token bucket per source per process, against Anvil', () => {
+  let anvil: AnvilNode;
+  let proxy: FaultProxy;
+  const source = (): TaskSource => ({
+    ...ANVIL_LIMITS,
+    name: 'limited',
+    maxConcurrentRequests: 16,
+    requestsPerSecond: RATE,
+  });
+  /** Each task fetches its own heights, all at once (as the writer does for a bundle). */
+  const runTasks = (fetchers: readonly BlockFetcher[]) =>
+    Promise.all(
+      fetchers.map((f, t) =>
+        Promise.all(
+          Array.from({ length: BLOCKS_PER_TASK }, (_, i) =>
+            f.fetch(1 + t * BLOCKS_PER_TASK + i, { traces: true }),
+          ),
+        ),
+      ),
+    );
+
+  beforeAll(async () => {
+    anvil = await startAnvil();
+    await anvil.rpc('anvil_mine', [`0x${(TASKS * BLOCKS_PER_TASK + 1).toString(16)}`]);
+    proxy = await startFaultProxy(anvil.url);
+    declareProcessSources({ limited: { ...defaultSourceConfig(), rpcUrl: proxy.url } });
+  });
+  afterAll(async () => {
+    sharedBlockFetcher(source()).client.close();
+    declareProcessSources({});
+    await proxy?.close();
+    await anvil?.stop();
+  });
+
+  it('three tasks together send at most burst + rate · W requests in any window W', async () => {
+    // Each task resolves its source from its own config object, as each task's writer config is.
+    const fetchers = Array.from({ length: TASKS }, () => sharedBlockFetcher(source()));
+    const blocks = await runTasks(fetchers);
+    expect(blocks.flat().map((b) => b.number)).toEqual(
+      Array.from({ length: TASKS * BLOCKS_PER_TASK }, (_, i) => i + 1),
+    );
+    const arrivals = [...proxy.arrivals];
+    // At least one HTTP request per block; learning what the node serves may add a few.
+    expect(arrivals.length).toBeGreaterThanOrEqual(TASKS * BLOCKS_PER_TASK);
+    expect(busiestWindow(arrivals, 1_000 - ARRIVAL_JITTER_MS)).toBeLessThanOrEqual(1 + RATE);
+    const span = Math.max(...arrivals) - Math.min(...arrivals);
+    expect(span).toBeGreaterThanOrEqual(((arrivals.length - 1) * 1000) / RATE - ARRIVAL_JITTER_MS);
+  }, 30_000);
+
+  it('with a client per task (the limit per task), the same load goes about three times as fast', async () => {
+    const before = proxy.arrivals.length;
+    const clients = Array.from(
+      { length: TASKS },
+      () => new RpcClient({ ...ANVIL_LIMITS, ...source(), urls: [proxy.url] }),
+    );
+    try {
+      await runTasks(clients.map((c) => new BlockFetcher(c)));
+    } finally {
+      for (const c of clients) c.close();
+    }
+    const arrivals = proxy.arrivals.slice(before);
+    expect(busiestWindow(arrivals, 1_000 - ARRIVAL_JITTER_MS)).toBeGreaterThan(2 * RATE);
+  }, 30_000);
+});
