@@ -26,3 +26,12 @@ export async function freePorts(count: number, host = '127.0.0.1'): Promise<numb
   while (ports.size < count) ports.add(await freePort(host));
   return [...ports];
 }
+
+/** Whether a listener can take `port` now (nothing else holds it). */
+export function canListen(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen({ port, host, exclusive: true }, () => server.close(() => resolve(true)));
+  });
+}

@@ -254,6 +254,9 @@ export async function runCoordinator(opts: RunCoordinatorOptions): Promise<Runni
     await teardown.disposeAsync().catch(() => undefined); // the bind error is the one to report
     throw err;
   }
+  // Unwound last: a start that fails from here on closes the bound server with the rest; on close() the
+  // graceful shutdown below has already stopped it.
+  teardown.defer('gRPC server (forced)', () => grpcServer.forceShutdown());
   const target = listenAddress(c.listen);
   const address = target.startsWith('unix:') ? target : `${target.slice(0, target.lastIndexOf(':'))}:${port}`;
   setServiceLabels(registry, { service: 'coordinator', deployment, instance: address });
@@ -261,11 +264,7 @@ export async function runCoordinator(opts: RunCoordinatorOptions): Promise<Runni
     opts.prometheusListen,
     config.observability.prometheus.path,
     registry,
-    async () => {
-      grpcServer.forceShutdown();
-      rpc?.close();
-      await ownedReader?.close();
-    },
+    () => teardown.disposeAsync().catch(() => undefined), // the metrics error is the one to report
     { tls, allowPlaintext: config.tls.allowPlaintext },
   );
 

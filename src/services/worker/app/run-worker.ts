@@ -277,6 +277,9 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
     await teardown.disposeAsync().catch(() => undefined); // the bind error is the one to report
     throw err;
   });
+  // Unwound last: a start that fails from here on closes the bound server with the rest; on close() the
+  // graceful shutdown below has already stopped it.
+  teardown.defer('gRPC server (forced)', () => server.forceShutdown());
   address = advertiseAddress({
     configured: w.advertiseAddr,
     listen,
@@ -289,7 +292,7 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
     opts.prometheusListen,
     config.observability.prometheus.path,
     registry,
-    () => shutdownServer(server, 0),
+    () => teardown.disposeAsync().catch(() => undefined), // the metrics error is the one to report
     { tls, allowPlaintext: config.tls.allowPlaintext },
   );
 

@@ -12,6 +12,7 @@ import {
 import { InProcessRegistry } from '../../../../../src/services/registry/in-process-registry.js';
 import { hb } from '../../../../unit/services/coordinator/adapters/fakes.js';
 import { exposedSample } from '../../../../unit/kernel/observability/metric-values.js';
+import { canListen, freePort } from '../../../../support/ports.js';
 
 const config = resolveConfig(
   parseConfigText('version: 1\ndeployments:\n  block:\n    kind: block\n', '/tmp/bx/blockx.config.yaml'),
@@ -90,13 +91,23 @@ describe('runCoordinator metrics', () => {
   });
 
   it('an invalid prometheusListen fails the start and leaves nothing running', async () => {
+    const port = await freePort();
+    const onPort = resolveConfig(
+      parseConfigText('version: 1\ndeployments:\n  block:\n    kind: block\n', '/tmp/bx/blockx.config.yaml'),
+      {
+        deployments: ['block'],
+        env: { COORDINATOR_LISTEN: `127.0.0.1:${port}`, BLOCKX_LOG_LEVEL: 'silent' },
+      },
+    );
     await expect(
       runCoordinator({
-        config,
+        config: onPort,
         deployment: 'block',
         registry: new InProcessRegistry(),
         prometheusListen: 'nope',
       }),
     ).rejects.toMatchObject({ code: 'METRICS_ADDRESS_INVALID' });
+    // The gRPC server had bound its port: the failed start closed it.
+    expect(await canListen(port)).toBe(true);
   });
 });

@@ -21,6 +21,7 @@ import {
   writerDef,
 } from '../../../../unit/services/worker/adapters/orchestration/harness.js';
 import { exposedSample } from '../../../../unit/kernel/observability/metric-values.js';
+import { canListen, freePort } from '../../../../support/ports.js';
 
 const config = resolveConfig(
   parseConfigText('version: 1\ndeployments:\n  block:\n    kind: block\n', '/tmp/bx/blockx.config.yaml'),
@@ -91,6 +92,23 @@ describe('runWorker metrics', () => {
     expect((await scrape(server!.address, '/')).status).toBe(404);
     await w.close();
     await expect(fetch(`http://${server!.address}/metrics`)).rejects.toThrow();
+  });
+
+  it('an invalid prometheusListen fails the start and leaves nothing running', async () => {
+    const port = await freePort();
+    await expect(
+      runWorker({
+        config,
+        deployment: 'block',
+        plugins,
+        executorReadiness: new ManualExecutorReadiness(true),
+        listen: `127.0.0.1:${port}`,
+        shutdownGraceMs: 0,
+        prometheusListen: 'nope',
+      }),
+    ).rejects.toMatchObject({ code: 'METRICS_ADDRESS_INVALID' });
+    // The gRPC server had bound its port: the failed start closed it.
+    expect(await canListen(port)).toBe(true);
   });
 
   it('serves nothing without prometheusListen; the registry is still there for the process entry', async () => {
