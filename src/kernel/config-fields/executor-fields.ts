@@ -132,6 +132,13 @@ export const EXECUTOR_FIELDS: readonly ConfigField[] = [
       'RLIMIT_NPROC of the Executors when they run as a user of their own (executor.user): the processes and threads that user may have, so a fork storm in a function fails its own forks, not the node. Counted per user across the host (an idle JS Executor has about 15 threads, plus about 2 per execution thread): every Worker of the host whose Executors share the user shares it. 0: no limit.',
   }),
   e({
+    path: 'memoryMaxMb',
+    type: NON_NEGATIVE,
+    default: 6144,
+    description:
+      "Hard memory ceiling of each Executor (the JS one and the Python one, each with what it forks): a cgroup of its own under the Worker's, with this memory limit and no swap, where the host lets the Worker make one (cgroup v2 with the memory controller delegated, or v1's memory tree; usually as root); the kernel ends a process that allocates past it, inside that Executor. Where none can be made the Worker says why once and runs the Executor without it. Above maxRssMb, which acts first when memory grows slowly. 0: no cgroup (docs/security.md, A memory ceiling per Executor).",
+  }),
+  e({
     path: 'python.enabled',
     type: { t: 'enum', values: ['auto', 'on', 'off'], typed: true },
     default: 'auto',

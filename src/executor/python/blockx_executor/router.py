@@ -12,6 +12,7 @@ import time
 
 from blockx_executor import shm
 from blockx_executor.epochs import EPOCH_UNKNOWN, EpochStore
+from blockx_executor.cgroup_oom import OomCount
 from blockx_executor.frames import FrameDecoder, OutBuffer, ProtocolError, parse_message
 from blockx_executor.logs import log_line
 from blockx_executor.outcome import failed_frame
@@ -80,6 +81,8 @@ class Router(RouterUpkeep):
         self.hb_seq = 0
         self.parent = os.getppid()
         self.wake_r, self.wake_w = os.pipe()
+        # The Worker has put this process in the executor's cgroup by now (it does so right after spawn).
+        self.oom = OomCount()
 
     # ---- life -------------------------------------------------------------------------------------
 

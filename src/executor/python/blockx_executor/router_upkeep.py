@@ -29,9 +29,11 @@ class RouterUpkeep:
         return u
 
     def _reap(self, u, kill, reaped=False):
+        """Mark `u` dead, kill and wait for it; its wait status, when this call waited for it."""
         if u.dead:
-            return
+            return None
         u.dead = True
+        status = None
         if not reaped:
             if kill:
                 try:
@@ -39,7 +41,7 @@ class RouterUpkeep:
                 except OSError:
                     pass
             try:
-                os.waitpid(u.pid, 0)
+                status = os.waitpid(u.pid, 0)[1]
             except ChildProcessError:
                 pass
         try:
@@ -47,12 +49,20 @@ class RouterUpkeep:
         except (KeyError, ValueError):
             pass
         u.sock.close()
+        return status
 
-    def _unit_gone(self, u, why, overdue=None, code=None, reaped=False):
+    def _unit_gone(self, u, why, overdue=None, code=None, reaped=False, status=None):
         """Execution process `u` exited or was killed: fail what ran on it, route again what never did."""
         if u.dead:
             return
-        self._reap(u, kill=True, reaped=reaped)
+        waited = self._reap(u, kill=True, reaped=reaped)
+        status = waited if status is None else status
+        if (code is None and overdue is None and status is not None and os.WIFSIGNALED(status)
+                and os.WTERMSIG(status) == signal.SIGKILL and self.oom.new_kills() > 0):
+            limit = self.oom.limit_text()
+            why = "was ended by the kernel at the executor's memory ceiling (%sexecutor.memoryMaxMb)" % (
+                limit + ", " if limit else "")
+            code = "EXECUTOR_MEMORY_LIMIT"
         picked, _ = shm.picked(u.page)
         again = []
         for c in list(u.calls.values()):
@@ -103,12 +113,13 @@ class RouterUpkeep:
         for u in list(self.units):
             if u.dead:
                 continue
+            status = None
             try:
-                pid, _ = os.waitpid(u.pid, os.WNOHANG)
+                pid, status = os.waitpid(u.pid, os.WNOHANG)
             except ChildProcessError:
                 pid = u.pid
             if pid:
-                self._unit_gone(u, "exited", reaped=True)
+                self._unit_gone(u, "exited", reaped=True, status=status)
                 continue
             picked, pick_t = shm.picked(u.page)
             while u.unpicked and u.unpicked[0].seq < picked:

@@ -340,6 +340,16 @@ export interface ExecutorConfig {
    */
   readonly maxProcesses: number;
   /**
+   * Hard memory ceiling of each Executor (the JS one and the Python one, each with what it forks): a
+   * cgroup of its own under the Worker's, with this memory limit and no swap, where the host lets the
+   * Worker make one (cgroup v2 with the memory controller delegated, or v1's memory tree; usually as
+   * root); the kernel ends a process that allocates past it, inside that Executor. Where none can be
+   * made the Worker says why once and runs the Executor without it. Above maxRssMb, which acts first
+   * when memory grows slowly. 0: no cgroup (docs/security.md, A memory ceiling per Executor). Default
+   * 6144.
+   */
+  readonly memoryMaxMb: number;
+  /**
    * The Python Executor a Worker runs beside the JS one for `functions/<name>.py` (docs/executor.md,
    * Python functions on a Worker).
    */

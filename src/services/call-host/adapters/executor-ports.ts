@@ -218,6 +218,7 @@ export function createExecutorPorts(options: ExecutorPortsOptions): ExecutorPort
     threadHeapMb: ex.threadHeapMb,
     threadMemoryMb: ex.threadMemoryMb,
     maxRssMb: ex.maxRssMb,
+    memoryMaxMb: ex.memoryMaxMb,
     backoff: { initialMs: ex.restartBackoffInitialMs, maxMs: ex.restartBackoffMaxMs },
     // Never the Worker's whole environment: a function can read it (executor-env.ts).
     env: executorEnv,
@@ -235,6 +236,7 @@ export function createExecutorPorts(options: ExecutorPortsOptions): ExecutorPort
       ? undefined
       : new ExecutorSupervisor({
           ...common,
+          label: 'python',
           epochs: epochSourceFor(codeView, 'python', languageOfFile),
           onEvent: onEvent('python', (ev) => pythonEvents(ev)),
           command:

@@ -11,6 +11,9 @@
 //   heartbeats queued on its socket have been read. Before this, a Worker resumed after a 15 s SIGSTOP
 //   killed its healthy Executor and re-ran every in-flight call (issue 14).
 // - stop(): SIGTERM (SIGKILL after a grace), close the link, remove the socket file.
+// - With `memoryMaxMb`, the executor runs in a cgroup of its own with that hard memory limit
+//   (executor-cgroup.ts; docs/security.md § A memory ceiling per Executor): made at start(), joined by
+//   each executor process right after its spawn, removed at stop().
 // - Each spawn gets a fresh secret from the link (`issueSecret`), written to the child's fd 3 (a pipe,
 //   `--secret-fd 3`) and the pipe closed: never in argv or the environment, which user functions can
 //   read. The executor reads it before it loads any code and presents it in its Hello; the link serves
@@ -41,6 +44,7 @@ import {
 } from '../core/executor-liveness.js';
 import type { UnixUser } from '../core/executor-identity.js';
 import { RestartBackoff, type BackoffOptions } from './executor-backoff.js';
+import { openExecutorCgroup, type ExecutorCgroup } from './executor-cgroup.js';
 import { ExecutorLink, type ExecutorLinkEvent, type ExecutorLinkOptions } from './executor-link.js';
 
 /**
@@ -73,6 +77,13 @@ export interface ExecutorSupervisorOptions
   readonly runAs?: UnixUser;
   /** With `runAs`: the executor's RLIMIT_NPROC (`executor.maxProcesses`), set through `prlimit`; 0 = none. */
   readonly maxProcesses?: number;
+  /**
+   * The executor's hard memory ceiling in MiB (`executor.memoryMaxMb`): a cgroup of its own with that
+   * limit, where the host allows one (else one warning and no ceiling). 0 or absent: none.
+   */
+  readonly memoryMaxMb?: number;
+  /** Which executor this is (js, python): names its cgroup. Default 'js'. */
+  readonly label?: string;
 }
 
 /** `name` on the PATH, or undefined. */
@@ -133,6 +144,10 @@ export class ExecutorSupervisor {
   private started = false;
   private readyWaiters: (() => void)[] = [];
   private readonly killOnExit = () => this.child?.kill('SIGKILL');
+  /** The executor's cgroup (memoryMaxMb), once made. */
+  private cgroup: ExecutorCgroup | undefined;
+  /** Executors this supervisor SIGKILLed itself: their death is not the kernel's. */
+  private readonly killedHere = new WeakSet<ChildProcess>();
   /** Executors started so far (1 after the first start). */
   starts = 0;
 
@@ -180,6 +195,7 @@ export class ExecutorSupervisor {
     this.started = true;
     await this.link.listen();
     process.once('exit', this.killOnExit);
+    this.openCgroup();
     this.spawnExecutor();
     this.watchdog = setInterval(() => this.checkLiveness('check'), this.liveness.checkIntervalMs);
     this.watchdog.unref();
@@ -200,12 +216,50 @@ export class ExecutorSupervisor {
     if (child && child.exitCode === null && child.signalCode === null) {
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
       child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), KILL_GRACE_MS);
+      const timer = setTimeout(() => this.kill(child), KILL_GRACE_MS);
       await exited;
       clearTimeout(timer);
     }
     process.off('exit', this.killOnExit);
+    this.cgroup?.remove();
     await this.link.close();
+  }
+
+  /** The executor's cgroup of `memoryMaxMb`, or one line saying why there is none (a warning as root). */
+  private openCgroup(): void {
+    const max = this.opts.memoryMaxMb ?? 0;
+    if (max <= 0) return;
+    const label = this.opts.label ?? 'js';
+    const r = openExecutorCgroup(label, max);
+    if (r.kind === 'ok') {
+      this.cgroup = r.cgroup;
+      this.opts.log?.(
+        'info',
+        `the ${label} executor's memory ceiling is ${max} MiB (cgroup v${r.cgroup.version} ${r.cgroup.dir})`,
+      );
+      return;
+    }
+    const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+    this.opts.log?.(
+      asRoot ? 'warn' : 'info',
+      `the ${label} executor runs without its memory ceiling (executor.memoryMaxMb ${max}): ${r.reason}; ` +
+        'the executor.maxRssMb and threadMemoryMb checks still apply',
+    );
+  }
+
+  /** Put the executor just spawned in its cgroup; the OOM kills counted so far, to tell its own later. */
+  private joinCgroup(pid: number | undefined): number {
+    const cgroup = this.cgroup;
+    if (cgroup === undefined || pid === undefined) return 0;
+    try {
+      cgroup.add(pid);
+    } catch (err) {
+      this.opts.log?.(
+        'warn',
+        `executor ${pid} runs without its memory ceiling: cannot join ${cgroup.dir} (${(err as Error).message})`,
+      );
+    }
+    return cgroup.oomKills();
   }
 
   private onLinkEvent(ev: ExecutorLinkEvent): void {
@@ -255,6 +309,7 @@ export class ExecutorSupervisor {
       secretPipe.on('error', () => undefined);
       secretPipe.end(`${secret}\n`);
     }
+    const oomKillsAtSpawn = this.joinCgroup(child.pid);
     this.child = child;
     this.spawnedAtMs = Date.now();
     this.starts++;
@@ -279,9 +334,21 @@ export class ExecutorSupervisor {
       // A spawn failure (ENOENT, EACCES) emits no 'exit': count it as gone here.
       if (child.pid === undefined) gone(`cannot start the executor: ${err.message}`);
     });
-    child.once('exit', (code, signal) =>
-      gone(`executor process ${child.pid} exited (${signal ?? `code ${code}`})`),
-    );
+    child.once('exit', (code, signal) => {
+      let why = `executor process ${child.pid} exited (${signal ?? `code ${code}`})`;
+      const cgroup = this.cgroup;
+      const kernel = signal === 'SIGKILL' && !this.killedHere.has(child);
+      if (kernel && cgroup !== undefined && cgroup.oomKills() > oomKillsAtSpawn) {
+        why += `: the kernel ended it at its memory ceiling (executor.memoryMaxMb ${cgroup.memoryMaxMb} MiB, ${cgroup.dir})`;
+        this.opts.log?.('error', why);
+      }
+      gone(why);
+    });
+  }
+
+  private kill(child: ChildProcess): void {
+    this.killedHere.add(child);
+    child.kill('SIGKILL');
   }
 
   private scheduleRestart(): void {
@@ -343,7 +410,7 @@ export class ExecutorSupervisor {
             : `not ready ${verdict.silentMs} ms after start`;
         this.opts.log?.('warn', `executor ${child.pid} ${why}; killing it`);
         this.link.dropConnection(why);
-        child.kill('SIGKILL');
+        this.kill(child);
         return;
       }
       default: {
