@@ -4,7 +4,12 @@
 import * as grpc from '@grpc/grpc-js';
 import { DeadlineQueue, type CancelSignal, type DeadlineEntry } from '../kernel/cancel.js';
 import { CLIENT_CHANNEL_OPTIONS } from './channel-options.js';
-import { BundleCoordinatorServiceClient, CoordinatorServiceClient, WorkerServiceClient } from './proto.js';
+import {
+  BundleCoordinatorServiceClient,
+  CoordinatorServiceClient,
+  WorkerAdminServiceClient,
+  WorkerServiceClient,
+} from './proto.js';
 import { grpcStatusError } from './status.js';
 import { channelCredentials } from './tls.js';
 import type { TlsMaterial } from '../kernel/tls-files.js';
@@ -34,6 +39,15 @@ export function createWorkerClient(
   tls?: TlsMaterial,
 ): WorkerServiceClient {
   return newClient(WorkerServiceClient, addr, options, tls);
+}
+
+/** WorkerAdminService of a Worker (what it serves; its recent tasks). */
+export function createWorkerAdminClient(
+  addr: string,
+  options: grpc.ClientOptions = {},
+  tls?: TlsMaterial,
+): WorkerAdminServiceClient {
+  return newClient(WorkerAdminServiceClient, addr, options, tls);
 }
 
 export function createCoordinatorClient(

@@ -57,6 +57,7 @@ export const METHOD_ROLES: Readonly<Record<string, readonly Role[]>> = Object.fr
   '/blockx.worker.v1.WorkerService/GetTaskResult': SUBMIT,
   '/blockx.worker.v1.WorkerService/WatchTasks': SUBMIT,
   '/blockx.worker.v1.WorkerAdminService/ListRecentTasks': VIEW,
+  '/blockx.worker.v1.WorkerAdminService/DescribeServing': VIEW,
   '/grpc.health.v1.Health/Check': ANYONE,
   '/grpc.health.v1.Health/Watch': ANYONE,
   '/grpc.health.v1.Health/List': ANYONE,

@@ -1,13 +1,23 @@
 // Config changes without a restart (issue 33, item 3; docs/storage.md § Changing the config of a
 // running cluster), through the built CLI: a table added to the config file of a running `blockx up` is
 // created and takes a task's writes without a restart; a changed column of it is refused with the
-// migration it needs while the running declaration keeps serving. `blockx worker`: worker-reload.test.ts.
+// migration it needs while the running declaration keeps serving; `blockx validate --coordinator` names a
+// table the running cluster does not serve yet, and passes once it does. `blockx worker`:
+// worker-reload.test.ts.
 import type { ChildProcess } from 'node:child_process';
 import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, cleanEnv } from '../support/cli.js';
+import { BIN, cleanEnv, runBlockx } from '../support/cli.js';
 import { captureOutput, spawnTracked, stopGroup, waitForLine } from '../support/processes.js';
-import { makeReloadProject, scoreRows, scoresTable, submitScores } from '../support/reload-project.js';
+import {
+  RELOAD_CONFIG,
+  makeReloadProject,
+  scoreRows,
+  scoresTable,
+  scoresTask,
+  submitScores,
+} from '../support/reload-project.js';
 
 describe('blockx up takes a config change without a restart', () => {
   let project = { dir: '', file: '' };
@@ -49,6 +59,40 @@ describe('blockx up takes a config change without a restart', () => {
     if (project.dir) rmSync(project.dir, { recursive: true, force: true });
   });
 
+  it('validate --coordinator names a table the running cluster does not serve yet, and passes once it does', async () => {
+    // Another file that already declares the table, as a user's edited copy would.
+    const edited = path.join(project.dir, 'edited.yaml');
+    writeFileSync(edited, RELOAD_CONFIG + scoresTable('later'));
+    const task = scoresTask(project.dir, 'later');
+    const validate = (...more: string[]) =>
+      runBlockx(['validate', '--config', edited, task, ...more], { env: cleanEnv(), cwd: project.dir });
+    const offline = await validate();
+    expect(offline.code, offline.stdout + offline.stderr).toBe(0);
+    const online = await validate('--coordinator', coordinator);
+    expect(online.code, online.stdout + online.stderr).toBe(1);
+    expect(online.stdout).toMatch(
+      new RegExp(`^ok {3}cluster ${coordinator}: 127\\.0\\.0\\.1:\\d+ \\(deployment block\\)$`, 'm'),
+    );
+    expect(online.stdout).toMatch(
+      /^FAIL task later\.json\n {7}\/resultHandler\/config\/tables\/0: .*"later".* \(on the running cluster: worker 127\.0\.0\.1:\d+, whose config differs from this one; reload it with SIGHUP, or save the file of blockx up, or restart it\) \(rule: /m,
+    );
+    const json = await validate('--coordinator', coordinator, '--json');
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      ok: false,
+      cluster: { coordinator, ok: true, workers: [expect.stringMatching(/\(deployment block\)$/)] },
+    });
+    appendFileSync(project.file, scoresTable('later'));
+    await waitForLine(up as ChildProcess, /config reload: table "later" created/, 20_000);
+    const after = await validate('--coordinator', coordinator);
+    expect(after.code, after.stdout + after.stderr).toBe(0);
+    // A coordinator that does not answer is a problem, not a pass.
+    const gone = await validate('--coordinator', '127.0.0.1:1');
+    expect(gone.code).toBe(1);
+    expect(gone.stdout).toMatch(
+      /^FAIL cluster 127\.0\.0\.1:1\n {7}cannot ask coordinator 127\.0\.0\.1:1 for its Workers: /m,
+    );
+  });
+
   it('a table added to the file is created, and a task writes it without a restart', async () => {
     appendFileSync(project.file, scoresTable('scores'));
     await waitForLine(up as ChildProcess, /config reload: table "scores" created/, 20_000);
@@ -64,7 +108,10 @@ describe('blockx up takes a config change without a restart', () => {
   it('a changed column is refused with the migration it needs; the table keeps serving as it was', async () => {
     writeFileSync(
       project.file,
-      readFileSync(project.file, 'utf8').replace('points: { type: integer', 'points: { type: text'),
+      readFileSync(project.file, 'utf8').replace(
+        /( {2}scores:\n {4}columns: \{ id: \{ type: integer \}, points: \{ type: )integer/,
+        '$1text',
+      ),
     );
     await waitForLine(up as ChildProcess, /config reload: table "scores" changed/, 20_000);
     expect(out.text()).toMatch(

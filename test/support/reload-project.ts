@@ -42,9 +42,9 @@ export function makeReloadProject(prefix: string): { dir: string; file: string }
   return { dir, file };
 }
 
-/** `blockx submit` of a task that scores ids 1 and 2 into `table`; `target` is `--coordinator A` or `--worker A`. */
-export function submitScores(project: { dir: string; file: string }, target: string[], table: string) {
-  const task = path.join(project.dir, `${table}.json`);
+/** The file of a task that scores ids 1 and 2 into `table`. */
+export function scoresTask(dir: string, table: string): string {
+  const task = path.join(dir, `${table}.json`);
   writeFileSync(
     task,
     JSON.stringify({
@@ -61,6 +61,12 @@ export function submitScores(project: { dir: string; file: string }, target: str
       resultHandler: { type: 'TableUpsertsResultHandler', config: { tables: [table] } },
     }),
   );
+  return task;
+}
+
+/** `blockx submit` of scoresTask; `target` is `--coordinator A` or `--worker A`. */
+export function submitScores(project: { dir: string; file: string }, target: string[], table: string) {
+  const task = scoresTask(project.dir, table);
   return runBlockx(['submit', task, '--config', project.file, ...target, '--json'], {
     env: cleanEnv(),
     cwd: project.dir,

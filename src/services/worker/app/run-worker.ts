@@ -270,6 +270,7 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
       workerInstance: randomUUID(),
       now: () => orchestrator.now(),
       logger,
+      serving: () => ({ deployment, plugins: admission, tables: admission.tables }),
     }),
   );
   health.addToServer(server);

@@ -1,6 +1,7 @@
 // WorkerAdminService (proto/blockx/worker/v1/worker_admin.proto): the Worker's recent tasks for the
-// Coordinator's dashboard feed (docs/dashboard-data.md). Read-only, registered beside WorkerService on
-// the same server (same port, same TLS).
+// Coordinator's dashboard feed (docs/dashboard-data.md), and what it serves now (plugins with their
+// config schemas, declared tables) for `blockx validate --coordinator`. Read-only, registered beside
+// WorkerService on the same server (same port, same TLS).
 //
 // The ring itself is the pure core/recent-tasks.ts; `RecentTasksRecorder` feeds it from the
 // orchestrator's listener hooks (a task admitted, a task terminal), with the orchestrator's clock.
@@ -10,6 +11,9 @@
 import * as grpc from '@grpc/grpc-js';
 import type { WorkerAdminServiceHandlers } from '../../../../grpc/proto.js';
 import type { ListRecentTasksResponse } from '../../../../generated/proto/blockx/worker/v1/ListRecentTasksResponse.js';
+import type { DescribeServingResponse__Output } from '../../../../generated/proto/blockx/worker/v1/DescribeServingResponse.js';
+import type { BlockxConfig } from '../../../../kernel/config-types.js';
+import type { PluginRegistry } from '../../../../kernel/plugin-registry.js';
 import { TaskState, type TaskResult, type TerminalTaskState } from '../../core/index.js';
 import { RecentTasks, type RecentTasksPage } from '../../core/recent-tasks.js';
 import type { AdmittedTask, OrchestratorListener } from '../orchestration/orchestrator.js';
@@ -58,6 +62,22 @@ export interface WorkerAdminDeps {
   readonly workerInstance: string;
   readonly now: () => number;
   readonly logger: WorkerLogger;
+  /** What a submitted task is checked against now (the admission's plugins and served tables). */
+  readonly serving: () => ServingDescription;
+}
+
+export interface ServingDescription {
+  readonly deployment: string;
+  readonly plugins: Pick<PluginRegistry, 'builders' | 'writers'>;
+  readonly tables: BlockxConfig['tables'];
+}
+
+/** The wire form of what the Worker serves: plugins sorted by type, schemas and tables as JSON text. */
+export function servingToWire(serving: ServingDescription): DescribeServingResponse__Output {
+  const plugins = [...serving.plugins.builders.list(), ...serving.plugins.writers.list()]
+    .map((p) => ({ type: p.type, kind: p.kind, schemaJson: JSON.stringify(p.schema) }))
+    .sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0));
+  return { deployment: serving.deployment, plugins, tablesJson: JSON.stringify(serving.tables) };
 }
 
 /** The wire form of one page. */
@@ -100,6 +120,17 @@ export function workerAdminServiceHandlers(deps: WorkerAdminDeps): WorkerAdminSe
       } catch (err) {
         deps.logger.error({ rpc: 'ListRecentTasks', err: describeError(err) }, 'ListRecentTasks failed');
         callback({ code: grpc.status.INTERNAL, details: 'ListRecentTasks failed' });
+        return;
+      }
+      callback(null, response);
+    },
+    DescribeServing(_call, callback) {
+      let response: DescribeServingResponse__Output;
+      try {
+        response = servingToWire(deps.serving());
+      } catch (err) {
+        deps.logger.error({ rpc: 'DescribeServing', err: describeError(err) }, 'DescribeServing failed');
+        callback({ code: grpc.status.INTERNAL, details: 'DescribeServing failed' });
         return;
       }
       callback(null, response);

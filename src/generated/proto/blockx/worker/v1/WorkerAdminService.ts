@@ -4,10 +4,29 @@
 
 import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
+import type { DescribeServingRequest as _blockx_worker_v1_DescribeServingRequest, DescribeServingRequest__Output as _blockx_worker_v1_DescribeServingRequest__Output } from '../../../blockx/worker/v1/DescribeServingRequest.js';
+import type { DescribeServingResponse as _blockx_worker_v1_DescribeServingResponse, DescribeServingResponse__Output as _blockx_worker_v1_DescribeServingResponse__Output } from '../../../blockx/worker/v1/DescribeServingResponse.js';
 import type { ListRecentTasksRequest as _blockx_worker_v1_ListRecentTasksRequest, ListRecentTasksRequest__Output as _blockx_worker_v1_ListRecentTasksRequest__Output } from '../../../blockx/worker/v1/ListRecentTasksRequest.js';
 import type { ListRecentTasksResponse as _blockx_worker_v1_ListRecentTasksResponse, ListRecentTasksResponse__Output as _blockx_worker_v1_ListRecentTasksResponse__Output } from '../../../blockx/worker/v1/ListRecentTasksResponse.js';
 
 export interface WorkerAdminServiceClient extends grpc.Client {
+  /**
+   * What the Worker checks a submitted task against now: its plugins with their config schemas and the
+   * tables it serves (after any config reload). Nothing of any task; config only.
+   */
+  DescribeServing(argument: _blockx_worker_v1_DescribeServingRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_blockx_worker_v1_DescribeServingResponse__Output>): grpc.ClientUnaryCall;
+  DescribeServing(argument: _blockx_worker_v1_DescribeServingRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_blockx_worker_v1_DescribeServingResponse__Output>): grpc.ClientUnaryCall;
+  DescribeServing(argument: _blockx_worker_v1_DescribeServingRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_blockx_worker_v1_DescribeServingResponse__Output>): grpc.ClientUnaryCall;
+  DescribeServing(argument: _blockx_worker_v1_DescribeServingRequest, callback: grpc.requestCallback<_blockx_worker_v1_DescribeServingResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * What the Worker checks a submitted task against now: its plugins with their config schemas and the
+   * tables it serves (after any config reload). Nothing of any task; config only.
+   */
+  describeServing(argument: _blockx_worker_v1_DescribeServingRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_blockx_worker_v1_DescribeServingResponse__Output>): grpc.ClientUnaryCall;
+  describeServing(argument: _blockx_worker_v1_DescribeServingRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_blockx_worker_v1_DescribeServingResponse__Output>): grpc.ClientUnaryCall;
+  describeServing(argument: _blockx_worker_v1_DescribeServingRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_blockx_worker_v1_DescribeServingResponse__Output>): grpc.ClientUnaryCall;
+  describeServing(argument: _blockx_worker_v1_DescribeServingRequest, callback: grpc.requestCallback<_blockx_worker_v1_DescribeServingResponse__Output>): grpc.ClientUnaryCall;
+  
   /**
    * The Worker's recent tasks changed after `after_seq`, and its cumulative counters.
    */
@@ -27,6 +46,12 @@ export interface WorkerAdminServiceClient extends grpc.Client {
 
 export interface WorkerAdminServiceHandlers extends grpc.UntypedServiceImplementation {
   /**
+   * What the Worker checks a submitted task against now: its plugins with their config schemas and the
+   * tables it serves (after any config reload). Nothing of any task; config only.
+   */
+  DescribeServing: grpc.handleUnaryCall<_blockx_worker_v1_DescribeServingRequest__Output, _blockx_worker_v1_DescribeServingResponse>;
+  
+  /**
    * The Worker's recent tasks changed after `after_seq`, and its cumulative counters.
    */
   ListRecentTasks: grpc.handleUnaryCall<_blockx_worker_v1_ListRecentTasksRequest__Output, _blockx_worker_v1_ListRecentTasksResponse>;
@@ -34,5 +59,6 @@ export interface WorkerAdminServiceHandlers extends grpc.UntypedServiceImplement
 }
 
 export interface WorkerAdminServiceDefinition extends grpc.ServiceDefinition {
+  DescribeServing: MethodDefinition<_blockx_worker_v1_DescribeServingRequest, _blockx_worker_v1_DescribeServingResponse, _blockx_worker_v1_DescribeServingRequest__Output, _blockx_worker_v1_DescribeServingResponse__Output>
   ListRecentTasks: MethodDefinition<_blockx_worker_v1_ListRecentTasksRequest, _blockx_worker_v1_ListRecentTasksResponse, _blockx_worker_v1_ListRecentTasksRequest__Output, _blockx_worker_v1_ListRecentTasksResponse__Output>
 }

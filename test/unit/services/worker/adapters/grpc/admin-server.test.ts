@@ -18,6 +18,9 @@ function call(afterSeq: number, limit = 0) {
     workerInstance: 'inst-1',
     now: () => 9_999,
     logger: silentWorkerLogger,
+    serving: () => {
+      throw new Error('not asked here');
+    },
   });
   (handlers.ListRecentTasks as unknown as (c: unknown, cb: (e: unknown, r?: unknown) => void) => void)(
     { request: { afterSeq, limit } },
