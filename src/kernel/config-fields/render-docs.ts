@@ -147,6 +147,11 @@ export function renderConfigDocs(fields: readonly ConfigField[] = CONFIG_FIELDS)
   for (const section of CONFIG_SECTIONS) out.push(...sectionDocs(section, fields));
   out.push(RELOAD, '', '## Environment variables', '', '| variable | config field |', '| --- | --- |');
   out.push('| `BLOCKX_CONFIG` | the config file |');
+  // Per source (docs/ingest.md § Where the URL lives): the name upper-cased; read by config.ts, not a row.
+  out.push(
+    '| `BLOCKX_SOURCE_<NAME>_RPC_URL` | `sources.<name>.rpcUrl` (declares the source when the file does not) |',
+    '| `BLOCKX_SOURCE_<NAME>_FALLBACK_URL` | `sources.<name>.fallbackUrl` |',
+  );
   for (const f of fields.filter((row) => row.env !== undefined))
     out.push(`| ${code(f.env as string)} | ${code(SECTION_PREFIX[f.section] + f.path)} |`);
   out.push('', PROFILING_INTRO, '', '| variable | records |', '| --- | --- |');
