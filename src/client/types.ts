@@ -2,6 +2,7 @@
 import type { ChannelOptions } from '@grpc/grpc-js';
 import type { GetClusterStatusResponse__Output } from '../generated/proto/blockx/coordinator/v1/GetClusterStatusResponse.js';
 import type { ClusterStatusView } from '../contracts/cluster-status.js';
+import type { TerminalTaskState } from '../contracts/task.js';
 import type { TlsPem } from '../kernel/tls-files.js';
 import type { PluginConfig, PluginResult, TaskResult, TaskState, TaskUpdate } from '../grpc/domain-types.js';
 
@@ -83,7 +84,7 @@ export interface SubmitOutcome {
 export interface TaskRunResult {
   readonly taskId: string;
   readonly workerAddr: string;
-  readonly state: 'SUCCEEDED' | 'FAILED';
+  readonly state: TerminalTaskState;
   readonly success: boolean;
   /** '' when it succeeded. */
   readonly failureCode: string;

@@ -1,10 +1,10 @@
 // The dashboard's data (docs/dashboard.md): what the Coordinator's dashboard feed assembles every second
 // and what the page receives as JSON over Server-Sent Events. One shape for the feed (services/
 // coordinator) and the server that sends it (services/dashboard); plain JSON (numbers are UTC ms or
-// counts), nothing secret (no task inputs, no configs, no tokens). Pure types: no IO.
+// counts), nothing secret (no task inputs, no configs, no tokens). Types and one pure check: no IO.
 
 import type { ClusterStatusView } from './cluster-status.js';
-import type { TaskState } from './task.js';
+import { TaskState } from './task.js';
 
 /** Everything the page shows, at one instant. */
 export interface DashboardSnapshot {
@@ -30,6 +30,15 @@ export interface ThroughputPoint {
 
 /** A recent task's state: the one `TaskState` (./task.ts) but UNSPECIFIED, which names no task. */
 export type RecentTaskState = Exclude<TaskState, 'UNSPECIFIED'>;
+
+const RECENT_TASK_STATES: ReadonlySet<string> = new Set(
+  Object.values(TaskState).filter((s) => s !== TaskState.UNSPECIFIED),
+);
+
+/** True for a state a recent task may be in (for values read from a Worker or a frame). */
+export function isRecentTaskState(state: string): state is RecentTaskState {
+  return RECENT_TASK_STATES.has(state);
+}
 
 /** One task as a Worker last reported it. */
 export interface RecentTaskView {

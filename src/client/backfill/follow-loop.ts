@@ -25,6 +25,7 @@ import { failedWith, runWithRetries, type TaskRunner } from '../run-with-retries
 import type { TaskRetryPolicy } from '../task-retry.js';
 import { FENCED_CODE, type WriteFence } from '../../contracts/write-fence.js';
 import type { ClientTaskInput } from '../types.js';
+import type { TerminalTaskState } from '../../contracts/task.js';
 import type { BackfillTemplate } from './plan.js';
 import { rowsOf } from './run-backfill.js';
 
@@ -96,7 +97,7 @@ export type FollowEvent =
       readonly height: number;
       /** The block the output now reflects; null when the height's outputs were removed. */
       readonly hash: string | null;
-      readonly state: 'SUCCEEDED' | 'FAILED';
+      readonly state: TerminalTaskState;
       readonly taskId: string;
       readonly attempts: number;
       readonly rows: number | undefined;

@@ -3,13 +3,15 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import * as client from '../../../src/client/index.js';
 import type * as clientTypes from '../../../src/client/index.js';
-import type { RecentTaskState } from '../../../src/contracts/dashboard.js';
+import { isRecentTaskState, type RecentTaskState } from '../../../src/contracts/dashboard.js';
 import {
   isTerminalState,
   TaskState,
   type PluginResult,
   type TaskInput,
+  type TerminalTaskState,
 } from '../../../src/contracts/task.js';
+import type { TaskRunResult } from '../../../src/client/types.js';
 import type * as domain from '../../../src/grpc/domain-types.js';
 import * as root from '../../../src/index.js';
 import type * as rootTypes from '../../../src/index.js';
@@ -43,7 +45,20 @@ describe('TaskState', () => {
     expect(root.isTerminalState).toBe(isTerminalState);
   });
 
+  it.each([
+    ['UNSPECIFIED', false],
+    ['ALLOCATED', true],
+    ['RUNNING', true],
+    ['SUCCEEDED', true],
+    ['FAILED', true],
+    ['EXPLODED', false],
+    ['running', false],
+  ])('isRecentTaskState(%s) is %s', (state, recent) => {
+    expect(isRecentTaskState(state)).toBe(recent);
+  });
+
   it('the narrower states are subsets of it', () => {
+    expectTypeOf<TaskRunResult['state']>().toEqualTypeOf<TerminalTaskState>();
     expectTypeOf<RecentTaskState>().toEqualTypeOf<Exclude<TaskState, 'UNSPECIFIED'>>();
     expectTypeOf<RecentTaskRecordState>().toEqualTypeOf<'RUNNING' | 'SUCCEEDED' | 'FAILED'>();
     expectTypeOf<domain.TaskState>().toEqualTypeOf<TaskState>();

@@ -22,7 +22,11 @@
 //    last report (a crashed Worker's last tasks are what an operator wants to see), then are dropped.
 // No IO, no clock: every input carries `now`.
 
-import type { RecentTaskState, RecentTaskView, ThroughputPoint } from '../../../contracts/dashboard.js';
+import {
+  isRecentTaskState,
+  type RecentTaskView,
+  type ThroughputPoint,
+} from '../../../contracts/dashboard.js';
 
 export const THROUGHPUT_BUCKET_MS = 5_000;
 export const THROUGHPUT_WINDOW_MS = 10 * 60_000;
@@ -73,8 +77,6 @@ interface Bucket {
   failed: number;
 }
 
-const STATES: ReadonlySet<string> = new Set<RecentTaskState>(['ALLOCATED', 'RUNNING', 'SUCCEEDED', 'FAILED']);
-
 function nonNegative(n: number): number {
   return Number.isFinite(n) && n > 0 ? Math.floor(n) : 0;
 }
@@ -85,13 +87,13 @@ function bucketOf(now: number): number {
 
 /** A reported record in the snapshot's shape; undefined for a state the contract does not know. */
 export function recentTaskView(workerAddr: string, t: ReportedTask): RecentTaskView | undefined {
-  if (!STATES.has(t.state)) return undefined;
+  if (!isRecentTaskState(t.state)) return undefined;
   const startedAtMs = nonNegative(t.startedAtMs);
   const endedAtMs = nonNegative(t.endedAtMs);
   return {
     taskId: t.taskId,
     workerAddr,
-    state: t.state as RecentTaskState,
+    state: t.state,
     startedAtMs,
     endedAtMs,
     durationMs: endedAtMs > 0 && startedAtMs > 0 ? Math.max(0, endedAtMs - startedAtMs) : 0,

@@ -4,11 +4,12 @@
 // (a core row, a raw heartbeat), and keeps one frame's size bounded however large the cluster grows.
 // Pure: no IO.
 import type { ClusterStatusView, WorkerStatusView } from '../../../contracts/cluster-status.js';
-import type {
-  BackfillJobView,
-  DashboardSnapshot,
-  RecentTaskView,
-  ThroughputPoint,
+import {
+  isRecentTaskState,
+  type BackfillJobView,
+  type DashboardSnapshot,
+  type RecentTaskView,
+  type ThroughputPoint,
 } from '../../../contracts/dashboard.js';
 
 /** Bounds of one frame (docs/dashboard.md § Limits). */
@@ -98,13 +99,11 @@ function publicPoint(p: ThroughputPoint): ThroughputPoint {
   return { atMs: num(p.atMs), bucketMs: num(p.bucketMs), succeeded: num(p.succeeded), failed: num(p.failed) };
 }
 
-const TASK_STATES = new Set(['ALLOCATED', 'RUNNING', 'SUCCEEDED', 'FAILED']);
-
 function publicTask(t: RecentTaskView): RecentTaskView {
   return {
     taskId: text(t.taskId),
     workerAddr: text(t.workerAddr),
-    state: TASK_STATES.has(t.state) ? t.state : 'RUNNING',
+    state: isRecentTaskState(t.state) ? t.state : 'RUNNING',
     startedAtMs: num(t.startedAtMs),
     endedAtMs: num(t.endedAtMs),
     durationMs: num(t.durationMs),
