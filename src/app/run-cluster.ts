@@ -10,7 +10,13 @@ import { planUp, type ServicePlan } from '../kernel/service-plan.js';
 import type { BlockxConfig, DeploymentConfig } from '../kernel/config-types.js';
 import { createDashboardFeed } from '../services/coordinator/adapters/dashboard-feed.js';
 import { runCoordinator } from '../services/coordinator/app/run-coordinator.js';
-import { checkDashboardAddress, serveDashboard } from '../services/dashboard/app/serve-dashboard.js';
+import type { FollowJobView } from '../contracts/dashboard.js';
+import { withFollowJobs } from '../services/dashboard/app/follow-jobs-feed.js';
+import {
+  checkDashboardAddress,
+  serveDashboard,
+  type DashboardFeedHandle,
+} from '../services/dashboard/app/serve-dashboard.js';
 import { FunctionsStore } from '../services/functions-store/functions-store.js';
 import { MemoryFunctionsKv } from '../services/functions-store/memory-kv.js';
 import { InProcessRegistry } from '../services/registry/in-process-registry.js';
@@ -50,6 +56,8 @@ export interface RunClusterOptions {
   readonly dashboardListen?: string;
   /** Where the dashboard address came from, named when it cannot be served (e.g. `--dashboard`). */
   readonly dashboardKey?: string;
+  /** The follow jobs the dashboard shows beside the cluster (docs/dashboard.md § Follow jobs); none without. */
+  readonly followJobs?: () => Promise<readonly FollowJobView[]>;
   /** Builds the Calls phase of worker `index`; default: a supervised Executor per worker. */
   readonly executorFor?: (
     index: number,
@@ -170,17 +178,29 @@ export async function runCluster(opts: RunClusterOptions): Promise<RunningCluste
       }
       // Started last, so it stops first: its feed never polls a Worker that is shutting down.
       const dashboardLog = logger.child({ service: 'dashboard' });
+      const { followJobs } = opts;
+      const withJobsOf = (feed: DashboardFeedHandle): DashboardFeedHandle =>
+        followJobs === undefined
+          ? feed
+          : withFollowJobs({
+              feed,
+              read: followJobs,
+              intervalMs: config.observability.dashboard.intervalMs,
+              logger: dashboardLog,
+            });
       const dashboard = stack.adopt(
         'dashboard',
         await serveDashboard({
           config,
           listenAddr: dashboardListen,
           ...(opts.dashboardKey ? { configKey: opts.dashboardKey } : {}),
-          feed: createDashboardFeed({
-            ...coordinator.dashboardFeedInputs,
-            intervalMs: config.observability.dashboard.intervalMs,
-            logger: dashboardLog,
-          }),
+          feed: withJobsOf(
+            createDashboardFeed({
+              ...coordinator.dashboardFeedInputs,
+              intervalMs: config.observability.dashboard.intervalMs,
+              logger: dashboardLog,
+            }),
+          ),
           logger: dashboardLog,
         }),
       );

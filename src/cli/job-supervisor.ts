@@ -87,6 +87,8 @@ export interface SuperviseOptions {
   readonly signals: RunSignals;
   /** Told of each run's lease and events; the supervisor adds its own look at the lease. */
   readonly observer?: FollowObserver;
+  /** Told before each restart of a failed run (the dashboard counts them). */
+  readonly onRestart?: (failuresInARow: number, delayMs: number) => void;
   /** A run that found the job held by another runner ends the supervisor (no --wait-for-lock). */
   readonly exitWhenHeld?: boolean;
   readonly io: CliIo;
@@ -130,6 +132,7 @@ export async function superviseJob(o: SuperviseOptions): Promise<number> {
     if (o.exitWhenHeld && held && !followed) return code;
     failures = failuresInARow(failures, { startedMs, endedMs: clock() }, backoff);
     const delay = restartDelayMs(failures, backoff);
+    o.onRestart?.(failures, delay);
     o.io.stderr(
       `job ${o.name}: the runner exited ${code}; restarting in ${delay} ms (${failures} failure(s) in a row)\n`,
     );

@@ -4,6 +4,7 @@
 // counts), nothing secret (no task inputs, no configs, no tokens). Types and one pure check: no IO.
 
 import type { ClusterStatusView } from './cluster-status.js';
+import type { FollowJobStatus } from './follow-job.js';
 import { TaskState } from './task.js';
 
 /** Everything the page shows, at one instant. */
@@ -18,6 +19,11 @@ export interface DashboardSnapshot {
   readonly recentTasks: readonly RecentTaskView[];
   /** Backfill jobs that reported progress recently, newest first. */
   readonly backfills: readonly BackfillJobView[];
+  /**
+   * Follow jobs (`backfill --follow`, `ingest --follow`) of the storage database, by id: present where the
+   * serving process reads them (`blockx up`; docs/dashboard.md § Follow jobs).
+   */
+  readonly followJobs?: readonly FollowJobView[];
 }
 
 /** Tasks that ended in one bucket `[atMs, atMs + bucketMs)`. */
@@ -88,6 +94,12 @@ export interface BackfillProgress {
 export interface BackfillJobView extends BackfillProgress {
   /** When the client last reported (UTC ms). */
   readonly updatedAtMs: number;
+}
+
+/** A follow job as the dashboard shows it: its status, and how often this process restarted its runner. */
+export interface FollowJobView extends FollowJobStatus {
+  /** Runs the serving process's supervisor started again after a failure; null: it does not supervise it. */
+  readonly restarts: number | null;
 }
 
 /** What the dashboard server needs from its feed. */

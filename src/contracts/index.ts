@@ -8,6 +8,7 @@
 export * from './call-args.js';
 export * from './cluster-status.js';
 export * from './errors.js';
+export * from './follow-job.js';
 export * from './heartbeat.js';
 export * from './registry-prefix.js';
 export * from './task.js';

@@ -2,7 +2,8 @@
 // (`blockx up --no-demo --workers 2`), headless Chromium (Debian's `chromium`) driven over the DevTools
 // protocol by puppeteer-core. The page must render the cluster's workers, show a submitted task (one
 // that succeeds and one that fails, with its failure code and message) in recent tasks, a backfill job
-// with its progress, and say "disconnected" once the cluster is gone.
+// with its progress, the follow job of its config live (head, lag, last reorg, runner and term, restarts,
+// last error, as the chain tables change under it), and say "disconnected" once the cluster is gone.
 //
 // Chromium is spawned by this file (spawnTracked: its own process group, so its zygote and renderers die
 // with it) and puppeteer connects to it; nothing outlives the file. Without chromium the file is skipped
@@ -11,9 +12,19 @@
 // BLOCKX_UPDATE_SCREENSHOT=1 also writes the page to docs/images/dashboard.png (the README's picture);
 // without it the tree is left as it was.
 import type { ChildProcess } from 'node:child_process';
-import { accessSync, constants, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { connect, type Browser, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DashboardSnapshot } from '../../src/contracts/dashboard.js';
@@ -35,6 +46,8 @@ const SCREENSHOT = path.join(REPO, 'docs/images/dashboard.png');
 const POLL = { timeoutMs: 60_000, intervalMs: 200 } as const;
 /** Blocks of the synthetic chain the backfill runs over. */
 const BLOCKS = 40;
+/** The follow job's finality: blocks up to BLOCKS − FINALITY are final. */
+const FINALITY = 5;
 
 function findChromium(): string | undefined {
   const candidates = [process.env.BLOCKX_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'];
@@ -75,6 +88,8 @@ async function blockx(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: n
 
 describe.skipIf(CHROMIUM === undefined && !inCi)('the dashboard in headless chromium', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'blockx-dashboard-'));
+  const CONFIG = (): string => path.join(dir, 'blockx.config.yaml');
+  const DB = (): string => path.join(dir, 'blockx.db');
   let env: NodeJS.ProcessEnv = {};
   let up: ChildProcess | undefined;
   let upOutput: OutputTail | undefined;
@@ -104,7 +119,7 @@ describe.skipIf(CHROMIUM === undefined && !inCi)('the dashboard in headless chro
         '  throw new Error(`block ${n} has no receipts <script>alert(1)</script>`);\n}\n',
     );
     env = cleanEnv({
-      BLOCKX_STORAGE_URL: `sqlite:${path.join(dir, 'blockx.db')}`,
+      BLOCKX_STORAGE_URL: `sqlite:${DB()}`,
       BLOCKX_FUNCTIONS_DIR: functions,
       // A busy test machine must not make the Coordinator filter its Workers as overloaded.
       COORDINATOR_CPU_RED_LINE: '1',
@@ -112,9 +127,17 @@ describe.skipIf(CHROMIUM === undefined && !inCi)('the dashboard in headless chro
     });
     const chain = await blockx(['data', 'generate', '--chain', '1', '--blocks', String(BLOCKS)], env);
     expect(chain.code, chain.out).toBe(0);
+    // The repo's config and one follow job, which blockx up runs and the page shows.
+    writeFileSync(
+      CONFIG(),
+      `${readFileSync(path.join(REPO, 'blockx.config.yaml'), 'utf8')}\n` +
+        `jobs:\n  transfers:\n    template: ${path.join(REPO, 'examples/tasks/block-table-transfers.json')}\n` +
+        `    from: 1\n    finality: ${FINALITY}\n    pollIntervalMs: 200\n` +
+        `    restartInitialBackoffMs: 300\n    restartMaxBackoffMs: 60000\n`,
+    );
     up = spawnTracked(
       process.execPath,
-      [BIN, 'up', '--no-demo', '--workers', '2', '--listen', '127.0.0.1:0'],
+      [BIN, 'up', '--no-demo', '--workers', '2', '--listen', '127.0.0.1:0', '--config', CONFIG()],
       { cwd: REPO, env },
     );
     upOutput = captureOutput(up);
@@ -260,6 +283,57 @@ describe.skipIf(CHROMIUM === undefined && !inCi)('the dashboard in headless chro
     if (process.env.BLOCKX_UPDATE_SCREENSHOT === '1') {
       await p().screenshot({ path: SCREENSHOT as `${string}.png`, fullPage: true });
     }
+  });
+
+  it('shows each follow job live: head, lag, last reorg, runner and term, restarts, last error', async () => {
+    const row = '#follow-jobs tbody tr[data-follow-job]';
+    await p().waitForSelector(row, { timeout: 60_000 });
+    const cell = (col: string): Promise<string> => text(`${row} td[data-col="${col}"]`);
+    await eventually(async () => {
+      expect(await p().$eval(row, (tr) => tr.getAttribute('data-state'))).toBe('running');
+      expect(await cell('head')).toBe(String(BLOCKS));
+      expect(await cell('finalized')).toBe(String(BLOCKS - FINALITY));
+      expect(await cell('lag')).toBe('caught up');
+      expect(await cell('reorg')).toBe('none');
+      expect(await cell('runner')).toMatch(/pid \d+term 1$/);
+      expect(await cell('restarts')).toBe('0');
+    }, POLL);
+
+    // The chain gets 2 blocks shorter (above the finalized height): the job removes their outputs, and
+    // the page shows the reorg and the new head without a reload.
+    const db = new Database(DB());
+    try {
+      db.prepare('UPDATE blocks SET canonical = 0 WHERE chain_id = 1 AND number > ?').run(BLOCKS - 2);
+    } finally {
+      db.close();
+    }
+    await eventually(async () => {
+      expect(await cell('head')).toBe(String(BLOCKS - 2));
+      expect(await cell('reorg')).toMatch(
+        new RegExp(`^2 blocks above ${BLOCKS - 2}, .* ago · 1 in all, deepest 2$`),
+      );
+    }, POLL);
+
+    // The final block just below the job's cursor (the one it checks on every pass) changes: the runner
+    // stops with REORG_BEYOND_FINALITY and blockx up restarts it with backoff; the page counts the
+    // restarts, shows the error, and each run's new fencing term.
+    const db2 = new Database(DB());
+    let final = 0;
+    try {
+      final = (db2.prepare('SELECT cursor FROM blockx_jobs').get() as { cursor: number }).cursor - 1;
+      db2
+        .prepare("UPDATE blocks SET hash = '0xdeep' WHERE chain_id = 1 AND number = ? AND canonical = 1")
+        .run(final);
+    } finally {
+      db2.close();
+    }
+    await eventually(async () => {
+      expect(Number(await cell('restarts'))).toBeGreaterThanOrEqual(2);
+      expect(await cell('error')).toMatch(
+        new RegExp(`block ${final} was final with hash 0x[0-9a-f]+, the chain tables now say 0xdeep`),
+      );
+      expect(Number(/term (\d+)$/.exec(await cell('runner'))?.[1])).toBeGreaterThanOrEqual(3);
+    }, POLL);
   });
 
   it('says "disconnected" once the cluster is gone', async () => {

@@ -103,6 +103,7 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
     'services/registry',
   ],
   app: [
+    'contracts',
     'kernel',
     'services/call-host',
     'services/coordinator',

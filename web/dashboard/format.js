@@ -70,3 +70,20 @@ export function shortId(id, max = 18) {
   const half = Math.floor((max - 1) / 2);
   return `${id.slice(0, half)}…${id.slice(-half)}`;
 }
+
+/** How far a follow job is behind its head: "3 blocks · 36 s", "caught up", or "–" before its first read. */
+export function formatLag(lagBlocks, lagSeconds) {
+  if (lagBlocks === null || lagBlocks === undefined) return '–';
+  if (lagBlocks === 0) return 'caught up';
+  const blocks = `${lagBlocks} block${lagBlocks === 1 ? '' : 's'}`;
+  return lagSeconds === null || lagSeconds === undefined
+    ? blocks
+    : `${blocks} · ${formatDuration(lagSeconds * 1000)}`;
+}
+
+/** A follow job's last reorg, seen at `nowMs`: "3 blocks above 27, 12 s ago", or "none". */
+export function formatReorg(reorg, nowMs) {
+  if (!reorg) return 'none';
+  const blocks = `${reorg.depth} block${reorg.depth === 1 ? '' : 's'}`;
+  return `${blocks} above ${reorg.ancestor}, ${formatAge(reorg.atMs, nowMs)}`;
+}

@@ -9,7 +9,9 @@ import {
   formatAge,
   formatClock,
   formatDuration,
+  formatLag,
   formatPercent,
+  formatReorg,
   shortId,
   slotsUsed,
 } from './format.js';
@@ -223,6 +225,61 @@ export function renderBackfills(tbody, s) {
   tbody.replaceChildren(...rows);
 }
 
+const JOB_STATE_BADGE = { running: 'ok', failed: 'bad', stopped: 'warn' };
+
+/**
+ * One row a follow job (docs/dashboard.md § Follow jobs): where it is against its chain's head, its last
+ * reorg, who runs it under which fencing term, how often this process restarted it, its last error.
+ */
+export function renderFollowJobs(tbody, s) {
+  const jobs = s.followJobs ?? [];
+  if (jobs.length === 0) return emptyRow(tbody, 9, 'no follow jobs in the storage database');
+  const rows = jobs.map((j) => {
+    const r = j.lastReorg;
+    return el(
+      'tr',
+      { 'data-follow-job': j.jobId, 'data-state': j.state },
+      el(
+        'td',
+        { class: 'mono', title: `${j.jobId} (${j.kind}, chain ${j.chainId})` },
+        shortId(j.jobId, 20),
+        ' ',
+        el('span', { class: `badge ${JOB_STATE_BADGE[j.state] ?? ''}` }, j.state),
+        el('span', { class: 'badge' }, j.kind),
+      ),
+      el('td', { class: 'num', 'data-col': 'head' }, j.head === null ? '–' : String(j.head)),
+      el('td', { class: 'num', 'data-col': 'finalized' }, j.finalized === null ? '–' : String(j.finalized)),
+      el(
+        'td',
+        { class: j.lagBlocks > 0 ? 'num warn-text' : 'num', 'data-col': 'lag' },
+        formatLag(j.lagBlocks, j.lagSeconds),
+      ),
+      el(
+        'td',
+        { 'data-col': 'reorg', title: r ? `tip ${r.oldTip} → ${r.newTip ?? 'none'}` : '' },
+        formatReorg(r, s.atMs),
+        j.reorgs > 0
+          ? el('span', { class: 'muted' }, ` · ${j.reorgs} in all, deepest ${j.deepestReorg}`)
+          : null,
+      ),
+      el(
+        'td',
+        { class: 'mono', 'data-col': 'runner' },
+        j.runner ?? '–',
+        j.term === null ? null : el('span', { class: 'badge', title: 'fencing term' }, `term ${j.term}`),
+      ),
+      el('td', { class: 'num', 'data-col': 'restarts' }, j.restarts === null ? '–' : String(j.restarts)),
+      el(
+        'td',
+        { class: 'failure', 'data-col': 'error' },
+        j.lastError ? el('span', { class: 'message', title: j.lastError }, j.lastError) : null,
+      ),
+      el('td', { class: 'num' }, formatAge(j.updatedMs, s.atMs)),
+    );
+  });
+  tbody.replaceChildren(...rows);
+}
+
 export function renderSnapshot(s) {
   const coordinator = document.getElementById('coordinator-state');
   coordinator.textContent = s.cluster.ready ? 'coordinator ready' : 'coordinator not ready';
@@ -234,4 +291,5 @@ export function renderSnapshot(s) {
   renderCharts(s);
   renderTasks(document.querySelector('#tasks tbody'), document.getElementById('tasks-count'), s);
   renderBackfills(document.querySelector('#backfills tbody'), s);
+  renderFollowJobs(document.querySelector('#follow-jobs tbody'), s);
 }

@@ -71,7 +71,7 @@ function chainOf(template: BackfillTemplate): { chainId: number; blocksTable: st
 export async function followJob(client: BlockxClient, o: FollowCommandOptions, io: CliIo): Promise<number> {
   const [
     { FOLLOW_DEFAULTS, runFollow },
-    { JobStore },
+    { JobStore, reorgView },
     { StorageChainReader },
     { openStorage, maskStorageUrl },
     { newRunId },
@@ -175,6 +175,7 @@ export async function followJob(client: BlockxClient, o: FollowCommandOptions, i
       for await (const e of events) {
         if (e.type === 'stopped') last = e;
         else count(e, counts);
+        if (e.type === 'reorg') await store.recordReorg(jobId, reorgView(e, Date.now()));
         observer.event?.(jobId, e);
         io.stdout(o.json ? `${JSON.stringify(e)}\n` : eventText(e));
       }

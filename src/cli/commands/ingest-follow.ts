@@ -52,7 +52,7 @@ export async function ingestJobIdOf(storage: string, chainId: number, blocksTabl
 export async function ingestFollow(o: IngestFollowCommandOptions, io: CliIo): Promise<number> {
   const [
     { runIngestFollow, INGEST_FOLLOW_RETRY_DELAY_MS },
-    { JobStore },
+    { JobStore, reorgView },
     { StorageChainReader },
     { openStorage, maskStorageUrl, storageIdentity },
     { newRunId },
@@ -195,6 +195,7 @@ export async function ingestFollow(o: IngestFollowCommandOptions, io: CliIo): Pr
       for await (const e of events) {
         if (e.type === 'stopped') last = e;
         else count(e, counts);
+        if (e.type === 'reorg') await store.recordReorg(jobId, reorgView(e, Date.now()));
         io.stdout(o.run.json === true ? `${JSON.stringify(e)}\n` : eventText(e, pollIntervalMs));
       }
     } catch (err) {

@@ -11,6 +11,7 @@ import type { Command } from 'commander';
 import type { Registry } from 'prom-client';
 import type { FlagOverride } from '../../kernel/config.js';
 import type { BlockxConfig, JobConfig } from '../../kernel/config-types.js';
+import type { JobStatus } from '../../services/follow/adapters/job-status.js';
 import { CONFIG_FLAG, EXIT, UsageError, type CliIo } from '../io.js';
 import { runDemo } from './up-demo.js';
 
@@ -105,9 +106,12 @@ async function up(opts: UpOptions, io: CliIo): Promise<number> {
   const plan = planUp(config);
   io.stdout(`blockx up: deployment "${plan.deployment}" from ${config.configFile}\n`);
   for (const s of plan.services) io.stdout(`  ${describePlannedService(s)}\n`);
+  // The follow jobs on the dashboard: read from the job state once the job tables are opened (below).
+  const jobBoard = new JobBoard();
   const cluster = await runCluster({
     kernel,
     logger,
+    followJobs: () => jobBoard.read(),
     ...(opts.dashboard === false ? { dashboardListen: '' } : {}),
     // An address in use is blamed on the flag that gave it, not on the config.
     ...(typeof opts.dashboard === 'string' ? { dashboardKey: '--dashboard' } : {}),
@@ -135,7 +139,7 @@ async function up(opts: UpOptions, io: CliIo): Promise<number> {
     // Listening before the line is printed: whoever waits for it may signal at once (a signal that came
     // between the two would find no handler and kill the process without its shutdown).
     const stopSignal = terminationSignal();
-    const jobs = await startJobs(config, opts.config, cluster.coordinatorAddress, io);
+    const jobs = await startJobs(config, opts.config, cluster.coordinatorAddress, io, jobBoard);
     // Config changes without a restart: the file is read again when it changes, or on SIGHUP.
     const stopWatching = watchConfigFile(
       config.configFile,
@@ -149,6 +153,7 @@ async function up(opts: UpOptions, io: CliIo): Promise<number> {
     const closeJobMetrics = await exportJobMetrics(
       config,
       cluster.metricsRegistryFor({ service: 'jobs', deployment: plan.deployment }),
+      jobBoard,
     );
     io.stdout('serving; press Ctrl-C to stop\n');
     await stopSignal;
@@ -173,6 +178,7 @@ async function startJobs(
   configPath: string | undefined,
   coordinator: string,
   io: CliIo,
+  board: JobBoard,
 ): Promise<{ stop(): Promise<void> }> {
   const names = Object.keys(config.jobs).filter((name) => config.jobs[name]?.template !== undefined);
   if (names.length === 0) return { stop: () => Promise.resolve() };
@@ -195,11 +201,19 @@ async function startJobs(
     const job = config.jobs[name] as JobConfig;
     const jobIo = jobLines(name, io);
     io.stdout(`job ${name}: following ${job.template} from block ${job.from}\n`);
+    let jobId: string | undefined;
     return superviseJob({
       name,
       job,
       runOnce: (hooks) => runConfiguredJob(name, job, config.baseDir, settings, jobIo, hooks),
       signals,
+      observer: {
+        leaseHeld: (id) => void (jobId = board.supervising(id)),
+        following: (id) => void (jobId = board.supervising(id)),
+      },
+      onRestart: () => {
+        if (jobId !== undefined) board.restarted(jobId);
+      },
       io: jobIo,
     });
   });
@@ -236,7 +250,11 @@ function jobLines(name: string, io: CliIo): CliIo {
  * The follow jobs of the storage database on the cluster's Prometheus endpoint (docs/follow.md § Watching a
  * job), read from their state at each scrape. Returns what closes the connections it keeps.
  */
-async function exportJobMetrics(config: BlockxConfig, registry: Registry): Promise<() => Promise<void>> {
+async function exportJobMetrics(
+  config: BlockxConfig,
+  registry: Registry,
+  board: JobBoard,
+): Promise<() => Promise<void>> {
   const [{ JobStore }, { openJobLeases }, { readJobStatuses }, { registerFollowMetrics }, { openStorage }] =
     await Promise.all([
       import('../../services/follow/adapters/job-store.js'),
@@ -248,10 +266,43 @@ async function exportJobMetrics(config: BlockxConfig, registry: Registry): Promi
   const store = await JobStore.open(config.storage, config.baseDir);
   const leases = await openJobLeases(config, store.backend);
   const chain = await openStorage(config.storage, config.tables, { baseDir: config.baseDir });
-  registerFollowMetrics(registry, () => readJobStatuses(store, leases, chain, Date.now()));
+  const read = (): Promise<JobStatus[]> => readJobStatuses(store, leases, chain, Date.now());
+  registerFollowMetrics(registry, read);
+  board.readFrom(read);
   return async () => {
+    board.readFrom(undefined);
     await chain.close();
     await leases.close();
     await store.close();
   };
+}
+
+/**
+ * The follow jobs as the dashboard shows them (docs/dashboard.md § Follow jobs): their status, read from
+ * the job state once `readFrom` is given a reader (none before the job tables are opened, nor with
+ * --once), and how many times this process's supervisors restarted each one's runner.
+ */
+class JobBoard {
+  private reader: (() => Promise<readonly JobStatus[]>) | undefined;
+  private readonly restarts = new Map<string, number>();
+
+  readFrom(reader: (() => Promise<readonly JobStatus[]>) | undefined): void {
+    this.reader = reader;
+  }
+
+  /** A job this process supervises: it shows 0 restarts until its first. Returns the id. */
+  supervising(jobId: string): string {
+    if (!this.restarts.has(jobId)) this.restarts.set(jobId, 0);
+    return jobId;
+  }
+
+  restarted(jobId: string): void {
+    this.restarts.set(jobId, (this.restarts.get(jobId) ?? 0) + 1);
+  }
+
+  /** Each job's status with `restarts` (null: not supervised here), the dashboard's FollowJobView. */
+  async read(): Promise<(JobStatus & { readonly restarts: number | null })[]> {
+    const statuses = this.reader === undefined ? [] : await this.reader();
+    return statuses.map((j) => ({ ...j, restarts: this.restarts.get(j.jobId) ?? null }));
+  }
 }

@@ -8,6 +8,7 @@ import {
   isRecentTaskState,
   type BackfillJobView,
   type DashboardSnapshot,
+  type FollowJobView,
   type RecentTaskView,
   type ThroughputPoint,
 } from '../../../contracts/dashboard.js';
@@ -18,6 +19,7 @@ export const SNAPSHOT_LIMITS = Object.freeze({
   throughputPoints: 720,
   recentTasks: 200,
   backfills: 50,
+  followJobs: 100,
   /** Characters of any one string (failure messages are bounded by the Worker already). */
   text: 1_024,
 });
@@ -35,6 +37,7 @@ export function publicSnapshot(s: DashboardSnapshot): DashboardSnapshot {
     throughput: s.throughput.slice(-SNAPSHOT_LIMITS.throughputPoints).map(publicPoint),
     recentTasks: s.recentTasks.slice(0, SNAPSHOT_LIMITS.recentTasks).map(publicTask),
     backfills: s.backfills.slice(0, SNAPSHOT_LIMITS.backfills).map(publicBackfill),
+    followJobs: (s.followJobs ?? []).slice(0, SNAPSHOT_LIMITS.followJobs).map(publicFollowJob),
   };
 }
 
@@ -129,5 +132,40 @@ function publicBackfill(b: BackfillJobView): BackfillJobView {
     startedAtMs: num(b.startedAtMs),
     updatedAtMs: num(b.updatedAtMs),
     finished: b.finished === true,
+  };
+}
+
+/** A count or height the job may not know yet: null stays null. */
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : num(v));
+const textOrNull = (v: unknown): string | null => (typeof v === 'string' ? text(v) : null);
+
+function publicFollowJob(j: FollowJobView): FollowJobView {
+  const r = j.lastReorg;
+  return {
+    jobId: text(j.jobId),
+    kind: text(j.kind),
+    chainId: num(j.chainId),
+    state: text(j.state),
+    runner: textOrNull(j.runner),
+    term: numOrNull(j.term),
+    head: numOrNull(j.head),
+    finalized: numOrNull(j.finalized),
+    lagBlocks: numOrNull(j.lagBlocks),
+    lagSeconds: numOrNull(j.lagSeconds),
+    reorgs: num(j.reorgs),
+    deepestReorg: num(j.deepestReorg),
+    lastReorg:
+      r === null || typeof r !== 'object'
+        ? null
+        : {
+            atMs: num(r.atMs),
+            ancestor: num(r.ancestor),
+            depth: num(r.depth),
+            oldTip: text(r.oldTip),
+            newTip: textOrNull(r.newTip),
+          },
+    lastError: textOrNull(j.lastError),
+    updatedMs: num(j.updatedMs),
+    restarts: numOrNull(j.restarts),
   };
 }

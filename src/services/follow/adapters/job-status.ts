@@ -2,31 +2,14 @@
 // prints and `blockx up` exports to Prometheus. Read from the job's state (src/services/follow/adapters/
 // job-store.ts), its lease, and the chain tables for the blocks' timestamps; nothing is kept in memory, so
 // any process that reaches the database sees the same figures.
+import type { FollowJobStatus } from '../../../contracts/follow-job.js';
 import type { StorageBackend } from '../../storage/types.js';
 import { UNKNOWN_HASH } from '../core/follow-core.js';
 import type { JobLeases } from './job-lease.js';
 import type { JobStore } from './job-store.js';
 
-export interface JobStatus {
-  readonly jobId: string;
-  /** The chain it follows (its source: the chain tables of this chain id). */
-  readonly chainId: number;
-  /** running (a live lease), stopped, failed. */
-  readonly state: string;
-  readonly runner: string | null;
-  /** The highest canonical block the job has seen, null before its first read. */
-  readonly head: number | null;
-  /** Blocks at or below it are final: head − finality. */
-  readonly finalized: number | null;
-  /** Heights from the cursor to the head whose output does not reflect a block yet. */
-  readonly lagBlocks: number | null;
-  /** Chain time from the newest block the job's output reflects to the head (block timestamps). */
-  readonly lagSeconds: number | null;
-  readonly reorgs: number;
-  readonly deepestReorg: number;
-  readonly lastError: string | null;
-  readonly updatedMs: number;
-}
+/** One name for the concept, defined in src/contracts/follow-job.ts (the dashboard shows it too). */
+export type JobStatus = FollowJobStatus;
 
 /** Every job of the store, with its lag read from the chain tables (`chain`: the configured storage). */
 export async function readJobStatuses(
@@ -71,15 +54,18 @@ export async function readJobStatuses(
     }
     out.push({
       jobId: record.jobId,
+      kind: record.kind,
       chainId: record.spec.chainId,
       state: runner === undefined && record.state === 'running' ? 'stopped' : record.state,
       runner: runner?.info ?? null,
+      term: await store.term(record.jobId),
       head,
       finalized: head === null ? null : Math.max(-1, head - record.spec.finality),
       lagBlocks,
       lagSeconds,
       reorgs: record.reorgs,
       deepestReorg: record.deepestReorg,
+      lastReorg: await store.lastReorg(record.jobId),
       lastError: record.lastError,
       updatedMs: record.updatedMs,
     });

@@ -8,7 +8,15 @@ import { StorageError, StorageErrorCode } from '../../storage/errors.js';
 import { openStorage } from '../../storage/open-storage.js';
 import type { Row, StorageBackend, StorageTransaction } from '../../storage/types.js';
 import { JobFencedError } from '../core/errors.js';
-import { JOB_BLOCKS_TABLE, JOB_STOPS_TABLE, JOB_TABLES, JOB_TERMS_TABLE, JOBS_TABLE } from './job-tables.js';
+import type { FollowReorgView } from '../../../contracts/follow-job.js';
+import {
+  JOB_BLOCKS_TABLE,
+  JOB_REORGS_TABLE,
+  JOB_STOPS_TABLE,
+  JOB_TABLES,
+  JOB_TERMS_TABLE,
+  JOBS_TABLE,
+} from './job-tables.js';
 
 export type JobState = 'running' | 'stopped' | 'failed';
 
@@ -225,6 +233,38 @@ export class JobStore {
     });
   }
 
+  /** Records `reorg` as the job's last one (fenced like every write of the job's state). */
+  async recordReorg(jobId: string, reorg: FollowReorgView): Promise<void> {
+    const row = {
+      job_id: jobId,
+      at_ms: reorg.atMs,
+      ancestor: reorg.ancestor,
+      depth: reorg.depth,
+      old_tip: reorg.oldTip,
+      new_tip: reorg.newTip,
+    };
+    await this.write(jobId, (tx) => tx.insertRows(JOB_REORGS_TABLE, [row]));
+  }
+
+  /** The last reorg recorded for the job, if any. */
+  async lastReorg(jobId: string): Promise<FollowReorgView | null> {
+    const row = await this.backend.get(JOB_REORGS_TABLE, { job_id: jobId });
+    if (row === undefined) return null;
+    return {
+      atMs: Number(row.at_ms),
+      ancestor: Number(row.ancestor),
+      depth: Number(row.depth),
+      oldTip: String(row.old_tip),
+      newTip: row.new_tip === null || row.new_tip === undefined ? null : String(row.new_tip),
+    };
+  }
+
+  /** The job's newest term (its newest runner's), null before any runner claimed one. */
+  async term(jobId: string): Promise<number | null> {
+    const row = await this.backend.get(JOB_TERMS_TABLE, { job_id: jobId });
+    return row === undefined ? null : Number(row.term);
+  }
+
   async requestStop(jobId: string): Promise<void> {
     await this.backend.transaction((tx) =>
       tx.insertRows(JOB_STOPS_TABLE, [{ job_id: jobId, requested_ms: this.clock() }]),
@@ -271,4 +311,17 @@ function recordOf(row: Row): JobRecord {
     lastError: row.last_error === null || row.last_error === undefined ? null : String(row.last_error),
     updatedMs: Number(row.updated_ms),
   };
+}
+
+/** A follower's reorg event as the job records it (both followers' events carry these fields). */
+export function reorgView(
+  e: {
+    readonly ancestor: number;
+    readonly depth: number;
+    readonly oldTip: string;
+    readonly newTip: string | null;
+  },
+  atMs: number,
+): FollowReorgView {
+  return { atMs, ancestor: e.ancestor, depth: e.depth, oldTip: e.oldTip, newTip: e.newTip };
 }

@@ -10,6 +10,7 @@ export const JOBS_TABLE = 'blockx_jobs';
 export const JOB_BLOCKS_TABLE = 'blockx_job_blocks';
 export const JOB_LEASES_TABLE = 'blockx_job_leases';
 export const JOB_STOPS_TABLE = 'blockx_job_stops';
+export const JOB_REORGS_TABLE = 'blockx_job_reorgs';
 /** Its name is a contract (src/contracts/write-fence.ts): the storage backends check fenced writes in it. */
 export { JOB_TERMS_TABLE };
 
@@ -59,6 +60,19 @@ export const JOB_TABLES: Readonly<Record<string, TableConfig>> = Object.freeze({
    */
   [JOB_STOPS_TABLE]: {
     columns: { job_id: col('text'), requested_ms: col('bigint') },
+    primaryKey: ['job_id'],
+    writable: false,
+  },
+  /** The last reorg a job's runners saw (one row per job, replaced at each reorg), for the dashboard. */
+  [JOB_REORGS_TABLE]: {
+    columns: {
+      job_id: col('text'),
+      at_ms: col('bigint'),
+      ancestor: col('bigint'),
+      depth: col('bigint'),
+      old_tip: col('text'),
+      new_tip: col('text', true),
+    },
     primaryKey: ['job_id'],
     writable: false,
   },

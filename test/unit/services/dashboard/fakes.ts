@@ -3,6 +3,7 @@
 import type { WorkerStatusView } from '../../../../src/contracts/cluster-status.js';
 import type {
   DashboardSnapshot,
+  FollowJobView,
   DashboardSource,
   RecentTaskView,
 } from '../../../../src/contracts/dashboard.js';
@@ -145,6 +146,29 @@ export function snapshotAt(atMs: number, extra: Partial<DashboardSnapshot> = {})
     throughput: [{ atMs: atMs - 5_000, bucketMs: 5_000, succeeded: 3, failed: 1 }],
     recentTasks: [task('t-1')],
     backfills: [],
+    followJobs: [],
+    ...extra,
+  };
+}
+
+export function followJob(jobId: string, extra: Partial<FollowJobView> = {}): FollowJobView {
+  return {
+    jobId,
+    kind: 'follow',
+    chainId: 1,
+    state: 'running',
+    runner: 'host pid 42',
+    term: 3,
+    head: 30,
+    finalized: 25,
+    lagBlocks: 2,
+    lagSeconds: 24,
+    reorgs: 1,
+    deepestReorg: 3,
+    lastReorg: { atMs: 900, ancestor: 27, depth: 3, oldTip: '0xold', newTip: '0xnew' },
+    lastError: null,
+    updatedMs: 950,
+    restarts: 0,
     ...extra,
   };
 }

@@ -16,6 +16,8 @@ interface FormatModule {
   ): { latest: Record<string, unknown>; runs: Record<string, unknown>[] }[];
   slotsUsed(worker: { taskSlots: number; freeSlots: number }): number;
   shortId(id: string, max?: number): string;
+  formatLag(lagBlocks: number | null, lagSeconds: number | null): string;
+  formatReorg(reorg: Record<string, unknown> | null, nowMs: number): string;
 }
 interface ChartsModule {
   niceCeiling(v: number): number;
@@ -110,5 +112,27 @@ describe('charts.js', async () => {
     for (const b of bars) expect(b.y + b.height).toBe(100);
     expect(bars[1]?.width).toBe(99);
     expect(c.barGeometry([], 400, 100)).toEqual({ yMax: 1, bars: [] });
+  });
+});
+
+describe('format.js: follow jobs', async () => {
+  const f = await load<FormatModule>('format.js');
+
+  it.each([
+    [null, null, '–'],
+    [0, 0, 'caught up'],
+    [1, null, '1 block'],
+    [3, 36, '3 blocks · 36 s'],
+    [70, 840, '70 blocks · 14 min'],
+  ])('formatLag(%s, %s) = %s', (blocks, seconds, text) => {
+    expect(f.formatLag(blocks, seconds)).toBe(text);
+  });
+
+  it('formatReorg names the depth, the common ancestor and how long ago', () => {
+    expect(f.formatReorg(null, 1_000)).toBe('none');
+    expect(f.formatReorg({ atMs: 1_000, ancestor: 27, depth: 3 }, 13_000)).toBe(
+      '3 blocks above 27, 12 s ago',
+    );
+    expect(f.formatReorg({ atMs: 1_000, ancestor: 9, depth: 1 }, 1_400)).toBe('1 block above 9, 400 ms ago');
   });
 });

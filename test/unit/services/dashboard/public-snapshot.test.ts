@@ -1,14 +1,37 @@
 // The snapshot the page receives: bounded lists and strings, the optional code version kept only when
 // the view has one, unknown states and non-numbers normalised.
 import { describe, expect, it } from 'vitest';
-import type { RecentTaskView } from '../../../../src/contracts/dashboard.js';
+import type { FollowJobView, RecentTaskView } from '../../../../src/contracts/dashboard.js';
 import { publicSnapshot, SNAPSHOT_LIMITS } from '../../../../src/services/dashboard/core/public-snapshot.js';
-import { snapshotAt, task, worker } from './fakes.js';
+import { followJob, snapshotAt, task, worker } from './fakes.js';
 
 describe('publicSnapshot', () => {
   it('keeps a snapshot within the contract unchanged', () => {
     const s = snapshotAt(5_000);
     expect(publicSnapshot(s)).toEqual(s);
+    const withJobs = snapshotAt(5_000, {
+      followJobs: [followJob('fl-a'), followJob('fl-b', { term: null })],
+    });
+    expect(publicSnapshot(withJobs)).toEqual(withJobs);
+  });
+
+  it('sends follow jobs bounded, an absent list as none, unknown figures as null, no fields beyond the contract', () => {
+    const { followJobs: _none, ...older } = snapshotAt(1);
+    expect(publicSnapshot(older).followJobs).toEqual([]);
+    const many = Array.from({ length: 300 }, (_, i) => followJob(`fl-${i}`));
+    expect(publicSnapshot(snapshotAt(1, { followJobs: many })).followJobs).toHaveLength(
+      SNAPSHOT_LIMITS.followJobs,
+    );
+    const odd = {
+      ...followJob('fl-odd', { head: null, lagBlocks: null, lastError: 'e'.repeat(5_000) }),
+      lastReorg: 'yesterday',
+      secret: 'postgres://user:pw@db',
+      restarts: Number.NaN,
+    } as unknown as FollowJobView;
+    const [out] = publicSnapshot(snapshotAt(1, { followJobs: [odd] })).followJobs ?? [];
+    expect(out).toMatchObject({ head: null, lagBlocks: null, lastReorg: null, restarts: 0 });
+    expect(out?.lastError?.length).toBe(SNAPSHOT_LIMITS.text + 1);
+    expect(out).not.toHaveProperty('secret');
   });
 
   it('bounds every list (newest tasks and latest throughput points kept) and every string', () => {

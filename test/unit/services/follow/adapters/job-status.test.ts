@@ -1,7 +1,8 @@
 // What `blockx status` and the Prometheus export say of a follow job (src/services/follow/adapters/
 // job-status.ts, follow-metrics.ts), from its state in a SQLite file and the chain tables' timestamps:
 // the finalized height, the heights not yet applied (an in-flight one counts as not applied), the chain
-// time from the newest applied block to the head, the runner, reorgs and the last error.
+// time from the newest applied block to the head, the runner and its term, reorgs (the last one too) and
+// the last error.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,7 +12,11 @@ import type { TableConfig } from '../../../../../src/kernel/config-types.js';
 import { registerFollowMetrics } from '../../../../../src/services/follow/adapters/follow-metrics.js';
 import type { JobLeases } from '../../../../../src/services/follow/adapters/job-lease.js';
 import { readJobStatuses } from '../../../../../src/services/follow/adapters/job-status.js';
-import { JobStore, type FollowJobSpec } from '../../../../../src/services/follow/adapters/job-store.js';
+import {
+  JobStore,
+  reorgView,
+  type FollowJobSpec,
+} from '../../../../../src/services/follow/adapters/job-store.js';
 import { openStorage } from '../../../../../src/services/storage/open-storage.js';
 import { conformanceSettings } from '../../../../support/storage-conformance-fixtures.js';
 
@@ -78,9 +83,17 @@ describe('readJobStatuses', () => {
       for (const h of [24, 25, 26, 27]) await store.setApplied('fl-a', h, `0x${h}`);
       await store.setApplied('fl-a', 28, '');
       await store.setFinal('fl-a', 24, '0x23', { head: 30, reorgs: 2, deepestReorg: 3, lastError: 'boom' });
+      await store.claimTerm('fl-a');
+      await store.claimTerm('fl-a');
+      const reorg = { ancestor: 26, depth: 2, oldTip: '0x28old', newTip: '0x28' };
+      await store.recordReorg('fl-a', reorgView({ ...reorg, ancestor: 20 }, 500));
+      await store.recordReorg('fl-a', reorgView(reorg, 900));
       const [status] = await readJobStatuses(store, leases('host pid 1'), chain, 0);
       expect(status).toMatchObject({
         jobId: 'fl-a',
+        kind: 'follow',
+        term: 2,
+        lastReorg: { atMs: 900, ...reorg },
         chainId: 7,
         state: 'running',
         runner: 'host pid 1',
@@ -122,7 +135,14 @@ describe('readJobStatuses', () => {
     try {
       await store.ensure('fl-b', SPEC);
       const [status] = await readJobStatuses(store, leases(undefined), chain, 0);
-      expect(status).toMatchObject({ head: null, finalized: null, lagBlocks: null, lagSeconds: null });
+      expect(status).toMatchObject({
+        head: null,
+        finalized: null,
+        lagBlocks: null,
+        lagSeconds: null,
+        term: null,
+        lastReorg: null,
+      });
       const registry = new Registry();
       registerFollowMetrics(registry, () => readJobStatuses(store, leases(undefined), chain, 0));
       expect(await registry.metrics()).not.toMatch(/blockx_follow_head_block\{/);
