@@ -16,13 +16,15 @@ import { readFileSync } from 'node:fs';
 import { Etcd3, isRecoverableError } from 'etcd3';
 import type { IOptions } from 'etcd3';
 import { BlockxError } from '../../kernel/errors.js';
+import { TOP_LEVEL_DEFAULTS } from '../../kernel/config-defaults.js';
 
 export const ETCD_HOST_BREAKER_HALF_OPEN_AFTER_MS = 250;
 export const ETCD_HOST_BREAKER_CONSECUTIVE_FAILURES = 3;
 export const ETCD_GLOBAL_RETRY_ATTEMPTS = 3;
 export const ETCD_RETRY_BACKOFF = Object.freeze({ initialDelay: 50, maxDelay: 500 });
 export const ETCD_WATCH_BACKOFF = Object.freeze({ initialDelay: 100, maxDelay: 1_000 });
-export const DEFAULT_ETCD_UNARY_DEADLINE_MS = 5_000;
+/** registry.etcd.dialTimeoutMs's default: what every caller passes as the deadline (docs/configuration.md). */
+export const DEFAULT_ETCD_UNARY_DEADLINE_MS = TOP_LEVEL_DEFAULTS.registry.etcd.dialTimeoutMs;
 
 export interface EtcdClientOptions {
   /** `host:port` or `http(s)://host:port`; a bare `host:port` gets `http://`. At least one. */

@@ -22,8 +22,10 @@ import type {
   RegistryWatch,
   WorkerRegistryReader,
 } from './registry-port.js';
+import { defaultCoordinatorConfig } from '../../kernel/config-defaults.js';
 
-export const DEFAULT_ETCD_WATCH_RETRY_DELAY_MS = 1_000;
+/** coordinator.etcdWatchRetryDelayMs's default (docs/configuration.md). */
+export const DEFAULT_ETCD_WATCH_RETRY_DELAY_MS = defaultCoordinatorConfig('block').etcdWatchRetryDelayMs;
 /** Upper bound on waiting for etcd to confirm a watch cancel while stopping. */
 const CANCEL_WAIT_MS = 1_000;
 

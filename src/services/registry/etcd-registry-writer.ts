@@ -17,8 +17,10 @@ import type { WorkerHeartbeat } from '../../contracts/heartbeat.js';
 import { workerKey } from '../../contracts/registry-prefix.js';
 import { describeError, silentLogger } from './registry-port.js';
 import type { Logger, WorkerRegistryWriter } from './registry-port.js';
+import { TOP_LEVEL_DEFAULTS } from '../../kernel/config-defaults.js';
 
-export const DEFAULT_LEASE_TTL_MS = 10_000;
+/** registry.etcd.leaseTtlMs's default (docs/configuration.md). */
+export const DEFAULT_LEASE_TTL_MS = TOP_LEVEL_DEFAULTS.registry.etcd.leaseTtlMs;
 
 export interface EtcdRegistryWriterOptions {
   /** A client to use (not closed by the writer); otherwise one is created from `endpoints` and owned. */

@@ -37,9 +37,10 @@ import type { RegistrySource } from '../core/cluster-status.js';
 import { DashboardModel } from '../core/dashboard-model.js';
 import type { CoreReader } from './admin-server.js';
 import type { BackfillJobsReader } from './jobs-server.js';
+import { TOP_LEVEL_DEFAULTS } from '../../../kernel/config-defaults.js';
 
-/** How often the feed assembles a snapshot when `intervalMs` is not given. */
-export const DEFAULT_DASHBOARD_INTERVAL_MS = 1_000;
+/** How often the feed assembles a snapshot when `intervalMs` is not given (the config field's default). */
+export const DEFAULT_DASHBOARD_INTERVAL_MS = TOP_LEVEL_DEFAULTS.observability.dashboard.intervalMs;
 /** The deadline of one ListRecentTasks call when `workerTimeoutMs` is not given. */
 export const DEFAULT_WORKER_POLL_TIMEOUT_MS = 800;
 /** Workers asked per poll at most; a bigger cluster is polled in turns (round robin). */

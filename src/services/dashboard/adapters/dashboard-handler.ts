@@ -19,9 +19,13 @@ import type { Asset, DashboardAssets } from './assets.js';
 import { SECURITY_HEADERS, sseComment, sseEvent, sseHello } from '../core/http-rules.js';
 import { publicSnapshot } from '../core/public-snapshot.js';
 import { routeRequest, type RouteTable } from '../core/routes.js';
+import { TOP_LEVEL_DEFAULTS } from '../../../kernel/config-defaults.js';
 
-/** Streams open at once by default (each is one socket and one buffered frame at most). */
-export const DEFAULT_MAX_EVENT_CLIENTS = 16;
+/**
+ * Streams open at once by default (each is one socket and one buffered frame at most):
+ * observability.dashboard.maxEventClients's default.
+ */
+export const DEFAULT_MAX_EVENT_CLIENTS = TOP_LEVEL_DEFAULTS.observability.dashboard.maxEventClients;
 /** Period of the keep-alive comment on idle streams. */
 export const DEFAULT_KEEP_ALIVE_MS = 15_000;
 /** Keep-alive periods a stream may stay undrained before it is dropped. */
@@ -58,7 +62,8 @@ export interface DashboardHandlerOptions {
 }
 
 /** observability.dashboard.maxEventClientsPerClient's default (docs/configuration.md). */
-export const DEFAULT_MAX_EVENT_CLIENTS_PER_CLIENT = 4;
+export const DEFAULT_MAX_EVENT_CLIENTS_PER_CLIENT =
+  TOP_LEVEL_DEFAULTS.observability.dashboard.maxEventClientsPerClient;
 
 interface Stream {
   readonly res: DashboardResponse;

@@ -21,6 +21,7 @@ import { plaintextListenProblem, type TlsMaterial } from '../../../kernel/tls-fi
 import { loadDashboardAssets, type DashboardAssets } from './assets.js';
 import { DashboardHandler, DEFAULT_MAX_EVENT_CLIENTS } from './dashboard-handler.js';
 import { DashboardErrorCode, DashboardServerError } from '../errors.js';
+import { TOP_LEVEL_DEFAULTS } from '../../../kernel/config-defaults.js';
 
 /** The config key the address came from, named in errors. */
 const CONFIG_KEY = 'observability.dashboard.listenAddr';
@@ -187,7 +188,8 @@ function dashboardPermissionProblem(socket: TLSSocket): string | undefined {
 }
 
 /** observability.dashboard.maxConnectionsPerAddress's default (docs/configuration.md). */
-export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 16;
+export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS =
+  TOP_LEVEL_DEFAULTS.observability.dashboard.maxConnectionsPerAddress;
 
 /**
  * Closes a new connection at once when its remote address already holds `max` (docs/dashboard.md):
