@@ -4,14 +4,15 @@ test/integration/executor/python-tenant-placement.test.ts: no processes, no cloc
 Reads one JSON scenario per line on stdin and writes one JSON answer per line:
   {"units": N, "maxCalls": M, "sticky": bool, "ops": [[op, arg], ...], "steady": tenant (optional)}
 ops: ["arrive", tenant]; ["complete", k] (the k-th running or waiting call, mod their count, ends);
-["wait", k] / ["resume", k] (a running call waits on the Worker / a waiting one resumes); ["cancel",
+["wait", k] / ["resume", k] (a running call waits on the Worker / a waiting one resumes); ["drain", k] (every call of the k-th process ends, in one turn); ["cancel",
 tenant] (its first queued call goes); ["ready", 0] (every fresh process becomes ready). After each op the
 router's turn runs: place_tenant_calls, then the placements and renewals carried out as router.py does.
 With "steady", turns go on under pressure (see run) until every call queued after the ops is placed.
 Answer: {"trace": [[op index, call id, unit id, tenant] | [op index, "renew", unit id, tenant]],
 "violation": text or null, "queued": calls left queued, "turns": turns under pressure}.
 The invariants checked after every turn: no process holds calls of two tenants; with sticky, no process
-ever took calls of two tenants; no placement beyond maxCalls running calls.
+ever took calls of two tenants; no placement beyond maxCalls running calls; no process renewed (killed)
+while it holds calls.
 """
 
 import collections
@@ -69,6 +70,11 @@ class Sim:
                 u, cid = live[arg % len(live)]
                 if u.calls.pop(cid) == "running":
                     u.load -= 1
+        elif name == "drain":
+            # Every call of the k-th process ends in one turn (the router reads many frames per turn).
+            u = self.units[arg % len(self.units)]
+            u.calls.clear()
+            u.load = 0
         elif name in ("wait", "resume"):
             live = self.calls(name == "resume")
             if live:
@@ -106,6 +112,8 @@ class Sim:
             self.tenant_of[cid] = tenant
             self.trace.append([i, cid, u.uid, tenant])
         for u in renew:
+            if u.calls and self.violation is None:
+                self.violation = "op %d: unit %d renewed while it holds calls %s" % (i, u.uid, sorted(u.calls))
             fresh = FakeUnit(self.next_uid, False)
             self.next_uid += 1
             fresh.reserved_for = u.reserved_for

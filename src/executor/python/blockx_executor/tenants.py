@@ -62,6 +62,17 @@ def place_tenant_calls(units, queued, max_calls, routable, sticky):
         owner.append(owner_of(u, sticky))
         room += 1
     placements = []
+    # This scan's placements, not on the units yet: (tenant, count) by unit, for reservations and renewals.
+    placed = {}
+
+    def owner_now(u):
+        p = placed.get(id(u))
+        return p[0] if p is not None else owner_of(u, sticky)
+
+    def calls_now(u):
+        p = placed.get(id(u))
+        return len(u.calls) + (p[1] if p is not None else 0)
+
     waiting = set()
     read_all = True
     for tenant, count in queued:
@@ -81,10 +92,11 @@ def place_tenant_calls(units, queued, max_calls, routable, sticky):
                 if best < 0 or running[j] < running[best]:
                     best = j
             if best < 0:
-                _reserve_for(units, tenant, sticky)
+                _reserve_for(units, tenant, owner_now, calls_now)
                 break
             u = open_units[best]
             placements.append((tenant, u))
+            placed[id(u)] = (tenant, calls_now(u) - len(u.calls) + 1)
             owner[best] = tenant
             if u.reserved_for == tenant:
                 u.reserved_for = None
@@ -100,23 +112,26 @@ def place_tenant_calls(units, queued, max_calls, routable, sticky):
     renew = []
     if sticky:
         for u in units:
-            if (not u.dead and not u.calls and u.reserved_for is not None and u.tenant is not None
+            if (not u.dead and calls_now(u) == 0 and u.reserved_for is not None and u.tenant is not None
                     and u.tenant != u.reserved_for):
                 renew.append(u)
     return placements, renew
 
 
-def _reserve_for(units, tenant, sticky):
-    """`tenant` found no process: unless it holds one (its own or reserved), reserve the least busy free one."""
+def _reserve_for(units, tenant, owner_now, calls_now):
+    """`tenant` found no process: unless it holds one (its own or reserved), reserve the least busy free one
+    (counting this scan's placements), one that never served anyone first among equals."""
     best = None
+    best_key = None
     for u in units:
         if u.dead:
             continue
-        if u.reserved_for == tenant or owner_of(u, sticky) == tenant:
+        if u.reserved_for == tenant or owner_now(u) == tenant:
             return
         if u.reserved_for is not None:
             continue
-        if best is None or (len(u.calls), u.tenant is not None) < (len(best.calls), best.tenant is not None):
-            best = u
+        key = (calls_now(u), owner_now(u) is not None)
+        if best is None or key < best_key:
+            best, best_key = u, key
     if best is not None:
         best.reserved_for = tenant
