@@ -2,7 +2,7 @@
 //
 //   npx tsx bench/calls.ts [--calls 100000] [--tasks 100] [--task-calls 1000] [--task-slots 32]
 //                          [--threads 2] [--executor built|tsx] [--runs 3]
-//                          [--only worker|isolation|tenants|python|uds|piscina]
+//                          [--only worker|isolation|tenants|tenants-python|python|uds|piscina]
 //
 // Rows (no-op calls; the function is test/fixtures/functions/noop.ts, `async () => null`):
 //  - dispatcher→executor, 1 task × 100,000 calls: ExecutorCallRunner.run (the Worker's dispatcher core
@@ -21,7 +21,9 @@
 //    the same run (none, task, none, task, …), and the per-call ratio task/none.
 //  - tenants: the 100-task row with every task from one submitter and with two submitters alternating
 //    (calls of different submitters never share an execution thread at once, docs/security.md § Task
-//    isolation), in turn in one executor, and the ratio two/one.
+//    isolation), in turn in one executor, and the ratio two/one. tenants-python: the same on the Python
+//    executor (`def main(ctx): return None`), whose execution processes under isolation task serve one
+//    submitter each in their life (a drained one is replaced by a fresh fork for the other submitter).
 //  - python (docs/executor.md § Python functions on a Worker): one Worker with both executors over one
 //    functions folder (noop.ts and noop_py.py, `def main(ctx): return None`), 1 task × 100,000 calls of
 //    each language through the same dispatcher and router, and the whole Worker over gRPC for each;
@@ -346,28 +348,32 @@ async function isolationRows(): Promise<Row[]> {
  * tasks of two submitters alternating (a thread drains before it switches), in the same executor,
  * alternating shape by shape round by round.
  */
-async function tenantRows(): Promise<Row[]> {
-  const small = noopCalls(TASK_CALLS);
+async function tenantRows(fn = 'noop', functionsDir = FUNCTIONS, label = 'executor'): Promise<Row[]> {
+  const small = noopCalls(TASK_CALLS, fn);
   const shapes = [
     { label: 'one submitter', client: (_i: number) => 'alice' },
     { label: 'two submitters alternating', client: (i: number) => (i % 2 === 0 ? 'alice' : 'bob') },
   ];
   const ms = new Map<number, number[]>();
-  await withExecutor(async (ports) => {
-    await runTask(ports, noopCalls(Math.min(CALLS, 20_000))); // warm-up
-    for (let round = 0; round < RUNS + 1; round++) {
-      for (const [i, shape] of shapes.entries()) {
-        let n = 0;
-        const start = performance.now();
-        await lanes(TASKS, () => runTask(ports, small, shape.client(n++)));
-        const took = performance.now() - start;
-        if (round > 0) ms.set(i, [...(ms.get(i) ?? []), took]);
+  await withExecutor(
+    async (ports) => {
+      await runTask(ports, noopCalls(Math.min(CALLS, 20_000), fn)); // warm-up
+      for (let round = 0; round < RUNS + 1; round++) {
+        for (const [i, shape] of shapes.entries()) {
+          let n = 0;
+          const start = performance.now();
+          await lanes(TASKS, () => runTask(ports, small, shape.client(n++)));
+          const took = performance.now() - start;
+          if (round > 0) ms.set(i, [...(ms.get(i) ?? []), took]);
+        }
       }
-    }
-  });
+    },
+    undefined,
+    functionsDir,
+  );
   return shapes.map((shape, i) => {
     const row = {
-      name: `dispatcher→executor, tenants: ${shape.label}, ${TASKS} tasks × ${fmt(TASK_CALLS)} calls, ${TASK_SLOTS} at once`,
+      name: `dispatcher→${label}, tenants: ${shape.label}, ${TASKS} tasks × ${fmt(TASK_CALLS)} calls, ${TASK_SLOTS} at once`,
       calls: TASKS * TASK_CALLS,
       ms: ms.get(i)!,
     };
@@ -376,15 +382,22 @@ async function tenantRows(): Promise<Row[]> {
   });
 }
 
+/** A functions folder in `dir` with noop.ts and noop_py.py (`def main(ctx): return None`), made once. */
+function pythonFunctions(dir: string): string {
+  const functionsDir = path.join(dir, 'functions');
+  if (existsSync(functionsDir)) return functionsDir;
+  mkdirSync(functionsDir);
+  copyFileSync(path.join(FUNCTIONS, 'noop.ts'), path.join(functionsDir, 'noop.ts'));
+  writeFileSync(path.join(functionsDir, 'noop_py.py'), 'def main(ctx):\n    return None\n');
+  return functionsDir;
+}
+
 /**
  * JS and Python no-op calls through one Worker with both executors (same dispatcher, same router), in
  * the same run, and the raw Python UDS ping-pong they are measured against.
  */
 async function pythonRows(dir: string): Promise<Row[]> {
-  const functionsDir = path.join(dir, 'functions');
-  mkdirSync(functionsDir);
-  copyFileSync(path.join(FUNCTIONS, 'noop.ts'), path.join(functionsDir, 'noop.ts'));
-  writeFileSync(path.join(functionsDir, 'noop_py.py'), 'def main(ctx):\n    return None\n');
+  const functionsDir = pythonFunctions(dir);
   const rows = await withExecutor(
     async (ports, kernel, config) => {
       if (!ports.pythonStarted) throw new Error('the Python executor did not start');
@@ -530,7 +543,8 @@ async function main(): Promise<void> {
   const cases: [string, () => Promise<Row[]>][] = [
     ['worker', workerRows],
     ['isolation', isolationRows],
-    ['tenants', tenantRows],
+    ['tenants', () => tenantRows()],
+    ['tenants-python', () => tenantRows('noop_py', pythonFunctions(dir), 'Python executor')],
     ['python', () => pythonRows(dir)],
     ['uds', async () => [await udsPingPong(dir, CALLS, 1024)]],
     ['piscina', async () => [await piscina(CALLS, undefined), await piscina(CALLS, 2)]],
@@ -578,9 +592,12 @@ async function main(): Promise<void> {
       console.log(`| gRPC Worker→Python / gRPC Worker→JS | ${fmt(rateOf(pyGrpc) / rateOf(jsGrpc), 2)}× |`);
   }
   const ten = rows.filter((r) => r.name.includes(', tenants: '));
-  if (ten.length === 2) {
+  if (ten.length > 0) {
     console.log('\nTenants on threads (two submitters alternating vs one, same run and executor)\n');
-    console.log(`| two / one | ${fmt(rateOf(ten[1]!) / rateOf(ten[0]!), 2)}× |`);
+    for (let i = 0; i + 1 < ten.length; i += 2)
+      console.log(
+        `| ${ten[i]!.name.replace(/, tenants: .*$/, '')} two / one | ${fmt(rateOf(ten[i + 1]!) / rateOf(ten[i]!), 2)}× |`,
+      );
   }
   // The isolation rows come in pairs (none, task) of the same shape: the cost of isolation per call.
   const iso = rows.filter((r) => r.name.includes(', isolation '));
