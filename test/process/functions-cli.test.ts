@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FunctionCodeView } from '../../src/executor/code-epochs.js';
 import { MAX_BUNDLE_FILE_BYTES } from '../../src/services/functions-store/bundle-limits.js';
-import { parseAnyFunctionFileName } from '../../src/services/worker/core/functions-inventory.js';
+import { parseAnyFunctionFileName } from '../../src/executor/core/functions-inventory.js';
 import { startEtcd, type EtcdServer } from '../support/etcd.js';
 import { eventually } from '../support/eventually.js';
 import { freePort } from '../support/ports.js';

@@ -81,7 +81,7 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   'services/ingest-follow': ['kernel'],
   'services/dashboard': ['contracts', 'kernel'],
   'services/chain-rpc': ['kernel'],
-  'services/functions-store': ['contracts', 'executor', 'kernel', 'services/worker'],
+  'services/functions-store': ['contracts', 'executor', 'kernel'],
   'services/call-host': ['contracts', 'executor', 'kernel', 'services/worker'], // the Worker's ports only (rule below)
   'services/worker': [
     'contracts',
@@ -153,7 +153,6 @@ const CALL_HOST_USES_OF_WORKER: readonly string[] = [
   'src/services/worker/adapters/errors.ts',
   'src/services/worker/adapters/orchestration/phase-results.ts',
   'src/services/worker/adapters/telemetry/worker-logger.ts',
-  'src/services/worker/core/functions-inventory.ts',
 ];
 
 function violations(rule: (a: Arrow) => boolean): string[] {

@@ -30,7 +30,7 @@ import {
   type BundleSigner,
 } from './bundle-signature.js';
 import { FunctionsStoreError, FunctionsStoreErrorCode as Code } from './errors.js';
-import { parseAnyFunctionFileName } from '../worker/core/functions-inventory.js';
+import { parseAnyFunctionFileName } from '../../executor/core/functions-inventory.js';
 
 export const BUNDLE_FORMAT = 'blockx.functions.bundle/1';
 

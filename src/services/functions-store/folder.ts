@@ -5,7 +5,7 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { listFunctionFiles } from '../../executor/function-source.js';
-import { parseAnyFunctionFileName } from '../worker/core/functions-inventory.js';
+import { parseAnyFunctionFileName } from '../../executor/core/functions-inventory.js';
 import type { BundleFile } from './bundle.js';
 import { MAX_BUNDLE_FILE_BYTES, MAX_BUNDLE_FILES } from './bundle-limits.js';
 import { FunctionsStoreError, FunctionsStoreErrorCode as Code } from './errors.js';

@@ -34,7 +34,7 @@ import {
   parseAnyFunctionFileName,
   type FunctionLanguage,
   type FunctionsInventory,
-} from '../../worker/core/functions-inventory.js';
+} from '../../../executor/core/functions-inventory.js';
 import { codeEpochsFromView } from '../../worker/adapters/orchestration/default-ports.js';
 import { DeploymentUnknownError } from '../../worker/adapters/errors.js';
 import {

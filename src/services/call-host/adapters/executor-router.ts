@@ -6,7 +6,7 @@
 //    one set of call semantics) ◀── events of both links (executorLost filtered, below) ──┘
 //
 // - ExecuteCall goes to the executor of its function's language in the task's pinned epoch
-//   (core/functions-inventory.ts `languageOf`). A name defined in two languages fails the attempt with
+//   (executor/core/functions-inventory.ts `languageOf`). A name defined in two languages fails the attempt with
 //   a load error (not retryable) naming both files; a name no file defines, in an epoch with a `.py`
 //   file, fails with FUNCTION_NOT_FOUND listing the functions of both languages; a Python function while Python is off fails the
 //   same way, naming the setting. Those failures are emitted on a microtask, like the link's own.
@@ -33,7 +33,7 @@ import {
   notFoundMessage,
   type FunctionLanguage,
   type FunctionsInventory,
-} from '../../worker/core/functions-inventory.js';
+} from '../../../executor/core/functions-inventory.js';
 import { executeEach, type ExecutorLinkCommands } from './executor-call-io.js';
 import type { ExecuteCallCommand, ExecutorLinkEvent, ResumeOutcome } from './executor-link.js';
 

@@ -24,7 +24,7 @@ import { PinnedEpochs } from '../../../../executor/code-epochs.js';
 import type { Bundle } from '../../../functions-store/bundle.js';
 import { FunctionsStoreError, FunctionsStoreErrorCode } from '../../../functions-store/errors.js';
 import type { CurrentPointer } from '../../../functions-store/store-keys.js';
-import { parseAnyFunctionFileName } from '../../core/functions-inventory.js';
+import { parseAnyFunctionFileName } from '../../../../executor/core/functions-inventory.js';
 import { silentWorkerLogger, type WorkerLogger } from '../telemetry/worker-logger.js';
 
 /** How often a Worker reads the current pointer. The pickup bound is this plus one bundle fetch. */

@@ -14,7 +14,7 @@ import { resolveDispatcherConfig } from '../../../../../src/services/call-host/c
 import {
   parseAnyFunctionFileName,
   type FunctionsInventory,
-} from '../../../../../src/services/worker/core/functions-inventory.js';
+} from '../../../../../src/executor/core/functions-inventory.js';
 import { FakeLink, VirtualTime, completed, failed, flush, task, track } from './runner-harness.js';
 
 const EPOCH = 'epoch-a';

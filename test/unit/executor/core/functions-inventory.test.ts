@@ -1,4 +1,4 @@
-// The language rule of a Worker with two executors (src/services/worker/core/functions-inventory.ts):
+// The language rule of a Worker with two executors (src/executor/core/functions-inventory.ts):
 // table-driven cases and a property over random folders.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -8,7 +8,7 @@ import {
   languageOf,
   notFoundMessage,
   parseAnyFunctionFileName,
-} from '../../../../../src/services/worker/core/functions-inventory.js';
+} from '../../../../src/executor/core/functions-inventory.js';
 
 const files = (...names: string[]) => names.map((fileName) => ({ fileName }));
 

@@ -14,7 +14,7 @@
 //
 // Pure: given the file names, no IO, no clock.
 
-import { parseFunctionFileName } from '../../../executor/core/function-resolution.js';
+import { parseFunctionFileName } from './function-resolution.js';
 
 export type FunctionLanguage = 'js' | 'python';
 
