@@ -7,8 +7,10 @@
 //     (services/storage/table-changes.ts) and the running declaration keeps serving;
 //   - function files need nothing: every task pins the functions folder's current content (code epochs,
 //     docs/functions.md), so a changed or added function serves the next task;
-//   - a field of the field table marked `reload: 'live'` is taken (none is yet; the table's docs column
-//     says so per field);
+//   - plugins: when a plugin package or the `plugins` section changed, the plugins are loaded again
+//     (plugin-reload.ts); tasks already running keep the ones they started with;
+//   - a field of the field table marked `reload: 'live'` is taken (the table's docs column says so per
+//     field);
 //   - everything else (deployments, storage, registry, plugins, ...) is named as taking effect after a
 //     restart; the running config keeps serving.
 // A file that no longer loads (invalid YAML, a schema error) is reported with its problems and changes
@@ -52,6 +54,8 @@ export interface ConfigReloadOptions {
   readonly running: BlockxConfig;
   /** Where added tables are created and served; absent: a table change waits for a restart. */
   readonly storage?: Pick<StorageBackend, 'tables' | 'serveTables'>;
+  /** Loads the plugins again when they changed (plugin-reload.ts); absent: a change waits for a restart. */
+  readonly plugins?: (next: BlockxConfig) => Promise<void>;
   /** One line per change applied, refused or deferred. */
   readonly report: (level: 'info' | 'warn' | 'error', line: string) => void;
 }
@@ -76,6 +80,9 @@ export function createConfigReload(opts: ConfigReloadOptions): () => Promise<voi
       if (JSON.stringify(running.tables) !== JSON.stringify(next.tables))
         opts.report('warn', 'config reload: tables changed; they take effect after a restart');
     } else await applyTables(storage, next, opts.report);
+    if (opts.plugins) await opts.plugins(next);
+    else if (JSON.stringify(running.plugins) !== JSON.stringify(next.plugins))
+      opts.report('warn', 'config reload: plugins changed; it takes effect after a restart');
     for (const section of RESTART_SECTIONS) {
       if (JSON.stringify(withoutLive(section, running)) !== JSON.stringify(withoutLive(section, next)))
         opts.report('warn', `config reload: ${section} changed; it takes effect after a restart`);

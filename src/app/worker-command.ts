@@ -7,9 +7,9 @@
 //   Then the teardown stack unwinds (executor, registry session, metrics, storage) and the shutdown
 //   hook fires with the first signal's name. A teardown step that fails makes the exit code 1.
 //   SIGHUP, or a change of the config file → the file is read again and what a running Worker can take
-//                             is applied (config-reload.ts: added tables created and served; every other
-//                             change is logged as waiting for a restart). docs/configuration.md §
-//                             Changing the config of a running process.
+//                             is applied (config-reload.ts: added tables created and served, changed
+//                             plugins loaded again; every other change is logged as waiting for a
+//                             restart). docs/configuration.md § Changing the config of a running process.
 //
 // Prints one line on stdout once it serves: `worker listening on <advertised addr> (bound <host:port>,
 // deployment <name>)`; logs go to stderr as pino JSON lines (level from BLOCKX_LOG_LEVEL / config).
@@ -22,7 +22,9 @@ import { boundedPino } from '../kernel/observability/logger.js';
 import { withProfiling } from '../kernel/observability/profiling.js';
 import type { RunningWorker } from '../services/worker/app/run-worker.js';
 import type { WorkerLogger } from '../services/worker/adapters/telemetry/worker-logger.js';
+import { LivePluginRegistry } from '../kernel/plugin-registry.js';
 import { createConfigReload, watchConfigFile } from './config-reload.js';
+import { createPluginReload } from './plugin-reload.js';
 import { startServices } from './lifecycle.js';
 import { planWorker } from './service-plans.js';
 import { onTermination, type SignalSource, type TerminationSignal } from './signals.js';
@@ -68,7 +70,10 @@ async function serveWorker(
 ): Promise<number> {
   const { deployment } = opts;
   const configOptions = { configPath: opts.config, cwd: io.cwd(), env: io.env, deployments: [deployment] };
-  const kernel = await bootKernel(configOptions);
+  const booted = await bootKernel(configOptions);
+  // Plugins a config reload may load again (docs/plugins.md § Loading plugins again).
+  const plugins = new LivePluginRegistry(booted.plugins);
+  const kernel = { ...booted, plugins };
   const logger =
     deps.logger ??
     // Secrets masked, long strings cut (docs/security.md § Logs).
@@ -86,13 +91,15 @@ async function serveWorker(
   const signals = deps.signals ?? process;
   // Listening for signals before the line is printed: whoever waits for it may signal at once.
   const stopped = untilStopped(worker, signals, logger);
+  const report = (level: 'info' | 'warn' | 'error', line: string): void => logger[level]({}, line);
   const stopWatching = watchConfigFile(
     kernel.config.configFile,
     createConfigReload({
       load: () => loadConfig(configOptions),
       running: kernel.config,
       ...(storage ? { storage } : {}),
-      report: (level, line) => logger[level]({}, line),
+      plugins: await createPluginReload({ live: plugins, running: kernel.config, report }),
+      report,
     }),
     signals,
   );

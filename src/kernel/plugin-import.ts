@@ -51,11 +51,17 @@ function registerBlockxResolution(): void {
 
 const TS_EXTENSIONS = new Set(['.ts', '.mts', '.cts', '.tsx']);
 
-/** Imports a plugin's main module: TypeScript through tsx (no build step for plugin authors), JS natively. */
-export async function importPluginModule(file: string): Promise<unknown> {
+/**
+ * Imports a plugin's main module: TypeScript through tsx (no build step for plugin authors), JS natively.
+ * `fresh`: the package is loaded again while the process runs (docs/plugins.md § Loading plugins again),
+ * so JS goes through tsx as well: each tsImport call resolves the module and everything it imports
+ * under a namespace of its own, where a native import would answer the cached module. The earlier
+ * modules stay in memory (Node cannot unload a module).
+ */
+export async function importPluginModule(file: string, fresh = false): Promise<unknown> {
   registerBlockxResolution();
   const url = pathToFileURL(file).href;
-  if (TS_EXTENSIONS.has(path.extname(file))) {
+  if (fresh || TS_EXTENSIONS.has(path.extname(file))) {
     // tsx (and esbuild behind it) is loaded only when a TypeScript plugin is: it costs ~100 ms at startup.
     const { tsImport } = await import('tsx/esm/api');
     return tsImport(url, import.meta.url);

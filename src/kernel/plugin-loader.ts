@@ -31,6 +31,8 @@ export interface LoadPluginsOptions {
   readonly baseDir: string;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any config/service type may be plugged in
   readonly hooks: KernelHooks<any, any>;
+  /** Import every module anew, not from Node's module cache (a running process loads its plugins again). */
+  readonly fresh?: boolean;
 }
 
 /** One plugin package, checked completely: what `loadPlugins` registers. */
@@ -45,7 +47,9 @@ export interface LoadedPlugin {
 export async function loadPlugins(options: LoadPluginsOptions): Promise<PluginRegistry> {
   const hooks = options.hooks as KernelHooks;
   const discovered = await discoverPlugins(options);
-  const results = await Promise.all(discovered.packagePaths.map(loadPluginPackage));
+  const results = await Promise.all(
+    discovered.packagePaths.map((p) => loadPluginPackage(p, options.fresh === true)),
+  );
   const loaded = results
     .flatMap((r) => ('plugin' in r ? [r.plugin] : []))
     .sort(
@@ -142,8 +146,8 @@ function hookFailure(manifest: PluginManifest, hook: string, cause: unknown): Pl
 }
 
 /** The package folders to load (deduplicated by real path) and the problems found looking for them. */
-async function discoverPlugins(
-  options: LoadPluginsOptions,
+export async function discoverPlugins(
+  options: Pick<LoadPluginsOptions, 'dirs' | 'packages' | 'baseDir'>,
 ): Promise<{ packagePaths: string[]; errors: PluginError[] }> {
   const errors: PluginError[] = [];
   const found: string[] = [];
@@ -210,6 +214,7 @@ function resolvePackageDir(request: string, baseDir: string): string | PluginErr
  */
 export async function loadPluginPackage(
   packagePath: string,
+  fresh = false,
 ): Promise<{ plugin: LoadedPlugin } | { errors: PluginError[] }> {
   const manifest = await readPluginManifest(packagePath);
   if (manifest instanceof PluginError) return { errors: [manifest] };
@@ -239,7 +244,7 @@ export async function loadPluginPackage(
 
   let impl: unknown;
   try {
-    impl = defaultExport(await importPluginModule(manifest.entryPath));
+    impl = defaultExport(await importPluginModule(manifest.entryPath, fresh));
     const problems = checkPluginExport(manifest.kind, impl);
     if (problems.length) {
       fail(KernelErrorCode.PLUGIN_EXPORT_INVALID, `${relative(manifest.entryPath)}: ${problems.join('; ')}`);

@@ -203,3 +203,38 @@ export function createPluginRegistry(definitions: {
   if (builder.errors.length) throw new PluginLoadError(builder.errors);
   return builder.build();
 }
+
+/**
+ * A registry whose plugins can be loaded again while the process runs (docs/plugins.md § Loading plugins
+ * again): every read goes to the registry set last. A task reads `builders` and `writers` once, when it
+ * starts running, and keeps those tables (the Worker's orchestrator), so a task in flight never mixes
+ * two loads.
+ */
+export class LivePluginRegistry implements PluginRegistry {
+  private current: PluginRegistry;
+
+  constructor(initial: PluginRegistry) {
+    this.current = initial;
+  }
+
+  get builders(): PluginTable<RegisteredBuilder> {
+    return this.current.builders;
+  }
+
+  get writers(): PluginTable<RegisteredWriter> {
+    return this.current.writers;
+  }
+
+  validateTaskConfig(kind: PluginKind, type: string, config: unknown): SchemaIssue[] {
+    return this.current.validateTaskConfig(kind, type, config);
+  }
+
+  assertTaskConfig(kind: PluginKind, type: string, config: unknown): void {
+    this.current.assertTaskConfig(kind, type, config);
+  }
+
+  /** Serves `next` from now on. */
+  replace(next: PluginRegistry): void {
+    this.current = next;
+  }
+}

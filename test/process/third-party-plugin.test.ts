@@ -2,9 +2,11 @@
 // (`blockx-plugin-shout`, importing only `blockx/plugin`) is copied into a scratch project under the OS
 // temp dir, next to a `node_modules/blockx` link to this package (what `npm install blockx` gives it),
 // declared in that project's blockx.config.yaml under plugins.packages, and run by the built CLI:
-// `blockx plugins` lists it, and a task submitted to `blockx up` goes through it (docs/plugins.md).
+// `blockx plugins` lists it, and a task submitted to `blockx up` goes through it (docs/plugins.md). Its
+// source changed, SIGHUP makes the running `blockx up` load it again (docs/plugins.md § Loading plugins
+// again); a change that does not load leaves the running one serving.
 import type { ChildProcess } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -120,5 +122,45 @@ describe('a third-party plugin package outside the repository', () => {
     } finally {
       client.close();
     }
+  });
+
+  it('is loaded again on SIGHUP after its source changed; a change that does not load changes nothing', async () => {
+    const source = path.join(dir, 'node_modules', 'blockx-plugin-shout', 'src', 'index.js');
+    const original = readFileSync(source, 'utf8');
+    const submitQuiet = () => blockx(dir, ['submit', 'quiet.json', '--coordinator', coordinator]);
+    writeFileSync(source, original.replace('output.toUpperCase()', '`<${output}>`'));
+    up!.kill('SIGHUP');
+    await waitForLine(
+      up!,
+      /^config reload: plugins loaded again; builders .*; writers .*ShoutResultHandler/,
+      30_000,
+    );
+    let r = await submitQuiet();
+    expect(r.code, `${r.stdout}\n${r.stderr}\n${output.text()}`).toBe(0);
+    expect(r.stdout).toMatch(/ SUCCEEDED \["<hello, you>\."\]$/m);
+    // A source that does not load: reported, and the loaded one keeps serving. (Through the client:
+    // blockx submit loads the plugins itself, and would refuse the broken package before sending.)
+    writeFileSync(source, `${original}\nexport const broken = ;\n`);
+    up!.kill('SIGHUP');
+    await waitForLine(
+      up!,
+      /config reload: the plugins do not load; the running ones keep serving: .*shout/,
+      30_000,
+    );
+    const client = new BlockxClient({ coordinator });
+    try {
+      const result = await client.run(
+        JSON.parse(task('greet', [['you']], { suffix: '.' })) as ClientTaskInput,
+      );
+      expect(result).toMatchObject({ success: true, pluginResults: [{ result: ['<hello, you>.'] }] });
+    } finally {
+      client.close();
+    }
+    // Back to the original source: loaded again (the failed load never replaced the good one).
+    writeFileSync(source, original);
+    up!.kill('SIGHUP');
+    await waitForLine(up!, /^config reload: plugins loaded again/, 30_000);
+    r = await submitQuiet();
+    expect(r.stdout).toMatch(/ SUCCEEDED \["HELLO, YOU\."\]$/m);
   });
 });

@@ -85,6 +85,8 @@ async function up(opts: UpOptions, io: CliIo): Promise<number> {
     { pino },
     { boundedPino },
     { createConfigReload, watchConfigFile },
+    { LivePluginRegistry },
+    { createPluginReload },
   ] = await Promise.all([
     import('../../kernel/kernel.js'),
     import('../../kernel/config.js'),
@@ -94,9 +96,14 @@ async function up(opts: UpOptions, io: CliIo): Promise<number> {
     import('pino'),
     import('../../kernel/observability/logger.js'),
     import('../../app/config-reload.js'),
+    import('../../kernel/plugin-registry.js'),
+    import('../../app/plugin-reload.js'),
   ]);
   const config = loadConfig({ configPath: opts.config, cwd: io.cwd(), env: io.env, flags });
-  const kernel = await bootKernelWithConfig(config);
+  const booted = await bootKernelWithConfig(config);
+  // Plugins a config reload may load again (docs/plugins.md § Loading plugins again).
+  const plugins = new LivePluginRegistry(booted.plugins);
+  const kernel = { ...booted, plugins };
   // The console shows the cluster's own lines; service logs (JSON) go to stderr at `warn` unless the
   // user asked for a level with BLOCKX_LOG_LEVEL.
   const level = io.env.BLOCKX_LOG_LEVEL ? config.observability.logLevel : 'warn';
@@ -141,13 +148,16 @@ async function up(opts: UpOptions, io: CliIo): Promise<number> {
     const stopSignal = terminationSignal();
     const jobs = await startJobs(config, opts.config, cluster.coordinatorAddress, io, jobBoard);
     // Config changes without a restart: the file is read again when it changes, or on SIGHUP.
+    const report = (level: 'info' | 'warn' | 'error', line: string): void =>
+      level === 'info' ? io.stdout(`${line}\n`) : io.stderr(`${line}\n`);
     const stopWatching = watchConfigFile(
       config.configFile,
       createConfigReload({
         load: () => loadConfig({ configPath: config.configFile, cwd: io.cwd(), env: io.env, flags }),
         running: config,
         storage: cluster.storage,
-        report: (level, line) => (level === 'info' ? io.stdout(`${line}\n`) : io.stderr(`${line}\n`)),
+        plugins: await createPluginReload({ live: plugins, running: config, report }),
+        report,
       }),
     );
     const closeJobMetrics = await exportJobMetrics(

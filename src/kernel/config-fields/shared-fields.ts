@@ -254,14 +254,17 @@ export const SHARED_FIELDS: readonly ConfigField[] = [
     path: 'plugins.dirs',
     type: { t: 'list', item: 'string' },
     default: [],
+    reload: 'live',
     description:
-      "Folders whose subfolders are plugin packages, relative to the config file: the project's own plugins. The built-in plugins (plugins/builders and plugins/writers of the installed package) are always loaded besides them.",
+      "Folders whose subfolders are plugin packages, relative to the config file: the project's own plugins. The built-in plugins (plugins/builders and plugins/writers of the installed package) are always loaded besides them. A running process loads them again when this list or a package's files changed (docs/plugins.md § Loading plugins again).",
   }),
   top({
     path: 'plugins.packages',
     type: { t: 'list', item: 'string' },
     default: [],
-    description: "npm package names of plugins, resolved from the config file's folder.",
+    reload: 'live',
+    description:
+      "npm package names of plugins, resolved from the config file's folder. Loaded again like `plugins.dirs`.",
   }),
   top({
     path: 'observability.prometheus.listenAddr',

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { EventEmitter } from 'node:events';
 import {
+  LIVE_FIELDS,
   createConfigReload,
   watchConfigFile,
   type ConfigReloadOptions,
@@ -25,7 +26,7 @@ tables:
 const load = (text: string): BlockxConfig =>
   resolveConfig(parseConfigText(text, '/cfg/blockx.config.yaml'), { env: {} });
 
-function harness(start: string, withStorage = true) {
+function harness(start: string, withStorage = true, plugins?: ConfigReloadOptions['plugins']) {
   let text = start;
   let tables: Readonly<Record<string, TableConfig>> = load(start).tables;
   const served: string[][] = [];
@@ -46,6 +47,7 @@ function harness(start: string, withStorage = true) {
     load: () => load(text),
     running: load(start),
     ...(withStorage ? { storage } : {}),
+    ...(plugins ? { plugins } : {}),
     report: (level, line) => lines.push(`${level}: ${line}`),
   });
   return {
@@ -117,6 +119,33 @@ describe('config reload', () => {
     await h.reload();
     expect(h.served).toEqual([]);
     expect(h.lines).toEqual(['warn: config reload: tables changed; they take effect after a restart']);
+  });
+});
+
+describe('config reload: plugins', () => {
+  const WITH_PLUGINS = HEAD.replace('deployments:', 'plugins:\n  dirs: [more]\ndeployments:');
+  it('the field table marks plugins.dirs and plugins.packages live, and only them', () => {
+    expect(LIVE_FIELDS).toEqual(['plugins.dirs', 'plugins.packages']);
+  });
+
+  it('hands every reload to the plugin step; a plugins change is then no restart', async () => {
+    const seen: string[][] = [];
+    const h = harness(HEAD, true, (next) => {
+      seen.push([...next.plugins.dirs]);
+      return Promise.resolve();
+    });
+    await h.reload();
+    h.write(WITH_PLUGINS);
+    await h.reload();
+    expect(seen).toEqual([[], ['/cfg/more']]);
+    expect(h.lines).toEqual([]);
+  });
+
+  it('without a plugin step, a plugins change waits for a restart', async () => {
+    const h = harness(HEAD);
+    h.write(WITH_PLUGINS);
+    await h.reload();
+    expect(h.lines).toEqual(['warn: config reload: plugins changed; it takes effect after a restart']);
   });
 });
 

@@ -133,10 +133,14 @@ export interface PluginsConfig {
   /**
    * Folders whose subfolders are plugin packages, relative to the config file: the project's own
    * plugins. The built-in plugins (plugins/builders and plugins/writers of the installed package) are
-   * always loaded besides them. Default [].
+   * always loaded besides them. A running process loads them again when this list or a package's files
+   * changed (docs/plugins.md § Loading plugins again). Default [].
    */
   readonly dirs: readonly string[];
-  /** npm package names of plugins, resolved from the config file's folder. Default []. */
+  /**
+   * npm package names of plugins, resolved from the config file's folder. Loaded again like
+   * `plugins.dirs`. Default [].
+   */
   readonly packages: readonly string[];
 }
 

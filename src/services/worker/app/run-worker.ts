@@ -37,7 +37,7 @@ import {
   type RunningMetricsServer,
 } from '../../../kernel/observability/metrics-server.js';
 import { createServiceRegistry, setServiceLabels } from '../../../kernel/observability/service-registry.js';
-import type { PluginRegistry } from '../../../kernel/plugin-registry.js';
+import type { PluginKind, PluginRegistry } from '../../../kernel/plugin-registry.js';
 import type { WorkerRegistryWriter } from '../../registry/registry-port.js';
 import { WorkerCore } from '../core/index.js';
 import {
@@ -236,8 +236,16 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
   // can keep the whole worker busy and no more.
   // SubmitTask admission also refuses writers of tables tasks may not write (docs/storage.md).
   const tablesNow = opts.tables ?? (() => config.tables);
+  // Getters, not a copy: a process that loads its plugins again (LivePluginRegistry) is read as it is now.
   const admission = {
-    ...plugins,
+    get builders() {
+      return plugins.builders;
+    },
+    get writers() {
+      return plugins.writers;
+    },
+    validateTaskConfig: (kind: PluginKind, type: string, config: unknown) =>
+      plugins.validateTaskConfig(kind, type, config),
     get tables() {
       return tablesNow();
     },

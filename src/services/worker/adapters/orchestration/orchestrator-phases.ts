@@ -147,9 +147,9 @@ async function builderOutcome(
   if (release === undefined) return cancelled(sem);
   try {
     const { type, config } = cmd.functionCallConfig;
-    const builder = ctx.plugins.builders.get(type);
+    const builder = rt.plugins.builders.get(type);
     if (builder === undefined) {
-      const known = ctx.plugins.builders.types().join(', ') || '(none)';
+      const known = rt.plugins.builders.types().join(', ') || '(none)';
       return failure(
         FailureCode.BUILDER_NOT_FOUND,
         `no builder registered for type "${type}" (known: ${known})`,
@@ -278,9 +278,9 @@ async function writerOutcome(
     // (docs/task-lifecycle.md § The three phases).
     if (cmd.resultHandler === null) return { ok: true, pluginResults: [] };
     const { type, config } = cmd.resultHandler;
-    const writer = ctx.plugins.writers.get(type);
+    const writer = rt.plugins.writers.get(type);
     if (writer === undefined) {
-      const known = ctx.plugins.writers.types().join(', ') || '(none)';
+      const known = rt.plugins.writers.types().join(', ') || '(none)';
       return failure(
         FailureCode.PLUGIN_NOT_FOUND,
         `no writer plugin registered for type "${type}" (known: ${known})`,

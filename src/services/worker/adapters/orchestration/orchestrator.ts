@@ -330,7 +330,7 @@ export class Orchestrator {
   }
 
   private prepare(cmd: PrepareTaskActivation): void {
-    const rt = this.runtimes.create(cmd);
+    const rt = this.runtimes.create(cmd, this.phases.plugins);
     this.logger.info(
       {
         task_id: cmd.taskId,

@@ -5,6 +5,7 @@
 // `settled()` waits for those closes.
 
 import type { CallSpec } from '../../../../kernel/plugin-types.js';
+import type { PluginRegistry } from '../../../../kernel/plugin-registry.js';
 import type { PrepareTaskActivation } from '../../core/index.js';
 import { describeError } from './phase-results.js';
 import type { CodeEpochPin, TaskIoScope } from './ports.js';
@@ -19,6 +20,11 @@ export interface TaskRuntime {
   readonly client: string | undefined;
   /** The task's context: aborted on convergence (or CancelTaskCalls, or shutdown). */
   readonly controller: AbortController;
+  /**
+   * The plugin tables when the task started running: its phases read these, so a task never mixes two
+   * loads of a process whose plugins are loaded again (docs/plugins.md § Loading plugins again).
+   */
+  readonly plugins: Pick<PluginRegistry, 'builders' | 'writers'>;
   epoch: CodeEpochPin | undefined;
   io: TaskIoScope | undefined;
   /** A streaming builder's calls, opened in the Calls phase under scanSem (set by the Builder phase). */
@@ -41,13 +47,15 @@ export class TaskRuntimes {
     return this.byTask.get(taskId);
   }
 
-  create(cmd: PrepareTaskActivation): TaskRuntime {
+  create(cmd: PrepareTaskActivation, plugins: Pick<PluginRegistry, 'builders' | 'writers'>): TaskRuntime {
     const rt: TaskRuntime = {
       taskId: cmd.taskId,
       deadlineMs: cmd.deadlineMs,
       acceptedAtMs: cmd.acceptedAtMs,
       client: cmd.client,
       controller: new AbortController(),
+      // The tables as they are now (a live registry's getters answer its current load).
+      plugins: { builders: plugins.builders, writers: plugins.writers },
       epoch: undefined,
       io: undefined,
       callStream: undefined,

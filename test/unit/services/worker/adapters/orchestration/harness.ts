@@ -2,7 +2,11 @@
 // (call runner, code epochs, IO scopes), in-process plugins, and a manual clock. Not a test file.
 
 import { argsValuesOf } from '../../../../../../src/contracts/call-args.js';
-import { createPluginRegistry, type PluginDefinition } from '../../../../../../src/kernel/plugin-registry.js';
+import {
+  LivePluginRegistry,
+  createPluginRegistry,
+  type PluginDefinition,
+} from '../../../../../../src/kernel/plugin-registry.js';
 import type { BuilderPlugin, CallSpec, WriterPlugin } from '../../../../../../src/kernel/plugin-types.js';
 import {
   NoStorageIoScopeFactory,
@@ -122,10 +126,13 @@ export function makeHarness(opts: HarnessOptions = {}) {
     },
     newSlotId: () => `slot-${++slot}`,
   });
-  const plugins = createPluginRegistry({
-    builders: opts.builders ?? [builderDef('CallListCallConfig', callListBuilder as BuilderPlugin)],
-    writers: opts.writers ?? [writerDef('ReturnValueResultHandler', returnValueWriter)],
-  });
+  // Live, as in blockx up and blockx worker: a test may load other plugins while tasks run.
+  const plugins = new LivePluginRegistry(
+    createPluginRegistry({
+      builders: opts.builders ?? [builderDef('CallListCallConfig', callListBuilder as BuilderPlugin)],
+      writers: opts.writers ?? [writerDef('ReturnValueResultHandler', returnValueWriter)],
+    }),
+  );
   const runner = opts.runner ?? new FakeCallRunner('auto');
   const epochs = new StaticCodeEpochSource('epoch-1');
   const scopes = new NoStorageIoScopeFactory();
@@ -147,6 +154,7 @@ export function makeHarness(opts: HarnessOptions = {}) {
   return {
     core,
     orchestrator,
+    plugins,
     runner,
     epochs,
     scopes,

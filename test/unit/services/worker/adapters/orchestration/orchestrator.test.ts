@@ -15,6 +15,7 @@ import type {
 } from '../../../../../../src/services/worker/adapters/orchestration/ports.js';
 import { NoStorageIoScopeFactory } from '../../../../../../src/services/worker/adapters/orchestration/default-ports.js';
 import { FailureCode, TaskState } from '../../../../../../src/services/worker/core/index.js';
+import { createPluginRegistry } from '../../../../../../src/kernel/plugin-registry.js';
 import {
   FakeCallRunner,
   builderDef,
@@ -38,6 +39,37 @@ const emptyIo: TaskIo = {
   scanJson: () => rowScan<EncodedRow>(() => ({ next: async () => ({ done: true, value: undefined }) })),
   transaction: async () => undefined as never,
 };
+
+describe('Orchestrator: plugins loaded again while tasks run', () => {
+  it('a task keeps the plugins of the load current when it started; the next task gets the new load', async () => {
+    const h = makeHarness({ runner: new FakeCallRunner('manual') });
+    // A load whose writer puts `tag` before the outputs.
+    const load = (tag: string) =>
+      createPluginRegistry({
+        builders: [builderDef('CallListCallConfig', callListBuilder as BuilderPlugin)],
+        writers: [
+          writerDef('ReturnValueResultHandler', {
+            execute: async (_ctx, _config, outputs) => [
+              { pluginName: 'ReturnValueResultHandler', success: true, result: [tag, ...outputs] },
+            ],
+          }),
+        ],
+      });
+    h.plugins.replace(load('v1'));
+    h.orchestrator.submitTask(helloTask('t1'), undefined);
+    await settle();
+    // t1 is in its Calls phase; the plugins are loaded again before its writer runs.
+    h.plugins.replace(load('v2'));
+    h.orchestrator.submitTask(helloTask('t2'), undefined);
+    await settle();
+    const runs = (h.runner as FakeCallRunner).runs;
+    expect(runs).toHaveLength(2);
+    for (const run of runs) run.outcome.resolve({ success: true, retryable: false, outputs: ['x'] });
+    await settle();
+    expect(h.terminal('t1').result.executeResult.pluginResults[0]?.result).toEqual(['v1', 'x']);
+    expect(h.terminal('t2').result.executeResult.pluginResults[0]?.result).toEqual(['v2', 'x']);
+  });
+});
 
 describe('Orchestrator: the main path', () => {
   it('runs Builder → Calls → Plugin and converges SUCCEEDED with the writer result', async () => {
