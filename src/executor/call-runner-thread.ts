@@ -326,38 +326,49 @@ function pageRowsOf(
 }
 
 /**
- * Runs every call of a page at once, each with its own context (its call id and block), and answers the
- * list of their values; the first call that throws fails the page (the Worker then runs its calls on
- * their own, so this error is not the call's last word), as does a call that asked for a subcall.
+ * Runs the calls of a page, each with its own context (its call id and block), starting them one after
+ * the other, and answers the list of their values; the first call that throws fails the page (the Worker
+ * then runs its calls on their own, so this error is not the call's last word), as does a call that asked
+ * for a subcall. Once half the page's budget has passed no further call is started: the page answers the
+ * values of the calls it started, a shorter list, and the Worker runs the rest on their own
+ * (docs/executor.md § Pages), so a slow function never spends a whole budget before its page is split.
  */
 function runPage(run: RunningCall, fn: Fn, rows: readonly (readonly unknown[])[], page: CallPageInfo): void {
   if (run.done) return;
   const n = rows.length;
   const values = new Array<unknown>(n);
-  let left = n;
-  const prefix = `${run.task.taskId}/`;
+  const cutoff = run.task.budgetMs > 0 ? run.startedAt + run.task.budgetMs / 2 : Infinity;
+  let started = 0;
+  let left = 0;
+  let startedAll = false;
+  const answer = () => {
+    if (run.subcallInPage) fail(run, new Error(SUBCALL_IN_PAGE));
+    else complete(run, started === n ? values : values.slice(0, started));
+  };
   const failed = (err: unknown) => fail(run, err);
+  const prefix = `${run.task.taskId}/`;
   let j = 0;
-  for (const [count, block] of page.blocks) {
+  runs: for (const [count, block] of page.blocks) {
     for (let k = 0; k < count; k++, j++) {
       if (run.done) return;
+      if (j > 0 && performance.now() > cutoff) break runs;
       const row = j;
-      const ctx = new PageRowContext(run, host, `${prefix}${page.first + row}`, block);
+      started += 1;
+      left += 1;
       invokeWith(
-        ctx,
+        new PageRowContext(run, host, `${prefix}${page.first + row}`, block),
         fn,
         rows[row]!,
         (v) => {
           values[row] = v === undefined ? null : v;
-          if (--left > 0) return;
-          if (run.subcallInPage) fail(run, new Error(SUBCALL_IN_PAGE));
-          else complete(run, values);
+          if (--left === 0 && startedAll) answer();
         },
         failed,
       );
     }
   }
-  if (n === 0) complete(run, values);
+  startedAll = true;
+  if (left === 0 && !run.done) answer();
 }
 
 function control(m: ThreadControl): void {

@@ -66,6 +66,24 @@ describe('a page on the executor', () => {
     });
   });
 
+  it('stops starting calls once half its budget has passed, and answers the values of those it started', async () => {
+    // Each call holds the thread 60 ms; the budget is 200 ms, so a third call would start past 100 ms.
+    const r = await h.run({
+      taskId: 'task-p',
+      callId: 'task-p/0-4',
+      function: 'busy',
+      codeEpoch: epoch,
+      budgetMs: 200,
+      args: encodedArgsList([0, 1, 2, 3, 4].map(() => encodedArgsText('[60]'))),
+      page: { first: 0, blocks: [[5, null]] },
+    });
+    expect(r.type).toBe('callCompleted');
+    const values = (r as { value: unknown[] }).value;
+    expect(values.length).toBeGreaterThanOrEqual(1);
+    expect(values.length).toBeLessThanOrEqual(2);
+    expect(new Set(values)).toEqual(new Set([60]));
+  });
+
   it('refuses a page whose block runs do not count its calls', async () => {
     const r = await page('echo', [[1], [2], [3]], { first: 0, blocks: [[5, null]] });
     expect(r).toMatchObject({

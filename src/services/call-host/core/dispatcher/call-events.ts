@@ -51,6 +51,12 @@ export function callCompleted(
   const task = node.task;
   const page = node.page;
   if (page !== undefined && !(Array.isArray(value) && value.length === page.args.length)) {
+    if (Array.isArray(value) && value.length > 0 && value.length < page.args.length) {
+      // The executor stopped starting calls at half the page's budget: the rest run on their own.
+      detachAttempt(s, node, false);
+      if (countOutputBytes(s, node.task, outputBytes)) splitPage(s, node, now, value);
+      return;
+    }
     // Not one value per call: the page cannot be trusted, so its calls run on their own.
     const got = Array.isArray(value) ? `${value.length} values` : 'no list of values';
     failAttempt(
@@ -79,16 +85,7 @@ export function callCompleted(
         task.rootsSucceeded += 1;
       } else if (pageRowCompleted(task, node, value)) task.rootsSucceeded += 1;
     }
-    task.outputBytes += Number.isFinite(outputBytes) && outputBytes > 0 ? outputBytes : 0;
-    if (task.outputBytes > s.config.maxCollectedOutputBytes) {
-      convergeTask(s, task, {
-        code: 'OUTPUT_BYTES_EXCEEDED',
-        retryable: false,
-        message: `root call outputs reached ${task.outputBytes} bytes, above maxCollectedOutputBytes (${s.config.maxCollectedOutputBytes})`,
-        cancelReason: 'output_bytes_exceeded',
-      });
-      return;
-    }
+    if (!countOutputBytes(s, task, outputBytes)) return;
     if (task.complete) {
       convergeTask(s, task, undefined);
       return;
@@ -98,6 +95,22 @@ export function callCompleted(
     resolveChild(s, node, { ok: true, value, waitId: node.waitId, childCallId: node.callId }, now);
   }
   pump(s, task, now);
+}
+
+/**
+ * Adds a root's output bytes to its task's; over maxCollectedOutputBytes the task converges
+ * OUTPUT_BYTES_EXCEEDED and this returns false.
+ */
+function countOutputBytes(s: DispatcherState, task: TaskDispatch, outputBytes: number): boolean {
+  task.outputBytes += Number.isFinite(outputBytes) && outputBytes > 0 ? outputBytes : 0;
+  if (task.outputBytes <= s.config.maxCollectedOutputBytes) return true;
+  convergeTask(s, task, {
+    code: 'OUTPUT_BYTES_EXCEEDED',
+    retryable: false,
+    message: `root call outputs reached ${task.outputBytes} bytes, above maxCollectedOutputBytes (${s.config.maxCollectedOutputBytes})`,
+    cancelReason: 'output_bytes_exceeded',
+  });
+  return false;
 }
 
 /** The current attempt failed: it leaves the executor (with its subcall tree), then its outcome is settled. */

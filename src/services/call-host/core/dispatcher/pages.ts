@@ -118,17 +118,27 @@ export function flattenOutputs(outputs: readonly unknown[]): readonly unknown[] 
 }
 
 /**
- * The page `node` failed (its attempt is already off the executor): each of its calls becomes a root of
- * its own, queued before new work, writing its output into the page's slot.
+ * The page `node` failed, or answered only its first calls' values (`done`, a partial page: the executor
+ * stopped starting calls at half its budget); its attempt is already off the executor. Each call without
+ * a value becomes a root of its own, queued before new work, writing its output into the page's slot.
  */
-export function splitPage(s: DispatcherState, node: CallNode, now: number): void {
+export function splitPage(
+  s: DispatcherState,
+  node: CallNode,
+  now: number,
+  done: readonly unknown[] = [],
+): void {
   const task = node.task;
   const page = node.page!;
   forgetNode(s, node);
   s.counters.pagesSplit += 1;
   const rows = page.args.length;
   const slot = new PageSlot(node.index, page.first, rows);
-  for (let j = 0; j < rows; j++) {
+  for (let j = 0; j < done.length; j++) slot.values[j] = done[j] === undefined ? null : done[j];
+  slot.left = rows - done.length;
+  s.counters.callsSucceeded += done.length;
+  task.rowsSucceeded += done.length;
+  for (let j = done.length; j < rows; j++) {
     const row = new CallNode(
       task,
       `${task.taskId}/${page.first + j}`,

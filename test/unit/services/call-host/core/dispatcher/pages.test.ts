@@ -97,7 +97,8 @@ describe('a page in the dispatcher', () => {
       name: 'the executor was lost',
       fail: (ex) => ex.take(ex.core.executorLost(1)),
     },
-    { name: 'it answered two values for three calls', fail: (ex) => ex.complete('t/0-2', 1, ['a', 'b']) },
+    { name: 'it answered four values for three calls', fail: (ex) => ex.complete('t/0-2', 1, [1, 2, 3, 4]) },
+    { name: 'it answered an empty list', fail: (ex) => ex.complete('t/0-2', 1, []) },
     { name: 'it answered no list', fail: (ex) => ex.complete('t/0-2', 1, 'oops') },
   ])('is split when $name: each call runs on its own from attempt 1', ({ fail }) => {
     const core = coreWith();
@@ -116,6 +117,21 @@ describe('a page in the dispatcher', () => {
     expect(done).toMatchObject({ success: true, outputs: ['v:t/0', 'v:t/1', 'v:t/2'], retried: undefined });
     expect(done.counters).toMatchObject({ rootCalls: 3, rootsSucceeded: 3 });
     expect(core.stats().pagesSplit).toBe(1);
+  });
+
+  it('answered for its first calls only (the executor stopped at half its budget): the rest run on their own', () => {
+    const core = coreWith();
+    const ex = new FakeExecutor(core);
+    ex.take(core.startCallPhase('t', [row(0), row(1), row(2), row(3)], { deadlineMs: FAR }, 0));
+    const cmds = ex.complete('t/0-3', 1, ['a', 'b']);
+    expect(brief(cmds)).toEqual(['X t/2#1', 'X t/3#1']);
+    ex.complete('t/3', 2, 'd');
+    ex.complete('t/2', 2, 'c');
+    expect(ex.converged.get('t')).toMatchObject({
+      success: true,
+      outputs: ['a', 'b', 'c', 'd'],
+      counters: { rootCalls: 4, rootsSucceeded: 4 },
+    });
   });
 
   it('a call of a split page that fails for good fails the task, naming the call and its position', () => {
@@ -147,6 +163,7 @@ type Step =
   | { a: 'ok'; pick: number }
   | { a: 'fail'; pick: number; kind: CallFailureKind }
   | { a: 'short'; pick: number }
+  | { a: 'partial'; pick: number; k: number }
   | { a: 'lost' };
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
@@ -160,6 +177,10 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.record({ a: fc.constant('short' as const), pick: fc.nat(1000) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ a: fc.constant('partial' as const), pick: fc.nat(1000), k: fc.nat(10) }),
+  },
   { weight: 1, arbitrary: fc.record({ a: fc.constant('lost' as const) }) },
 );
 
@@ -211,8 +232,18 @@ describe('pages, property', () => {
               continue;
             }
             const callId = live[step.pick % live.length]!;
-            if (step.a === 'ok' || (step.a === 'short' && !pages.has(callId))) answer(callId, now);
-            else if (step.a === 'short' && pages.has(callId)) {
+            const paged = pages.has(callId);
+            if (step.a === 'ok' || ((step.a === 'short' || step.a === 'partial') && !paged))
+              answer(callId, now);
+            else if (step.a === 'partial') {
+              // The first k + 1 calls' values (fewer than the page's calls: else the whole list).
+              const attempt = ex.attemptOf(callId);
+              ex.live.delete(callId);
+              const rows = Number(callId.split('-')[1]) - pages.get(callId)! + 1;
+              const k = Math.min(step.k + 1, rows);
+              const value = Array.from({ length: k }, (_, j) => valueOf(callId, j));
+              record(core.callCompleted(callId, attempt, value, 1, now));
+            } else if (step.a === 'short') {
               const attempt = ex.attemptOf(callId);
               ex.live.delete(callId);
               record(core.callCompleted(callId, attempt, [], 1, now));
