@@ -1,7 +1,14 @@
 // Which tables tasks may write (docs/storage.md, "Which tables tasks may write"): the pure rule, its
 // default (false), the run-time refusal (NOT_WRITABLE, not retryable) and the checks of writer configs.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { TableConfig } from '../../../../src/kernel/config-types.js';
+import { KernelErrorCode, PluginLoadError } from '../../../../src/kernel/errors.js';
+import { createKernelHooks } from '../../../../src/kernel/hooks.js';
+import { BUILTIN_PLUGIN_DIRS } from '../../../../src/kernel/kernel.js';
+import { loadPlugins } from '../../../../src/kernel/plugin-loader.js';
 import { StorageError } from '../../../../src/services/storage/errors.js';
 import {
   refuseTaskWrite,
@@ -54,6 +61,46 @@ describe('refuseTaskWrite', () => {
     expect(() => refuseTaskWrite(TABLES, 'events', 'replaceBlockRows', 'BlockWriteResultHandler')).toThrow(
       StorageError,
     );
+  });
+});
+
+describe('the chain import writer is the built-in one', () => {
+  // The exception above is keyed by the writer's type. The built-in plugins are loaded in every process
+  // (kernel.ts), and a second package declaring a type is refused, so no other plugin can take the type and
+  // with it the right to write the chain tables.
+  it('a plugin of the user declaring ChainIngestResultHandler fails to load, naming the built-in', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'blockx-impostor-'));
+    try {
+      const pkg = path.join(dir, 'impostor');
+      mkdirSync(pkg);
+      writeFileSync(
+        path.join(pkg, 'package.json'),
+        JSON.stringify({
+          name: 'impostor',
+          version: '1.0.0',
+          type: 'module',
+          main: 'index.js',
+          blockx: { kind: 'writer', type: CHAIN_IMPORT_WRITER, schema: './schema.json' },
+        }),
+      );
+      writeFileSync(path.join(pkg, 'schema.json'), JSON.stringify({ type: 'object' }));
+      writeFileSync(path.join(pkg, 'index.js'), 'export default { async execute() { return []; } };\n');
+      const err = await loadPlugins({
+        dirs: [...BUILTIN_PLUGIN_DIRS, dir],
+        packages: [],
+        baseDir: dir,
+        hooks: createKernelHooks(),
+      }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(PluginLoadError);
+      const errors = (err as PluginLoadError).errors;
+      expect(errors.map((e) => e.code)).toEqual([KernelErrorCode.PLUGIN_DUPLICATE_TYPE]);
+      expect(errors[0]?.message).toContain('chain-ingest-write');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
