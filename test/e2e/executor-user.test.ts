@@ -1,7 +1,9 @@
 // Executors as their own user (docs/security.md § Executors as their own user): a real Worker running as
-// root with `executor.user` set to an id no one else uses runs a function that tries what a hostile one
-// would: read the storage file and a 0600 key file, signal its Worker, fork past `executor.maxProcesses`.
-// Each fails; the same function sees its own uid. Needs root (CI runs as root); elsewhere it is skipped.
+// root with `executor.user` set to an id no one else uses runs a JS and a Python function that try what a
+// hostile one would: read the storage file, a 0600 key file and the Worker's /proc/PID/environ, signal
+// its Worker, fork past `executor.maxProcesses`, allocate past `executor.memoryMaxMb` (where the host
+// lets the Worker make a memory cgroup). Each fails or is contained, the functions see their own uid,
+// and a plain task runs after them. Needs root (CI runs as root); elsewhere it is skipped.
 //
 // The Executor must reach the package it runs from. When this checkout sits under a folder other users
 // cannot enter, the Worker refuses a named user (a config error naming the folder): that branch is
@@ -12,6 +14,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BlockxClient } from '../../src/client/client.js';
 import { packagePath } from '../../src/kernel/package-root.js';
+import { openExecutorCgroup } from '../../src/services/call-host/adapters/executor-cgroup.js';
 import { resolveExecutorUser } from '../../src/services/call-host/adapters/executor-user.js';
 import { startCluster, type TestCluster } from '../support/cluster.js';
 
@@ -45,6 +48,7 @@ export default async function probe(_ctx: unknown, paths: string[], forks: numbe
   const out: Record<string, unknown> = { uid: process.getuid?.(), gid: process.getgid?.() };
   for (const p of paths) out[p] = attempt(() => readFileSync(p));
   out.signalWorker = attempt(() => process.kill(process.ppid, 0));
+  out.workerEnviron = attempt(() => readFileSync(\`/proc/\${process.ppid}/environ\`));
   const storm = spawnSync('sh', ['-c', 'i=0; while [ $i -lt ' + forks + ' ]; do sleep 2 & i=$((i+1)); done; wait'], {
     encoding: 'utf8',
     timeout: 20000,
@@ -54,6 +58,54 @@ export default async function probe(_ctx: unknown, paths: string[], forks: numbe
 }
 `,
 );
+
+// The Python probe: its execution process's parent is the router, whose parent is the Worker.
+writeFileSync(
+  path.join(functionsDir, 'probe_py.py'),
+  `import os
+import subprocess
+
+
+def attempt(fn):
+    try:
+        fn()
+        return "ok"
+    except OSError as err:
+        return {1: "EPERM", 13: "EACCES"}.get(err.errno, str(err))
+
+
+def read(path):
+    with open(path, "rb") as fh:
+        fh.read()
+
+
+def main(ctx, paths, forks):
+    router = os.getppid()
+    with open("/proc/%d/stat" % router) as fh:
+        worker = int(fh.read().rsplit(")", 1)[1].split()[1])
+    out = {"uid": os.getuid(), "gid": os.getgid()}
+    for p in paths:
+        out[p] = attempt(lambda: read(p))
+    out["signalWorker"] = attempt(lambda: os.kill(worker, 0))
+    out["workerEnviron"] = attempt(lambda: read("/proc/%d/environ" % worker))
+    storm = subprocess.run(["sh", "-c", "i=0; while [ $i -lt %d ]; do sleep 2 & i=$((i+1)); done; wait" % forks],
+                           capture_output=True, text=True, timeout=20)
+    out["stormStderr"] = storm.stderr
+    return out
+`,
+);
+writeFileSync(
+  path.join(functionsDir, 'hog.ts'),
+  'export default async (_ctx: unknown, mb: number) => Buffer.alloc(mb * 1024 * 1024, 1).length;\n',
+);
+writeFileSync(
+  path.join(functionsDir, 'hog_py.py'),
+  'def main(ctx, mb):\n    return len(b"x" * (mb * 1024 * 1024))\n',
+);
+writeFileSync(path.join(functionsDir, 'hello.ts'), 'export default async () => "hello";\n');
+const MEMORY_MAX_MB = 256;
+const ceiling = openExecutorCgroup('probe', MEMORY_MAX_MB);
+if (ceiling.kind === 'ok') ceiling.cgroup.remove();
 
 const needs = [packagePath('bin', 'blockx.js'), packagePath('node_modules'), functionsDir];
 const decision = resolveExecutorUser(USER, needs);
@@ -71,7 +123,7 @@ describe.skipIf(!isRoot)('executors run as their own user (executor.user)', () =
       configPatch: (doc) => {
         const deployments = doc['deployments'] as Record<string, { executor?: Record<string, unknown> }>;
         for (const d of Object.values(deployments))
-          d.executor = { ...d.executor, user: USER, maxProcesses: MAX_PROCESSES };
+          d.executor = { ...d.executor, user: USER, maxProcesses: MAX_PROCESSES, memoryMaxMb: MEMORY_MAX_MB };
       },
     });
     client = new BlockxClient({ coordinator: cluster.coordinatorAddr });
@@ -83,29 +135,48 @@ describe.skipIf(!isRoot)('executors run as their own user (executor.user)', () =
     rmSync(root, { recursive: true, force: true });
   });
 
-  it('a function cannot read the storage or key files, signal its Worker, or fork past the limit', async () => {
-    if (decision.kind !== 'drop') {
-      // This checkout is out of the user's reach: a named user is refused, never replaced by root.
-      expect(decision).toMatchObject({
-        kind: 'error',
-        message: expect.stringMatching(/cannot (enter|read) \//),
-      });
-      return;
-    }
-    const r = await client!.run({
-      functionCallConfig: {
-        type: 'CallListCallConfig',
-        config: { function: 'probe', callList: [[[storageFile, keyFile], MAX_PROCESSES + 50]] },
-      },
+  const run = (fn: string, args: unknown[]) =>
+    client!.run({
+      functionCallConfig: { type: 'CallListCallConfig', config: { function: fn, callList: [args] } },
       resultHandler: { type: 'ReturnValueResultHandler', config: {} },
     });
-    expect(r.state, r.failureMessage).toBe('SUCCEEDED');
-    const seen = (r.pluginResults[0]?.result as Record<string, unknown>[])[0]!;
-    expect(seen).toMatchObject({ uid: 64123, gid: 64123, signalWorker: 'EPERM' });
-    // The storage file the Worker created is 0600; the key file was made 0600 by its owner.
-    expect(seen[storageFile]).toBe('EACCES');
-    expect(seen[keyFile]).toBe('EACCES');
-    // RLIMIT_NPROC: the shell's forks fail once the user's processes and threads reach the limit.
-    expect(String(seen.stormStderr)).toMatch(/Resource temporarily unavailable|[Cc]an.?t fork|Cannot fork/);
-  }, 60_000);
+
+  it.each(['probe', 'probe_py'])(
+    '%s cannot read the storage, key or environ files, signal its Worker, or fork past the limit',
+    async (fn) => {
+      if (decision.kind !== 'drop') {
+        // This checkout is out of the user's reach: a named user is refused, never replaced by root.
+        expect(decision).toMatchObject({
+          kind: 'error',
+          message: expect.stringMatching(/cannot (enter|read) \//),
+        });
+        return;
+      }
+      const r = await run(fn, [[storageFile, keyFile], MAX_PROCESSES + 50]);
+      expect(r.state, r.failureMessage).toBe('SUCCEEDED');
+      const seen = (r.pluginResults[0]?.result as Record<string, unknown>[])[0]!;
+      expect(seen).toMatchObject({ uid: 64123, gid: 64123, signalWorker: 'EPERM', workerEnviron: 'EACCES' });
+      // The storage file the Worker created is 0600; the key file was made 0600 by its owner.
+      expect(seen[storageFile]).toBe('EACCES');
+      expect(seen[keyFile]).toBe('EACCES');
+      // RLIMIT_NPROC: the shell's forks fail once the user's processes and threads reach the limit.
+      expect(String(seen.stormStderr)).toMatch(/Resource temporarily unavailable|[Cc]an.?t fork|Cannot fork/);
+      expect((await run('hello', [])).state).toBe('SUCCEEDED');
+    },
+    60_000,
+  );
+
+  it.skipIf(ceiling.kind !== 'ok')(
+    `an allocation past executor.memoryMaxMb ends in its own Executor; a plain task runs after it${ceiling.kind === 'ok' ? '' : ` (skipped: ${ceiling.reason})`}`,
+    async () => {
+      if (decision.kind !== 'drop') return;
+      const py = await run('hog_py', [4 * MEMORY_MAX_MB]);
+      expect(py.state).toBe('FAILED');
+      expect(py.failureMessage).toMatch(/EXECUTOR_MEMORY_LIMIT|memory ceiling/);
+      const js = await run('hog', [4 * MEMORY_MAX_MB]);
+      expect(js.state).toBe('FAILED');
+      expect((await run('hello', [])).state).toBe('SUCCEEDED');
+    },
+    120_000,
+  );
 });
