@@ -11,7 +11,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { syntheticChain, tokenTransfersOf } from '../../src/services/storage/block-data/index.js';
 import { BlockxClient } from '../../src/client/client.js';
-import { startCluster, REPO, workersKnowing, type TestCluster } from '../support/cluster.js';
+import { startCluster, REPO, taskStatesOn, type TestCluster } from '../support/cluster.js';
 import { startPostgres, type PgServer } from '../support/postgres.js';
 import { waitForExit } from '../support/processes.js';
 
@@ -238,7 +238,7 @@ describe('blockx backfill on PostgreSQL, 3 workers, concurrency 64', () => {
     const twice: string[] = [];
     try {
       for (const u of ran) {
-        if ((await workersKnowing(client, cluster.workers, u.taskId!)) >= 2) twice.push(u.taskId!);
+        if ((await taskStatesOn(client, cluster.workers, u.taskId!)).length >= 2) twice.push(u.taskId!);
       }
     } finally {
       client.close();

@@ -5,23 +5,26 @@
 // then healed:
 //   - a worker cut from the coordinator, not from etcd nor its clients;
 //   - a worker cut from etcd, not from the coordinator nor its clients;
-//   - a worker cut from PostgreSQL while it holds a transaction open;
+//   - a worker cut from PostgreSQL while it holds a transaction open (the server must abort it within
+//     storage.lostClientTimeoutMs, docs/storage.md § A lost connection), and the same with a task
+//     deadline (5 s) shorter than the cut, so that the client retries those units on other workers;
 //   - a worker cut from every host;
 //   - the client cut from every host mid-backfill, then run again.
 // After each: the job ends with 0 failed units, `token_transfers` equals the rows recomputed from the chain
 // (nothing lost, nothing extra), no block was written by two transactions (a trigger records the
-// transaction of every row written), no task id is known to two workers, and every worker is back in the
+// transaction of every row written), no task id ran (RUNNING or finished) on two workers, and every worker is back in the
 // coordinator's view with no running task and no reserved slot (nothing stuck). Needs root with
 // CAP_NET_ADMIN and iproute2; without them the file is skipped and says why.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BlockxClient } from '../../src/client/client.js';
+import { isTerminalState, TaskState } from '../../src/contracts/task.js';
 import { syntheticChain, tokenTransfersOf } from '../../src/services/storage/block-data/index.js';
-import { REPO, startCluster, workersKnowing, type TestCluster } from '../support/cluster.js';
+import { REPO, startCluster, taskStatesOn, type TestCluster } from '../support/cluster.js';
 import { startEtcd, type EtcdServer } from '../support/etcd.js';
 import { eventually } from '../support/eventually.js';
 import { netnsSupport, startTestNetwork, type NetHost, type TestNetwork } from '../support/netns.js';
@@ -34,6 +37,8 @@ const CHAIN = { chainId: 1, fromBlock: 1, blocks: BLOCKS, seed: 1 };
 const TEMPLATE = path.join(REPO, 'examples/tasks/block-table-transfers.json');
 const CONCURRENCY = 8;
 const PARTITION_MS = 15_000;
+/** The task deadline of the case that cuts a worker's storage for longer. */
+const SHORT_DEADLINE_MS = 5_000;
 /** Units the job has finished before the link is cut. */
 const CUT_AFTER_UNITS = 60;
 const JOB_TIMEOUT_MS = 150_000;
@@ -209,10 +214,10 @@ describe.skipIf(!support.ok)('partitions (network namespaces, real etcd, Postgre
     return res.rows.map(transferRowText).sort();
   }
 
-  /** Transactions the storage server holds open for `host`'s connections. */
+  /** Write transactions (they hold a transaction id) the storage server holds open for `host`. */
   async function openTransactionsOf(host: NetHost): Promise<number> {
     const res = await sql.query<{ n: string }>(
-      `SELECT count(*) AS n FROM pg_stat_activity WHERE client_addr = $1 AND xact_start IS NOT NULL`,
+      `SELECT count(*) AS n FROM pg_stat_activity WHERE client_addr = $1 AND backend_xid IS NOT NULL`,
       [host.ip],
     );
     return Number(res.rows[0]?.n ?? 0);
@@ -227,7 +232,7 @@ describe.skipIf(!support.ok)('partitions (network namespaces, real etcd, Postgre
     return res.rows.map((r) => `block ${r.block_number} × ${r.n}`);
   }
 
-  /** Task ids of `units` (every attempt: the ids end in -<attempt>) that two workers know. */
+  /** Task ids of `units` (every attempt: the ids end in -<attempt>) that two workers ran. */
   async function onTwoWorkers(units: readonly Unit[]): Promise<string[]> {
     const ids = units.flatMap((u) => {
       const m = /^(.*-)(\d+)$/.exec(u.taskId ?? '');
@@ -235,7 +240,13 @@ describe.skipIf(!support.ok)('partitions (network namespaces, real etcd, Postgre
     });
     const twice: string[] = [];
     for (const taskId of ids) {
-      if ((await workersKnowing(client, cluster.workers, taskId)) >= 2) twice.push(taskId);
+      const states = await taskStatesOn(client, cluster.workers, taskId);
+      const ran = states.filter(
+        (x) => x.state === TaskState.RUNNING || isTerminalState(x.state as TaskState),
+      );
+      if (ran.length >= 2) twice.push(`${taskId}: ${JSON.stringify(states)}`);
+      else if (states.length >= 2)
+        console.log(`  ${taskId} known to two workers, run on one: ${JSON.stringify(states)}`);
     }
     return twice;
   }
@@ -261,7 +272,12 @@ describe.skipIf(!support.ok)('partitions (network namespaces, real etcd, Postgre
     name: string,
     cutWorker: NetHost | undefined,
     cut: () => void,
-    hooks: { ready?: () => Promise<void>; during?: () => Promise<void>; template?: string } = {},
+    hooks: {
+      ready?: () => Promise<void>;
+      during?: () => Promise<void>;
+      beforeHeal?: () => Promise<void>;
+      template?: string;
+    } = {},
   ): Promise<JobRun> {
     const child = cluster.spawnCli(backfillArgs(name, hooks.template));
     const job = followJob(child);
@@ -271,6 +287,8 @@ describe.skipIf(!support.ok)('partitions (network namespaces, real etcd, Postgre
     cut();
     await sleep(PARTITION_MS / 2);
     await hooks.during?.();
+    await sleep(cutAt + PARTITION_MS - Date.now() - 1_000);
+    await hooks.beforeHeal?.();
     await sleep(cutAt + PARTITION_MS - Date.now());
     net.healAll();
     const healedAt = Date.now();
@@ -332,18 +350,38 @@ describe.skipIf(!support.ok)('partitions (network namespaces, real etcd, Postgre
     await expectCompleteAndExact(run);
   }, 240_000);
 
-  it('a worker cut from PostgreSQL while it holds a transaction open, for 15 s', async () => {
+  it('a worker cut from PostgreSQL while it holds a write transaction open, for 15 s: the server aborts it', async () => {
     const w = workerHosts[2]!;
-    const openTransactions = (): Promise<number> => openTransactionsOf(w);
-    let heldOpen = 0;
+    let heldHalfWay = 0;
+    let heldAtHeal = 0;
     const run = await partitionedJob('cut-storage', w, () => net.cut(w, hosts.pg), {
-      // Cut the moment the server shows a transaction of this worker's.
+      // Cut the moment the server shows a write transaction of this worker's.
       ready: async () => {
-        await eventually(async () => (await openTransactions()) > 0, { timeoutMs: 30_000, intervalMs: 1 });
+        await eventually(async () => (await openTransactionsOf(w)) > 0, { timeoutMs: 30_000, intervalMs: 1 });
       },
-      during: async () => void (heldOpen = await openTransactions()),
+      during: async () => void (heldHalfWay = await openTransactionsOf(w)),
+      beforeHeal: async () => void (heldAtHeal = await openTransactionsOf(w)),
     });
-    console.log(`  transactions of the cut worker still open on the server half-way: ${heldOpen}`);
+    console.log(
+      `  transactions of the cut worker open on the server: half-way ${heldHalfWay}, 1 s before the heal ${heldAtHeal}`,
+    );
+    // storage.lostClientTimeoutMs (10 s) after the worker went silent, the server gave up on it and
+    // freed its locks (docs/storage.md § A lost connection).
+    expect(heldAtHeal).toBe(0);
+    await expectCompleteAndExact(run);
+  }, 240_000);
+
+  it('a worker cut from PostgreSQL for longer than the task deadline', async () => {
+    const w = workerHosts[2]!;
+    const template = path.join(stateRoot, 'short-deadline.json');
+    const doc = JSON.parse(readFileSync(TEMPLATE, 'utf8')) as Record<string, unknown>;
+    writeFileSync(template, JSON.stringify({ ...doc, taskTimeoutMs: SHORT_DEADLINE_MS }));
+    const run = await partitionedJob('cut-storage-past-deadline', w, () => net.cut(w, hosts.pg), {
+      template,
+      ready: async () => {
+        await eventually(async () => (await openTransactionsOf(w)) > 0, { timeoutMs: 30_000, intervalMs: 1 });
+      },
+    });
     await expectCompleteAndExact(run);
   }, 240_000);
 
@@ -352,6 +390,19 @@ describe.skipIf(!support.ok)('partitions (network namespaces, real etcd, Postgre
     const run = await partitionedJob('isolated-worker', w, () => net.isolate(w));
     await expectCompleteAndExact(run);
   }, 240_000);
+
+  it('a client cut from the coordinator: blockx submit ends by itself with an error naming it', async () => {
+    net.cut(hosts.client, hosts.coordinator);
+    const started = Date.now();
+    const r = await cluster.cli(['submit', path.join(REPO, 'examples/tasks/hello-world.json')], {
+      timeoutMs: 120_000,
+    });
+    console.log(`  submit: exit ${r.code} after ${Date.now() - started} ms: ${r.stderr.trim().slice(-800)}`);
+    net.healAll();
+    expect(r.code).not.toBeNull();
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(`cannot reach the coordinator at ${cluster.coordinatorAddr}`);
+  }, 180_000);
 
   it('the client cut from every host mid-backfill for 15 s, then run again: resumes, nothing twice', async () => {
     const run = await partitionedJob('isolated-client', undefined, () => net.isolate(hosts.client));

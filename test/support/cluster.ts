@@ -130,23 +130,24 @@ export interface TestCluster {
 }
 
 /**
- * How many of `workers` know `taskId` (GetTaskResult answers): more than one means it ran on two of them
- * (docs/placement.md § One execution per task id).
+ * The state of `taskId` on each of `workers` that knows it (GetTaskResult answers). Two that hold it
+ * RUNNING or finished ran it twice (docs/placement.md § One execution per task id); one that only holds a
+ * reservation for it ran nothing.
  */
-export async function workersKnowing(
+export async function taskStatesOn(
   client: BlockxClient,
   workers: readonly { readonly addr: string }[],
   taskId: string,
-): Promise<number> {
-  const known = await Promise.all(
+): Promise<{ readonly addr: string; readonly state: string }[]> {
+  const answers = await Promise.all(
     workers.map((w) =>
       client.getResult(taskId, { workerAddr: w.addr }).then(
-        () => 1,
-        () => 0,
+        (status) => ({ addr: w.addr, state: String(status.state) }),
+        () => undefined,
       ),
     ),
   );
-  return known.reduce((a, b) => a + b, 0);
+  return answers.filter((a) => a !== undefined);
 }
 
 /** The environment without any BlockX / etcd variable of the caller's shell. */

@@ -81,6 +81,7 @@ export const CONFORMANCE_STORAGE: Omit<StorageSettings, 'url'> = {
   maxConcurrentOps: 8,
   admissionWaitMs: 5_000,
   poolSize: 4,
+  lostClientTimeoutMs: 10_000,
   scanBatchSize: 100,
   readCacheMaxEntries: 1_000,
   retry: {

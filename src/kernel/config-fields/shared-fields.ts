@@ -219,6 +219,13 @@ export const SHARED_FIELDS: readonly ConfigField[] = [
   }),
   top({ path: 'storage.poolSize', type: POSITIVE, default: 10, description: 'PostgreSQL pool size.' }),
   top({
+    path: 'storage.lostClientTimeoutMs',
+    type: NON_NEGATIVE,
+    default: 10_000,
+    description:
+      "PostgreSQL: how long the server keeps the transaction of a connection that went silent (a partition, a lost host) before it aborts it and frees its locks; set per connection as idle_in_transaction_session_timeout, tcp_user_timeout and TCP keepalives (docs/storage.md § A lost connection). 0 = the server's own settings.",
+  }),
+  top({
     path: 'storage.scanBatchSize',
     type: POSITIVE,
     default: 1000,

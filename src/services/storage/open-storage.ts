@@ -89,7 +89,12 @@ export async function openStorage(
         cause: err,
       });
     }
-    const driver = new PostgresDriver({ url, displayUrl, poolSize: config.poolSize });
+    const driver = new PostgresDriver({
+      url,
+      displayUrl,
+      poolSize: config.poolSize,
+      lostClientTimeoutMs: config.lostClientTimeoutMs,
+    });
     return new SqlBackend(driver, common);
   }
 

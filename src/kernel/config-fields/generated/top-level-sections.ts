@@ -88,6 +88,13 @@ export interface StorageConfig {
   readonly admissionWaitMs: number;
   /** PostgreSQL pool size. Default 10. */
   readonly poolSize: number;
+  /**
+   * PostgreSQL: how long the server keeps the transaction of a connection that went silent (a
+   * partition, a lost host) before it aborts it and frees its locks; set per connection as
+   * idle_in_transaction_session_timeout, tcp_user_timeout and TCP keepalives (docs/storage.md § A lost
+   * connection). 0 = the server's own settings. Default 10000.
+   */
+  readonly lostClientTimeoutMs: number;
   /** Rows fetched per page of a table scan (keyset pagination bounds memory). Default 1000. */
   readonly scanBatchSize: number;
   /**

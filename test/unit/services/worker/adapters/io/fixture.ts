@@ -44,6 +44,7 @@ export function storageConfig(overrides: Partial<BlockxConfig['storage']> = {}):
     maxConcurrentOps: 32,
     admissionWaitMs: 1000,
     poolSize: 1,
+    lostClientTimeoutMs: 0,
     scanBatchSize: 2,
     readCacheMaxEntries: 100,
     retry: { builder: retry, calls: retry, result: retry },
