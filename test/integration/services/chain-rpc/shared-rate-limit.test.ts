@@ -1,8 +1,9 @@
 // The requests-per-second limit of a source holds per process, across all its tasks (docs/ingest.md § The
 // RPC access layer): three ingestion tasks of one Worker process fetch blocks from Anvil at once, each with
 // its own copy of the source's settings, through a proxy that notes when each request arrives. Together
-// they stay within burst + requestsPerSecond · W over every window W; three clients of their own (a limit
-// per task) send about three times as fast, which is what the shared bucket prevents.
+// they stay within burst + requestsPerSecond · W over every window W (with room for arrival jitter); three
+// clients of their own (a limit per task) send about three times as fast and break that bound, which is
+// what the shared bucket prevents.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BlockFetcher } from '../../../../src/services/chain-rpc/adapters/block-fetcher.js';
 import { RpcClient } from '../../../../src/services/chain-rpc/adapters/rpc-client.js';
@@ -18,8 +19,13 @@ import { startFaultProxy, type FaultProxy } from '../../../support/rpc-fault-pro
 const RATE = 20;
 const TASKS = 3;
 const BLOCKS_PER_TASK = 20;
-/** How much earlier than sent a request may arrive relative to the one before it (loopback jitter). */
-const ARRIVAL_JITTER_MS = 40;
+/**
+ * How far apart from their sends two requests may be seen to arrive: the proxy shares this process's event
+ * loop with the clients, and on a loaded box a turn of it can hold arrivals back and then note them together.
+ */
+const ARRIVAL_JITTER_MS = 250;
+/** The most requests one second of arrivals may hold under the shared limit: burst + rate · (1 s + jitter). */
+const SHARED_BOUND = 1 + Math.floor((RATE * (1000 + ARRIVAL_JITTER_MS)) / 1000);
 
 /** The most requests that arrived within any window of `windowMs`. */
 function busiestWindow(arrivals: readonly number[], windowMs: number): number {
@@ -76,7 +82,7 @@ describe('one token bucket per source per process, against Anvil', () => {
     const arrivals = [...proxy.arrivals];
     // At least one HTTP request per block; learning what the node serves may add a few.
     expect(arrivals.length).toBeGreaterThanOrEqual(TASKS * BLOCKS_PER_TASK);
-    expect(busiestWindow(arrivals, 1_000 - ARRIVAL_JITTER_MS)).toBeLessThanOrEqual(1 + RATE);
+    expect(busiestWindow(arrivals, 1_000)).toBeLessThanOrEqual(SHARED_BOUND);
     const span = Math.max(...arrivals) - Math.min(...arrivals);
     expect(span).toBeGreaterThanOrEqual(((arrivals.length - 1) * 1000) / RATE - ARRIVAL_JITTER_MS);
   }, 30_000);
@@ -93,6 +99,6 @@ describe('one token bucket per source per process, against Anvil', () => {
       for (const c of clients) c.close();
     }
     const arrivals = proxy.arrivals.slice(before);
-    expect(busiestWindow(arrivals, 1_000 - ARRIVAL_JITTER_MS)).toBeGreaterThan(2 * RATE);
+    expect(busiestWindow(arrivals, 1_000)).toBeGreaterThan(SHARED_BOUND);
   }, 30_000);
 });
