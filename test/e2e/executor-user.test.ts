@@ -87,6 +87,7 @@ def main(ctx, paths, forks):
     for p in paths:
         out[p] = attempt(lambda: read(p))
     out["signalWorker"] = attempt(lambda: os.kill(worker, 0))
+    out["signalRouter"] = attempt(lambda: os.kill(router, 0))
     out["workerEnviron"] = attempt(lambda: read("/proc/%d/environ" % worker))
     storm = subprocess.run(["sh", "-c", "i=0; while [ $i -lt %d ]; do sleep 2 & i=$((i+1)); done; wait" % forks],
                            capture_output=True, text=True, timeout=20)
@@ -156,6 +157,8 @@ describe.skipIf(!isRoot)('executors run as their own user (executor.user)', () =
       expect(r.state, r.failureMessage).toBe('SUCCEEDED');
       const seen = (r.pluginResults[0]?.result as Record<string, unknown>[])[0]!;
       expect(seen).toMatchObject({ uid: 64123, gid: 64123, signalWorker: 'EPERM', workerEnviron: 'EACCES' });
+      // Python: the router that forked it runs as the same user; the seccomp filter refuses the signal.
+      if (fn === 'probe_py') expect(seen.signalRouter).toBe('EPERM');
       // The storage file the Worker created is 0600; the key file was made 0600 by its owner.
       expect(seen[storageFile]).toBe('EACCES');
       expect(seen[keyFile]).toBe('EACCES');

@@ -11,6 +11,7 @@ import sys
 
 from blockx_executor import shm
 from blockx_executor.frames import FrameDecoder, OutBuffer
+from blockx_executor.no_signals import forbid_signals_to_router
 from blockx_executor.tenants import NO_TENANT
 
 # Imported here, before any fork, so a new execution process starts with asyncio and the SDK loaded
@@ -138,6 +139,8 @@ def fork_unit(index, options, close_fds, max_frame_bytes, now):
                     os.close(fd)
                 except OSError:
                     pass
+            # No signals to the router or its group from function code (no_signals.py).
+            forbid_signals_to_router(parent_pid, os.getpgid(parent_pid))
             run_unit(child_sock, page, index, options, options["functions_dir"])
         finally:
             os._exit(1)
