@@ -13,6 +13,7 @@
 // 4. The follower (src/client/ingest-follow/ingest-follow-loop.ts) from the canonical blocks the store holds
 //    below the cursor, until Ctrl-C, `blockx jobs stop ID`, a lost lease, or a reorg deeper than the finality
 //    (exit 1, naming the height and both hashes).
+import type { HeadAnnouncements } from '../../client/ingest-follow/new-heads.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import type { SourceConfig } from '../../kernel/config-types.js';
 import type { RpcSourceSettings } from '../../services/chain-rpc/adapters/rpc-client.js';
@@ -152,9 +153,13 @@ export async function ingestFollow(o: IngestFollowCommandOptions, io: CliIo): Pr
     const { stop, cancel } = lease.signals;
     const counts = { blocks: 0, orphaned: 0, reorgs: 0, failed: 0, rows: 0 };
     let last: Extract<IngestFollowEvent, { type: 'stopped' }> | undefined;
+    // New heads announced over the node's WebSocket, when the source has one: polling goes on beside it.
+    const announcements =
+      source.wsUrl === undefined ? undefined : await announcedHeads(source.wsUrl, pollIntervalMs, io);
     try {
       const events = runIngestFollow(
         {
+          ...(announcements ? { announcements } : {}),
           head: async () => {
             const h = await fetcher.header('latest');
             if (h === null) throw new Error(`source ${o.settings.name}: the node has no latest block`);
@@ -204,6 +209,7 @@ export async function ingestFollow(o: IngestFollowCommandOptions, io: CliIo): Pr
       lease.markLost();
       io.stderr(`blockx ingest: ${err.message}; stopping\n`);
     } finally {
+      announcements?.close();
       lease.signals.release();
     }
     const deep = last?.reason === 'reorg-beyond-finality';
@@ -274,4 +280,29 @@ function eventText(e: IngestFollowEvent, pollIntervalMs: number): string {
       throw new Error(`unknown ingest-follow event ${JSON.stringify(_exhaustive)}`);
     }
   }
+}
+
+/** The node's new heads over `wsUrl`, its state said on stderr (the URL masked: it may hold a key). */
+async function announcedHeads(wsUrl: string, pollIntervalMs: number, io: CliIo): Promise<HeadAnnouncements> {
+  const [{ subscribeNewHeads }, { maskRpcUrl }] = await Promise.all([
+    import('../../client/ingest-follow/new-heads.js'),
+    import('../../services/chain-rpc/url-mask.js'),
+  ]);
+  const shown = maskRpcUrl(wsUrl);
+  // Said when it goes live and when it is lost, not at every try of a socket that stays down.
+  let down = false;
+  return subscribeNewHeads(wsUrl, {
+    onState: (s) => {
+      if (s.state === 'live') {
+        down = false;
+        io.stderr(`blockx ingest: new heads announced over ${shown} (eth_subscribe newHeads)\n`);
+      } else if (!down) {
+        down = true;
+        io.stderr(
+          `blockx ingest: no new heads over ${shown}: ${s.reason}; polling every ${pollIntervalMs} ms ` +
+            `while the socket is tried again (after ${s.retryInMs} ms, then less often)\n`,
+        );
+      }
+    },
+  });
 }

@@ -31,6 +31,7 @@ interface IngestOptions extends JobFlags {
   source?: string;
   rpc?: string;
   fallbackRpc?: string;
+  ws?: string;
   chainId?: string;
   from?: string;
   to?: string;
@@ -61,6 +62,10 @@ export function registerIngestCommand(program: Command, io: CliIo, setExit: (cod
       "the node's JSON-RPC URL (http:// or https://), without a key (it travels in every task); overrides the source's rpcUrl",
     )
     .option('--fallback-rpc <url>', 'a second URL, without a key, used when a request to the first fails')
+    .option(
+      '--ws <url>',
+      "with --follow: the node's WebSocket URL (ws:// or wss://), where new heads are announced; overrides the source's wsUrl",
+    )
     .option('--chain-id <id>', "the chain the node must be on (default: the source's, else any)")
     .requiredOption('--from <n>', 'first block (inclusive)')
     .option('--to <n>', 'last block (inclusive; default: the head minus the finality)')
@@ -141,6 +146,7 @@ async function sourceOf(
     ...base,
     rpcUrl,
     ...(opts.fallbackRpc !== undefined ? { fallbackUrl: opts.fallbackRpc } : {}),
+    ...(opts.ws !== undefined ? { wsUrl: wsUrlFlag(opts.ws) } : {}),
     ...(opts.chainId !== undefined ? { chainId: integerFlag('--chain-id', opts.chainId, 0) } : {}),
     finality: int('--finality', opts.finality, base.finality, 0),
     pollIntervalMs: int('--poll-interval', opts.pollInterval, base.pollIntervalMs, 1),
@@ -286,4 +292,10 @@ async function ingest(opts: IngestOptions, io: CliIo): Promise<number> {
     kernel,
     io,
   });
+}
+
+/** `--ws`: a ws:// or wss:// URL (the field's own pattern, sources.<name>.wsUrl). */
+function wsUrlFlag(url: string): string {
+  if (!/^wss?:\/\//.test(url)) throw new UsageError(`--ws must be a ws:// or wss:// URL, got ${url}`);
+  return url;
 }

@@ -23,6 +23,7 @@ import type { IngestReorgBeyondFinalityError } from '../../services/ingest-follo
 import { JobFencedError } from '../../services/follow/core/errors.js';
 import { failedWith, runWithRetries, type TaskRunner } from '../run-with-retries.js';
 import type { TaskRetryPolicy } from '../task-retry.js';
+import type { HeadAnnouncements } from './new-heads.js';
 import { FENCED_CODE, type WriteFence } from '../../contracts/write-fence.js';
 import type { ClientTaskInput, TaskRunResult } from '../types.js';
 
@@ -37,6 +38,8 @@ export interface IngestFollowNodePort {
   head(): Promise<ChainBlock>;
   /** The node's block at `number`, or null when it has none. */
   header(number: number): Promise<ChainBlock | null>;
+  /** New heads the node announces (./new-heads.ts): a wait between polls ends at an announcement. */
+  readonly announcements?: Pick<HeadAnnouncements, 'wait'>;
 }
 
 export interface IngestFollowStatePort {
@@ -321,9 +324,11 @@ export async function* runIngestFollow(
     const at = core.nextDeadline();
     if (at === undefined) throw new Error('the ingest-follow core awaits nothing and has no deadline');
     const wait = Math.max(0, at - opts.clock());
-    if (wait > 0) await opts.sleep(wait, opts.stop).catch(() => {});
+    // With announcements the wait ends at the first new head (or one announced during the last command).
+    const announced = node.announcements ? await node.announcements.wait(wait, opts.stop) : false;
+    if (!node.announcements && wait > 0) await opts.sleep(wait, opts.stop).catch(() => {});
     if (opts.stop?.aborted) continue;
-    take(core.handle({ type: 'tick', now: opts.clock() }));
+    take(core.handle({ type: announced ? 'announced' : 'tick', now: opts.clock() }));
   }
   while (events.length > 0) yield events.shift() as IngestFollowEvent;
   yield { type: 'stopped', reason: stopReason, ...(deep ? { error: deep } : {}) };

@@ -32,6 +32,12 @@ export const SOURCE_FIELDS: readonly ConfigField[] = [
       'A second URL: after a failed attempt on one URL the next attempt goes to the other. Env BLOCKX_SOURCE_<NAME>_FALLBACK_URL overrides it. Unset: none.',
   }),
   s({
+    path: 'wsUrl',
+    type: { t: 'string', pattern: '^wss?://' },
+    description:
+      "With `blockx ingest --follow`: the node's WebSocket URL (ws:// or wss://). The follower subscribes there to new heads (eth_subscribe newHeads) and asks for the head as soon as one is announced; it still asks every pollIntervalMs, which is all it does while the socket is down (opened again after 1 s, doubling to 30 s). Blocks are fetched over rpcUrl. Read by the follower only, never sent in a task. Unset: polling alone (docs/ingest.md § Following the head).",
+  }),
+  s({
     path: 'chainId',
     type: NON_NEGATIVE,
     description:

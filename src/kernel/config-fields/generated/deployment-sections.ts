@@ -374,6 +374,14 @@ export interface SourceConfig {
    */
   readonly fallbackUrl?: string;
   /**
+   * With `blockx ingest --follow`: the node's WebSocket URL (ws:// or wss://). The follower subscribes
+   * there to new heads (eth_subscribe newHeads) and asks for the head as soon as one is announced; it
+   * still asks every pollIntervalMs, which is all it does while the socket is down (opened again after
+   * 1 s, doubling to 30 s). Blocks are fetched over rpcUrl. Read by the follower only, never sent in a
+   * task. Unset: polling alone (docs/ingest.md § Following the head).
+   */
+  readonly wsUrl?: string;
+  /**
    * The chain the node must be on, checked with eth_chainId before the job and in every block's batch.
    * Unset: whatever the node reports.
    */

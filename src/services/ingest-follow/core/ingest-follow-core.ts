@@ -9,7 +9,8 @@
 // resumed) from `max(from, finalized)` up to its tip, each linked to the one below by parent hash. It does
 // one thing at a time — exactly one command is outstanding — so the order of writes is the order of heights:
 //
-//  - `poll-head` (every `pollIntervalMs` once caught up): the node's latest block header.
+//  - `poll-head` (every `pollIntervalMs` once caught up, or at once when the node announces a new head
+//    through a subscription: `announced`): the node's latest block header.
 //  - The head is above the tip: `ingest` tip + 1, naming the parent hash it must have (the stored tip). The
 //    writer fetches the node's block at that height and writes it only if its parent is that hash; else it
 //    answers `moved` and writes nothing. So the stored canonical blocks always form one linked chain.
@@ -58,7 +59,12 @@ export type IngestFollowInput =
   /** `ingest` wrote nothing: the node's block at that height has another parent than the one named. */
   | { readonly type: 'moved'; readonly now: number }
   /** The outstanding command failed (after the driver's own retries): polled again after `retryDelayMs`. */
-  | { readonly type: 'failed'; readonly now: number; readonly message: string };
+  | { readonly type: 'failed'; readonly now: number; readonly message: string }
+  /**
+   * The node announced a new head (an `eth_subscribe newHeads` notification): poll now instead of at the
+   * next interval, or as soon as the outstanding command is answered; not before a failure's retry delay.
+   */
+  | { readonly type: 'announced'; readonly now: number };
 
 export type IngestFollowCommand =
   | { readonly type: 'poll-head' }
@@ -142,6 +148,10 @@ export class IngestFollowCore {
   private suspect = false;
   private caughtUp = false;
   private pollDueAt: number;
+  /** A failed command's retry delay ends here: announcements do not poll before it. */
+  private retryDueAt = -Infinity;
+  /** A head was announced while a command was outstanding: the next wait is none. */
+  private announced = false;
   private stopped: IngestReorgBeyondFinalityError | undefined;
 
   constructor(opts: IngestFollowOptions) {
@@ -202,6 +212,14 @@ export class IngestFollowCore {
         this.pending = undefined;
         this.walk = undefined;
         this.pollDueAt = input.now + this.opts.retryDelayMs;
+        this.retryDueAt = this.pollDueAt;
+        break;
+      case 'announced':
+        if (this.pending !== undefined) this.announced = true;
+        else {
+          this.pollDueAt = Math.min(this.pollDueAt, Math.max(input.now, this.retryDueAt));
+          if (input.now >= this.pollDueAt) this.issue({ type: 'poll-head' }, out);
+        }
         break;
       default: {
         const _exhaustive: never = input;
@@ -239,6 +257,8 @@ export class IngestFollowCore {
     if (c.type === 'poll-head' || c.type === 'fetch-header' || c.type === 'ingest' || c.type === 'orphan') {
       this.pending = c.type;
     }
+    // A poll sees every head announced before it.
+    if (c.type === 'poll-head') this.announced = false;
     out.push(c);
   }
 
@@ -420,7 +440,8 @@ export class IngestFollowCore {
   }
 
   private idle(now: number): void {
-    this.pollDueAt = now + this.opts.pollIntervalMs;
+    this.pollDueAt = this.announced ? now : now + this.opts.pollIntervalMs;
+    this.announced = false;
   }
 
   /** Forgets stored blocks below `finalized` (the walk never goes below it). */

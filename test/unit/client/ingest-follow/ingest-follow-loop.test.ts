@@ -172,6 +172,36 @@ describe('runIngestFollow', () => {
     expect(h.progress.at(-1)).toBe(2);
   });
 
+  it('with announcements, a new head ends the wait: the block is written before the next poll was due', async () => {
+    const h: Harness = { node: new FakeNode(), progress: [], tasks: [], stopAfterPolls: 3 };
+    let now = 0;
+    const waits: number[] = [];
+    let writtenAt: number | undefined;
+    h.beforeWrite = (config) => {
+      if ((config.block as { number: number }).number === 5) writtenAt = now;
+    };
+    const announcements = {
+      wait: async (ms: number) => {
+        waits.push(ms);
+        if (waits.length === 1) {
+          // Caught up at block 4; the node announces 5 and 6 a moment later.
+          now += 10;
+          h.node.chain = [...h.node.chain, block(5), block(6)];
+          return true;
+        }
+        now += ms;
+        return false;
+      },
+    };
+    const node = Object.assign(h.node, { announcements });
+    const events = await run({ ...h, node }, { clock: () => now });
+    const heights = events.filter((e) => e.type === 'block').map((e) => (e as { height: number }).height);
+    expect(heights).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    // The first wait was a poll interval long, and the announcement cut it short.
+    expect(waits[0]).toBe(1000);
+    expect(writtenAt).toBe(10);
+  });
+
   it('a stop signal ends it before the next command', async () => {
     const h: Harness = { node: new FakeNode(), progress: [], tasks: [], stopAfterPolls: 100 };
     const stop = new AbortController();

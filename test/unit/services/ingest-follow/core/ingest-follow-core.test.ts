@@ -283,6 +283,53 @@ describe('IngestFollowCore: scenarios', () => {
     expect(h.core.handle({ type: 'tick', now: h.now + OPTS.retryDelayMs })).toEqual([{ type: 'poll-head' }]);
   });
 
+  it('a head announced while caught up polls at once, not at the next interval', () => {
+    const h = new Harness(new Node(3), new Store());
+    h.settle();
+    const due = h.core.nextDeadline() as number;
+    h.node.grow(2);
+    h.now += 10;
+    h.log = [];
+    h.feed({ type: 'announced', now: h.now });
+    expect(h.log).toEqual([{ type: 'poll-head' }]);
+    while (h.pending !== undefined) h.step();
+    expectStoreEqualsNode(h);
+    expect(h.now).toBeLessThan(due);
+    // Without an announcement the same growth waits for the poll due at the interval.
+    const quiet = new Harness(new Node(3), new Store());
+    quiet.settle();
+    expect(quiet.core.handle({ type: 'tick', now: quiet.now + 10 })).toEqual([]);
+  });
+
+  it('a head announced while a command is outstanding makes the next poll immediate, after the writes', () => {
+    const h = new Harness(new Node(3), new Store());
+    h.settle();
+    h.node.grow(3);
+    h.feed({ type: 'announced', now: h.now });
+    h.step(); // the head: ingest 3
+    expect(h.pending).toMatchObject({ type: 'ingest', height: 3 });
+    h.node.grow(1); // announced during the writes
+    h.feed({ type: 'announced', now: h.now });
+    expect(h.log.at(-1)).toMatchObject({ type: 'ingest' }); // nothing new while one is outstanding
+    while (h.pending !== undefined) h.step();
+    // Caught up with the head it polled (5); the announced block 6 is polled for at once.
+    expect(h.core.nextDeadline()).toBe(h.now);
+    h.settle();
+    expectStoreEqualsNode(h);
+  });
+
+  it('an announcement inside a failure’s retry delay waits for the delay', () => {
+    const h = new Harness(new Node(2), new Store());
+    h.step(); // poll
+    h.feed({ type: 'failed', now: h.now, message: 'node unreachable' });
+    h.pending = undefined;
+    expect(h.core.handle({ type: 'announced', now: h.now + 1 })).toEqual([]);
+    expect(h.core.nextDeadline()).toBe(h.now + OPTS.retryDelayMs);
+    expect(h.core.handle({ type: 'announced', now: h.now + OPTS.retryDelayMs })).toEqual([
+      { type: 'poll-head' },
+    ]);
+  });
+
   it('resumes from the store: nothing rewritten when the node did not move, the new blocks when it grew', () => {
     const node = new Node(6);
     const store = new Store();
@@ -331,7 +378,9 @@ type Action =
   | { readonly kind: 'grow'; readonly k: number }
   | { readonly kind: 'reorg'; readonly depth: number; readonly extra: number }
   | { readonly kind: 'step'; readonly n: number }
-  | { readonly kind: 'restart' };
+  | { readonly kind: 'restart' }
+  /** The node's subscription announces its head (at any moment, outstanding command or not). */
+  | { readonly kind: 'announce' };
 
 const action: fc.Arbitrary<Action> = fc.oneof(
   {
@@ -351,6 +400,7 @@ const action: fc.Arbitrary<Action> = fc.oneof(
     arbitrary: fc.record({ kind: fc.constant('step' as const), n: fc.integer({ min: 1, max: 6 }) }),
   },
   { weight: 1, arbitrary: fc.constant({ kind: 'restart' as const }) },
+  { weight: 2, arbitrary: fc.constant({ kind: 'announce' as const }) },
 );
 
 describe('IngestFollowCore: property', () => {
@@ -373,6 +423,7 @@ describe('IngestFollowCore: property', () => {
               if (depth < 1) continue;
               node.reorg(depth, Math.max(0, depth + a.extra));
             } else if (a.kind === 'restart') h.core = h.fresh();
+            else if (a.kind === 'announce') h.feed({ type: 'announced', now: h.now });
             else for (let i = 0; i < a.n; i++) h.step();
             maxHead = Math.max(maxHead, node.head.number);
           }
