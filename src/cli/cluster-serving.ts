@@ -1,6 +1,7 @@
 // What a running cluster checks a task against, for `blockx validate --coordinator ADDR`: the Workers
 // the Coordinator lists, each asked what it serves now (WorkerAdminService.DescribeServing: its plugins
-// with their config schemas, the tables it serves after any config reload). A Worker's view is turned
+// with their config schemas, the tables it serves after any config reload, the functions of the code new
+// tasks get). A Worker's view is turned
 // into the plugin registry and tables task-check.ts takes, so a task is checked against it by the same
 // function `blockx submit` runs before sending (and the Worker's admission runs on arrival): a problem
 // found there is what the cluster does not know yet (a table added to the file but not reloaded, a
@@ -18,6 +19,8 @@ export interface ServedView {
   readonly deployment: string;
   readonly plugins: PluginRegistry;
   readonly tables: BlockxConfig['tables'];
+  /** Its function names; undefined when it cannot say (the local lookup stands in). */
+  readonly functions: readonly string[] | undefined;
 }
 
 /** The Workers that answered, and a line for each one that did not. */
@@ -52,6 +55,7 @@ export function servedView(worker: string, wire: DescribeServingResponse__Output
       writers: of('writer').map((d) => ({ ...d, impl: REMOTE_WRITER })),
     }),
     tables: JSON.parse(wire.tablesJson) as BlockxConfig['tables'],
+    functions: wire.functionsKnown ? wire.functions : undefined,
   };
 }
 
@@ -102,8 +106,8 @@ export async function clusterViews(
 
 /**
  * The problems the cluster finds that the local check did not: each Worker's issues (from `check`,
- * task-check.ts against that Worker's view), those with the same path and message merged, naming the
- * Workers, with what to do.
+ * task-check.ts against that Worker's view) at a path the local check found nothing at, those with the
+ * same path and message merged, naming the Workers, with what to do.
  */
 export function clusterIssues(
   local: readonly SchemaIssue[],
@@ -111,11 +115,11 @@ export function clusterIssues(
   check: (view: ServedView) => SchemaIssue[],
 ): SchemaIssue[] {
   const key = (i: SchemaIssue) => `${i.path}\n${i.message}`;
-  const known = new Set(local.map(key));
+  const known = new Set(local.map((i) => i.path));
   const found = new Map<string, { issue: SchemaIssue; workers: string[] }>();
   for (const view of views) {
     for (const issue of check(view)) {
-      if (known.has(key(issue))) continue;
+      if (known.has(issue.path)) continue;
       const entry = found.get(key(issue)) ?? { issue, workers: [] };
       entry.workers.push(view.worker);
       found.set(key(issue), entry);
@@ -125,7 +129,7 @@ export function clusterIssues(
     ...issue,
     message:
       `${issue.message} (on the running cluster: ${workers.length === 1 ? 'worker' : 'workers'} ` +
-      `${workers.join(', ')}, whose config differs from this one; reload it with SIGHUP, or save the ` +
-      `file of blockx up, or restart it)`,
+      `${workers.join(', ')}, which differs from this project: give it what it lacks (config, plugin, ` +
+      `function), then reload it with SIGHUP, or save the file of blockx up, or restart it)`,
   }));
 }

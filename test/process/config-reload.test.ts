@@ -2,10 +2,11 @@
 // running cluster), through the built CLI: a table added to the config file of a running `blockx up` is
 // created and takes a task's writes without a restart; a changed column of it is refused with the
 // migration it needs while the running declaration keeps serving; `blockx validate --coordinator` names a
-// table the running cluster does not serve yet, and passes once it does. `blockx worker`:
+// table the running cluster does not serve yet, and passes once it does, and a function its Worker
+// does not have. `blockx worker`:
 // worker-reload.test.ts.
 import type { ChildProcess } from 'node:child_process';
-import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, cleanEnv, runBlockx } from '../support/cli.js';
@@ -74,7 +75,7 @@ describe('blockx up takes a config change without a restart', () => {
       new RegExp(`^ok {3}cluster ${coordinator}: 127\\.0\\.0\\.1:\\d+ \\(deployment block\\)$`, 'm'),
     );
     expect(online.stdout).toMatch(
-      /^FAIL task later\.json\n {7}\/resultHandler\/config\/tables\/0: .*"later".* \(on the running cluster: worker 127\.0\.0\.1:\d+, whose config differs from this one; reload it with SIGHUP, or save the file of blockx up, or restart it\) \(rule: /m,
+      /^FAIL task later\.json\n {7}\/resultHandler\/config\/tables\/0: .*"later".* \(on the running cluster: worker 127\.0\.0\.1:\d+, which differs from this project: give it what it lacks \(config, plugin, function\), then reload it with SIGHUP, or save the file of blockx up, or restart it\) \(rule: /m,
     );
     const json = await validate('--coordinator', coordinator, '--json');
     expect(JSON.parse(json.stdout)).toMatchObject({
@@ -85,6 +86,26 @@ describe('blockx up takes a config change without a restart', () => {
     await waitForLine(up as ChildProcess, /config reload: table "later" created/, 20_000);
     const after = await validate('--coordinator', coordinator);
     expect(after.code, after.stdout + after.stderr).toBe(0);
+    // A function of another folder: ok here, not among the running Worker's functions.
+    const other = path.join(project.dir, 'other');
+    mkdirSync(other);
+    writeFileSync(path.join(other, 'extra.ts'), 'export default () => 1;\n');
+    writeFileSync(edited, (RELOAD_CONFIG + scoresTable('later')).replace('dir: functions', 'dir: other'));
+    const extraTask = path.join(project.dir, 'extra.json');
+    writeFileSync(
+      extraTask,
+      JSON.stringify({
+        functionCallConfig: { type: 'CallListCallConfig', config: { function: 'extra', callList: [[]] } },
+      }),
+    );
+    const fn = await runBlockx(['validate', '--config', edited, extraTask, '--coordinator', coordinator], {
+      env: cleanEnv(),
+      cwd: project.dir,
+    });
+    expect(fn.code, fn.stdout + fn.stderr).toBe(1);
+    expect(fn.stdout).toMatch(
+      /\/functionCallConfig\/config\/function: function "extra" is not in the functions of 127\.0\.0\.1:\d+ \(available: score\) \(on the running cluster: worker /,
+    );
     // A coordinator that does not answer is a problem, not a pass.
     const gone = await validate('--coordinator', '127.0.0.1:1');
     expect(gone.code).toBe(1);

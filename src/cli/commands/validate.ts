@@ -10,7 +10,7 @@
 //
 // With `--coordinator ADDR` each task is also checked against the running cluster, as submit's task
 // meets it there: the functions as `submit --coordinator ADDR` looks them up, and every Worker the
-// Coordinator lists, against the plugins and tables it serves now (cluster-serving.ts). A problem only
+// Coordinator lists, against the plugins, tables and functions it serves now (cluster-serving.ts). A problem only
 // the cluster has is what it does not know yet (a table added to the file and not reloaded, a plugin not
 // loaded), named with its Workers. A Coordinator that cannot be reached is a problem; a Worker that does
 // not answer is a line under `cluster`.
@@ -118,7 +118,10 @@ export async function validateAll(
             const onCluster = cluster.check(local, (view) =>
               taskProblems(task, {
                 kernel: { config: { ...kernel.config, tables: view.tables }, plugins: view.plugins },
-                functions: fns,
+                functions:
+                  view.functions === undefined
+                    ? fns
+                    : { names: [...view.functions], dir: `the functions of ${view.worker}`, rule: fns.rule },
               }),
             );
             return [...local, ...onCluster];

@@ -39,13 +39,31 @@ describe('servedView', () => {
         },
       ],
     });
-    const wire = servingToWire({ deployment: 'block', plugins: registry, tables: TABLES });
+    const wire = servingToWire({
+      deployment: 'block',
+      plugins: registry,
+      tables: TABLES,
+      functions: ['greet', 'score'],
+    });
     expect(wire.plugins.map((p) => `${p.kind}:${p.type}`)).toEqual([
       'builder:CallListCallConfig',
       'writer:TableUpsertsResultHandler',
     ]);
     const view = servedView('w1:1', wire);
-    expect(view).toMatchObject({ worker: 'w1:1', deployment: 'block', tables: TABLES });
+    expect(view).toMatchObject({
+      worker: 'w1:1',
+      deployment: 'block',
+      tables: TABLES,
+      functions: ['greet', 'score'],
+    });
+    // A Worker that cannot list its functions says so; the local lookup then stands in.
+    const silent = servingToWire({
+      deployment: 'block',
+      plugins: registry,
+      tables: TABLES,
+      functions: undefined,
+    });
+    expect(servedView('w1:1', silent).functions).toBeUndefined();
     expect(view.plugins.writers.types()).toEqual(['TableUpsertsResultHandler']);
     expect(view.plugins.validateTaskConfig('writer', 'TableUpsertsResultHandler', { tables: ['x'] })).toEqual(
       [],
@@ -65,7 +83,7 @@ describe('clusterIssues', () => {
       name: 'a problem every Worker has, not local: one issue naming both Workers',
       local: [],
       byWorker: { a: [issue('/x', 'no table')], b: [issue('/x', 'no table')] },
-      want: ['/x: no table (on the running cluster: workers a, b, whose config differs'],
+      want: ['/x: no table (on the running cluster: workers a, b, which differs from this project'],
     },
     {
       name: 'a problem the local check has too is not repeated',
@@ -74,10 +92,16 @@ describe('clusterIssues', () => {
       want: [],
     },
     {
+      name: 'a path the local check found a problem at is not reported again, whatever the message',
+      local: [issue('/x', 'no table "t" in this config')],
+      byWorker: { a: [issue('/x', 'no table "t" on the worker')] },
+      want: [],
+    },
+    {
       name: 'one Worker behind',
       local: [],
       byWorker: { a: [], b: [issue('/y', 'unknown writer')] },
-      want: ['/y: unknown writer (on the running cluster: worker b, whose config differs'],
+      want: ['/y: unknown writer (on the running cluster: worker b, which differs from this project'],
     },
   ])('$name', ({ local, byWorker, want }) => {
     const views = Object.keys(byWorker).map(view);

@@ -298,6 +298,8 @@ export function createExecutorPorts(options: ExecutorPortsOptions): ExecutorPort
         inventories.of(pin.epoch); // collision log and lazy Python start, at the latest here
         return pin;
       },
+      // The function names of the current epoch (WorkerAdminService.DescribeServing).
+      ...(epochs.functionNames ? { functionNames: epochs.functionNames } : {}),
       // The code version is the epoch id (docs/functions-deploy.md), local folder or deployed bundle.
       codeVersion:
         options.codeVersion ??

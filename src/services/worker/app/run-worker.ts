@@ -278,7 +278,12 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
       workerInstance: randomUUID(),
       now: () => orchestrator.now(),
       logger,
-      serving: () => ({ deployment, plugins: admission, tables: admission.tables }),
+      serving: async () => ({
+        deployment,
+        plugins: admission,
+        tables: admission.tables,
+        functions: await codeEpochs.functionNames?.(),
+      }),
     }),
   );
   health.addToServer(server);

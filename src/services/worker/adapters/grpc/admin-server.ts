@@ -63,13 +63,15 @@ export interface WorkerAdminDeps {
   readonly now: () => number;
   readonly logger: WorkerLogger;
   /** What a submitted task is checked against now (the admission's plugins and served tables). */
-  readonly serving: () => ServingDescription;
+  readonly serving: () => Promise<ServingDescription>;
 }
 
 export interface ServingDescription {
   readonly deployment: string;
   readonly plugins: Pick<PluginRegistry, 'builders' | 'writers'>;
   readonly tables: BlockxConfig['tables'];
+  /** The function names of the current code; undefined when the code source cannot say. */
+  readonly functions: readonly string[] | undefined;
 }
 
 /** The wire form of what the Worker serves: plugins sorted by type, schemas and tables as JSON text. */
@@ -77,7 +79,13 @@ export function servingToWire(serving: ServingDescription): DescribeServingRespo
   const plugins = [...serving.plugins.builders.list(), ...serving.plugins.writers.list()]
     .map((p) => ({ type: p.type, kind: p.kind, schemaJson: JSON.stringify(p.schema) }))
     .sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0));
-  return { deployment: serving.deployment, plugins, tablesJson: JSON.stringify(serving.tables) };
+  return {
+    deployment: serving.deployment,
+    plugins,
+    tablesJson: JSON.stringify(serving.tables),
+    functions: [...(serving.functions ?? [])],
+    functionsKnown: serving.functions !== undefined,
+  };
 }
 
 /** The wire form of one page. */
@@ -125,15 +133,13 @@ export function workerAdminServiceHandlers(deps: WorkerAdminDeps): WorkerAdminSe
       callback(null, response);
     },
     DescribeServing(_call, callback) {
-      let response: DescribeServingResponse__Output;
-      try {
-        response = servingToWire(deps.serving());
-      } catch (err) {
-        deps.logger.error({ rpc: 'DescribeServing', err: describeError(err) }, 'DescribeServing failed');
-        callback({ code: grpc.status.INTERNAL, details: 'DescribeServing failed' });
-        return;
-      }
-      callback(null, response);
+      deps.serving().then(
+        (serving) => callback(null, servingToWire(serving)),
+        (err: unknown) => {
+          deps.logger.error({ rpc: 'DescribeServing', err: describeError(err) }, 'DescribeServing failed');
+          callback({ code: grpc.status.INTERNAL, details: 'DescribeServing failed' });
+        },
+      );
     },
   };
 }

@@ -26,6 +26,7 @@ import type {
   TaskIoScope,
   TaskIoScopeFactory,
 } from './ports.js';
+import { parseAnyFunctionFileName } from '../../../../executor/core/functions-inventory.js';
 
 export class NoStorageIoScopeFactory implements TaskIoScopeFactory {
   /** Says plainly that there is no storage behind this factory (for logs and `blockx status`). */
@@ -116,11 +117,29 @@ export interface PinnableCodeView {
   /** Resolves the current epoch and pins it in one step. */
   pinCurrent(): Promise<string>;
   unpin(epoch: string): void;
+  /** The files of a pinned epoch (gives the source its functionNames). */
+  snapshot?(epoch: string): { readonly files: readonly { readonly fileName: string }[] } | undefined;
 }
 
 /** A CodeEpochSource over a Function Code View: pin at activation, unpin exactly once on convergence. */
 export function codeEpochsFromView(view: PinnableCodeView): CodeEpochSource {
+  const snapshot = view.snapshot?.bind(view);
   return {
+    ...(snapshot === undefined
+      ? {}
+      : {
+          async functionNames(): Promise<readonly string[]> {
+            const epoch = await view.pinCurrent();
+            try {
+              const names = (snapshot(epoch)?.files ?? []).flatMap(
+                (f) => parseAnyFunctionFileName(f.fileName)?.name ?? [],
+              );
+              return [...new Set(names)].sort();
+            } finally {
+              view.unpin(epoch);
+            }
+          },
+        }),
     async pin(): Promise<CodeEpochPin> {
       const epoch = await view.pinCurrent();
       let released = false;

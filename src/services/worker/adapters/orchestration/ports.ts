@@ -65,6 +65,11 @@ export interface CodeEpochSource {
    * report no code version.
    */
   codeVersion?(): { readonly version?: string; readonly error?: string };
+  /**
+   * The function names of the current epoch, every language (WorkerAdminService.DescribeServing, for
+   * `blockx validate --coordinator`). Optional: sources without it say nothing about their functions.
+   */
+  functionNames?(): Promise<readonly string[]>;
 }
 
 /** Retry scopes (docs/task-lifecycle.md): which phase an IO operation belongs to decides its retry budget. */

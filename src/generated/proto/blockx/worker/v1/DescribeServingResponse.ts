@@ -17,6 +17,15 @@ export interface DescribeServingResponse {
    * The declared tables it serves (the config's `tables` section as now served), as JSON text.
    */
   'tablesJson'?: (string);
+  /**
+   * The function names (every language) of the code new tasks get now, sorted; meaningful only
+   * when `functions_known`.
+   */
+  'functions'?: (string)[];
+  /**
+   * False when this Worker cannot list its functions (its code source does not say).
+   */
+  'functionsKnown'?: (boolean);
 }
 
 export interface DescribeServingResponse__Output {
@@ -32,4 +41,13 @@ export interface DescribeServingResponse__Output {
    * The declared tables it serves (the config's `tables` section as now served), as JSON text.
    */
   'tablesJson': (string);
+  /**
+   * The function names (every language) of the code new tasks get now, sorted; meaningful only
+   * when `functions_known`.
+   */
+  'functions': (string)[];
+  /**
+   * False when this Worker cannot list its functions (its code source does not say).
+   */
+  'functionsKnown': (boolean);
 }

@@ -82,4 +82,23 @@ describe('codeEpochsFromView', () => {
     pin.release();
     expect(calls).toEqual(['pin', 'unpin abc123']);
   });
+
+  it('lists the function names of the current epoch, both languages, unpinning it after', async () => {
+    const calls: string[] = [];
+    const files = ['b.ts', 'a.py', 'a_helper.mjs', 'README.md', '__init__.py', 'b.js', 'pkg.json'];
+    const source = codeEpochsFromView({
+      pinCurrent: async () => {
+        calls.push('pin');
+        return 'e1';
+      },
+      unpin: (epoch) => void calls.push(`unpin ${epoch}`),
+      snapshot: (epoch) => (epoch === 'e1' ? { files: files.map((fileName) => ({ fileName })) } : undefined),
+    });
+    expect(await source.functionNames?.()).toEqual(['a', 'a_helper', 'b']);
+    expect(calls).toEqual(['pin', 'unpin e1']);
+    // A view without snapshots cannot say.
+    expect(codeEpochsFromView({ pinCurrent: async () => 'e', unpin: () => undefined }).functionNames).toBe(
+      undefined,
+    );
+  });
 });
