@@ -3,11 +3,15 @@
 // added to the file is created and takes a task's writes without a restart; SIGHUP alone (the file's
 // modification time put back, so the watch cannot see it) applies a change; a changed column is refused
 // with its migration and a changed deployment section waits for a restart, while the Worker keeps
-// serving the running config.
+// serving the running config; a plugin package of plugins.dirs whose source changed is loaded again on
+// SIGHUP (docs/plugins.md § Loading plugins again).
 import type { ChildProcess } from 'node:child_process';
-import { appendFileSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, cleanEnv } from '../support/cli.js';
+import { BlockxClient } from '../../src/client/client.js';
+import type { ClientTaskInput } from '../../src/client/index.js';
+import { BIN, REPO, cleanEnv } from '../support/cli.js';
 import { captureOutput, spawnTracked, stopGroup, waitForLine } from '../support/processes.js';
 import { makeReloadProject, scoreRows, scoresTable, submitScores } from '../support/reload-project.js';
 
@@ -22,6 +26,19 @@ describe('blockx worker takes a config change on SIGHUP or a file change', () =>
 
   beforeAll(async () => {
     project = makeReloadProject('blockx-worker-reload-');
+    // The project's own writer plugin (a copy of the third-party fixture) and a function for it.
+    mkdirSync(path.join(project.dir, 'plugins'));
+    cpSync(path.join(REPO, 'test/fixtures/third-party-plugin'), path.join(project.dir, 'plugins', 'shout'), {
+      recursive: true,
+    });
+    writeFileSync(
+      path.join(project.dir, 'functions', 'greet.ts'),
+      'export default (_ctx: unknown, n: string) => `hi ${n}`;\n',
+    );
+    writeFileSync(
+      file(),
+      readFileSync(file(), 'utf8').replace('version: 1\n', 'version: 1\nplugins:\n  dirs: [plugins]\n'),
+    );
     worker = spawnTracked(
       process.execPath,
       [BIN, 'worker', '--deployment', 'block', '--config', project.file],
@@ -88,5 +105,30 @@ describe('blockx worker takes a config change on SIGHUP or a file change', () =>
     expect(worker!.exitCode).toBeNull();
     const r = await submit('scores');
     expect(JSON.parse(r.stdout)).toMatchObject({ state: 'SUCCEEDED' });
+  });
+
+  it('a plugin whose source changed is loaded again on SIGHUP; the next task runs it', async () => {
+    const shout = async (): Promise<unknown> => {
+      const client = new BlockxClient({ worker: address });
+      try {
+        const task = {
+          functionCallConfig: {
+            type: 'CallListCallConfig',
+            config: { function: 'greet', callList: [['you']] },
+          },
+          resultHandler: { type: 'ShoutResultHandler', config: {} },
+        };
+        const result = await client.run(task as ClientTaskInput);
+        return result.pluginResults?.[0]?.result;
+      } finally {
+        client.close();
+      }
+    };
+    expect(await shout()).toEqual(['HI YOU!']);
+    const source = path.join(project.dir, 'plugins', 'shout', 'src', 'index.js');
+    writeFileSync(source, readFileSync(source, 'utf8').replace('output.toUpperCase()', '`<${output}>`'));
+    worker!.kill('SIGHUP');
+    await waitForLine(worker as ChildProcess, /config reload: plugins loaded again/, 30_000);
+    expect(await shout()).toEqual(['<hi you>!']);
   });
 });
