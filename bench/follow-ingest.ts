@@ -4,7 +4,7 @@
 // the built CLI at the default poll interval (1000 ms), first polling alone, then the same job again with
 // `--ws` (new heads announced over Anvil's WebSocket), in the same run:
 //
-//   npx tsx bench/follow-ingest.ts [--blocks 30] [--every 500] [--poll-interval 1000]
+//   npx tsx bench/follow-ingest.ts [--blocks 30] [--every 500] [--poll-interval 1000] [--idle-seconds 20]
 //   npm run bench -- --only follow-ingest
 //
 //   (a) lag    the bench mines a block (evm_mine) every --every ms; a block's lag is from the node answering
@@ -13,6 +13,8 @@
 //              interval (the goal: p50 ≤ poll + 200 ms), and the WebSocket run against the polling one.
 //   (b) reorg  anvil_reorg of depth 3 (another transfer in each new block): the time from the node answering
 //              to the follower having written all three new blocks (goal: ≤ 2 polls + 1 s).
+//   (c) idle   CPU of the follower process (/proc/<pid>/stat) over --idle-seconds with no block mined, as %
+//              of one core (goal: ≤ 2 %).
 //
 // The follower's lines are timed as they arrive in this process; the box's load changes every figure, so the
 // table carries the load average. It exits 1 when a block is never written or the reorg never heals.
@@ -26,14 +28,17 @@ import { BIN, REPO } from '../test/support/cli.js';
 import { populateChain, startAnvil, transferCalldata, type AnvilNode } from '../test/support/anvil.js';
 import { spawnTracked } from '../test/support/processes.js';
 import { benchEnv, startUp } from './lib/backfill-up.js';
+import { cpuSnapshot } from './lib/proc-cpu.js';
 
 const { values } = parseArgs({
   options: {
     blocks: { type: 'string', default: '30' },
     every: { type: 'string', default: '500' },
     'poll-interval': { type: 'string', default: '1000' },
+    'idle-seconds': { type: 'string', default: '20' },
   },
 });
+const IDLE_S = Number(values['idle-seconds']);
 const BLOCKS = Number(values.blocks);
 const EVERY_MS = Number(values.every);
 const POLL_MS = Number(values['poll-interval']);
@@ -96,6 +101,8 @@ interface Figures {
   readonly min: number;
   readonly max: number;
   readonly healedMs: number;
+  /** The follower's CPU with the node still, % of one core. */
+  readonly idlePercent: number;
 }
 
 /** One follower: caught up, then the lag of BLOCKS mined blocks, then a depth-3 reorg. */
@@ -134,7 +141,13 @@ async function measure(anvil: AnvilNode, token: string, coordinator: string, ws:
     }
     await until('the reorg healed', f, () => fresh.every((h) => f.written.has(h)));
     const healedMs = Math.max(...fresh.map((h) => f.written.get(h) as number)) - reorgAt;
+
+    await sleep(2 * POLL_MS);
+    const before = cpuSnapshot(f.child.pid as number);
+    await sleep(IDLE_S * 1000);
+    const after = cpuSnapshot(f.child.pid as number);
     return {
+      idlePercent: ((after.cpuMs - before.cpuMs) / (IDLE_S * 1000)) * 100,
       p50: quantile(lags, 0.5),
       p99: quantile(lags, 0.99),
       min: lags[0] as number,
@@ -188,6 +201,9 @@ async function main(): Promise<void> {
       poll.healedMs,
       ws.healedMs,
       `≤ 2 polls + 1 s (${(2 * POLL_MS + 1000) / POLL_MS}x)`,
+    );
+    console.log(
+      `| idle follower CPU over ${IDLE_S} s | ${poll.idlePercent.toFixed(2)} % of a core | | ${ws.idlePercent.toFixed(2)} % | | | ≤ 2 % |`,
     );
   } finally {
     await up.stop();
