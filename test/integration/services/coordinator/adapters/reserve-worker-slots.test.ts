@@ -28,7 +28,9 @@ import { BatchFakeWorker } from './batch-fakes.js';
 import type { WorkerMode } from './batch-fakes.js';
 import { FakeReserver, NOW, hb } from '../../../../unit/services/coordinator/adapters/fakes.js';
 
-const RPC_TIMEOUT_MS = 200;
+// Long enough that a granting fake answers in time on a loaded machine (at 200 ms a busy CI box timed a
+// grant out and retried it, and "one RequestTaskSlots each" saw two); only the hanging worker waits it out.
+const RPC_TIMEOUT_MS = 1_000;
 
 describe('ReserveWorkerSlots over gRPC', () => {
   const grpcServer = new grpc.Server();
