@@ -168,16 +168,26 @@ export function readEnvOverrides(env: NodeJS.ProcessEnv): {
   return { overrides, issues };
 }
 
-/** A source's URL from the environment: BLOCKX_SOURCE_<NAME>_RPC_URL or BLOCKX_SOURCE_<NAME>_FALLBACK_URL. */
+/**
+ * A source's URL from the environment: BLOCKX_SOURCE_<NAME>_RPC_URL, BLOCKX_SOURCE_<NAME>_FALLBACK_URL or
+ * BLOCKX_SOURCE_<NAME>_WS_URL.
+ */
 export interface SourceEnvOverride {
   readonly variable: string;
   /** The source's name: <NAME> lower-cased (a `sources.<name>` key). */
   readonly source: string;
-  readonly field: 'rpcUrl' | 'fallbackUrl';
+  readonly field: 'rpcUrl' | 'fallbackUrl' | 'wsUrl';
   readonly value: string;
 }
 
-const SOURCE_URL_VARIABLE = /^BLOCKX_SOURCE_([A-Z][A-Z0-9_]*?)_(RPC|FALLBACK)_URL$/;
+const SOURCE_URL_VARIABLE = /^BLOCKX_SOURCE_([A-Z][A-Z0-9_]*?)_(RPC|FALLBACK|WS)_URL$/;
+
+/** Each variable's field, and the URL schemes it takes. */
+const SOURCE_URL_FIELDS = {
+  RPC: { field: 'rpcUrl', scheme: /^https?:\/\/[^/]/i, expected: 'an http:// or https:// URL' },
+  FALLBACK: { field: 'fallbackUrl', scheme: /^https?:\/\/[^/]/i, expected: 'an http:// or https:// URL' },
+  WS: { field: 'wsUrl', scheme: /^wss?:\/\/[^/]/i, expected: 'a ws:// or wss:// URL' },
+} as const;
 
 /**
  * The source URLs the environment sets (docs/ingest.md § Where the URL lives): each one overrides the
@@ -194,7 +204,7 @@ export function readSourceEnvOverrides(env: NodeJS.ProcessEnv): {
     const m = SOURCE_URL_VARIABLE.exec(variable);
     if (m === null || raw === undefined || raw === '') continue;
     const source = (m[1] as string).toLowerCase();
-    const field = m[2] === 'RPC' ? 'rpcUrl' : 'fallbackUrl';
+    const { field, scheme, expected } = SOURCE_URL_FIELDS[m[2] as keyof typeof SOURCE_URL_FIELDS];
     if (source.length > 63) {
       issues.push({
         source: 'env',
@@ -202,12 +212,12 @@ export function readSourceEnvOverrides(env: NodeJS.ProcessEnv): {
         path: `sources.${source}`,
         message: 'the name is longer than 63',
       });
-    } else if (!/^https?:\/\/[^/]/i.test(raw) || !URL.canParse(raw)) {
+    } else if (!scheme.test(raw) || !URL.canParse(raw)) {
       issues.push({
         source: 'env',
         variable,
         path: `sources.${source}.${field}`,
-        message: 'expected an http:// or https:// URL',
+        message: `expected ${expected}`,
       });
     } else overrides.push({ variable, source, field, value: raw });
   }

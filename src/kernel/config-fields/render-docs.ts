@@ -151,6 +151,7 @@ export function renderConfigDocs(fields: readonly ConfigField[] = CONFIG_FIELDS)
   out.push(
     '| `BLOCKX_SOURCE_<NAME>_RPC_URL` | `sources.<name>.rpcUrl` (declares the source when the file does not) |',
     '| `BLOCKX_SOURCE_<NAME>_FALLBACK_URL` | `sources.<name>.fallbackUrl` |',
+    '| `BLOCKX_SOURCE_<NAME>_WS_URL` | `sources.<name>.wsUrl` |',
   );
   for (const f of fields.filter((row) => row.env !== undefined))
     out.push(`| ${code(f.env as string)} | ${code(SECTION_PREFIX[f.section] + f.path)} |`);

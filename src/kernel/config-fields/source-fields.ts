@@ -35,7 +35,7 @@ export const SOURCE_FIELDS: readonly ConfigField[] = [
     path: 'wsUrl',
     type: { t: 'string', pattern: '^wss?://' },
     description:
-      "With `blockx ingest --follow`: the node's WebSocket URL (ws:// or wss://). The follower subscribes there to new heads (eth_subscribe newHeads) and asks for the head as soon as one is announced; it still asks every pollIntervalMs, which is all it does while the socket is down (opened again after 1 s, doubling to 30 s). Blocks are fetched over rpcUrl. Read by the follower only, never sent in a task. Unset: polling alone (docs/ingest.md § Following the head).",
+      "With `blockx ingest --follow`: the node's WebSocket URL (ws:// or wss://). The follower subscribes there to new heads (eth_subscribe newHeads) and asks for the head as soon as one is announced; it still asks every pollIntervalMs, which is all it does while the socket is down (opened again after 1 s, doubling to 30 s). Blocks are fetched over rpcUrl. Read by the follower only, never sent in a task. Env BLOCKX_SOURCE_<NAME>_WS_URL overrides it. Unset: polling alone (docs/ingest.md § Following the head).",
   }),
   s({
     path: 'chainId',

@@ -43,6 +43,23 @@ describe('sources from the environment', () => {
     expect(sources['mainnet']?.rpcUrl).toBe('http://127.0.0.1:8545');
   });
 
+  it('takes the WebSocket URL of ingest --follow from BLOCKX_SOURCE_<NAME>_WS_URL, ws:// or wss:// only', () => {
+    const { sources } = resolve({ BLOCKX_SOURCE_MAINNET_WS_URL: 'wss://node.example/ws/KEY123' });
+    expect(sources['mainnet']).toMatchObject({
+      rpcUrl: 'http://127.0.0.1:8545',
+      wsUrl: 'wss://node.example/ws/KEY123',
+    });
+    let error: unknown;
+    try {
+      resolve({ BLOCKX_SOURCE_MAINNET_WS_URL: 'https://SECRETKEY@node.example' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(String((error as Error).message)).toContain('expected a ws:// or wss:// URL');
+    expect(String((error as Error).message)).not.toContain('SECRETKEY');
+  });
+
   it('ignores empty values and variables of another shape', () => {
     const { sources } = resolve({
       BLOCKX_SOURCE_MAINNET_RPC_URL: '',

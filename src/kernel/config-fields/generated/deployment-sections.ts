@@ -378,7 +378,8 @@ export interface SourceConfig {
    * there to new heads (eth_subscribe newHeads) and asks for the head as soon as one is announced; it
    * still asks every pollIntervalMs, which is all it does while the socket is down (opened again after
    * 1 s, doubling to 30 s). Blocks are fetched over rpcUrl. Read by the follower only, never sent in a
-   * task. Unset: polling alone (docs/ingest.md § Following the head).
+   * task. Env BLOCKX_SOURCE_<NAME>_WS_URL overrides it. Unset: polling alone (docs/ingest.md §
+   * Following the head).
    */
   readonly wsUrl?: string;
   /**
