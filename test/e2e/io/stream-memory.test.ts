@@ -149,7 +149,9 @@ async function streamScan(url: string, readCacheMaxEntries?: number): Promise<Sc
       runner = new ExecutorCallRunner({
         link,
         io,
-        dispatcher: dispatcherConfigFromWorker(config.deployments.block!.worker),
+        // Pages off (docs/executor.md § Pages): this measures the feeder's bound on undispatched calls,
+        // one attempt per call; 200,000 calls in pages of 256 never wait at the in-flight cap at all.
+        dispatcher: { ...dispatcherConfigFromWorker(config.deployments.block!.worker), callPageRows: 1 },
       });
       link.runner = runner;
       return runner;
