@@ -47,13 +47,6 @@ export class PageSlot {
   }
 }
 
-/** Calls `list` is made of when paged: each call counts 1, a page its rows. */
-export function rowsOf(list: readonly CallSpec[]): number {
-  let rows = 0;
-  for (let i = 0; i < list.length; i++) rows += list[i]!.page?.args.length ?? 1;
-  return rows;
-}
-
 /**
  * `list` with its runs of consecutive pageable calls (same function, encoded arguments) of two or more
  * made pages of at most `maxRows` calls and PAGE_MAX_ARG_CHARS of argument text. `first` is the position
