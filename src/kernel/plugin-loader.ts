@@ -21,6 +21,7 @@ import { PluginRegistryBuilder, type PluginRegistry } from './plugin-registry.js
 import { checkPluginExport, defaultExport } from './plugin-shape.js';
 import type { BuilderPlugin, PluginCommon, WriterPlugin } from './plugin-types.js';
 import { compileForeignSchema } from './schema-validator.js';
+import { withAcceptedFields } from './writer-accepts.js';
 
 export interface LoadPluginsOptions {
   /** Absolute folders; each immediate subfolder with a package.json is a plugin package. */
@@ -86,6 +87,7 @@ export async function loadPlugins(options: LoadPluginsOptions): Promise<PluginRe
       schemaPath: manifest.schemaPath,
       schema,
       validate,
+      accepts: manifest.accepts,
     };
     if (manifest.kind === 'builder') builder.builders.add({ ...definition, impl: impl as BuilderPlugin });
     else builder.writers.add({ ...definition, impl: impl as WriterPlugin });
@@ -236,7 +238,7 @@ export async function loadPluginPackage(
     const compiled = compileForeignSchema(read.schema);
     if (compiled.ok) {
       schema = read.schema;
-      validate = compiled.validate;
+      validate = withAcceptedFields(compiled.validate, manifest.accepts);
     } else {
       fail(KernelErrorCode.PLUGIN_SCHEMA_INVALID, `${relative(manifest.schemaPath)}: ${compiled.reason}`);
     }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { KernelErrorCode, PluginError } from './errors.js';
 import type { PluginKind } from './plugin-registry.js';
 import { kernelValidator, toSchemaIssues } from './schema-validator.js';
+import type { WriterAccepts } from './writer-accepts.js';
 
 /** A validated manifest with absolute paths. */
 export interface PluginManifest {
@@ -14,6 +15,8 @@ export interface PluginManifest {
   readonly type: string;
   readonly schemaPath: string;
   readonly entryPath: string;
+  /** What a writer takes beyond its schema's fields (`blockx.accepts`; ./writer-accepts.ts); [] for none. */
+  readonly accepts: readonly WriterAccepts[];
 }
 
 interface PackageJson {
@@ -21,7 +24,7 @@ interface PackageJson {
   version?: string;
   main?: string;
   exports?: unknown;
-  blockx: { kind: PluginKind; type: string; schema: string };
+  blockx: { kind: PluginKind; type: string; schema: string; accepts?: WriterAccepts[] };
 }
 
 /** Reads and validates `<packagePath>/package.json`; every problem is a PluginError naming the package. */
@@ -56,6 +59,13 @@ export async function readPluginManifest(packagePath: string): Promise<PluginMan
     return invalid(`package.json: ${issues.map((i) => `${i.path || '/'} ${i.message}`).join('; ')}`, name);
   }
   const pkg = json as PackageJson;
+  const accepts = pkg.blockx.accepts ?? [];
+  if (pkg.blockx.kind === 'builder' && accepts.length > 0) {
+    return invalid(
+      `package.json: /blockx/accepts is for writers (what a follow job's runner may send them); a builder accepts nothing`,
+      pkg.name,
+    );
+  }
   const entry = entryOf(pkg);
   if (!entry) {
     return invalid(
@@ -78,6 +88,7 @@ export async function readPluginManifest(packagePath: string): Promise<PluginMan
     type: pkg.blockx.type,
     schemaPath,
     entryPath,
+    accepts,
   };
 }
 

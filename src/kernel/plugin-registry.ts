@@ -14,6 +14,7 @@ import {
 import { checkPluginExport } from './plugin-shape.js';
 import type { BuilderPlugin, WriterPlugin } from './plugin-types.js';
 import { compileForeignSchema, toSchemaIssues } from './schema-validator.js';
+import { withAcceptedFields, type WriterAccepts } from './writer-accepts.js';
 
 export type PluginKind = 'builder' | 'writer';
 
@@ -40,10 +41,15 @@ export interface RegisteredBuilder extends RegisteredCommon {
 export interface RegisteredWriter extends RegisteredCommon {
   readonly kind: 'writer';
   readonly impl: WriterPlugin;
+  /** What it takes beyond its schema's fields (manifest `blockx.accepts`, ./writer-accepts.ts). */
+  readonly accepts: readonly WriterAccepts[];
 }
 export type RegisteredPlugin = RegisteredBuilder | RegisteredWriter;
 
-/** A plugin to register. `validate` may be passed when the schema is already compiled. */
+/**
+ * A plugin to register. `validate` may be passed when the schema is already compiled (with what `accepts`
+ * adds: the loader's is).
+ */
 export interface PluginDefinition<I> {
   readonly type: string;
   readonly name: string;
@@ -52,6 +58,8 @@ export interface PluginDefinition<I> {
   readonly schemaPath?: string | undefined;
   readonly schema: unknown;
   readonly validate?: ValidateFunction;
+  /** Writers: what the writer takes beyond its schema's fields (./writer-accepts.ts). Default none. */
+  readonly accepts?: readonly WriterAccepts[];
   readonly impl: I;
 }
 
@@ -121,13 +129,19 @@ export class PluginRegistryBuilder {
         `type ${JSON.stringify(def.type)} must match ${PLUGIN_TYPE_PATTERN.source}`,
       );
     }
+    if (kind === 'builder' && (def.accepts?.length ?? 0) > 0) {
+      return fail(
+        KernelErrorCode.PLUGIN_MANIFEST_INVALID,
+        'accepts is for writers; a builder accepts nothing',
+      );
+    }
     const shapeProblems = checkPluginExport(kind, def.impl);
     if (shapeProblems.length) return fail(KernelErrorCode.PLUGIN_EXPORT_INVALID, shapeProblems.join('; '));
     let validate = def.validate;
     if (!validate) {
       const compiled = compileForeignSchema(def.schema);
       if (!compiled.ok) return fail(KernelErrorCode.PLUGIN_SCHEMA_INVALID, compiled.reason);
-      validate = compiled.validate;
+      validate = withAcceptedFields(compiled.validate, def.accepts ?? []);
     }
     const existing = this.byType.get(def.type);
     if (existing) {
@@ -149,7 +163,7 @@ export class PluginRegistryBuilder {
     const entry: RegisteredPlugin =
       kind === 'builder'
         ? { ...common, kind, impl: def.impl as BuilderPlugin }
-        : { ...common, kind, impl: def.impl as WriterPlugin };
+        : { ...common, kind, impl: def.impl as WriterPlugin, accepts: def.accepts ?? [] };
     this.byType.set(def.type, Object.freeze(entry));
     return true;
   }

@@ -19,6 +19,7 @@ import type { followTaskOf as FollowTaskOfFn } from '../../client/backfill/follo
 import type { BackfillEvent, BackfillSummary, UnitReport } from '../../client/backfill/run-backfill.js';
 import type nodePath from 'node:path';
 import type { SchemaIssue } from '../../kernel/errors.js';
+import type { PluginRegistry } from '../../kernel/plugin-registry.js';
 import type * as taskValidation from '../../kernel/task-validation.js';
 import { CONFIG_FLAG, COORDINATOR_FLAG, EXIT, WORKER_FLAG, UsageError, type CliIo } from '../io.js';
 import { CONNECT_TIMEOUT_FLAG, checkReachable, connectTimeout } from '../connect.js';
@@ -299,6 +300,7 @@ export async function runBlockJob(job: BlockJob): Promise<number> {
     ? validateFollowTasks(
         template,
         (await import('../../client/backfill/follow-loop.js')).followTaskOf,
+        kernel.plugins.writers,
         (json) => validateTaskInput(json, kernel.plugins),
         templatePath,
         from,
@@ -552,11 +554,25 @@ type FollowTaskOf = typeof FollowTaskOfFn;
 function validateFollowTasks(
   template: BackfillTemplate,
   followTaskOf: FollowTaskOf,
+  writers: PluginRegistry['writers'],
   validate: (json: unknown) => readonly SchemaIssue[],
   where: string,
   from: number,
 ): string[] {
-  if (template.resultHandler == null) return [`${where}: --follow needs a block writer (resultHandler)`];
+  const writerType = template.resultHandler?.type;
+  if (writerType === undefined) return [`${where}: --follow needs a block writer (resultHandler)`];
+  // Every write of a follow job is fenced (docs/follow.md § Fencing): a writer that cannot check its
+  // runner's term is refused here, before anything runs. An unknown type is left to the checks below.
+  const writer = writers.get(writerType);
+  if (writer !== undefined && !writer.accepts.includes('fence')) {
+    return [
+      `${where}: --follow needs a writer that accepts a fence, and the writer ${writerType} ` +
+        `(${writer.name} at ${writer.packagePath}) does not: a follow job's runner sends every write its ` +
+        `fence {jobId, term}; a writer that follows declares "accepts": ["fence"] in the blockx field of ` +
+        `its package.json and calls tx.checkFence(config.fence) first in its transaction ` +
+        `(docs/plugins.md § Writers that follow)`,
+    ];
+  }
   const lines: string[] = [];
   const sampleHash = `0x${'0'.repeat(64)}`;
   for (const [label, hash] of [

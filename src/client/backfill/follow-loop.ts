@@ -116,14 +116,9 @@ export type FollowEvent =
     };
 
 /**
- * The writers that take a `fence` and check it in the transaction that writes (docs/follow.md § Fencing);
- * a task of another writer goes without, since its schema would refuse the field.
- */
-export const FENCING_WRITERS: ReadonlySet<string> = new Set(['BlockWriteResultHandler']);
-
-/**
  * The task that computes `height` on exactly block `hash`, or (hash null) empties its outputs; with
- * `fence` (the runner's job and term), a fencing writer commits it only while the term is the newest.
+ * `fence` (the runner's job and term), the writer commits it only while the term is the newest. The
+ * writer must accept a fence (`blockx backfill --follow` refuses one that does not: docs/follow.md § Writers).
  */
 export function followTaskOf(
   template: BackfillTemplate,
@@ -137,7 +132,7 @@ export function followTaskOf(
   const writerConfig = {
     ...(writer.config as Record<string, unknown>),
     block: { number: height },
-    ...(fence !== undefined && FENCING_WRITERS.has(writer.type) ? { fence } : {}),
+    ...(fence !== undefined ? { fence } : {}),
   };
   const builderConfig = builder.config as Record<string, unknown>;
   // Removing: no calls, so the block writer replaces the block's rows with none (docs/follow.md § Writers).

@@ -1,9 +1,12 @@
 // Fencing inside the block writer (docs/follow.md § Fencing), on a SQLite file and on PostgreSQL, through a
 // real Worker and Executor: two runners of one follow job (two job stores, each with connections of its
-// own) claim terms one after the other, and the BlockWriteResultHandler task of the deposed one — started
-// on the block it saw, committing after the new runner's task of the same height on the block canonical
-// now — is refused with FENCED and writes nothing, so the height keeps the new runner's rows. On
+// own) claim terms one after the other, and the task of the deposed one — started on the block it saw,
+// committing after the new runner's task of the same height on the block canonical now — is refused with
+// FENCED and writes nothing, so the height keeps the new runner's rows. Played with the built-in
+// BlockWriteResultHandler and with a third-party-style writer that accepts a fence
+// (test/fixtures/plugins/follow-writers/fenced-rows, loaded by the Worker from plugins.dirs). On
 // PostgreSQL, a write that checked its term first holds a newer claim off until it commits.
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WriteFence } from '../../../src/contracts/write-fence.js';
 import type { TaskInput, TaskUpdate } from '../../../src/grpc/domain-types.js';
@@ -18,6 +21,7 @@ import {
   blocksAt,
   forkedChain,
   newTaskId,
+  REPO,
   rowsWhere,
   sortRows,
   startIoStack,
@@ -29,8 +33,15 @@ const BLOCKS = 20;
 const chain = forkedChain(1, BLOCKS);
 const dbs = testDatabases('fw');
 
-/** The task a follow runner sends for `height` on block `hash`, fenced by its term. */
-function followTask(height: number, hash: string, fence: WriteFence): TaskInput {
+const FOLLOW_WRITERS = path.join(REPO, 'test/fixtures/plugins/follow-writers');
+
+/** The task a follow runner sends for `height` on block `hash`, fenced by its term, to `writer`. */
+function taskOf(
+  height: number,
+  hash: string,
+  fence: WriteFence,
+  writer = 'BlockWriteResultHandler',
+): TaskInput {
   return {
     taskId: newTaskId(),
     functionCallConfig: {
@@ -44,7 +55,7 @@ function followTask(height: number, hash: string, fence: WriteFence): TaskInput 
       },
     },
     resultHandler: {
-      type: 'BlockWriteResultHandler',
+      type: writer,
       config: { table: 'token_transfers', chainId: chain.chainId, block: { number: height }, fence },
     },
     taskTimeoutMs: 60_000,
@@ -67,7 +78,7 @@ describe.each([
 
   beforeAll(async () => {
     url = await makeUrl();
-    stack = await startIoStack({ url });
+    stack = await startIoStack({ url, pluginDirs: [FOLLOW_WRITERS] });
     await writeSyntheticChain(stack.backend, stack.config.tables, {
       chainId: chain.chainId,
       fromBlock: 1,
@@ -81,49 +92,54 @@ describe.each([
     await stack?.close();
   });
 
-  it("a deposed runner's task that commits after the new runner's writes nothing", async () => {
-    const jobId = `fl-fence-${postgres ? 'pg' : 'lite'}`;
-    const h = chain.forkHeight;
-    const { canonical, sibling } = blocksAt(chain, h);
-    const newRows = sortRows(tokenTransfersOf(canonical.events));
-    const oldRows = sortRows(tokenTransfersOf(sibling!.events));
-    expect(oldRows).not.toEqual(newRows);
-    // Opened one after the other: two first-use migrations of one SQLite file at once would meet its lock.
-    const oldRunner = await JobStore.open(conformanceSettings(url), process.cwd());
-    const newRunner = await JobStore.open(conformanceSettings(url), process.cwd());
-    try {
-      const oldFence = { jobId, term: await oldRunner.claimTerm(jobId) };
-      // While it holds the job, the old runner's writes land: the height holds the block it saw.
-      const first = await stack.submit(followTask(h, sibling!.block.hash, oldFence));
-      expect(first.state, failureOf(first)).toBe('SUCCEEDED');
-      expect(await rowsAt(h)).toEqual(oldRows);
+  it.each(['BlockWriteResultHandler', 'FencedRowsResultHandler'])(
+    "a deposed runner's task that commits after the new runner's writes nothing (%s)",
+    async (writer) => {
+      const jobId = `fl-fence-${postgres ? 'pg' : 'lite'}-${writer}`;
+      const followTask = (height: number, hash: string, fence: WriteFence) =>
+        taskOf(height, hash, fence, writer);
+      const h = chain.forkHeight;
+      const { canonical, sibling } = blocksAt(chain, h);
+      const newRows = sortRows(tokenTransfersOf(canonical.events));
+      const oldRows = sortRows(tokenTransfersOf(sibling!.events));
+      expect(oldRows).not.toEqual(newRows);
+      // Opened one after the other: two first-use migrations of one SQLite file at once would meet its lock.
+      const oldRunner = await JobStore.open(conformanceSettings(url), process.cwd());
+      const newRunner = await JobStore.open(conformanceSettings(url), process.cwd());
+      try {
+        const oldFence = { jobId, term: await oldRunner.claimTerm(jobId) };
+        // While it holds the job, the old runner's writes land: the height holds the block it saw.
+        const first = await stack.submit(followTask(h, sibling!.block.hash, oldFence));
+        expect(first.state, failureOf(first)).toBe('SUCCEEDED');
+        expect(await rowsAt(h)).toEqual(oldRows);
 
-      // A newer runner takes the job and runs the height on the block canonical now.
-      const newFence = { jobId, term: await newRunner.claimTerm(jobId) };
-      expect(newFence.term).toBeGreaterThan(oldFence.term);
-      const second = await stack.submit(followTask(h, canonical.block.hash, newFence));
-      expect(second.state, failureOf(second)).toBe('SUCCEEDED');
-      expect(await rowsAt(h)).toEqual(newRows);
+        // A newer runner takes the job and runs the height on the block canonical now.
+        const newFence = { jobId, term: await newRunner.claimTerm(jobId) };
+        expect(newFence.term).toBeGreaterThan(oldFence.term);
+        const second = await stack.submit(followTask(h, canonical.block.hash, newFence));
+        expect(second.state, failureOf(second)).toBe('SUCCEEDED');
+        expect(await rowsAt(h)).toEqual(newRows);
 
-      // The old runner's task of the same height commits last: refused, not retried, nothing written.
-      const late = await stack.submit(followTask(h, sibling!.block.hash, oldFence));
-      expect(late.state).toBe('FAILED');
-      expect(late.result?.executeResult.failureCode).toBe('PLUGIN_FAILED');
-      expect(late.result?.executeResult.pluginResults[0]?.failureCode, failureOf(late)).toBe('FENCED');
-      expect(late.result?.executeResult.retryable).toBe(false);
-      expect(await rowsAt(h)).toEqual(newRows);
-      // Nor on a height the new runner has not written yet.
-      const other = h === 1 ? 2 : h - 1;
-      const before = await rowsAt(other);
-      const stray = await stack.submit(
-        followTask(other, blocksAt(chain, other).canonical.block.hash, oldFence),
-      );
-      expect(stray.state).toBe('FAILED');
-      expect(await rowsAt(other)).toEqual(before);
-    } finally {
-      await Promise.all([oldRunner.close(), newRunner.close()]);
-    }
-  });
+        // The old runner's task of the same height commits last: refused, not retried, nothing written.
+        const late = await stack.submit(followTask(h, sibling!.block.hash, oldFence));
+        expect(late.state).toBe('FAILED');
+        expect(late.result?.executeResult.failureCode).toBe('PLUGIN_FAILED');
+        expect(late.result?.executeResult.pluginResults[0]?.failureCode, failureOf(late)).toBe('FENCED');
+        expect(late.result?.executeResult.retryable).toBe(false);
+        expect(await rowsAt(h)).toEqual(newRows);
+        // Nor on a height the new runner has not written yet.
+        const other = h === 1 ? 2 : h - 1;
+        const before = await rowsAt(other);
+        const stray = await stack.submit(
+          followTask(other, blocksAt(chain, other).canonical.block.hash, oldFence),
+        );
+        expect(stray.state).toBe('FAILED');
+        expect(await rowsAt(other)).toEqual(before);
+      } finally {
+        await Promise.all([oldRunner.close(), newRunner.close()]);
+      }
+    },
+  );
 
   it.runIf(postgres)('a write that checked its term holds a newer claim off until it commits', async () => {
     const jobId = 'fl-fence-hold';

@@ -123,6 +123,8 @@ export interface IoStackOptions {
   readonly executor?: Partial<ExecutorConfig>;
   /** An in-process Calls phase instead of the Executor child. */
   readonly callRunner?: (io: CallIoHandler, config: BlockxConfig) => CallPhaseRunner;
+  /** Absolute folders of plugin packages the Worker loads beside the built-in ones (plugins.dirs). */
+  readonly pluginDirs?: readonly string[];
 }
 
 export interface IoStack {
@@ -138,7 +140,11 @@ export interface IoStack {
 }
 
 export async function startIoStack(opts: IoStackOptions): Promise<IoStack> {
-  const config = loadIoConfig(opts.url, opts.worker, opts.storage, opts.executor);
+  const loaded = loadIoConfig(opts.url, opts.worker, opts.storage, opts.executor);
+  const config: BlockxConfig =
+    opts.pluginDirs === undefined
+      ? loaded
+      : { ...loaded, plugins: { ...loaded.plugins, dirs: [...loaded.plugins.dirs, ...opts.pluginDirs] } };
   const logs: string[] = [];
   const logger = collectingLogger(logs);
   const stops: (() => Promise<void>)[] = [];

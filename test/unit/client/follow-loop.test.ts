@@ -223,11 +223,15 @@ describe('runFollow', () => {
     expect(h.log.filter((l) => l === 'run 3')).toHaveLength(1);
   });
 
-  it('gives the fence only to writers that take one', () => {
+  it('gives the fence to any writer (a writer that follows accepts one), and none when there is none', () => {
     const other = { ...TEMPLATE, resultHandler: { type: 'MyWriter', config: { table: 'out' } } };
     const fence = { jobId: 'j', term: 1 };
     expect(followTaskOf(TEMPLATE, 7, '0x7', fence).resultHandler?.config).toMatchObject({ fence });
-    expect(followTaskOf(other, 7, '0x7', fence).resultHandler?.config).not.toHaveProperty('fence');
+    expect(followTaskOf(other, 7, null, fence).resultHandler?.config).toEqual({
+      table: 'out',
+      block: { number: 7 },
+      fence,
+    });
     expect(followTaskOf(TEMPLATE, 7, '0x7').resultHandler?.config).not.toHaveProperty('fence');
   });
 
