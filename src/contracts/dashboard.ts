@@ -65,6 +65,11 @@ export interface RecentTaskView {
   readonly failureMessage: string;
   /** The code version the task ran (docs/functions-deploy.md); empty when unknown. */
   readonly codeVersion: string;
+  /**
+   * Who submitted it (the caller's identity, docs/security.md § Roles), when the Worker said: the
+   * dashboard shows a task to its submitter and to the roles that see every client, never sent to the page.
+   */
+  readonly client?: string;
 }
 
 /**
@@ -94,6 +99,8 @@ export interface BackfillProgress {
 export interface BackfillJobView extends BackfillProgress {
   /** When the client last reported (UTC ms). */
   readonly updatedAtMs: number;
+  /** The identity that reported it first, its owner (as RecentTaskView.client; never sent to the page). */
+  readonly client?: string;
 }
 
 /** A follow job as the dashboard shows it: its status, and how often this process restarted its runner. */

@@ -14,6 +14,7 @@ import type { PeerCertificate } from 'node:tls';
 import {
   ANONYMOUS_CLIENT,
   CLIENT_IDENTITY_METADATA_KEY,
+  certificateIdentity,
   clientIdentityProblem,
 } from '../kernel/client-identity.js';
 import { cachedRolesOf } from '../kernel/roles.js';
@@ -28,15 +29,6 @@ export interface IdentifiedCall {
 function forwardedIdentity(metadata: grpc.Metadata): string | undefined {
   const [value] = metadata.get(CLIENT_IDENTITY_METADATA_KEY);
   return typeof value === 'string' && clientIdentityProblem(value) === undefined ? value : undefined;
-}
-
-function certificateIdentity(cert: PeerCertificate): string | undefined {
-  const cn = cert.subject?.CN;
-  const name = Array.isArray(cn) ? cn[0] : cn;
-  if (typeof name === 'string' && name !== '' && clientIdentityProblem(name) === undefined) return name;
-  return typeof cert.fingerprint256 === 'string' && cert.fingerprint256 !== ''
-    ? cert.fingerprint256
-    : undefined;
 }
 
 /** Who `call` is from (see the header): never empty, at most MAX_ID_BYTES. */

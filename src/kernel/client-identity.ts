@@ -3,6 +3,7 @@
 // certificate, or from the identity a trusted service forwarded; this module holds the pieces the
 // Sans-IO cores share: the name used when nothing is known, and the check of a forwarded value.
 
+import type { PeerCertificate } from 'node:tls';
 import { idProblem } from './input-bounds.js';
 
 /** The identity of a caller that presented neither a certificate nor a forwarded identity. */
@@ -17,4 +18,18 @@ export const CLIENT_IDENTITY_METADATA_KEY = 'blockx-client';
 /** A forwarded identity is accepted when it is bounded like an id (docs/security.md § Input bounds). */
 export function clientIdentityProblem(value: unknown): string | undefined {
   return idProblem(value);
+}
+
+/**
+ * The identity a certificate stands for: its subject CN when that is a valid identity, else its SHA-256
+ * fingerprint; undefined when it has neither. One rule for gRPC calls and the dashboard, so a task's
+ * submitter and the dashboard page of the same certificate are one client.
+ */
+export function certificateIdentity(cert: PeerCertificate): string | undefined {
+  const cn = cert.subject?.CN;
+  const name = Array.isArray(cn) ? cn[0] : cn;
+  if (typeof name === 'string' && name !== '' && clientIdentityProblem(name) === undefined) return name;
+  return typeof cert.fingerprint256 === 'string' && cert.fingerprint256 !== ''
+    ? cert.fingerprint256
+    : undefined;
 }

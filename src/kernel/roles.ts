@@ -113,6 +113,18 @@ export function rolesOfX509(cert: X509Certificate): readonly Role[] {
 export const DASHBOARD_ROLES: readonly Role[] = VIEW;
 
 /**
+ * Roles that see every client's tasks and jobs (ListRecentTasks, the dashboard); a caller holding none of
+ * them sees only its own (docs/security.md § Roles). The Coordinator holds one because it feeds the
+ * dashboard, which then filters per viewer.
+ */
+export const SEES_EVERY_CLIENT: readonly Role[] = ['viewer', 'admin', 'coordinator'];
+
+/** Whether `roles` include one that sees every client's tasks (SEES_EVERY_CLIENT). */
+export function seesEveryClient(roles: readonly Role[]): boolean {
+  return roles.some((r) => SEES_EVERY_CLIENT.includes(r));
+}
+
+/**
  * Why `roles` may not call `path`, or undefined when they may. A method missing from METHOD_ROLES is
  * refused to everyone. `accepted` overrides the table (the dashboard's routes).
  */

@@ -3,6 +3,7 @@
 // before the handler runs. The cluster's own services hold certificates without role names (what
 // `blockx certs` issued before roles), so they keep working as before.
 import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -11,6 +12,7 @@ import type { KeyAndCert } from '../../src/cli/certs/dev-ca.js';
 import { BlockxClient } from '../../src/client/client.js';
 import {
   CoordinatorAdminServiceClient,
+  CoordinatorJobsServiceClient,
   CoordinatorServiceClient,
   WorkerAdminServiceClient,
   WorkerServiceClient,
@@ -18,6 +20,7 @@ import {
 import type { TlsPem } from '../../src/kernel/tls-files.js';
 import { startCluster, type TestCluster } from '../support/cluster.js';
 import { loopbackTls } from '../support/certs.js';
+import { freePort } from '../support/ports.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'blockx-roles-'));
 const tls = loopbackTls(dir);
@@ -54,11 +57,20 @@ const creds = (kc: KeyAndCert) =>
 
 describe('roles from certificates on a TLS cluster', () => {
   let cluster: TestCluster;
+  let dashboardUrl = '';
 
   beforeAll(async () => {
+    const dashboardPort = await freePort();
+    dashboardUrl = `https://127.0.0.1:${dashboardPort}/`;
     cluster = await startCluster({
       workers: 1,
-      env: { BLOCKX_TLS_CA: tls.files.ca, BLOCKX_TLS_CERT: tls.files.cert, BLOCKX_TLS_KEY: tls.files.key },
+      env: {
+        BLOCKX_TLS_CA: tls.files.ca,
+        BLOCKX_TLS_CERT: tls.files.cert,
+        BLOCKX_TLS_KEY: tls.files.key,
+        BLOCKX_DASHBOARD_LISTEN_ADDR: `127.0.0.1:${dashboardPort}`,
+        BLOCKX_DASHBOARD_INTERVAL_MS: '200',
+      },
       clientTls: pem(tls.node),
     });
   }, 120_000);
@@ -227,5 +239,80 @@ describe('roles from certificates on a TLS cluster', () => {
     expect(mallorys.length).toBeGreaterThan(0);
     expect((await list(submitter)).sort()).toEqual(alices.sort());
     expect((await list(mallory)).sort()).toEqual(mallorys.sort());
+  });
+
+  it("the dashboard shows a submitter its own tasks and backfills, a viewer everyone's (over HTTPS)", async () => {
+    // Alice reports a backfill's progress, as `blockx backfill` does.
+    const jobs = new CoordinatorJobsServiceClient(cluster.coordinatorAddr, creds(submitter));
+    try {
+      const report = { jobId: 'alices-job', run: 'r1', per: 'block', fromBlock: 1, toBlock: 9, units: 9 };
+      expect(await call(jobs, 'reportBackfillProgress', { ...report, startedAtMs: Date.now() })).toBeNull();
+    } finally {
+      jobs.close();
+    }
+    interface Seen {
+      status: number;
+      tasks: string[];
+      backfills: string[];
+      body: string;
+    }
+    const look = (kc: KeyAndCert): Promise<Seen> =>
+      new Promise((resolve, reject) => {
+        const req = httpsRequest(
+          `${dashboardUrl}api/snapshot`,
+          { ca: tls.ca.cert, cert: kc.cert, key: kc.key },
+          (res) => {
+            let body = '';
+            res.on('data', (d: Buffer) => (body += d.toString()));
+            res.on('end', () => {
+              const s =
+                res.statusCode === 200
+                  ? (JSON.parse(body) as {
+                      recentTasks: { taskId: string }[];
+                      backfills: { jobId: string }[];
+                    })
+                  : { recentTasks: [], backfills: [] };
+              resolve({
+                status: res.statusCode ?? 0,
+                tasks: s.recentTasks.map((t) => t.taskId),
+                backfills: s.backfills.map((j) => j.jobId),
+                body,
+              });
+            });
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      });
+    // The feed polls the Worker every 200 ms: wait until the viewer sees both submitters' tasks.
+    let all: Seen = await look(viewer);
+    for (let i = 0; i < 100; i++) {
+      const ok =
+        all.tasks.some((id) => id.startsWith('roles-submit-')) &&
+        all.tasks.some((id) => id.startsWith('roles-shared-id-')) &&
+        all.backfills.includes('alices-job');
+      if (ok) break;
+      await new Promise((r) => setTimeout(r, 200));
+      all = await look(viewer);
+    }
+    expect(all.status).toBe(200);
+    const alices = all.tasks.filter((id) => id.startsWith('roles-submit-'));
+    const mallorys = all.tasks.filter((id) => id.startsWith('roles-shared-id-'));
+    expect(alices.length).toBeGreaterThan(0);
+    expect(mallorys.length).toBeGreaterThan(0);
+    expect(all.backfills).toContain('alices-job');
+
+    const a = await look(submitter);
+    expect(a.status).toBe(200);
+    expect(a.tasks.sort()).toEqual(alices.sort());
+    expect(a.backfills).toEqual(['alices-job']);
+    const m = await look(mallory);
+    expect(m.tasks.sort()).toEqual(mallorys.sort());
+    expect(m.backfills).toEqual([]);
+    // A deployer submits nothing, so it sees no task; no view names a submitter.
+    const d = await look(deployer);
+    expect(d.status).toBe(200);
+    expect(d.tasks).toEqual([]);
+    for (const seen of [all, a, m, d]) expect(seen.body).not.toMatch(/"client"/);
   });
 });

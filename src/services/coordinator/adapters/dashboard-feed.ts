@@ -43,6 +43,12 @@ import { TOP_LEVEL_DEFAULTS } from '../../../kernel/config-defaults.js';
 export const DEFAULT_DASHBOARD_INTERVAL_MS = TOP_LEVEL_DEFAULTS.observability.dashboard.intervalMs;
 /** The deadline of one ListRecentTasks call when `workerTimeoutMs` is not given. */
 export const DEFAULT_WORKER_POLL_TIMEOUT_MS = 800;
+/**
+ * Recent tasks a snapshot carries at most: more than one view shows (VIEW_RECENT_TASKS, 100), so that a
+ * submitter's own newest tasks are still in it while other clients are busy (the dashboard shows each
+ * viewer its own: docs/security.md § Roles).
+ */
+export const FEED_RECENT_TASKS = 1_000;
 /** Workers asked per poll at most; a bigger cluster is polled in turns (round robin). */
 export const MAX_WORKERS_PER_POLL = 512;
 
@@ -196,7 +202,7 @@ class Feed implements DashboardFeed {
       atMs: now,
       cluster,
       throughput: this.model.throughput(now),
-      recentTasks: this.model.recentTasks(),
+      recentTasks: this.model.recentTasks(FEED_RECENT_TASKS),
       backfills: this.opts.backfillJobs?.list(now) ?? [],
     };
     this.latest = snapshot;

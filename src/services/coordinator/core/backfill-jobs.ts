@@ -138,6 +138,7 @@ export class BackfillJobs {
       startedAtMs: r.startedAtMs,
       updatedAtMs: now,
       finished: r.finished,
+      ...(owner === '' ? {} : { client: owner }),
     };
     this.jobs.delete(key);
     this.jobs.set(key, view);

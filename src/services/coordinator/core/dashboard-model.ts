@@ -48,6 +48,8 @@ export interface ReportedTask {
   readonly failureMessage: string;
   readonly codeVersion: string;
   readonly seq: number;
+  /** The submitter; empty or absent when the Worker did not say (an older Worker). */
+  readonly client?: string;
 }
 
 /** One ListRecentTasks answer. */
@@ -101,6 +103,7 @@ export function recentTaskView(workerAddr: string, t: ReportedTask): RecentTaskV
     failureCode: t.failureCode,
     failureMessage: t.failureMessage,
     codeVersion: t.codeVersion,
+    ...(t.client ? { client: t.client } : {}),
   };
 }
 

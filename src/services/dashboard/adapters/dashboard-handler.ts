@@ -5,13 +5,16 @@
 //
 //   GET /                 the page (web/dashboard/index.html)
 //   GET /assets/<file>    its scripts, styles and icon (ETag; 304 on If-None-Match)
-//   GET /api/snapshot     the latest DashboardSnapshot as JSON
+//   GET /api/snapshot     the latest DashboardSnapshot as JSON, as the request's viewer may see it
 //   GET /api/events       SSE: `retry:`, then a `snapshot` event now and after every new snapshot, and a
 //                         comment every keepAliveMs; at most maxEventClients streams (503 beyond),
 //                         and maxEventClientsPerClient of one client (429 beyond)
 //
-// Streams and memory: each new snapshot is serialised once (core/public-snapshot.ts bounds its size)
-// and written to every stream. A stream whose socket is not draining is skipped and gets the latest
+// Who sees what: each request carries its viewer (core/viewer-scope.ts; the server reads it from the
+// client certificate): everything, or one client's own tasks and jobs.
+//
+// Streams and memory: each new snapshot is serialised once per view (core/public-snapshot.ts bounds its
+// size) and written to every stream of that view. A stream whose socket is not draining is skipped and gets the latest
 // snapshot when it drains (a snapshot is the whole state, so skipping loses nothing); one still stuck
 // after STALLED_TICKS keep-alive periods is dropped, freeing its place. close() ends every stream.
 import type { DashboardSnapshot, DashboardSource } from '../../../contracts/dashboard.js';
@@ -19,6 +22,7 @@ import type { Asset, DashboardAssets } from './assets.js';
 import { SECURITY_HEADERS, sseComment, sseEvent, sseHello } from '../core/http-rules.js';
 import { publicSnapshot } from '../core/public-snapshot.js';
 import { routeRequest, type RouteTable } from '../core/routes.js';
+import { ALL_VIEWER, scopeSnapshot, viewerKey, type DashboardViewer } from '../core/viewer-scope.js';
 import { TOP_LEVEL_DEFAULTS } from '../../../kernel/config-defaults.js';
 
 /**
@@ -30,12 +34,16 @@ export const DEFAULT_MAX_EVENT_CLIENTS = TOP_LEVEL_DEFAULTS.observability.dashbo
 export const DEFAULT_KEEP_ALIVE_MS = 15_000;
 /** Keep-alive periods a stream may stay undrained before it is dropped. */
 const STALLED_TICKS = 4;
+/** Views of one snapshot kept serialised at most (one per viewer identity); beyond it they start over. */
+const MAX_CACHED_VIEWS = 256;
 
 export interface DashboardRequest {
   readonly method?: string | undefined;
   readonly url?: string | undefined;
   /** Who is asking, for the per-client caps: the certificate's identity with TLS, else the address. */
   readonly client?: string | undefined;
+  /** What it may see (core/viewer-scope.ts); default everything (a plaintext dashboard). */
+  readonly viewer?: DashboardViewer | undefined;
   readonly headers: { readonly host?: string | undefined; readonly 'if-none-match'?: string | undefined };
 }
 
@@ -68,6 +76,7 @@ export const DEFAULT_MAX_EVENT_CLIENTS_PER_CLIENT =
 interface Stream {
   readonly res: DashboardResponse;
   readonly client: string;
+  readonly viewer: DashboardViewer;
   /** A snapshot was skipped while the socket was not draining. */
   behind: boolean;
   /** Keep-alive ticks seen while not draining. */
@@ -85,7 +94,8 @@ export class DashboardHandler {
   private readonly keepAlive: NodeJS.Timeout;
   private closed = false;
   private lastSnapshot: DashboardSnapshot | undefined;
-  private lastJson = '';
+  /** The JSON of each view of lastSnapshot, by viewerKey. */
+  private readonly views = new Map<string, string>();
 
   constructor(private readonly opts: DashboardHandlerOptions) {
     this.maxEventClients = opts.maxEventClients ?? DEFAULT_MAX_EVENT_CLIENTS;
@@ -117,9 +127,9 @@ export class DashboardHandler {
       case 'asset':
         return this.asset(req, res, this.opts.assets.files.get(route.name) as Asset, head);
       case 'snapshot':
-        return this.snapshot(res, head);
+        return this.snapshot(res, head, req.viewer ?? ALL_VIEWER);
       case 'events':
-        return this.events(res, head, req.client ?? '');
+        return this.events(res, head, req.client ?? '', req.viewer ?? ALL_VIEWER);
       default: {
         const never: never = route;
         throw new TypeError(`unhandled route ${JSON.stringify(never)}`);
@@ -154,8 +164,8 @@ export class DashboardHandler {
     res.end(head ? undefined : asset.body);
   }
 
-  private snapshot(res: DashboardResponse, head: boolean): void {
-    const json = this.currentJson(res);
+  private snapshot(res: DashboardResponse, head: boolean, viewer: DashboardViewer): void {
+    const json = this.currentJson(res, viewer);
     if (json === undefined) return;
     res.writeHead(200, {
       ...SECURITY_HEADERS,
@@ -166,7 +176,7 @@ export class DashboardHandler {
     res.end(head ? undefined : json);
   }
 
-  private events(res: DashboardResponse, head: boolean, client: string): void {
+  private events(res: DashboardResponse, head: boolean, client: string, viewer: DashboardViewer): void {
     if (this.closed) return plain(res, 503, 'the dashboard is shutting down', { 'Retry-After': 5 });
     if ((this.perClient.get(client) ?? 0) >= this.maxPerClient) {
       return plain(
@@ -184,7 +194,7 @@ export class DashboardHandler {
         { 'Retry-After': 10 },
       );
     }
-    const json = this.currentJson(res);
+    const json = this.currentJson(res, viewer);
     if (json === undefined) return;
     res.writeHead(200, {
       ...SECURITY_HEADERS,
@@ -197,7 +207,7 @@ export class DashboardHandler {
       res.end();
       return;
     }
-    const stream: Stream = { res, client, behind: false, stalledTicks: 0 };
+    const stream: Stream = { res, client, viewer, behind: false, stalledTicks: 0 };
     this.streams.add(stream);
     this.perClient.set(client, (this.perClient.get(client) ?? 0) + 1);
     res.once('close', () => this.drop(stream));
@@ -205,12 +215,12 @@ export class DashboardHandler {
     this.send(stream, sseEvent('snapshot', json));
   }
 
-  /** The JSON of the source's latest snapshot; on failure answers 503 and returns undefined. */
-  private currentJson(res: DashboardResponse): string | undefined {
+  /** The JSON of `viewer`'s view of the source's latest snapshot; on failure answers 503 and returns undefined. */
+  private currentJson(res: DashboardResponse, viewer: DashboardViewer): string | undefined {
     let snapshot: DashboardSnapshot;
     try {
       snapshot = this.opts.source.snapshot();
-      return this.jsonOf(snapshot);
+      return this.jsonOf(snapshot, viewer);
     } catch (err) {
       this.opts.logger?.warn({ err: String(err) }, 'dashboard: no snapshot to serve');
       plain(res, 503, `no snapshot yet: ${err instanceof Error ? err.message : String(err)}`, {
@@ -220,24 +230,37 @@ export class DashboardHandler {
     }
   }
 
-  private jsonOf(snapshot: DashboardSnapshot): string {
-    if (snapshot !== this.lastSnapshot) {
-      this.lastJson = JSON.stringify(publicSnapshot(snapshot));
+  private jsonOf(snapshot: DashboardSnapshot, viewer: DashboardViewer): string {
+    if (snapshot !== this.lastSnapshot || this.views.size >= MAX_CACHED_VIEWS) {
+      this.views.clear();
       this.lastSnapshot = snapshot;
     }
-    return this.lastJson;
+    const key = viewerKey(viewer);
+    let json = this.views.get(key);
+    if (json === undefined) {
+      json = JSON.stringify(publicSnapshot(scopeSnapshot(snapshot, viewer)));
+      this.views.set(key, json);
+    }
+    return json;
   }
 
   private broadcast(snapshot: DashboardSnapshot): void {
     if (this.closed || this.streams.size === 0) return;
-    let frame: string;
-    try {
-      frame = sseEvent('snapshot', this.jsonOf(snapshot));
-    } catch (err) {
-      this.opts.logger?.warn({ err: String(err) }, 'dashboard: a snapshot could not be serialised');
-      return;
+    const frames = new Map<string, string>();
+    for (const s of this.streams) {
+      const key = viewerKey(s.viewer);
+      let frame = frames.get(key);
+      if (frame === undefined) {
+        try {
+          frame = sseEvent('snapshot', this.jsonOf(snapshot, s.viewer));
+        } catch (err) {
+          this.opts.logger?.warn({ err: String(err) }, 'dashboard: a snapshot could not be serialised');
+          return;
+        }
+        frames.set(key, frame);
+      }
+      this.send(s, frame);
     }
-    for (const s of this.streams) this.send(s, frame);
   }
 
   private send(stream: Stream, frame: string): void {
@@ -247,8 +270,8 @@ export class DashboardHandler {
         stream.res.once('drain', () => {
           stream.behind = false;
           stream.stalledTicks = 0;
-          if (!this.closed && this.streams.has(stream))
-            this.send(stream, sseEvent('snapshot', this.lastJson));
+          if (!this.closed && this.streams.has(stream) && this.lastSnapshot !== undefined)
+            this.send(stream, sseEvent('snapshot', this.jsonOf(this.lastSnapshot, stream.viewer)));
         });
       }
       return;

@@ -16,10 +16,12 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { DashboardSource } from '../../../contracts/dashboard.js';
 import { parseMetricsListenAddr } from '../../../kernel/observability/metrics-server.js';
-import { cachedRolesOf, DASHBOARD_ROLES, permissionProblem } from '../../../kernel/roles.js';
+import { certificateIdentity } from '../../../kernel/client-identity.js';
+import { cachedRolesOf, DASHBOARD_ROLES, permissionProblem, seesEveryClient } from '../../../kernel/roles.js';
 import { plaintextListenProblem, type TlsMaterial } from '../../../kernel/tls-files.js';
 import { loadDashboardAssets, type DashboardAssets } from './assets.js';
 import { DashboardHandler, DEFAULT_MAX_EVENT_CLIENTS } from './dashboard-handler.js';
+import { ALL_VIEWER, type DashboardViewer } from '../core/viewer-scope.js';
 import { DashboardErrorCode, DashboardServerError } from '../errors.js';
 import { TOP_LEVEL_DEFAULTS } from '../../../kernel/config-defaults.js';
 
@@ -131,11 +133,13 @@ export async function startDashboardServer(opts: DashboardServerOptions): Promis
             minVersion: 'TLSv1.2',
           },
           (req, res) => {
-            // Every route needs a viewing role (docs/security.md § Roles).
+            // Every route needs a viewing role, and shows a submitter its own tasks (docs/security.md § Roles).
             const socket = req.socket as TLSSocket;
             const problem = dashboardPermissionProblem(socket);
-            if (problem === undefined) handler.handle(Object.assign(req, { client: clientOf(socket) }), res);
-            else res.writeHead(403, { 'Content-Type': 'text/plain; charset=utf-8' }).end(`${problem}\n`);
+            if (problem === undefined) {
+              const client = clientOf(socket);
+              handler.handle(Object.assign(req, { client, viewer: viewerOf(socket, client) }), res);
+            } else res.writeHead(403, { 'Content-Type': 'text/plain; charset=utf-8' }).end(`${problem}\n`);
           },
         );
   // Slow or idle clients cannot hold sockets: headers within 10 s, at most so many connections.
@@ -213,9 +217,12 @@ function limitConnectionsPerAddress(server: Server, max: number): void {
   });
 }
 
-/** The identity of a TLS peer for the per-client caps: as for gRPC calls (CN, else fingerprint). */
+/** The identity of a TLS peer, as for gRPC calls: the per-client caps and whose tasks it sees. */
 function clientOf(socket: TLSSocket): string {
-  const cert = socket.getPeerCertificate();
-  const cn = cert.subject?.CN;
-  return (Array.isArray(cn) ? cn[0] : cn) || cert.fingerprint256 || (socket.remoteAddress ?? '');
+  return certificateIdentity(socket.getPeerCertificate()) ?? socket.remoteAddress ?? '';
+}
+
+/** What the TLS peer may see: everything with a role that sees every client, else its own tasks and jobs. */
+function viewerOf(socket: TLSSocket, client: string): DashboardViewer {
+  return seesEveryClient(cachedRolesOf(socket.getPeerCertificate())) ? ALL_VIEWER : { kind: 'own', client };
 }

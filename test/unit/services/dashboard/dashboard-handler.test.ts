@@ -9,7 +9,7 @@ import {
   type DashboardHandlerOptions,
   type DashboardRequest,
 } from '../../../../src/services/dashboard/adapters/dashboard-handler.js';
-import { FakeResponse, FakeSource, snapshotAt, task, worker } from './fakes.js';
+import { FakeResponse, FakeSource, followJob, snapshotAt, task, worker } from './fakes.js';
 
 const ASSETS: DashboardAssets = {
   page: {
@@ -45,6 +45,7 @@ function get(
       url,
       headers: { host: extra.host ?? '127.0.0.1:8081', ...extra.headers },
       ...(extra.client === undefined ? {} : { client: extra.client }),
+      ...(extra.viewer === undefined ? {} : { viewer: extra.viewer }),
     },
     res,
   );
@@ -303,5 +304,53 @@ describe('GET /api/events', () => {
     expect(res.status).toBe(200);
     expect(res.ended).toBe(true);
     expect(h.eventClients).toBe(0);
+  });
+});
+
+describe('who sees what (docs/security.md § Roles)', () => {
+  const mixed = (atMs: number) =>
+    snapshotAt(atMs, {
+      recentTasks: [
+        task(`a-${atMs}`, { client: 'alice' }),
+        task(`m-${atMs}`, { client: 'mallory' }),
+        task(`x-${atMs}`),
+      ],
+      followJobs: [followJob('f')],
+    });
+  const alice = { kind: 'own', client: 'alice' } as const;
+  const ids = (s: { recentTasks: readonly { taskId: string }[] }) => s.recentTasks.map((t) => t.taskId);
+
+  it("a client's snapshot holds its own tasks only; everything for a viewer that sees all, never the submitter names", () => {
+    source = new FakeSource(mixed(1));
+    const h = make();
+    const own = JSON.parse(get(h, '/api/snapshot', { client: 'alice', viewer: alice }).body());
+    expect(ids(own)).toEqual(['a-1']);
+    expect(own.followJobs).toEqual([]);
+    const all = JSON.parse(get(h, '/api/snapshot', { client: 'vera', viewer: { kind: 'all' } }).body());
+    expect(ids(all)).toEqual(['a-1', 'm-1', 'x-1']);
+    expect(all.followJobs).toHaveLength(1);
+    // Without a viewer (a plaintext dashboard), everything.
+    expect(ids(JSON.parse(get(h, '/api/snapshot').body()))).toEqual(['a-1', 'm-1', 'x-1']);
+    expect(get(h, '/api/snapshot', { viewer: alice }).body()).not.toMatch(/"client"|mallory/);
+  });
+
+  it('each stream gets the view of its own viewer, on every new snapshot and after a drain', () => {
+    source = new FakeSource(mixed(1));
+    const h = make();
+    const a = get(h, '/api/events', { client: 'alice', viewer: alice });
+    const m = get(h, '/api/events', { client: 'mallory', viewer: { kind: 'own', client: 'mallory' } });
+    const v = get(h, '/api/events', { client: 'vera', viewer: { kind: 'all' } });
+    a.writableNeedDrain = true;
+    source.push(mixed(2));
+    source.push(mixed(3));
+    a.writableNeedDrain = false;
+    a.emit('drain');
+    expect(a.events().map(ids)).toEqual([['a-1'], ['a-3']]);
+    expect(m.events().map(ids)).toEqual([['m-1'], ['m-2'], ['m-3']]);
+    expect(v.events().map(ids)).toEqual([
+      ['a-1', 'm-1', 'x-1'],
+      ['a-2', 'm-2', 'x-2'],
+      ['a-3', 'm-3', 'x-3'],
+    ]);
   });
 });

@@ -2,6 +2,7 @@
 // DashboardSource the test pushes snapshots through, and a response that records what was written.
 import type { WorkerStatusView } from '../../../../src/contracts/cluster-status.js';
 import type {
+  BackfillJobView,
   DashboardSnapshot,
   FollowJobView,
   DashboardSource,
@@ -169,6 +170,25 @@ export function followJob(jobId: string, extra: Partial<FollowJobView> = {}): Fo
     lastError: null,
     updatedMs: 950,
     restarts: 0,
+    ...extra,
+  };
+}
+
+export function backfillJob(jobId: string, extra: Partial<BackfillJobView> = {}): BackfillJobView {
+  return {
+    jobId,
+    run: 'r',
+    per: 'block',
+    fromBlock: 1,
+    toBlock: 10,
+    units: 10,
+    succeeded: 1,
+    failed: 0,
+    skipped: 0,
+    inFlight: 1,
+    startedAtMs: 1,
+    updatedAtMs: 2,
+    finished: false,
     ...extra,
   };
 }

@@ -21,7 +21,7 @@ import { describeError } from '../orchestration/phase-results.js';
 import type { WorkerLogger } from '../telemetry/worker-logger.js';
 import { peerCertificate } from '../../../../grpc/authorization.js';
 import { callerIdentity, type IdentifiedCall } from '../../../../grpc/peer-identity.js';
-import { cachedRolesOf, type Role } from '../../../../kernel/roles.js';
+import { cachedRolesOf, seesEveryClient } from '../../../../kernel/roles.js';
 
 /** Keeps a RecentTasks ring up to date from the orchestrator's hooks. */
 export class RecentTasksRecorder implements OrchestratorListener {
@@ -88,14 +88,18 @@ export function servingToWire(serving: ServingDescription): DescribeServingRespo
   };
 }
 
-/** The wire form of one page. */
+/**
+ * The wire form of one page. Each record's submitter goes out only with `withClients` (a caller that
+ * may see every client's tasks: it filters them by submitter, the dashboard's feed does).
+ */
 export function recentTasksPageToWire(
   page: RecentTasksPage,
   workerInstance: string,
   nowMs: number,
+  withClients = false,
 ): ListRecentTasksResponse {
   return {
-    tasks: page.tasks.map(({ client: _client, ...t }) => t),
+    tasks: page.tasks.map(({ client, ...t }) => (withClients ? { ...t, client: client ?? '' } : t)),
     lastSeq: page.lastSeq,
     succeededTotal: page.succeededTotal,
     failedTotal: page.failedTotal,
@@ -124,6 +128,7 @@ export function workerAdminServiceHandlers(deps: WorkerAdminDeps): WorkerAdminSe
           own === undefined ? page : { ...page, tasks: page.tasks.filter((t) => t.client === own) },
           deps.workerInstance,
           deps.now(),
+          own === undefined,
         );
       } catch (err) {
         deps.logger.error({ rpc: 'ListRecentTasks', err: describeError(err) }, 'ListRecentTasks failed');
@@ -144,9 +149,6 @@ export function workerAdminServiceHandlers(deps: WorkerAdminDeps): WorkerAdminSe
   };
 }
 
-/** Roles that see every client's tasks (docs/security.md § Roles); the others see their own. */
-const SEES_ALL: readonly Role[] = ['viewer', 'admin', 'coordinator'];
-
 /**
  * The identity whose tasks alone `call` may list, or undefined when it may list all: with TLS, a
  * caller without a viewing role of its own (a submitter, a deployer) sees only the tasks it submitted;
@@ -154,6 +156,6 @@ const SEES_ALL: readonly Role[] = ['viewer', 'admin', 'coordinator'];
  */
 function ownTasksOnly(call: IdentifiedCall): string | undefined {
   const cert = peerCertificate(call);
-  if (cert === undefined || cachedRolesOf(cert).some((r) => SEES_ALL.includes(r))) return undefined;
+  if (cert === undefined || seesEveryClient(cachedRolesOf(cert))) return undefined;
   return callerIdentity(call);
 }

@@ -102,6 +102,7 @@ describe('dashboard feed', () => {
               failureMessage: '',
               codeVersion: 'v7',
               seq: 1,
+              client: 'alice',
             },
           ],
           lastSeq: 1,
@@ -120,7 +121,14 @@ describe('dashboard feed', () => {
     await feed.pollNow();
     expect(s.cluster.workers).toHaveLength(2);
     expect(s.recentTasks).toEqual([
-      expect.objectContaining({ taskId: 't', workerAddr: 'good:1', codeVersion: 'v7', durationMs: 10 }),
+      // The submitter travels with the task, for the dashboard's per-viewer views.
+      expect.objectContaining({
+        taskId: 't',
+        workerAddr: 'good:1',
+        codeVersion: 'v7',
+        durationMs: 10,
+        client: 'alice',
+      }),
     ]);
     // Logged once per failure streak, not once per poll.
     expect(debug).toHaveBeenCalledTimes(1);

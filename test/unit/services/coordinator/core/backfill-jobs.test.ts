@@ -145,7 +145,9 @@ describe('BackfillJobs', () => {
         message: expect.stringMatching(/only the client that started it/),
       }),
     );
-    expect(jobs.list(2)).toEqual([expect.objectContaining({ succeeded: 1, updatedAtMs: 1 })]);
+    expect(jobs.list(2)).toEqual([
+      expect.objectContaining({ succeeded: 1, updatedAtMs: 1, client: 'alice' }),
+    ]);
     expect(() => jobs.report(progress({ succeeded: 2 }), 3, 'alice')).not.toThrow();
   });
 

@@ -41,6 +41,12 @@ export interface RecentTask {
    * The sequence number of this record's last change.
    */
   'seq'?: (number | string | Long);
+  /**
+   * Who submitted the task (the caller's identity, docs/security.md § Roles); sent only to a caller that
+   * may see every client's tasks (the Coordinator's dashboard feed, a viewer, an admin), empty otherwise
+   * and when unknown.
+   */
+  'client'?: (string);
 }
 
 /**
@@ -80,4 +86,10 @@ export interface RecentTask__Output {
    * The sequence number of this record's last change.
    */
   'seq': (number);
+  /**
+   * Who submitted the task (the caller's identity, docs/security.md § Roles); sent only to a caller that
+   * may see every client's tasks (the Coordinator's dashboard feed, a viewer, an admin), empty otherwise
+   * and when unknown.
+   */
+  'client': (string);
 }

@@ -11,7 +11,14 @@ import {
 import { silentWorkerLogger } from '../../../../../../src/services/worker/adapters/telemetry/worker-logger.js';
 import { TaskState } from '../../../../../../src/services/worker/core/index.js';
 
-function call(afterSeq: number, limit = 0) {
+/** A client certificate as grpc-js hands it over: a CN, and roles as URI names (none: a submitter). */
+const certOf = (cn: string, roles: string[] = []) => ({
+  subject: { CN: cn },
+  fingerprint256: `fp-${cn}-${roles.join('-')}`,
+  subjectaltname: roles.map((r) => `URI:urn:blockx:role:${r}`).join(', '),
+});
+
+function call(afterSeq: number, limit = 0, cert?: ReturnType<typeof certOf>) {
   let out: { err: Partial<grpc.ServiceError> | null; res?: ListRecentTasksResponse } | undefined;
   const handlers = workerAdminServiceHandlers({
     recent: recorder.tasks,
@@ -23,7 +30,11 @@ function call(afterSeq: number, limit = 0) {
     },
   });
   (handlers.ListRecentTasks as unknown as (c: unknown, cb: (e: unknown, r?: unknown) => void) => void)(
-    { request: { afterSeq, limit } },
+    {
+      request: { afterSeq, limit },
+      metadata: new grpc.Metadata(),
+      ...(cert === undefined ? {} : { getAuthContext: () => ({ sslPeerCertificate: cert }) }),
+    },
     (err, res) =>
       (out = { err: err as Partial<grpc.ServiceError> | null, res: res as ListRecentTasksResponse }),
   );
@@ -33,7 +44,7 @@ function call(afterSeq: number, limit = 0) {
 let now = 1_000;
 const recorder = new RecentTasksRecorder(() => now);
 recorder.onTaskAdmitted({ taskId: 'a', builder: 'CallListCallConfig', acceptedAtMs: 1_000 });
-recorder.onTaskAdmitted({ taskId: 'b', builder: 'CallListCallConfig', acceptedAtMs: 1_001 });
+recorder.onTaskAdmitted({ taskId: 'b', builder: 'CallListCallConfig', acceptedAtMs: 1_001, client: 'alice' });
 now = 1_500;
 recorder.onTerminal('a', TaskState.SUCCEEDED, {
   success: true,
@@ -66,6 +77,19 @@ describe('WorkerAdminService.ListRecentTasks', () => {
       ['b', 'FAILED', 1_001, 1_500, ''],
       ['a', 'SUCCEEDED', 1_000, 1_500, 'abc'],
     ]);
+  });
+
+  it("names each task's submitter to a caller that sees every client; a submitter sees its own, unnamed", () => {
+    for (const cert of [undefined, certOf('vera', ['viewer']), certOf('node-1', ['coordinator'])]) {
+      expect(call(0, 0, cert).res?.tasks?.map((t) => [t.taskId, t.client])).toEqual([
+        ['b', 'alice'],
+        ['a', ''],
+      ]);
+    }
+    const own = call(0, 0, certOf('alice')).res?.tasks ?? [];
+    expect(own.map((t) => t.taskId)).toEqual(['b']);
+    expect(own[0]).not.toHaveProperty('client');
+    expect(call(0, 0, certOf('mallory')).res?.tasks).toEqual([]);
   });
 
   it('moves only what changed after the cursor', () => {
