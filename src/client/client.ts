@@ -36,7 +36,12 @@ import type {
 import { watchTaskUpdates } from './watch.js';
 import type { BackfillPlan } from './backfill/plan.js';
 import type { BackfillJournal } from './backfill/journal.js';
-import { runBackfill, type BackfillEvent, type BackfillSummary } from './backfill/run-backfill.js';
+import {
+  runBackfill,
+  type BackfillEvent,
+  type BackfillRunOptions,
+  type BackfillSummary,
+} from './backfill/run-backfill.js';
 import { createProgressReporter } from './backfill/progress-reporter.js';
 import { checkTaskRetryPolicy, DEFAULT_TASK_RETRY_BACKOFF } from './task-retry.js';
 import { BatchedTaskRunner } from './batch/batch-runner.js';
@@ -69,6 +74,8 @@ export interface BackfillOptions {
   readonly warn?: (message: string, fields: Record<string, unknown>) => void;
   /** The older name of `warn`, used when `warn` is not given. */
   readonly debug?: (message: string, fields: Record<string, unknown>) => void;
+  /** A failure that stops the whole job (BackfillRunOptions.stopOn). Default: none. */
+  readonly stopOn?: BackfillRunOptions['stopOn'];
 }
 
 export class BlockxClient {
@@ -245,6 +252,7 @@ export class BlockxClient {
       policy,
       ...(opts.journal ? { journal: opts.journal } : {}),
       ...(opts.stop ? { stop: opts.stop } : {}),
+      ...(opts.stopOn ? { stopOn: opts.stopOn } : {}),
       signal: this.signalFor(opts.signal),
       sleep: this.sleep,
       random: this.random,

@@ -7,7 +7,9 @@
 // the logs too. Then the key, and its Basic-encoded form, appear in none of: everything in etcd, the
 // Coordinator's and the Workers' logs (at debug), the command's output, the job's journal, the cluster
 // status, or the Workers' task status of every task. The masked URL does appear in the failure, so those
-// places were looked at with the URL in them.
+// places were looked at with the URL in them. A source only the command declares (issue 29: a missing
+// source failed each block on its own) stops the job at the first block with one error naming the source
+// and the Worker.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +20,7 @@ import { BlockxClient } from '../../src/client/client.js';
 import { loadConfig } from '../../src/kernel/config.js';
 import { openStorage } from '../../src/services/storage/open-storage.js';
 import { ANVIL_CHAIN_ID, populateChain, startAnvil, type AnvilNode } from '../support/anvil.js';
+import { runBlockx } from '../support/cli.js';
 import { startCluster, type TestCluster } from '../support/cluster.js';
 import { startEtcd, type EtcdServer } from '../support/etcd.js';
 import { startFaultProxy, type FaultProxy } from '../support/rpc-fault-proxy.js';
@@ -168,4 +171,36 @@ describe('blockx ingest --source: the key stays on the machines that hold it', (
       summary: { succeeded: 1, failed: 0 },
     });
   }, 300_000);
+
+  it('a source the Workers do not declare stops the job at the first block, with one error', async () => {
+    // Only the command knows `local` (from its environment); neither Worker does.
+    const run = await runBlockx(
+      ['ingest', '--source', 'local', '--from', '0', '--to', String(to), '--concurrency', '2'],
+      {
+        env: { ...cluster.env, BLOCKX_SOURCE_LOCAL_RPC_URL: anvil.url },
+        cwd: dir,
+        timeoutMs: 120_000,
+      },
+    );
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(1);
+    // One FAILED line (the first block that met it), one stop line naming the source and a Worker.
+    const failedLines = run.stdout.split('\n').filter((l) => l.includes(' FAILED '));
+    expect(failedLines, run.stdout).toHaveLength(1);
+    const stops = run.stderr.split('\n').filter((l) => l.startsWith('blockx ingest: stopped'));
+    expect(stops, run.stderr).toHaveLength(1);
+    expect(stops[0]).toMatch(
+      /^blockx ingest: stopped, nothing more started: the Worker at \S+ cannot ingest: /,
+    );
+    expect(stops[0]).toContain('source local');
+    expect(stops[0]).toContain('SOURCE_NOT_DECLARED');
+    const addrs = cluster.workers.map((w) => w.addr);
+    expect(
+      addrs.some((a) => stops[0]!.includes(a)),
+      `${stops[0]} names none of ${addrs.join(', ')}`,
+    ).toBe(true);
+    // Most of the range was never started: the summary says so and a rerun would do it.
+    const summary = run.stdout.trim().split('\n').at(-1) as string;
+    expect(summary).toMatch(/(\d+) not run \(interrupted/);
+    expect(Number(/(\d+) not run/.exec(summary)?.[1])).toBeGreaterThan(to - 4);
+  }, 180_000);
 });

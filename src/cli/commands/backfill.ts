@@ -16,7 +16,12 @@ import type { BackfillPer, BackfillPlan, BackfillTemplate } from '../../client/b
 import type { Kernel } from '../../kernel/kernel.js';
 import type { BlockxClient } from '../../client/client.js';
 import type { followTaskOf as FollowTaskOfFn } from '../../client/backfill/follow-loop.js';
-import type { BackfillEvent, BackfillSummary, UnitReport } from '../../client/backfill/run-backfill.js';
+import type {
+  BackfillEvent,
+  BackfillRunOptions,
+  BackfillSummary,
+  UnitReport,
+} from '../../client/backfill/run-backfill.js';
 import type nodePath from 'node:path';
 import type { SchemaIssue } from '../../kernel/errors.js';
 import type { PluginRegistry } from '../../kernel/plugin-registry.js';
@@ -255,6 +260,8 @@ export interface BlockJob {
   readonly io: CliIo;
   /** Keep the output current after the range (`backfill --follow`, docs/follow.md). */
   readonly follow?: FollowFlags;
+  /** A failure that is the job's, not a unit's: the first one stops the run (BackfillRunOptions.stopOn). */
+  readonly stopOn?: BackfillRunOptions['stopOn'];
 }
 
 /** The --follow flags, as given. */
@@ -349,7 +356,15 @@ export async function runBlockJob(job: BlockJob): Promise<number> {
   const unitName = per === 'block' ? 'blocks' : 'bundles';
   const progress =
     io.isTTY && !opts.json ? new ProgressLine((s) => io.stdout(s), plan.units.length) : undefined;
-  const counts = { total: plan.units.length, succeeded: 0, failed: 0, running: 0, skipped: 0, rows: 0 };
+  const counts = {
+    total: plan.units.length,
+    succeeded: 0,
+    failed: 0,
+    running: 0,
+    skipped: 0,
+    rows: 0,
+    sameJobFailure: 0,
+  };
   const emit = (line: string): void => (progress ? progress.print(line) : io.stdout(line));
   let summary: BackfillSummary | undefined;
   try {
@@ -359,6 +374,7 @@ export async function runBlockJob(job: BlockJob): Promise<number> {
       journal,
       stop: stop.signal,
       signal: cancel.signal,
+      ...(job.stopOn ? { stopOn: job.stopOn } : {}),
       // Why the dashboard lags or lacks this job (docs/dashboard-data.md § Backfill jobs), said once.
       warn: (m: string, f: Record<string, unknown>) =>
         io.stderr(`blockx: warning: ${m} ${JSON.stringify(f)}\n`),
@@ -381,6 +397,11 @@ export async function runBlockJob(job: BlockJob): Promise<number> {
     journal.close();
   }
   if (summary === undefined) return EXIT.FAILED;
+  if (summary.stoppedBy !== undefined) {
+    const more =
+      counts.sameJobFailure > 1 ? ` (${counts.sameJobFailure - 1} more in flight failed the same way)` : '';
+    io.stderr(`blockx ${job.command}: stopped, nothing more started: ${oneLine(summary.stoppedBy)}${more}\n`);
+  }
   io.stdout(
     opts.json
       ? `${JSON.stringify({ summary })}\n`
@@ -432,7 +453,14 @@ interface EventSink {
   readonly per: BackfillPer;
   readonly json: boolean;
   readonly emit: (line: string) => void;
-  readonly counts: { succeeded: number; failed: number; skipped: number; rows: number };
+  readonly counts: {
+    succeeded: number;
+    failed: number;
+    skipped: number;
+    rows: number;
+    /** Units that failed the job's way (`jobFailure`): only the first is listed in text mode. */
+    sameJobFailure: number;
+  };
   readonly plan: BackfillPlan;
 }
 
@@ -453,9 +481,13 @@ function onEvent(e: BackfillEvent, sink: EventSink): BackfillSummary | undefined
       else if (e.state === 'FAILED') sink.counts.failed++;
       else sink.counts.skipped++;
       sink.counts.rows += e.rows ?? 0;
-      // Skipped units are counted, not listed, in text mode: a resumed job would print thousands of lines.
+      if (e.jobFailure !== undefined) sink.counts.sameJobFailure++;
+      // Skipped units are counted, not listed, in text mode: a resumed job would print thousands of lines;
+      // nor are the units after the first that failed the job's way (the run says it once when it stops).
       if (sink.json) sink.emit(`${JSON.stringify(unitJson(sink.per, e))}\n`);
-      else if (e.state !== 'SKIPPED') sink.emit(unitText(sink.per, e));
+      else if (e.state !== 'SKIPPED' && (e.jobFailure === undefined || sink.counts.sameJobFailure === 1)) {
+        sink.emit(unitText(sink.per, e));
+      }
       return undefined;
     case 'summary':
       return e.summary;
@@ -493,6 +525,7 @@ function unitJson(per: BackfillPer, e: UnitReport): Record<string, unknown> {
     failureCode: e.failureCode,
     failureMessage: e.failureMessage,
     ...(e.gaveUp === undefined ? {} : { gaveUp: e.gaveUp }),
+    ...(e.jobFailure === undefined ? {} : { jobFailure: e.jobFailure }),
     durationMs: e.durationMs,
   };
 }

@@ -19,6 +19,8 @@ import type { SourceConfig } from '../../kernel/config-types.js';
 import type { RpcSourceSettings } from '../../services/chain-rpc/adapters/rpc-client.js';
 import type { BackfillPer, BackfillTemplate } from '../../client/backfill/plan.js';
 import type { IngestFollowEvent } from '../../client/ingest-follow/ingest-follow-loop.js';
+import type { TaskRunResult } from '../../client/types.js';
+import { ChainRpcErrorCode } from '../../services/chain-rpc/errors.js';
 import { JobFencedError } from '../../services/follow/core/errors.js';
 import { EXIT, type CliIo } from '../io.js';
 import { holdJobLease, type HeldJobLease } from '../job-lease.js';
@@ -41,6 +43,18 @@ export interface IngestFollowCommandOptions {
   readonly per: BackfillPer;
   readonly run: BlockJobRunOptions;
   readonly waitForLock: boolean;
+}
+
+/**
+ * The range's reason to stop at a block whose Worker does not declare the task's source
+ * (SOURCE_NOT_DECLARED, docs/ingest.md § Where the URL lives): every other block placed on that Worker
+ * would fail the same way, so `blockx ingest` stops at the first with this one error (runBlockJob's stopOn).
+ */
+export function sourceMissing(result: TaskRunResult): string | undefined {
+  const failure = result.pluginResults.find((r) => r.failureCode === ChainRpcErrorCode.SOURCE_NOT_DECLARED);
+  if (failure === undefined) return undefined;
+  const where = result.workerAddr === '' ? 'a Worker' : `the Worker at ${result.workerAddr}`;
+  return `${where} cannot ingest: ${failure.failureMessage} (${ChainRpcErrorCode.SOURCE_NOT_DECLARED})`;
 }
 
 /** The job id of following `chainId` into the storage `storage` (its identity) and `blocksTable`. */
@@ -131,6 +145,7 @@ export async function ingestFollow(o: IngestFollowCommandOptions, io: CliIo): Pr
         run: o.run,
         kernel,
         io,
+        stopOn: sourceMissing,
       });
       if (code !== EXIT.OK) {
         await store.update(jobId, { state: 'failed', lastError: `the range ${cursor}..${rangeTo} failed` });

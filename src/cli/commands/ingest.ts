@@ -282,6 +282,7 @@ async function ingest(opts: IngestOptions, io: CliIo): Promise<number> {
       io,
     );
   }
+  const { sourceMissing } = await import('./ingest-follow.js');
   return runBlockJob({
     command: 'ingest',
     where: `ingest from ${probe.maskedUrl}`,
@@ -291,6 +292,7 @@ async function ingest(opts: IngestOptions, io: CliIo): Promise<number> {
     run,
     kernel,
     io,
+    stopOn: sourceMissing,
   });
 }
 

@@ -5,7 +5,9 @@
 //
 // Stopping: `stop` (a graceful stop, the CLI's first Ctrl-C) starts no new unit and no new retry and lets
 // the attempts in flight finish, so they are journaled; `signal` (the second Ctrl-C) cancels them too.
-// Units never started are counted as `remaining`; a rerun does them.
+// Units never started are counted as `remaining`; a rerun does them. A failure the job's other units would
+// meet too (`stopOn` names it: `blockx ingest`'s source missing on a Worker) stops the run the same
+// graceful way, once, and the summary says why (`stoppedBy`).
 //
 // Resuming after a crash: units are journaled only when they succeed, so a crash leaves the units in
 // flight unrecorded, and a rerun submits them again under their first attempt's id. The Coordinator sends
@@ -40,6 +42,12 @@ export interface BackfillRunOptions {
    * ./progress-reporter.ts). Advisory: it never throws and bounds its own wait.
    */
   readonly progress?: BackfillProgressSink;
+  /**
+   * A failure that is the job's, not the unit's: given a failed unit's last result, the reason to stop the
+   * whole run (as `stop` does: no new units or retries; attempts in flight finish), or undefined.
+   * Default: none, every unit runs to its own outcome.
+   */
+  readonly stopOn?: (result: TaskRunResult) => string | undefined;
 }
 
 export type UnitState = 'SUCCEEDED' | 'FAILED' | 'SKIPPED';
@@ -59,6 +67,8 @@ export interface UnitReport {
   /** Why a FAILED unit was not retried further. */
   readonly gaveUp: GiveUpReason | undefined;
   readonly durationMs: number;
+  /** A FAILED unit whose failure `stopOn` named: the job's reason to stop. */
+  readonly jobFailure?: string;
 }
 
 export interface RetryReport {
@@ -88,6 +98,8 @@ export interface BackfillSummary {
   readonly rows: number;
   readonly seconds: number;
   readonly interrupted: boolean;
+  /** Why the run stopped before its end (`stopOn`'s reason for the first unit that met it). */
+  readonly stoppedBy?: string;
 }
 
 export type BackfillEvent =
@@ -151,7 +163,14 @@ export async function* runBackfill(
   // Units up to this key have a `started` line; the earlier run's line says which units may have run.
   let startedMark = -Infinity;
   const earlier = opts.journal?.startedThrough;
-  const stopped = (): boolean => Boolean(opts.stop?.aborted || opts.signal?.aborted);
+  // Aborted by the first unit whose failure is the job's (`stopOn`): it stops the run as `stop` does.
+  const halt = new AbortController();
+  let stoppedBy: string | undefined;
+  const runOpts: BackfillRunOptions = {
+    ...opts,
+    stop: opts.stop === undefined ? halt.signal : AbortSignal.any([opts.stop, halt.signal]),
+  };
+  const stopped = (): boolean => Boolean(runOpts.stop?.aborted || opts.signal?.aborted);
   const lane = async (): Promise<void> => {
     for (;;) {
       if (stopped()) return;
@@ -164,7 +183,11 @@ export async function* runBackfill(
       counts.ran++;
       opts.progress?.update(progressOf(false));
       const mayHaveRun = earlier !== undefined && unit.key <= earlier;
-      const report = await runUnit(runner, plan, unit, run, opts, push, mayHaveRun);
+      const report = await runUnit(runner, plan, unit, run, runOpts, push, mayHaveRun);
+      if (report.jobFailure !== undefined && stoppedBy === undefined) {
+        stoppedBy = report.jobFailure;
+        halt.abort();
+      }
       unitCounts.ended++;
       if (report.state === 'SUCCEEDED') unitCounts.succeeded++;
       else unitCounts.failed++;
@@ -211,6 +234,7 @@ export async function* runBackfill(
     rows: counts.rows,
     seconds: Math.round(opts.clock() - started) / 1000,
     interrupted: remaining > 0 || (stopped() && counts.failed > 0),
+    ...(stoppedBy === undefined ? {} : { stoppedBy }),
   };
   await opts.progress?.finish(progressOf(true));
   yield { type: 'summary', summary };
@@ -295,6 +319,7 @@ function unitReport(
   }
   const result = outcome.result;
   const error = outcome.error;
+  const jobFailure = result === undefined ? undefined : opts.stopOn?.(result);
   return {
     ...base,
     state: 'FAILED',
@@ -303,6 +328,7 @@ function unitReport(
     failureCode: result?.failureCode ?? error?.code ?? 'UNKNOWN',
     failureMessage: result?.failureMessage ?? error?.message ?? '',
     gaveUp: outcome.reason,
+    ...(jobFailure === undefined ? {} : { jobFailure }),
   };
 }
 

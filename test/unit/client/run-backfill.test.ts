@@ -229,6 +229,38 @@ describe('runBackfill', () => {
     });
   });
 
+  it("stops at the first failure stopOn names the job's: nothing more starts, the summary says why", async () => {
+    // Blocks 5 and 6 fail (not retryable); only a failure of 5 is the job's (its Worker lacks the source).
+    const script = (key: number): Step =>
+      key === 5 || key === 6 ? { kind: 'failed', retryable: false } : OK;
+    const stopOn = (r: TaskRunResult) =>
+      parseTaskId(r.taskId).key === 5 ? `the Worker at ${r.workerAddr} lacks the source` : undefined;
+    const h = harness(script, { concurrency: 2, stopOn });
+    const { units, retries, summary } = await drain(h.runner, blocks(1, 20), h.opts);
+    expect(retries).toEqual([]);
+    // Two lanes: 6 started beside 5 and ends on its own; nothing after them starts.
+    const failed = units.filter((u) => u.state === 'FAILED');
+    expect(failed.map((u) => [u.unit.key, u.jobFailure])).toEqual([
+      [5, 'the Worker at w:1 lacks the source'],
+      [6, undefined],
+    ]);
+    const started = h.calls.map((c) => parseTaskId(c.taskId).key).sort((a, b) => a - b);
+    expect(started).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(summary).toMatchObject({
+      stoppedBy: 'the Worker at w:1 lacks the source',
+      succeeded: 4,
+      failed: 2,
+      remaining: 14,
+      interrupted: true,
+    });
+    // Without stopOn the same failures are the units' own: every block runs.
+    const all = harness(script, { concurrency: 2 });
+    const plain = await drain(all.runner, blocks(1, 20), all.opts);
+    expect(plain.summary).toMatchObject({ failed: 2, remaining: 0, succeeded: 18 });
+    expect(plain.summary.stoppedBy).toBeUndefined();
+    expect(plain.units.some((u) => u.jobFailure !== undefined)).toBe(false);
+  });
+
   it('units the journal holds are SKIPPED first, never run, and counted as skipped', async () => {
     const h = harness();
     for (const k of [2, 3, 9]) h.journal.done.add(k);
