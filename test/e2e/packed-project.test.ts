@@ -10,10 +10,13 @@
 //   blockx up --no-demo (serving), a submit through the Python function, and a 50-block backfill through
 //   the TypeScript function and the own plugin, checked file by file against the events table.
 //
-// `npm install` compiles better-sqlite3 (its prebuilt binary is not in the npm cache): about 3 minutes of
-// two cores, so the file runs in the e2e-alone project (vitest.config.ts), one at a time after the others.
-import type { ChildProcess } from 'node:child_process';
-import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+// better-sqlite3's installer looks for a prebuilt binary before it compiles one: offline, with none in the
+// npm cache, `npm install` compiled it (183 s of the file's 235 s at load 15-20). The test hands it the
+// addon this repository's install built for the same Node, as a local prebuild (localPrebuilds below), so
+// the install takes seconds. The file still runs in the e2e-alone project (vitest.config.ts): a compile
+// is what happens when that addon is missing or of another version.
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -37,8 +40,14 @@ interface Run {
 }
 
 /** Runs a command to its end, its output collected. */
-async function run(cmd: string, args: readonly string[], cwd: string, timeoutMs = 120_000): Promise<Run> {
-  const child = spawnTracked(cmd, args, { cwd, env: ENV });
+async function run(
+  cmd: string,
+  args: readonly string[],
+  cwd: string,
+  timeoutMs = 120_000,
+  env: NodeJS.ProcessEnv = ENV,
+): Promise<Run> {
+  const child = spawnTracked(cmd, args, { cwd, env });
   const output = captureOutput(child, 64_000);
   let stdout = '';
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -46,6 +55,25 @@ async function run(cmd: string, args: readonly string[], cwd: string, timeoutMs 
   await waitForExit(child);
   clearTimeout(timer);
   return { code: child.exitCode, stdout, output: output.text() };
+}
+
+/**
+ * The env that points better-sqlite3's installer (prebuild-install) at a folder of local prebuilds holding
+ * the addon of this repository's node_modules, packed under the name it looks for
+ * (`better-sqlite3-v<version>-node-v<abi>-<platform>-<arch>.tar.gz`); ENV alone when there is none.
+ */
+function localPrebuilds(root: string): NodeJS.ProcessEnv {
+  const pkgDir = path.join(REPO, 'node_modules/better-sqlite3');
+  const addon = 'build/Release/better_sqlite3.node';
+  if (!existsSync(path.join(pkgDir, addon))) return ENV;
+  const { version } = JSON.parse(readFileSync(path.join(pkgDir, 'package.json'), 'utf8')) as {
+    version: string;
+  };
+  const dir = path.join(root, 'prebuilds');
+  mkdirSync(dir);
+  const name = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}`;
+  execFileSync('tar', ['-czf', path.join(dir, `${name}.tar.gz`), '-C', pkgDir, addon]);
+  return { ...ENV, npm_config_better_sqlite3_local_prebuilds: dir };
 }
 
 /** The project's own writer plugin, outside the project: another type, same code as init's example. */
@@ -131,7 +159,13 @@ describe('the packed package in a project of its own', () => {
       mkdirSync(app);
       writeFileSync(path.join(app, 'package.json'), '{"name":"app","private":true}\n');
       const started = Date.now();
-      const install = await run('npm', ['install', ...NPM_FLAGS, `../${tarball}`], app, INSTALL_TIMEOUT_MS);
+      const install = await run(
+        'npm',
+        ['install', ...NPM_FLAGS, `../${tarball}`],
+        app,
+        INSTALL_TIMEOUT_MS,
+        localPrebuilds(root),
+      );
       expect(install.code, install.output).toBe(0);
       const installSeconds = (Date.now() - started) / 1000;
 

@@ -1,8 +1,8 @@
 // Partitions, not only crashes (issue 31, item 5; docs/placement.md § Partitions). Every process runs on a
 // test host of its own (test/support/netns.ts: a Linux network namespace per host, linked through a router
 // namespace): etcd, PostgreSQL, `blockx coordinator`, three `blockx worker` and the `blockx backfill` client.
-// While a backfill of a generated chain runs, one link is cut for 15 s by dropping its packets silently,
-// then healed:
+// While a backfill of a generated chain runs, one link is cut by dropping its packets silently (6 s, or 10 s
+// for the storage), then healed:
 //   - a worker cut from the coordinator, not from etcd nor its clients;
 //   - a worker cut from etcd, not from the coordinator nor its clients;
 //   - a worker cut from PostgreSQL while it holds a transaction open (the server must abort it within
@@ -36,7 +36,20 @@ const BLOCKS = 1_000;
 const CHAIN = { chainId: 1, fromBlock: 1, blocks: BLOCKS, seed: 1 };
 const TEMPLATE = path.join(REPO, 'examples/tasks/block-table-transfers.json');
 const CONCURRENCY = 8;
-const PARTITION_MS = 15_000;
+// How long a link stays cut: longer than every bound the cut must trip (the coordinator's workerRpcTimeoutMs
+// of 2 s, the cluster's 2 s lease and 3 s heartbeat timeout, test/support/cluster.ts), and short enough that
+// a connection held across it resends soon after the heal: the kernel's retransmission backoff doubles
+// from 200 ms (0.2, 0.6, 1.4, 3.0, 6.2, 12.6 s after the cut), so a 15 s cut left the job idle for up to
+// 12 s after the heal.
+const PARTITION_MS = 6_000;
+/**
+ * storage.lostClientTimeoutMs of this file's cluster (the default is 10 s): how long PostgreSQL keeps the
+ * transaction of a worker that went silent. The slowest of the server's checks is the TCP keepalive (half
+ * of it idle in whole seconds, then 5 probes 1 s apart: 2 + 5 s, src/services/storage/pg-lost-client.ts).
+ */
+const LOST_CLIENT_TIMEOUT_MS = 3_000;
+/** The storage cuts: past that keepalive's 7 s, checked 1 s before the heal. */
+const STORAGE_PARTITION_MS = 10_000;
 /** The task deadline of the case that cuts a worker's storage for longer. */
 const SHORT_DEADLINE_MS = 5_000;
 /** Units the job has finished before the link is cut. */
@@ -156,6 +169,9 @@ describe.skipIf(!support.ok)('partitions (network namespaces, real etcd, Postgre
       storageUrl: url,
       // A network of test hosts only: plaintext is fine (docs/security.md § TLS and authentication).
       env: { BLOCKX_TLS_ALLOW_PLAINTEXT: '1' },
+      configPatch: (doc) => {
+        (doc.storage as Record<string, unknown>).lostClientTimeoutMs = LOST_CLIENT_TIMEOUT_MS;
+      },
       hosts: { coordinator: hosts.coordinator, worker: (i) => workerHosts[i]!, cli: hosts.client },
     });
     await cluster.generateChain(BLOCKS);
@@ -238,9 +254,17 @@ describe.skipIf(!support.ok)('partitions (network namespaces, real etcd, Postgre
       const m = /^(.*-)(\d+)$/.exec(u.taskId ?? '');
       return m === null ? [] : Array.from({ length: Number(m[2]) }, (_, i) => `${m[1]}${i + 1}`);
     });
+    // 16 ids in flight (each asks the 3 workers at once) rather than one at a time: a case has over 1,000.
+    // Not more: an ask that times out counts as "not known" (taskStatesOn).
+    const statesOf = new Map<string, Awaited<ReturnType<typeof taskStatesOn>>>();
+    let next = 0;
+    const asker = async (): Promise<void> => {
+      for (let id = ids[next++]; id !== undefined; id = ids[next++])
+        statesOf.set(id, await taskStatesOn(client, cluster.workers, id));
+    };
+    await Promise.all(Array.from({ length: 16 }, asker));
     const twice: string[] = [];
-    for (const taskId of ids) {
-      const states = await taskStatesOn(client, cluster.workers, taskId);
+    for (const [taskId, states] of statesOf) {
       const ran = states.filter(
         (x) => x.state === TaskState.RUNNING || isTerminalState(x.state as TaskState),
       );
@@ -266,7 +290,7 @@ describe.skipIf(!support.ok)('partitions (network namespaces, real etcd, Postgre
 
   /**
    * Runs the job; after CUT_AFTER_UNITS units (and `ready`, if given) applies `cut`, runs `during` half-way
-   * through the partition, heals after PARTITION_MS and waits for the job to end.
+   * through the partition, heals after `cutMs` (PARTITION_MS) and waits for the job to end.
    */
   async function partitionedJob(
     name: string,
@@ -277,19 +301,21 @@ describe.skipIf(!support.ok)('partitions (network namespaces, real etcd, Postgre
       during?: () => Promise<void>;
       beforeHeal?: () => Promise<void>;
       template?: string;
+      cutMs?: number;
     } = {},
   ): Promise<JobRun> {
+    const cutMs = hooks.cutMs ?? PARTITION_MS;
     const child = cluster.spawnCli(backfillArgs(name, hooks.template));
     const job = followJob(child);
     await job.reached(CUT_AFTER_UNITS);
     await hooks.ready?.();
     const cutAt = Date.now();
     cut();
-    await sleep(PARTITION_MS / 2);
+    await sleep(cutMs / 2);
     await hooks.during?.();
-    await sleep(cutAt + PARTITION_MS - Date.now() - 1_000);
+    await sleep(cutAt + cutMs - Date.now() - 1_000);
     await hooks.beforeHeal?.();
-    await sleep(cutAt + PARTITION_MS - Date.now());
+    await sleep(cutAt + cutMs - Date.now());
     net.healAll();
     const healedAt = Date.now();
     const timer = setTimeout(() => child.kill('SIGKILL'), JOB_TIMEOUT_MS);
@@ -312,9 +338,11 @@ describe.skipIf(!support.ok)('partitions (network namespaces, real etcd, Postgre
     expect(run.summary).toMatchObject({ blocks: BLOCKS, failed: 0, remaining: 0 });
     const rows = await tableRows();
     const twice = await writtenTwice();
+    const askedAt = Date.now();
     const known = await onTwoWorkers(allUnits);
     console.log(
-      `  rows ${rows.length}/${expected.length}; blocks written twice ${twice.length}; ids on two workers ${known.length}`,
+      `  rows ${rows.length}/${expected.length}; blocks written twice ${twice.length}; ids on two workers ${known.length} ` +
+        `(asked in ${Date.now() - askedAt} ms)`,
     );
     expect(rows).toEqual(expected);
     expect(twice.slice(0, 5)).toEqual([]);
@@ -322,7 +350,7 @@ describe.skipIf(!support.ok)('partitions (network namespaces, real etcd, Postgre
     await nothingStuck();
   }
 
-  it('a worker cut from the coordinator (not from etcd or its clients) for 15 s', async () => {
+  it('a worker cut from the coordinator (not from etcd or its clients) for 6 s', async () => {
     const w = workerHosts[0]!;
     let during = '';
     const run = await partitionedJob('cut-coordinator', w, () => net.cut(w, hosts.coordinator), {
@@ -335,22 +363,37 @@ describe.skipIf(!support.ok)('partitions (network namespaces, real etcd, Postgre
     await expectCompleteAndExact(run);
   }, 240_000);
 
-  it('a worker cut from etcd (not from the coordinator or its clients) for 15 s: out of the view, then back', async () => {
+  it('a worker cut from etcd (not from the coordinator or its clients) for 6 s: out of the view, then back', async () => {
     const w = workerHosts[1]!;
-    let during: { routable: boolean; reason: string } | undefined;
-    const run = await partitionedJob('cut-etcd', w, () => net.cut(w, hosts.etcd), {
-      during: async () => {
-        const row = (await cluster.status()).workers.find((x) => x.workerAddr === workerAddrOf(w));
-        during = { routable: row?.routable ?? false, reason: row?.notRoutableReason ?? 'not in the view' };
+    let during: { routable: boolean; reason: string; atMs: number } | undefined;
+    let cutAt = 0;
+    const run = await partitionedJob(
+      'cut-etcd',
+      w,
+      () => {
+        cutAt = Date.now();
+        net.cut(w, hosts.etcd);
       },
-    });
-    console.log(`  the cut worker in the coordinator's view half-way: ${JSON.stringify(during)}`);
+      {
+        // From half-way until 1 s before the heal, until the coordinator's view drops it.
+        during: async () => {
+          do {
+            const row = (await cluster.status()).workers.find((x) => x.workerAddr === workerAddrOf(w));
+            const reason = row?.notRoutableReason ?? 'not in the view';
+            during = { routable: row?.routable ?? false, reason, atMs: Date.now() - cutAt };
+            if (!during.routable) return;
+            await sleep(100);
+          } while (Date.now() < cutAt + PARTITION_MS - 1_000);
+        },
+      },
+    );
+    console.log(`  the cut worker in the coordinator's view during the cut: ${JSON.stringify(during)}`);
     // Its heartbeats stop reaching the registry: after the heartbeat timeout it is not placed on.
     expect(during?.routable).toBe(false);
     await expectCompleteAndExact(run);
   }, 240_000);
 
-  it('a worker cut from PostgreSQL while it holds a write transaction open, for 15 s: the server aborts it', async () => {
+  it('a worker cut from PostgreSQL while it holds a write transaction open, for 10 s: the server aborts it', async () => {
     const w = workerHosts[2]!;
     let heldHalfWay = 0;
     let heldAtHeal = 0;
@@ -361,12 +404,13 @@ describe.skipIf(!support.ok)('partitions (network namespaces, real etcd, Postgre
       },
       during: async () => void (heldHalfWay = await openTransactionsOf(w)),
       beforeHeal: async () => void (heldAtHeal = await openTransactionsOf(w)),
+      cutMs: STORAGE_PARTITION_MS,
     });
     console.log(
       `  transactions of the cut worker open on the server: half-way ${heldHalfWay}, 1 s before the heal ${heldAtHeal}`,
     );
-    // storage.lostClientTimeoutMs (10 s) after the worker went silent, the server gave up on it and
-    // freed its locks (docs/storage.md § A lost connection).
+    // storage.lostClientTimeoutMs (LOST_CLIENT_TIMEOUT_MS) after the worker went silent, the server gave up
+    // on it and freed its locks (docs/storage.md § A lost connection).
     expect(heldAtHeal).toBe(0);
     await expectCompleteAndExact(run);
   }, 240_000);
@@ -378,6 +422,7 @@ describe.skipIf(!support.ok)('partitions (network namespaces, real etcd, Postgre
     writeFileSync(template, JSON.stringify({ ...doc, taskTimeoutMs: SHORT_DEADLINE_MS }));
     const run = await partitionedJob('cut-storage-past-deadline', w, () => net.cut(w, hosts.pg), {
       template,
+      cutMs: STORAGE_PARTITION_MS,
       ready: async () => {
         await eventually(async () => (await openTransactionsOf(w)) > 0, { timeoutMs: 30_000, intervalMs: 1 });
       },
@@ -385,7 +430,7 @@ describe.skipIf(!support.ok)('partitions (network namespaces, real etcd, Postgre
     await expectCompleteAndExact(run);
   }, 240_000);
 
-  it('a worker cut from every host for 15 s', async () => {
+  it('a worker cut from every host for 6 s', async () => {
     const w = workerHosts[0]!;
     const run = await partitionedJob('isolated-worker', w, () => net.isolate(w));
     await expectCompleteAndExact(run);
@@ -404,7 +449,7 @@ describe.skipIf(!support.ok)('partitions (network namespaces, real etcd, Postgre
     expect(r.stderr).toContain(`cannot reach the coordinator at ${cluster.coordinatorAddr}`);
   }, 180_000);
 
-  it('the client cut from every host mid-backfill for 15 s, then run again: resumes, nothing twice', async () => {
+  it('the client cut from every host mid-backfill for 6 s, then run again: resumes, nothing twice', async () => {
     const run = await partitionedJob('isolated-client', undefined, () => net.isolate(hosts.client));
     console.log(`  client stderr: ${run.stderr.trim().slice(-600)}`);
     const rerun = await cluster.cli(backfillArgs('isolated-client'), { timeoutMs: JOB_TIMEOUT_MS });
