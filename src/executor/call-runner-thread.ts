@@ -238,19 +238,22 @@ function invoke(run: RunningCall, fn: Fn): void {
   );
 }
 
+/** Decodes the UTF-8 of `argsAt` arguments; refuses bytes that are not UTF-8. */
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
 /**
- * An attempt's arguments: as they came, or its `argsJson` text parsed here (ArgsJson), or why that text
- * is not the JSON of an array.
+ * An attempt's arguments: as they came, or its `argsJson` text (ArgsJson) or `argsAt` bytes (ArgsBytes)
+ * parsed here, or why they are not the JSON of an array.
  */
-function argsOf(args: readonly unknown[] | string): readonly unknown[] | string {
-  if (typeof args !== 'string') return args;
+function argsOf(args: readonly unknown[] | string | Uint8Array): readonly unknown[] | string {
+  if (Array.isArray(args)) return args;
   let parsed: unknown;
   try {
-    parsed = JSON.parse(args);
+    parsed = JSON.parse(typeof args === 'string' ? args : utf8.decode(args as Uint8Array));
   } catch (err) {
-    return `argsJson is not JSON: ${(err as Error).message}`;
+    return `the arguments' text is not JSON: ${(err as Error).message}`;
   }
-  return Array.isArray(parsed) ? parsed : 'argsJson is not the JSON text of an array';
+  return Array.isArray(parsed) ? parsed : "the arguments' text is not the JSON of an array";
 }
 
 /** Start the attempts of a slice in order, each one it can claim (the others were taken back). */
@@ -312,7 +315,7 @@ function runSlice(slice: ExecSlice): void {
  * its block runs count; or why not.
  */
 function pageRowsOf(
-  args: readonly unknown[] | string,
+  args: readonly unknown[] | string | Uint8Array,
   page: CallPageInfo,
 ): readonly (readonly unknown[])[] | string {
   const rows = argsOf(args);

@@ -16,6 +16,7 @@ import {
   FrameDecoder,
   FrameWriter,
   parseMessage,
+  type RawFrame,
 } from './frame-codec.js';
 import { FunctionCompiler, type CompiledFunction } from './function-compiler.js';
 import {
@@ -63,7 +64,7 @@ export async function runExecutor(options: ExecutorOptions): Promise<ExecutorExi
   const socket = await connectWithRetry(options.socketPath, options.connectTimeoutMs ?? 10_000);
   socket.setNoDelay?.(true);
   const writer = new FrameWriter(socket, { maxFrameBytes });
-  const decoder = new FrameDecoder({ maxFrameBytes });
+  const decoder = new FrameDecoder({ maxFrameBytes, attachments: true });
 
   const hello: HelloMessage = {
     type: 'Hello',
@@ -78,6 +79,7 @@ export async function runExecutor(options: ExecutorOptions): Promise<ExecutorExi
       ExecutorFeature.ArgsJson,
       ExecutorFeature.Tenants,
       ExecutorFeature.Pages,
+      ExecutorFeature.ArgsBytes,
     ],
     ...(options.secret !== undefined ? { secret: options.secret } : {}),
   };
@@ -136,9 +138,9 @@ export async function runExecutor(options: ExecutorOptions): Promise<ExecutorExi
   const stop = (reason: string) => stopping?.(reason);
 
   const onData = (chunk: Buffer): void => {
-    let frames: string[];
+    let frames: RawFrame[];
     try {
-      frames = decoder.pushRaw(chunk);
+      frames = decoder.pushFrames(chunk);
     } catch (err) {
       log(logLine('error', `protocol error, closing: ${(err as Error).message}`));
       stop(`protocol error: ${(err as Error).message}`);
@@ -146,8 +148,9 @@ export async function runExecutor(options: ExecutorOptions): Promise<ExecutorExi
     }
     for (const raw of frames) {
       let m: WorkerToExecutor;
+      const attachment = typeof raw === 'string' ? undefined : raw.attachment;
       try {
-        m = parseMessage<WorkerToExecutor>(raw);
+        m = parseMessage<WorkerToExecutor>(typeof raw === 'string' ? raw : raw.json);
       } catch (err) {
         log(logLine('error', `protocol error, closing: ${(err as Error).message}`));
         stop(`protocol error: ${(err as Error).message}`);
@@ -161,8 +164,10 @@ export async function runExecutor(options: ExecutorOptions): Promise<ExecutorExi
           break;
         }
         case 'ExecuteCalls': {
-          const batch = batchOf(m, (problem) =>
-            log(logLine('error', `ignoring a malformed ExecuteCalls: ${problem}`)),
+          const batch = batchOf(
+            m,
+            (problem) => log(logLine('error', `ignoring a malformed ExecuteCalls: ${problem}`)),
+            attachment,
           );
           if (batch !== undefined) pool.execute(batch.task, batch.calls);
           break;
@@ -366,15 +371,38 @@ function checkArgs(args: unknown): string | undefined {
   return Array.isArray(args) ? undefined : 'args must be an array';
 }
 
-/** An ExecuteCalls entry's arguments: `args`, or their JSON text `argsJson` (ArgsJson), not both. */
-function checkEntryArgs(e: Record<string, unknown>): string | undefined {
+/**
+ * An ExecuteCalls entry's arguments: `args`, their JSON text `argsJson` (ArgsJson), or where that text's
+ * UTF-8 is in the frame's attachment, `argsAt: [offset, length]` (ArgsBytes); exactly one.
+ */
+function checkEntryArgs(e: Record<string, unknown>, attachment: Uint8Array | undefined): string | undefined {
   if (e.page !== undefined) {
     const bad = checkPage(e.page);
     if (bad !== undefined) return bad;
   }
+  const given =
+    (e.args !== undefined ? 1 : 0) + (e.argsJson !== undefined ? 1 : 0) + (e.argsAt !== undefined ? 1 : 0);
+  if (given > 1) return 'an entry carries one of args, argsJson and argsAt';
+  if (e.argsAt !== undefined) return checkArgsAt(e.argsAt, attachment);
   if (e.argsJson === undefined) return checkArgs(e.args);
-  if (e.args !== undefined) return 'an entry carries args or argsJson, not both';
   return typeof e.argsJson === 'string' ? undefined : 'argsJson must be a string';
+}
+
+/** `argsAt`: `[offset, length]` inside the frame's attachment. */
+function checkArgsAt(at: unknown, attachment: Uint8Array | undefined): string | undefined {
+  if (attachment === undefined) return 'argsAt needs a frame with an attachment';
+  if (
+    !Array.isArray(at) ||
+    at.length !== 2 ||
+    !Number.isSafeInteger(at[0]) ||
+    !Number.isSafeInteger(at[1]) ||
+    (at[0] as number) < 0 ||
+    (at[1] as number) < 0
+  )
+    return 'argsAt must be [offset, length], two integers >= 0';
+  if ((at[0] as number) + (at[1] as number) > attachment.length)
+    return `argsAt [${at[0]}, ${at[1]}] overruns the attachment of ${attachment.length} bytes`;
+  return undefined;
 }
 
 /**
@@ -430,6 +458,7 @@ function taskOf(m: ExecuteCallMessage | ExecuteCallsMessage): CallTask {
 export function batchOf(
   m: ExecuteCallsMessage,
   malformed: (problem: string) => void,
+  attachment?: Uint8Array,
 ): { task: CallTask; calls: BatchedCallIn[] } | undefined {
   // The task-level fields are checked once for the frame, each entry only for its own fields.
   const problem = Array.isArray(m.calls)
@@ -442,9 +471,18 @@ export function batchOf(
   const calls: BatchedCallIn[] = [];
   for (const entry of m.calls as readonly unknown[]) {
     const e = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>;
-    const bad = checkAttemptFields(e.callId, e.attempt) ?? checkEntryArgs(e);
+    const bad = checkAttemptFields(e.callId, e.attempt) ?? checkEntryArgs(e, attachment);
     if (bad !== undefined) malformed(bad);
-    else calls.push(entry as BatchedCallIn);
+    else if (e.argsAt === undefined) calls.push(entry as BatchedCallIn);
+    else {
+      // Its own copy of the bytes: a view would take the whole frame's buffer along to the thread.
+      const [offset, length] = e.argsAt as [number, number];
+      const { argsAt: _at, ...rest } = e;
+      calls.push({
+        ...rest,
+        argsBytes: new Uint8Array(attachment!.subarray(offset, offset + length)),
+      } as unknown as BatchedCallIn);
+    }
   }
   return { task: taskOf(m), calls };
 }
@@ -456,8 +494,9 @@ export function batchOf(
 export function executeCallsOf(
   m: ExecuteCallsMessage,
   malformed: (problem: string) => void,
+  attachment?: Uint8Array,
 ): ExecuteCallMessage[] {
-  const batch = batchOf(m, malformed);
+  const batch = batchOf(m, malformed, attachment);
   if (batch === undefined) return [];
   const { bulkResults: _bulk, ...task } = batch.task;
   return batch.calls.map((e) => ({
@@ -465,6 +504,9 @@ export function executeCallsOf(
     ...task,
     callId: e.callId,
     attempt: e.attempt,
-    args: 'args' in e ? e.args : (JSON.parse(e.argsJson) as unknown[]),
+    args:
+      'args' in e
+        ? e.args
+        : (JSON.parse('argsJson' in e ? e.argsJson : Buffer.from(e.argsBytes).toString('utf8')) as unknown[]),
   }));
 }

@@ -6,6 +6,11 @@
 //
 // The writer batches: frames sent during one turn of the event loop are joined into a single buffer and
 // written with one `write` at `setImmediate`, so 1,024 results produced together cost one syscall.
+//
+// A frame may carry an attachment (docs/executor.md § Arguments as bytes): the length word's top bit is
+// set, and the payload is a 4-byte big-endian JSON length, the JSON, then the attachment's bytes, which
+// the JSON points into (`argsAt: [offset, length]`). Only a Worker sends them, only to an executor that
+// announced ArgsBytes, and only a decoder made with `attachments: true` takes them.
 
 import { FrameInvalidError, FrameTooLargeError } from './errors.js';
 import type { CallsCompletedMessage, CompletedResult } from './protocol.js';
@@ -18,6 +23,17 @@ import type { CallsCompletedMessage, CompletedResult } from './protocol.js';
  */
 export const DEFAULT_MAX_FRAME_BYTES = 65 * 1024 * 1024;
 const HEADER_BYTES = 4;
+/** The length word's flag of a frame with an attachment (frames are far below 2^31 bytes). */
+const ATTACHED = 0x8000_0000;
+
+/** A frame as the decoder hands it over: its JSON text, and the bytes attached to it if any. */
+export type RawFrame = string | AttachedFrame;
+
+/** A frame with an attachment: its JSON text and the attachment (a view of the frame's buffer). */
+export interface AttachedFrame {
+  readonly json: string;
+  readonly attachment: Buffer;
+}
 
 /** Encode one already-serialised JSON payload as a frame. Throws FrameTooLargeError above `maxBytes`. */
 export function encodeJsonFrame(json: string, maxBytes = DEFAULT_MAX_FRAME_BYTES): Buffer {
@@ -42,8 +58,12 @@ export class FrameDecoder<T = unknown> {
   /** Bytes needed before another frame can complete: a header, or a header plus its known payload. */
   private needed = HEADER_BYTES;
 
-  constructor(options: { maxFrameBytes?: number } = {}) {
+  private readonly attachments: boolean;
+
+  /** `attachments`: frames with an attachment are taken (pushFrames); without, they are invalid. */
+  constructor(options: { maxFrameBytes?: number; attachments?: boolean } = {}) {
     this.maxBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+    this.attachments = options.attachments === true;
   }
 
   /** Bytes held for an incomplete frame. */
@@ -61,9 +81,17 @@ export class FrameDecoder<T = unknown> {
 
   /**
    * Feed one chunk; returns the JSON text of each frame it completed, unparsed (for a router that
-   * forwards the text and parses it with `parseMessage`).
+   * forwards the text and parses it with `parseMessage`). A frame with an attachment is invalid here.
    */
   pushRaw(chunk: Uint8Array): string[] {
+    const frames = this.pushFrames(chunk);
+    for (const f of frames)
+      if (typeof f !== 'string') throw new FrameInvalidError('a frame with an attachment was not expected');
+    return frames as string[];
+  }
+
+  /** Feed one chunk; returns each frame it completed: its JSON text, or text and attachment. */
+  pushFrames(chunk: Uint8Array): RawFrame[] {
     if (chunk.length === 0) return [];
     this.chunks.push(
       Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length),
@@ -72,18 +100,22 @@ export class FrameDecoder<T = unknown> {
     if (this.buffered < this.needed) return [];
 
     const buf = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.buffered);
-    const out: string[] = [];
+    const out: RawFrame[] = [];
     let offset = 0;
     this.needed = HEADER_BYTES;
     while (buf.length - offset >= HEADER_BYTES) {
-      const length = buf.readUInt32BE(offset);
+      const word = buf.readUInt32BE(offset);
+      const attached = (word & ATTACHED) !== 0;
+      const length = attached ? word - ATTACHED : word;
+      if (attached && !this.attachments)
+        throw new FrameInvalidError('a frame with an attachment was not expected');
       if (length > this.maxBytes) throw new FrameTooLargeError(length, this.maxBytes, 'decode');
       if (buf.length - offset - HEADER_BYTES < length) {
         this.needed = HEADER_BYTES + length;
         break;
       }
       const start = offset + HEADER_BYTES;
-      out.push(buf.toString('utf8', start, start + length));
+      out.push(attached ? attachedFrame(buf, start, length) : buf.toString('utf8', start, start + length));
       offset = start + length;
     }
     const rest = buf.length - offset;
@@ -91,6 +123,19 @@ export class FrameDecoder<T = unknown> {
     this.buffered = rest;
     return out;
   }
+}
+
+/** The JSON and attachment of a frame with one whose payload is `buf[start, start + length)`. */
+function attachedFrame(buf: Buffer, start: number, length: number): AttachedFrame {
+  if (length < HEADER_BYTES) throw new FrameInvalidError('a frame with an attachment has no JSON length');
+  const jsonBytes = buf.readUInt32BE(start);
+  if (jsonBytes > length - HEADER_BYTES)
+    throw new FrameInvalidError(`a JSON length of ${jsonBytes} overruns its frame of ${length} bytes`);
+  const jsonStart = start + HEADER_BYTES;
+  return {
+    json: buf.toString('utf8', jsonStart, jsonStart + jsonBytes),
+    attachment: buf.subarray(jsonStart + jsonBytes, start + length),
+  };
 }
 
 /** Parse one frame's JSON text: a JSON object with a string `type`, or FrameInvalidError. */
@@ -110,6 +155,13 @@ export function parseMessage<T = unknown>(json: string): T {
   return value as T;
 }
 
+/** A queued frame with an attachment (FrameWriter.sendAttached). */
+interface AttachedParts {
+  readonly json: string;
+  readonly jsonBytes: number;
+  readonly pieces: readonly Uint8Array[];
+}
+
 /** Where a writer puts joined frames; a `net.Socket` fits. */
 export interface FrameSink {
   write(chunk: Buffer): boolean;
@@ -122,7 +174,7 @@ export interface FrameSink {
 export class FrameWriter {
   private readonly sink: FrameSink;
   private readonly maxBytes: number;
-  private parts: string[] = [];
+  private parts: (string | AttachedParts)[] = [];
   private lengths: number[] = [];
   private bytes = 0;
   private scheduled: NodeJS.Immediate | undefined;
@@ -149,6 +201,21 @@ export class FrameWriter {
     const length = Buffer.byteLength(json);
     if (length > this.maxBytes) throw new FrameTooLargeError(length, this.maxBytes, 'encode');
     this.parts.push(json);
+    this.lengths.push(length);
+    this.bytes += HEADER_BYTES + length;
+    this.scheduled ??= setImmediate(() => this.flush());
+  }
+
+  /**
+   * Queue a frame with an attachment: `json` (whose `argsAt` point into it) and the attachment as byte
+   * pieces, `pieceBytes` in all; each piece is copied once, into the written buffer.
+   */
+  sendAttached(json: string, pieces: readonly Uint8Array[], pieceBytes: number): void {
+    if (this.closed) return;
+    const jsonBytes = Buffer.byteLength(json);
+    const length = HEADER_BYTES + jsonBytes + pieceBytes;
+    if (length > this.maxBytes) throw new FrameTooLargeError(length, this.maxBytes, 'encode');
+    this.parts.push({ json, jsonBytes, pieces });
     this.lengths.push(length);
     this.bytes += HEADER_BYTES + length;
     this.scheduled ??= setImmediate(() => this.flush());
@@ -182,8 +249,20 @@ export class FrameWriter {
     let offset = 0;
     for (let i = 0; i < this.parts.length; i++) {
       const length = this.lengths[i]!;
-      buf.writeUInt32BE(length, offset);
-      buf.write(this.parts[i]!, offset + HEADER_BYTES, length, 'utf8');
+      const part = this.parts[i]!;
+      if (typeof part === 'string') {
+        buf.writeUInt32BE(length, offset);
+        buf.write(part, offset + HEADER_BYTES, length, 'utf8');
+      } else {
+        buf.writeUInt32BE((length | ATTACHED) >>> 0, offset);
+        buf.writeUInt32BE(part.jsonBytes, offset + HEADER_BYTES);
+        let at = offset + 2 * HEADER_BYTES;
+        at += buf.write(part.json, at, part.jsonBytes, 'utf8');
+        for (const p of part.pieces) {
+          buf.set(p, at);
+          at += p.length;
+        }
+      }
       offset += HEADER_BYTES + length;
     }
     this.parts = [];

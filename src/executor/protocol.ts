@@ -35,6 +35,13 @@ export const ExecutorFeature = {
    * (docs/executor.md § Pages).
    */
   Pages: 'Pages',
+  /**
+   * The executor takes ExecuteCalls frames with an attachment (src/executor/frame-codec.ts), whose entries
+   * point at their arguments' JSON text in it (`argsAt: [offset, length]`) in place of `args` or
+   * `argsJson`: rows read as bytes travel as the bytes the database wrote (docs/executor.md § Arguments
+   * as bytes).
+   */
+  ArgsBytes: 'ArgsBytes',
 } as const;
 export type ExecutorFeature = (typeof ExecutorFeature)[keyof typeof ExecutorFeature];
 
@@ -249,7 +256,12 @@ export interface BatchedCall extends CallAttemptRef {
  * arguments either as values (`args`) or as the JSON text of that array (`argsJson`), exactly one.
  */
 export type BatchedCallIn = CallAttemptRef &
-  ({ readonly args: readonly unknown[] } | { readonly argsJson: string }) & {
+  (
+    | { readonly args: readonly unknown[] }
+    | { readonly argsJson: string }
+    /** Its arguments' JSON text as UTF-8: the bytes `argsAt` points at in the frame's attachment. */
+    | { readonly argsBytes: Uint8Array }
+  ) & {
     /** Set for a page (ExecutorFeature.Pages): the arguments are each call's argument array. */
     readonly page?: CallPageInfo;
   };

@@ -35,8 +35,11 @@ export interface ExecSlice {
   readonly moduleKey: string;
   readonly callIds: string[];
   readonly attempts: number[];
-  /** Each attempt's arguments, or their JSON text (an `argsJson` entry), which the thread parses. */
-  readonly args: (readonly unknown[] | string)[];
+  /**
+   * Each attempt's arguments, or their JSON text (an `argsJson` entry) or its UTF-8 (an `argsAt` entry,
+   * its own copy of the bytes), which the thread parses.
+   */
+  readonly args: (readonly unknown[] | string | Uint8Array)[];
   /** The page fields of the attempts that are pages, at their index (docs/executor.md § Pages); made on the first. */
   pages?: (CallPageInfo | undefined)[];
 }
@@ -45,7 +48,7 @@ export interface ExecSlice {
 export function pushExec(slice: ExecSlice, entry: BatchedCallIn): void {
   slice.callIds.push(entry.callId);
   slice.attempts.push(entry.attempt);
-  slice.args.push('args' in entry ? entry.args : entry.argsJson);
+  slice.args.push('args' in entry ? entry.args : 'argsJson' in entry ? entry.argsJson : entry.argsBytes);
   if (entry.page !== undefined) (slice.pages ??= [])[slice.callIds.length - 1] = entry.page;
 }
 

@@ -1,7 +1,9 @@
 // Rows as JSON text written by the database (StorageBackend.scanJson; docs/storage.md § Rows as JSON
 // text). A scan page selects, beside the primary key, one expression that builds each row's JSON text in
-// SQL (SQLite json_object, PostgreSQL json_build_object) and quotes it as a JSON string literal, so the
-// Worker never holds the row as values: the text goes into the ExecuteCalls frame as it came.
+// SQL (SQLite json_object, PostgreSQL json_build_object): on SQLite as a blob of its UTF-8, which the
+// driver hands over as bytes, on PostgreSQL quoted as a JSON string literal. Either way the Worker never
+// holds the row as values: the text goes into the ExecuteCalls frame as it came (docs/performance.md §
+// Rows as bytes).
 //
 // The text must be the JSON of the very row `scan` yields (value-codec.ts decodeRow), value for value.
 // The expressions below spell each column type's decoding in SQL; where SQL could not say what
@@ -107,7 +109,8 @@ function postgresClean(col: string, type: ColumnType): string | undefined {
 
 /**
  * The two select-list items of a JSON scan of `columns` (in this order, the row's keys): the row's
- * JSON text as a JSON string literal (as JSON_COLUMN), and whether the row is clean (as CLEAN_COLUMN,
+ * JSON text (as JSON_COLUMN: a blob of its UTF-8 on SQLite, a JSON string literal on PostgreSQL), and
+ * whether the row is clean (as CLEAN_COLUMN,
  * 1/true when the text is the row decodeRow would give). Undefined beyond MAX_JSON_COLUMNS columns.
  */
 export function rowJsonSelect(
@@ -127,8 +130,9 @@ export function rowJsonSelect(
   }
   const json =
     kind === 'sqlite'
-      ? // `|| ''` makes it plain text: json_quote leaves a JSON function's result as it is.
-        `json_quote(json_object(${pairs.join(', ')}) || '')`
+      ? // The row's JSON text as a blob: the driver hands it over as bytes, never as a JS string
+        // (docs/performance.md § Rows as bytes).
+        `CAST(json_object(${pairs.join(', ')}) AS BLOB)`
       : `to_json(json_build_object(${pairs.join(', ')})::text)::text`;
   const ok = clean.length === 0 ? (kind === 'sqlite' ? '1' : 'true') : clean.join(' AND ');
   return [`${json} AS ${quoteIdent(JSON_COLUMN)}`, `(${ok}) AS ${quoteIdent(CLEAN_COLUMN)}`];

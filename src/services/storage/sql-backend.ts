@@ -2,7 +2,7 @@
 // pagination, transactions and migration, over a SqlDriver (sqlite-backend.ts, postgres-backend.ts) that
 // only runs statements. Every error leaves as a StorageError with {table, backend}.
 
-import { encodeRow } from '../../contracts/call-args.js';
+import { BytesRow, encodeRow } from '../../contracts/call-args.js';
 import type { ColumnConfig, TableConfig } from '../../kernel/config-types.js';
 import { Admission } from './admission.js';
 import { TableWrites } from './bulk-writes.js';
@@ -289,9 +289,13 @@ export class SqlBackend implements StorageBackend, TransactionHost {
       for (let i = 0; i < page.length; i++) {
         const r = page[i] as unknown[];
         const clean = r[textAt + 1];
-        if (clean === 1 || clean === true)
-          rows[i] = { literal: r[textAt] as string, fields: this.fieldsOf(table, t, r, fields, fieldAt) };
-        else (flagged ??= []).push(i);
+        if (clean === 1 || clean === true) {
+          const text = r[textAt];
+          const f = this.fieldsOf(table, t, r, fields, fieldAt);
+          // SQLite hands the row's text over as bytes (row-json.ts), PostgreSQL as a JSON string literal.
+          rows[i] =
+            text instanceof Uint8Array ? new BytesRow(text, f) : { literal: text as string, fields: f };
+        } else (flagged ??= []).push(i);
       }
       if (flagged !== undefined) {
         // Rows SQL could not spell as decodeRow does: read them as values (the same error, or the same

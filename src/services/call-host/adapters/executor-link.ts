@@ -325,6 +325,7 @@ export class ExecutorLink {
       features.includes(ExecutorFeature.ArgsJson),
       features.includes(ExecutorFeature.Tenants),
       features.includes(ExecutorFeature.Pages),
+      features.includes(ExecutorFeature.ArgsBytes),
     );
   }
 

@@ -17,7 +17,13 @@
 // text goes in place of the values (`args`), no value built on the Worker either way
 // (docs/executor.md § Arguments as text).
 
-import { argsLiteralOf, argsTextOf, isEncodedArgs, type CallArgs } from '../../../contracts/call-args.js';
+import {
+  argsLiteralOf,
+  argsTextOf,
+  isEncodedArgs,
+  sizeOfPieces,
+  type CallArgs,
+} from '../../../contracts/call-args.js';
 import { FrameTooLargeError } from '../../../executor/errors.js';
 import type { FrameWriter } from '../../../executor/frame-codec.js';
 import type { ExecuteCallCommand } from '../core/link/index.js';
@@ -89,6 +95,9 @@ export class ExecuteCallsBatcher {
    */
   private bytes = 0;
   private exact = false;
+  /** The open batch's attachment (ArgsBytes): the argument bytes its entries point at, in order. */
+  private attachment: Uint8Array[] = [];
+  private attachBytes = 0;
   /** The open batch's block (its first attempt's) and that block's JSON text ('' without one). */
   private block: unknown = null;
   private blockText = '';
@@ -102,6 +111,8 @@ export class ExecuteCallsBatcher {
    * encoded arguments go as their text (an entry's `argsJson`). `tenants`: it announced Tenants; every
    * frame carries its task's tenant (ExecuteCalls.tenant). `pages`: it announced Pages (and ArgsJson),
    * so page attempts go as page entries (docs/executor.md § Pages); without it a page cannot be sent.
+   * `argsBytes`: it announced ArgsBytes, so arguments made of rows read as bytes go in the frame's
+   * attachment as those bytes (docs/executor.md § Arguments as bytes).
    */
   constructor(
     private readonly writer: FrameWriter,
@@ -109,6 +120,7 @@ export class ExecuteCallsBatcher {
     private readonly argsJson = false,
     private readonly tenants = false,
     private readonly pages = false,
+    private readonly argsBytes = false,
   ) {}
 
   /**
@@ -122,44 +134,60 @@ export class ExecuteCallsBatcher {
       if (!this.pages || !this.argsJson) throw new Error(NO_PAGES);
       page = `,"page":${JSON.stringify(c.page)}`;
     }
-    const entry = `{"callId":${JSON.stringify(c.callId)},"attempt":${c.attempt},${this.argsField(c.args)}${page}}`;
+    // Arguments as bytes go in the frame's attachment, the entry pointing at them (`argsAt`).
+    const pieces = this.argsBytes && isEncodedArgs(c.args) ? c.args.bytes : undefined;
+    const pieceBytes = pieces === undefined ? 0 : sizeOfPieces(pieces);
+    const args = pieces === undefined ? this.argsField(c.args) : undefined;
+    const head = `{"callId":${JSON.stringify(c.callId)},"attempt":${c.attempt},`;
+    const entryAt = (offset: number): string =>
+      `${head}${args ?? `"argsAt":[${offset},${pieceBytes}]`}${page}}`;
     const max = this.writer.maxFrameBytes;
     const first = this.first;
     if (first !== undefined && sameTaskFields(first, c) && this.sameBlock(c.block)) {
-      let entryBytes = this.exact ? Buffer.byteLength(entry) + 1 : 3 * entry.length + 1;
+      const entry = entryAt(this.attachBytes);
+      let entryBytes = (this.exact ? Buffer.byteLength(entry) + 1 : 3 * entry.length + 1) + pieceBytes;
       if (!this.exact && this.bytes + entryBytes > max) {
         // Near the limit: measure what the batch really holds before deciding to close it.
-        this.bytes = Buffer.byteLength(this.head) + ENTRY_OVERHEAD;
+        this.bytes = Buffer.byteLength(this.head) + ENTRY_OVERHEAD + this.attachBytes;
         for (const e of this.entries) this.bytes += Buffer.byteLength(e) + 1;
         this.exact = true;
-        entryBytes = Buffer.byteLength(entry) + 1;
+        entryBytes = Buffer.byteLength(entry) + 1 + pieceBytes;
       }
       if (this.bytes + entryBytes <= max) {
         this.entries.push(entry);
         this.bytes += entryBytes;
+        if (pieces !== undefined) this.attach(pieces, pieceBytes);
         return;
       }
     }
     this.close();
+    const entry = entryAt(0);
     const blockText = this.textOf(c.block);
-    const head = headOf(c, blockText, this.bulkResults, this.tenants);
-    const headBytes = Buffer.byteLength(head) + ENTRY_OVERHEAD;
-    let entryBytes = 3 * entry.length + 1;
+    const frameHead = headOf(c, blockText, this.bulkResults, this.tenants);
+    const headBytes = Buffer.byteLength(frameHead) + ENTRY_OVERHEAD;
+    let entryBytes = 3 * entry.length + 1 + pieceBytes;
     let exact = false;
     if (headBytes + entryBytes > max) {
       exact = true;
-      entryBytes = Buffer.byteLength(entry) + 1;
+      entryBytes = Buffer.byteLength(entry) + 1 + pieceBytes;
       // Alone in a frame and still too large: the same refusal a single ExecuteCall gets.
       if (headBytes + entryBytes > max) throw new FrameTooLargeError(headBytes + entryBytes, max, 'encode');
     }
     this.first = c;
-    this.head = head;
+    this.head = frameHead;
     this.block = c.block ?? null;
     this.blockText = blockText;
     this.entries.push(entry);
+    if (pieces !== undefined) this.attach(pieces, pieceBytes);
     this.bytes = headBytes + entryBytes;
     this.exact = exact;
     this.writer.defer(() => this.close());
+  }
+
+  /** Appends an entry's argument bytes to the open batch's attachment. */
+  private attach(pieces: readonly Uint8Array[], bytes: number): void {
+    for (const p of pieces) this.attachment.push(p);
+    this.attachBytes += bytes;
   }
 
   /** An entry's arguments: `"argsJson":<literal>` for encoded ones when the executor takes them, else `"args":<text>`. */
@@ -193,6 +221,10 @@ export class ExecuteCallsBatcher {
   close(): void {
     if (this.first === undefined) return;
     const json = `${this.head}${this.entries.join(',')}]}`;
+    const attachment = this.attachment;
+    const attachBytes = this.attachBytes;
+    this.attachment = [];
+    this.attachBytes = 0;
     this.first = undefined;
     this.head = '';
     this.entries = [];
@@ -202,7 +234,8 @@ export class ExecuteCallsBatcher {
     this.blockText = '';
     this.probed = null;
     this.probedText = '';
-    this.writer.sendJson(json);
+    if (attachment.length === 0) this.writer.sendJson(json);
+    else this.writer.sendAttached(json, attachment, attachBytes);
   }
 }
 

@@ -12,7 +12,7 @@
 //
 // Pure: no IO, no clock.
 
-import { isEncodedArgs, type CallArgs } from '../../../../contracts/call-args.js';
+import { encodedSizeOf, isEncodedArgs, type CallArgs } from '../../../../contracts/call-args.js';
 import { CallNode } from './call-node.js';
 import { forgetNode, type DispatcherState } from './dispatch-state.js';
 import { pump } from './pump.js';
@@ -61,11 +61,11 @@ export function packPages(list: readonly CallSpec[], maxRows: number, first: num
     const c = list[i]!;
     let end = i + 1;
     if (isEncodedArgs(c.args)) {
-      let chars = c.args.literal.length;
+      let chars = encodedSizeOf(c.args);
       while (end < list.length && end - i < maxRows) {
         const next = list[end]!;
         if (next.function !== c.function || !isEncodedArgs(next.args)) break;
-        chars += next.args.literal.length;
+        chars += encodedSizeOf(next.args);
         if (chars > PAGE_MAX_ARG_CHARS) break;
         end += 1;
       }

@@ -3,7 +3,13 @@
 // exactly the ExecuteCall frames sent one by one, in the same order, around the same other frames.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { encodedArgsText, encodedRowArgs, encodeRow } from '../../../../../src/contracts/call-args.js';
+import {
+  BytesRow,
+  encodedArgsList,
+  encodedArgsText,
+  encodedRowArgs,
+  encodeRow,
+} from '../../../../../src/contracts/call-args.js';
 import { FrameTooLargeError } from '../../../../../src/executor/errors.js';
 import { executeCallsOf } from '../../../../../src/executor/executor-main.js';
 import { FrameDecoder, FrameWriter } from '../../../../../src/executor/frame-codec.js';
@@ -17,28 +23,56 @@ import { ANONYMOUS_CLIENT } from '../../../../../src/kernel/client-identity.js';
 
 type Frame = Record<string, unknown> & { type: string };
 
-/** A writer into memory, and what it wrote, decoded. */
-function wire(maxFrameBytes?: number, bulkResults = false, argsJson = false, tenants = false) {
+/** The attachment a decoded frame came with (ArgsBytes), kept beside it for asExecuted. */
+const attachments = new WeakMap<Frame, Uint8Array>();
+
+/** A writer into memory, and what it wrote, decoded (frames with an attachment too). */
+function wire(
+  maxFrameBytes?: number,
+  bulkResults = false,
+  argsJson = false,
+  tenants = false,
+  argsBytes = false,
+) {
   const chunks: Buffer[] = [];
   const writer = new FrameWriter({ write: (b) => (chunks.push(b), true) }, { maxFrameBytes });
   const frames = (): Frame[] => {
     writer.flush();
-    const decoder = new FrameDecoder<Frame>();
-    return chunks.flatMap((c) => decoder.push(c));
+    const decoder = new FrameDecoder<Frame>({ attachments: true });
+    return chunks.flatMap((c) =>
+      decoder.pushFrames(c).map((raw) => {
+        if (typeof raw === 'string') return JSON.parse(raw) as Frame;
+        const f = JSON.parse(raw.json) as Frame;
+        attachments.set(f, raw.attachment);
+        return f;
+      }),
+    );
   };
-  return { writer, batcher: new ExecuteCallsBatcher(writer, bulkResults, argsJson, tenants), frames };
+  return {
+    writer,
+    batcher: new ExecuteCallsBatcher(writer, bulkResults, argsJson, tenants, argsJson, argsBytes),
+    frames,
+  };
 }
 
 /** What the executor runs for these frames: each ExecuteCalls expanded, other frames as they are. */
 function asExecuted(frames: readonly Frame[]): Frame[] {
   return frames.flatMap((f) =>
     f.type === 'ExecuteCalls'
-      ? (executeCallsOf(f as never, (problem) => {
-          throw new Error(problem);
-        }) as unknown as Frame[])
+      ? (executeCallsOf(
+          f as never,
+          (problem) => {
+            throw new Error(problem);
+          },
+          attachments.get(f),
+        ) as unknown as Frame[])
       : [f],
   );
 }
+
+/** A row as storage reads it on SQLite (bytes), and its call arguments `[row, ...extra]`. */
+const bytesArgs = (row: unknown, extra: unknown[] = []) =>
+  encodedRowArgs(extra)(new BytesRow(new TextEncoder().encode(JSON.stringify(row)), {}));
 
 const BLOCK = Object.freeze({ number: 7, hash: '0xab' });
 const cmd = (i: number, over: Partial<ExecuteCallCommand> = {}): ExecuteCallCommand => ({
@@ -196,6 +230,85 @@ describe('ExecuteCallsBatcher', () => {
         expect(asExecuted(w.frames())).toEqual(expected);
       }),
     );
+  });
+
+  describe('arguments as bytes (ArgsBytes)', () => {
+    const row = { idx: 1, s: 'q"uote\\ é \u2028 😀', j: [1, { a: null }] };
+
+    it('go in the attachment to an executor that announced ArgsBytes; the executor runs the same call', () => {
+      const w = wire(undefined, false, true, false, true);
+      w.batcher.add(cmd(0, { args: bytesArgs(row, ['x', 2]) }));
+      w.batcher.add(cmd(1, { args: [row] }));
+      w.batcher.add(cmd(2, { args: bytesArgs({ n: 2 }) }));
+      const frames = w.frames();
+      expect(frames).toHaveLength(1);
+      const entries = frames[0]!.calls as Record<string, unknown>[];
+      expect(entries.map((e) => Object.keys(e).find((k) => k.startsWith('args')))).toEqual([
+        'argsAt',
+        'args',
+        'argsAt',
+      ]);
+      expect(asExecuted(frames)).toEqual(
+        [cmd(0, { args: [row, 'x', 2] }), cmd(1, { args: [row] }), cmd(2, { args: [{ n: 2 }] })].map(
+          (c) => JSON.parse(executeCallJson(c)) as Frame,
+        ),
+      );
+    });
+
+    it('go as text to an executor that did not (their literal made from the bytes)', () => {
+      const w = wire(undefined, false, true);
+      w.batcher.add(cmd(0, { args: bytesArgs(row, ['x']) }));
+      const frames = w.frames();
+      expect(attachments.has(frames[0]!)).toBe(false);
+      expect(JSON.parse((frames[0]!.calls as { argsJson: string }[])[0]!.argsJson)).toEqual([row, 'x']);
+    });
+
+    it("a page of them is their byte pieces joined, not copied; its literal is the page's text", () => {
+      const list = [bytesArgs({ a: 1 }, [7]), bytesArgs({ b: 'é' }, [7])];
+      const page = encodedArgsList(list);
+      expect(page.bytes).toBeDefined();
+      expect(page.bytes!.filter((p) => p.length > 1)).toEqual(
+        list.flatMap((a) => a.bytes!.filter((p) => p.length > 1)),
+      );
+      expect(JSON.parse(JSON.parse(page.literal) as string)).toEqual([
+        [{ a: 1 }, 7],
+        [{ b: 'é' }, 7],
+      ]);
+      // Mixed with text arguments: the page is text.
+      const mixed = encodedArgsList([list[0]!, encodedRowArgs([])(encodeRow({ c: 3 }))]);
+      expect(mixed.bytes).toBeUndefined();
+      expect(JSON.parse(JSON.parse(mixed.literal) as string)).toEqual([[{ a: 1 }, 7], [{ c: 3 }]]);
+    });
+
+    it('the attachment counts toward the frame limit: each frame stays within it', () => {
+      const max = 2000;
+      const w = wire(max, false, true, false, true);
+      const calls = Array.from({ length: 20 }, (_, i) =>
+        cmd(i, { args: bytesArgs({ i, pad: 'p'.repeat(200) }) }),
+      );
+      for (const c of calls) w.batcher.add(c);
+      const frames = w.frames();
+      expect(frames.length).toBeGreaterThan(2);
+      for (const f of frames)
+        expect(Buffer.byteLength(JSON.stringify(f)) + 4 + attachments.get(f)!.length).toBeLessThanOrEqual(
+          max,
+        );
+      expect(asExecuted(frames).map((f) => (f.args as [{ i: number }])[0].i)).toEqual(calls.map((_, i) => i));
+    });
+
+    it('bytes go as they are: the frame stays well formed whatever they hold (the thread judges them)', () => {
+      const bad = encodedRowArgs([])(new BytesRow(Uint8Array.of(0x7b, 0xff, 0x22), {}));
+      const w = wire(undefined, false, true, false, true);
+      w.batcher.add(cmd(0, { args: bad }));
+      w.batcher.add(cmd(1, { args: bytesArgs({ ok: true }) }));
+      const [frame] = w.frames();
+      const [first, second] = frame!.calls as { argsAt: [number, number] }[];
+      const at = attachments.get(frame!)!;
+      expect([...at.subarray(first!.argsAt[0], first!.argsAt[0] + first!.argsAt[1])]).toEqual([
+        0x5b, 0x7b, 0xff, 0x22, 0x5d,
+      ]);
+      expect(JSON.parse(Buffer.from(at.subarray(second!.argsAt[0])).toString())).toEqual([{ ok: true }]);
+    });
   });
 
   describe('encoded arguments (rows as JSON text)', () => {
