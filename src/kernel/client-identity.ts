@@ -3,6 +3,7 @@
 // certificate, or from the identity a trusted service forwarded; this module holds the pieces the
 // Sans-IO cores share: the name used when nothing is known, and the check of a forwarded value.
 
+import { X509Certificate } from 'node:crypto';
 import type { PeerCertificate } from 'node:tls';
 import { idProblem } from './input-bounds.js';
 
@@ -32,4 +33,17 @@ export function certificateIdentity(cert: PeerCertificate): string | undefined {
   return typeof cert.fingerprint256 === 'string' && cert.fingerprint256 !== ''
     ? cert.fingerprint256
     : undefined;
+}
+
+/**
+ * certificateIdentity of a PEM certificate (the first of a chain): what the services will take this
+ * process for when it presents it (a client's own identity, e.g. to bind a backfill run to it).
+ */
+export function pemCertificateIdentity(pem: string | Buffer): string | undefined {
+  const cert = new X509Certificate(pem);
+  const cn = /^CN=(.*)$/m.exec(cert.subject)?.[1];
+  return certificateIdentity({
+    subject: cn === undefined ? {} : { CN: cn },
+    fingerprint256: cert.fingerprint256,
+  } as unknown as PeerCertificate);
 }

@@ -5,7 +5,7 @@
 // The red lines are raised to 1 (COORDINATOR_CPU/MEMORY_RED_LINE) so that a busy test machine does not
 // make the Coordinator filter its Workers as overloaded.
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BackfillSummary } from '../../src/client/backfill/run-backfill.js';
 import { BlockxClient } from '../../src/client/client.js';
 import { startBlockxUp, type BlockxUp } from '../support/blockx-up.js';
+import { loopbackTls } from '../support/certs.js';
 import { freePort } from '../support/ports.js';
 import { isRunning, spawnTracked, stopGroup, waitForLine, type OutputTail } from '../support/processes.js';
 
@@ -366,4 +367,51 @@ describe('blockx backfill against `blockx up`', () => {
     },
     SLOW,
   );
+});
+
+describe('a backfill run belongs to the identity that started it (docs/backfill.md § Task ids)', () => {
+  it('another certificate resuming the journal is refused (exit 2) before anything is dialled', async () => {
+    // A folder of its own: the cluster's folder is gone once the describe above has ended.
+    const own = mkdtempSync(path.join(tmpdir(), 'blockx-backfill-owner-'));
+    const state = path.join(own, 'state');
+    const tls = loopbackTls(own);
+    const as = (name: string) => {
+      const kc = tls.issue(name);
+      return {
+        BLOCKX_STORAGE_URL: `sqlite:${path.join(own, 'chain.db')}`,
+        BLOCKX_TLS_CA: tls.files.ca,
+        BLOCKX_TLS_CERT: kc.files.cert,
+        BLOCKX_TLS_KEY: kc.files.key,
+      };
+    };
+    const nowhere = `127.0.0.1:${await freePort()}`;
+    const args = [
+      ...['backfill', TRANSFERS, '--from', '1', '--to', '3', '--json', '--state-dir', state],
+      ...['--coordinator', nowhere],
+    ];
+    try {
+      // Alice's run: the journal is written (then the coordinator is unreachable, exit 2).
+      const alice = await blockx(args, as('alice'));
+      expect(alice.code, alice.stderr).toBe(2);
+      expect(alice.stderr).toContain(`cannot reach the coordinator at ${nowhere}`);
+      const [journalFile] = readdirSync(state);
+      const header = JSON.parse(readFileSync(path.join(state, journalFile!), 'utf8').split('\n')[0]!) as {
+        job: { run: string; client: string };
+      };
+      expect(header.job.client).toBe('alice');
+      expect(header.job.run).toMatch(/^[0-9a-f]{32}$/);
+      // Mallory with the same state folder: refused, naming the owner and what to do.
+      const mallory = await blockx(args, as('mallory'));
+      expect(mallory.code).toBe(2);
+      expect(mallory.stderr).toContain(`is run ${header.job.run} of alice, and this process is mallory`);
+      expect(mallory.stderr).toContain('use a --state-dir of your own, or --fresh');
+      expect(mallory.stderr).not.toContain('cannot reach');
+      // The same identity resumes its run (and reaches the dialling step).
+      const again = await blockx(args, as('alice'));
+      expect(again.stderr).not.toContain('is run');
+      expect(again.stderr).toContain(`cannot reach the coordinator at ${nowhere}`);
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
+  }, 90_000);
 });

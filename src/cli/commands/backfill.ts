@@ -32,6 +32,7 @@ import { ProgressLine, formatDuration, formatRate } from '../progress.js';
 import { listenForStop } from '../stop-signals.js';
 import type { RunHooks } from '../job-supervisor.js';
 import { clientTlsOf, coordinatorAddressFromConfig } from './status.js';
+import { pemCertificateIdentity } from '../../kernel/client-identity.js';
 import { oneLine, parseRetries } from './submit.js';
 
 type PathModule = typeof nodePath;
@@ -319,10 +320,40 @@ export async function runBlockJob(job: BlockJob): Promise<number> {
     return EXIT.FAILED;
   }
 
-  const { FileJournal } = await import('../../client/backfill/journal.js');
+  const { FileJournal, JournalOwnerError } = await import('../../client/backfill/journal.js');
   const config = kernel.config;
+  // The journal first: a run of another identity is refused before anything is dialled (exit 2).
+  let journal: InstanceType<typeof FileJournal> | undefined;
+  if (!job.follow) {
+    try {
+      journal = new FileJournal(
+        path.resolve(io.cwd(), opts.stateDir),
+        {
+          jobId: plan.jobId,
+          per,
+          template,
+          storage: maskStorageUrl(config.storage.url),
+          ...clientIdentityOf(config),
+        },
+        { fresh: opts.fresh === true },
+      );
+    } catch (err) {
+      if (!(err instanceof JournalOwnerError)) throw err;
+      io.stderr(`${job.command}: ${err.message}\n`);
+      return EXIT.USAGE;
+    }
+    if (journal.shortRunId) {
+      io.stderr(
+        `${job.command}: warning: the journal ${journal.file} has the short run tag ${journal.runId} of an older blockx: ` +
+          'its task ids can be guessed and taken first by another client; when this job is done, rerun with --fresh for a 128-bit tag\n',
+      );
+    }
+  }
   const client = await connectJobClient(kernel, opts, job.command, io);
-  if (typeof client === 'number') return client;
+  if (typeof client === 'number') {
+    journal?.close();
+    return client;
+  }
 
   if (job.follow) {
     const { followJob } = await import('./backfill-follow.js');
@@ -346,11 +377,7 @@ export async function runBlockJob(job: BlockJob): Promise<number> {
     }
   }
 
-  const journal = new FileJournal(
-    path.resolve(io.cwd(), opts.stateDir),
-    { jobId: plan.jobId, per, template, storage: maskStorageUrl(kernel.config.storage.url) },
-    { fresh: opts.fresh === true },
-  );
+  if (journal === undefined) throw new Error('unreachable: a backfill without --follow has a journal');
   const { stop, cancel, release } = listenForStop(io, job.command);
 
   const unitName = per === 'block' ? 'blocks' : 'bundles';
@@ -409,6 +436,16 @@ export async function runBlockJob(job: BlockJob): Promise<number> {
   );
   const allDone = summary.failed === 0 && summary.remaining === 0;
   return allDone ? EXIT.OK : EXIT.FAILED;
+}
+
+/**
+ * Who this process is to the services (its TLS certificate's identity, docs/security.md § Roles), for the
+ * journal's owner; nothing without TLS.
+ */
+function clientIdentityOf(config: Kernel['config']): { client?: string } {
+  const { tls } = clientTlsOf(config);
+  const identity = tls === undefined ? undefined : pemCertificateIdentity(tls.cert);
+  return identity === undefined ? {} : { client: identity };
 }
 
 /**

@@ -8,6 +8,14 @@
 // `concurrency` units). A rerun reads the highest one: the units up to it that are not done may still
 // run, or have run, on a Worker, and the engine asks the Workers for them before placing them again.
 //
+// Who owns a run (docs/backfill.md § Task ids): the header names the identity that started it (the
+// client certificate's, with TLS); opening the journal as another identity throws JournalOwnerError
+// before anything runs. The Workers and the Coordinator enforce the same on their side (a task id and a
+// job's progress belong to their submitter: docs/security.md § Roles); this check says so up front, with
+// what to do, instead of a unit-by-unit refusal. Run tags are 128 random bits, so nobody else can claim
+// a run's task ids first; a journal written with the earlier 6-hex tag keeps it (it is read and resumed
+// as before: its task ids are those already on the Workers), and says so through `shortRunId`.
+//
 // Crash safety: each line is one synchronous write, so it reaches the OS before the next unit is counted;
 // a crash mid-line leaves a torn last line, which the reader ignores (that unit simply runs again, and the
 // idempotent writer makes the second run harmless). Nothing is fsynced: a power loss may forget the last
@@ -26,6 +34,7 @@ import {
   writeSync,
 } from 'node:fs';
 import path from 'node:path';
+import { BlockxError } from '../../kernel/errors.js';
 
 /** What the engine needs from a journal (a Map in tests). */
 export interface BackfillJournal {
@@ -52,6 +61,26 @@ export interface JournalHeader {
   readonly template: unknown;
   /** Where the rows go (password masked), for a person reading the file; the job id already hashes it. */
   readonly storage?: string;
+  /** The identity that starts the run (its certificate's); absent without TLS, where identities are claims. */
+  readonly client?: string;
+}
+
+/** The journal's run was started by another identity (see the header). */
+export class JournalOwnerError extends BlockxError {
+  declare readonly code: 'JOURNAL_NOT_OWNED';
+  constructor(
+    readonly file: string,
+    readonly runId: string,
+    readonly owner: string,
+    readonly caller: string | undefined,
+  ) {
+    super(
+      'JOURNAL_NOT_OWNED',
+      `the journal ${file} is run ${runId} of ${owner}, and this process is ${caller ?? 'not identified (no TLS)'}: ` +
+        'a run belongs to the identity that started it (docs/backfill.md § Task ids); ' +
+        'use a --state-dir of your own, or --fresh to start a run of your own there',
+    );
+  }
 }
 
 export class FileJournal implements BackfillJournal {
@@ -59,8 +88,13 @@ export class FileJournal implements BackfillJournal {
   readonly file: string;
   readonly runId: string;
   readonly startedThrough: number | undefined;
+  /** The run tag is one of the short ones drawn before 128-bit tags (guessable: finish the job, then --fresh). */
+  readonly shortRunId: boolean;
 
-  /** Opens (creating) the journal of `header.jobId` under `dir`; `fresh` forgets what it recorded. */
+  /**
+   * Opens (creating) the journal of `header.jobId` under `dir`; `fresh` forgets what it recorded. Throws
+   * JournalOwnerError when the journal's run is another identity's (`header.client` against the file's).
+   */
   constructor(dir: string, header: JournalHeader, opts: { fresh?: boolean } = {}) {
     mkdirSync(dir, { recursive: true });
     this.file = path.join(dir, `${header.jobId}.jsonl`);
@@ -70,6 +104,9 @@ export class FileJournal implements BackfillJournal {
     this.done = parsed.done;
     this.startedThrough = parsed.startedThrough;
     if (parsed.runId !== undefined) {
+      if (parsed.client !== undefined && parsed.client !== header.client) {
+        throw new JournalOwnerError(this.file, parsed.runId, parsed.client, header.client);
+      }
       this.runId = parsed.runId;
       // End a torn last line, so the next entry is not glued onto it (and lost with it).
       if (!text.endsWith('\n')) appendFileSync(this.file, '\n');
@@ -83,6 +120,7 @@ export class FileJournal implements BackfillJournal {
       ];
       writeFileSync(this.file, lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
     }
+    this.shortRunId = this.runId.length < RUN_ID_HEX;
   }
 
   /** The file, open for appending, from the first record to close(). */
@@ -120,23 +158,33 @@ function readText(file: string): string {
   }
 }
 
-/** 6 hex digits: enough to tell the runs of one job apart. */
+const RUN_TAG = /^[0-9a-f]{1,32}$/;
+
+/** Hex digits of a run tag: 128 random bits, so nobody can guess a run's task ids and claim them first. */
+export const RUN_ID_HEX = 32;
+
+/** A new run tag (RUN_ID_HEX hex digits from the system's cryptographic random source). */
 export function newRunId(): string {
-  return randomBytes(3).toString('hex');
+  return randomBytes(RUN_ID_HEX / 2).toString('hex');
 }
 
-/** The run tag of the header line (undefined without one), the keys of the `done` lines, the highest `started`. */
+/**
+ * The run tag and owner of the header line (undefined without one; tags of 1 to RUN_ID_HEX hex digits, so
+ * the short tags of older journals are read too), the keys of the `done` lines, the highest `started`.
+ */
 function parseJournal(text: string): {
   runId: string | undefined;
+  client: string | undefined;
   done: Set<number>;
   startedThrough: number | undefined;
 } {
   const done = new Set<number>();
   let runId: string | undefined;
+  let client: string | undefined;
   let startedThrough: number | undefined;
   text.split('\n').forEach((line, i) => {
     if (line.length === 0) return;
-    let entry: { done?: unknown; started?: unknown; job?: { run?: unknown } } | null;
+    let entry: { done?: unknown; started?: unknown; job?: { run?: unknown; client?: unknown } } | null;
     try {
       entry = JSON.parse(line) as typeof entry;
     } catch {
@@ -152,9 +200,13 @@ function parseJournal(text: string): {
     )
       startedThrough = started;
     const run = entry.job?.run;
-    if (i === 0 && typeof run === 'string' && /^[0-9a-f]{1,16}$/.test(run)) runId = run;
+    if (i === 0 && typeof run === 'string' && RUN_TAG.test(run)) {
+      runId = run;
+      const owner = entry.job?.client;
+      client = typeof owner === 'string' ? owner : undefined;
+    }
   });
-  return { runId, done, startedThrough };
+  return { runId, client, done, startedThrough };
 }
 
 /** Keys of the `done` lines of a journal file; a line that does not parse (a torn last line) is skipped. */

@@ -20,7 +20,7 @@ import { BlockxClientError } from '../errors.js';
 import { runWithRetries, type RetriedOutcome, type TaskRunner } from '../run-with-retries.js';
 import type { GiveUpReason, RetryReason, TaskRetryPolicy } from '../task-retry.js';
 import type { TaskRunResult } from '../types.js';
-import type { BackfillJournal } from './journal.js';
+import { newRunId, type BackfillJournal } from './journal.js';
 import type { BackfillPlan, BackfillUnit } from './plan.js';
 import type { BackfillProgress, BackfillProgressSink } from './progress-reporter.js';
 
@@ -119,11 +119,7 @@ export async function* runBackfill(
   const started = opts.clock();
   const done = opts.journal?.done ?? new Set<number>();
   // Without a journal nothing is resumed, so every call is a run of its own.
-  const run =
-    opts.journal?.runId ??
-    Math.floor(opts.random() * 0x1000000)
-      .toString(16)
-      .padStart(6, '0');
+  const run = opts.journal?.runId ?? newRunId();
   const todo = plan.units.filter((u) => !done.has(u.key));
   const skippedUnits = plan.units.filter((u) => done.has(u.key));
   const size = (u: BackfillUnit): number => u.lastBlock - u.firstBlock + 1;

@@ -3,7 +3,7 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FileJournal, readDone } from '../../../src/client/backfill/journal.js';
+import { FileJournal, JournalOwnerError, newRunId, readDone } from '../../../src/client/backfill/journal.js';
 
 const HEADER = {
   jobId: 'abc123def456',
@@ -29,7 +29,7 @@ describe('FileJournal', () => {
     const journal = new FileJournal(dir, HEADER);
     expect(journal.file).toBe(path.join(dir, 'abc123def456.jsonl'));
     expect(journal.done.size).toBe(0);
-    expect(journal.runId).toMatch(/^[0-9a-f]{6}$/);
+    expect(journal.runId).toMatch(/^[0-9a-f]{32}$/);
     const header = { job: { ...HEADER, run: journal.runId } };
     expect(lines(journal.file).map((l) => JSON.parse(l) as unknown)).toEqual([header]);
 
@@ -54,7 +54,7 @@ describe('FileJournal', () => {
     writeFileSync(file, ['{"job":{"jobId":"abc', '{"done":4}', '{"done":5}', ''].join('\n'));
     const journal = new FileJournal(dir, HEADER);
     expect([...journal.done].sort()).toEqual([4, 5]);
-    expect(journal.runId).toMatch(/^[0-9a-f]{6}$/);
+    expect(journal.runId).toMatch(/^[0-9a-f]{32}$/);
     const reopened = new FileJournal(dir, HEADER);
     expect(reopened.runId).toBe(journal.runId);
     expect([...reopened.done].sort()).toEqual([4, 5]);
@@ -126,5 +126,60 @@ describe('FileJournal', () => {
     expect([...readDone(journal.file)].sort()).toEqual([1, 2]);
     journal.close();
     expect(lines(journal.file)).toHaveLength(3);
+  });
+});
+
+describe('who owns a run (docs/backfill.md § Task ids)', () => {
+  it('run tags are 128 random bits, never repeated', () => {
+    const tags = new Set(Array.from({ length: 1_000 }, () => newRunId()));
+    expect(tags.size).toBe(1_000);
+    for (const tag of tags) expect(tag).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it('the header names the identity that started the run; the same identity resumes, another is refused and nothing changes', () => {
+    const dir = scratch();
+    const alice = new FileJournal(dir, { ...HEADER, client: 'alice' });
+    alice.record({ key: 3, taskId: 't3', rows: 1 });
+    alice.close();
+    expect(JSON.parse(lines(alice.file)[0]!)).toEqual({
+      job: { ...HEADER, client: 'alice', run: alice.runId },
+    });
+    const before = readFileSync(alice.file, 'utf8');
+    expect(new FileJournal(dir, { ...HEADER, client: 'alice' }).runId).toBe(alice.runId);
+    for (const caller of ['mallory', undefined]) {
+      let err: unknown;
+      try {
+        new FileJournal(dir, { ...HEADER, ...(caller === undefined ? {} : { client: caller }) });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(JournalOwnerError);
+      expect(err).toMatchObject({ code: 'JOURNAL_NOT_OWNED', owner: 'alice', runId: alice.runId });
+      expect((err as Error).message).toMatch(
+        new RegExp(
+          `is run ${alice.runId} of alice, and this process is ${caller ?? 'not identified'}.*--state-dir of your own, or --fresh`,
+        ),
+      );
+    }
+    expect(readFileSync(alice.file, 'utf8')).toBe(before);
+    // --fresh starts a run of the caller's own.
+    const own = new FileJournal(dir, { ...HEADER, client: 'mallory' }, { fresh: true });
+    expect(own.runId).not.toBe(alice.runId);
+    expect(own.done.size).toBe(0);
+  });
+
+  it('an older journal (a 6-hex tag, no owner) is read and resumed under its tag, and says its tag is short', () => {
+    const dir = scratch();
+    const file = path.join(dir, `${HEADER.jobId}.jsonl`);
+    writeFileSync(
+      file,
+      [JSON.stringify({ job: { ...HEADER, run: 'a1b2c3' } }), '{"done":4}', '{"started":8}', ''].join('\n'),
+    );
+    const journal = new FileJournal(dir, { ...HEADER, client: 'alice' });
+    expect(journal.runId).toBe('a1b2c3');
+    expect(journal.shortRunId).toBe(true);
+    expect([...journal.done]).toEqual([4]);
+    expect(journal.startedThrough).toBe(8);
+    expect(new FileJournal(scratch(), HEADER).shortRunId).toBe(false);
   });
 });
