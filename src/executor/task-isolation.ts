@@ -17,11 +17,70 @@
 //     strict code) and no replaced ones. Node installs some globals lazily (a getter that redefines the
 //     property on first use, undici's dispatcher on the first `fetch`): they are all touched first.
 //
-// The third part, one instance of a function's module per task that calls it on the thread, lives in
+//  3. A function cannot signal its own Executor from JavaScript: `process.kill` aimed at this process,
+//     any of its threads (a signal sent to a thread id is delivered to its whole process), its process
+//     group, every process it may signal (0, -1) or the Worker fails with EPERM, as a kernel refusal
+//     would (guardSignals below). In a worker thread that is the only way JavaScript reaches the whole
+//     process: `process.exit` and `process.reallyExit` end the thread alone, `process.abort` throws.
+//     What is left (a child process the function starts, a native addon it loads) is in docs/security.md.
+//
+// The module instance per task, one instance of a function's module per task that calls it on the thread, lives in
 // call-runner-thread.ts. What stays shared (process, process.env, built-in modules' objects, state in
 // the modules a function imports) is listed in docs/security.md.
 
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** libuv's EPERM, what `process._kill` returns when the kernel refuses (process.kill then throws it). */
+const UV_EPERM = -1;
+
+/** This process's group id, from /proc/self/stat (field 5, after the parenthesised command name). */
+function ownProcessGroup(): number | undefined {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const pgrp = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+    return Number.isSafeInteger(pgrp) && pgrp > 0 ? pgrp : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `pid` (as kill(2) reads it) reaches this process or the Worker that supervises it. */
+export function aimsAtExecutor(
+  pid: number,
+  own: { readonly pid: number; readonly ppid: number; readonly pgid: number | undefined },
+  threadIds: () => readonly string[],
+): boolean {
+  if (pid === 0 || pid === -1 || pid === own.pid || pid === own.ppid || pid === -own.pid) return true;
+  if (own.pgid !== undefined && pid === -own.pgid) return true;
+  return pid > 0 && threadIds().includes(String(pid));
+}
+
+/**
+ * Makes `process._kill` (which `process.kill` calls) refuse with EPERM a signal aimed at this Executor
+ * (see the header, item 3); signal 0 (a liveness probe) and any other target pass. The property is made
+ * read-only and non-configurable, so a function can neither restore nor replace it.
+ */
+export function guardSignals(): void {
+  const rawKill = (process as unknown as { _kill: (pid: number, sig: number) => number })._kill;
+  const own = { pid: process.pid, ppid: process.ppid, pgid: ownProcessGroup() };
+  const threadIds = (): string[] => {
+    try {
+      return readdirSync('/proc/self/task');
+    } catch {
+      return [];
+    }
+  };
+  Object.defineProperty(process, '_kill', {
+    value: (pid: number, sig: number): number =>
+      sig !== 0 && aimsAtExecutor(pid, own, threadIds) ? UV_EPERM : rawKill.call(process, pid, sig),
+    writable: false,
+    configurable: false,
+    enumerable: false,
+  });
+}
+
 export async function isolateThread(): Promise<void> {
+  guardSignals();
   await import('ses');
   for (const key of Reflect.ownKeys(globalThis)) {
     try {

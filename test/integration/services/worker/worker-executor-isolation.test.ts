@@ -105,6 +105,41 @@ describe('task isolation on one execution thread', () => {
   });
 });
 
+describe('a function may not signal its own Executor (docs/security.md § Task isolation)', () => {
+  it('isolation task: process.kill at the Executor, a thread of it, its group, 0, -1 or the Worker is EPERM; its own child is not', async () => {
+    const pid = isolated!.ports.supervisor.pid;
+    const targets = ['self', 'thread', 'group', 'all-in-group', 'everything', 'worker', 'restore', 'child'];
+    const t = await runTask(
+      isolated,
+      'signals',
+      targets.map((target) => [target]),
+    );
+    expect(t.state, JSON.stringify(t.result?.executeResult)).toBe('SUCCEEDED');
+    expect(outputsOf(t)).toEqual([
+      'EPERM',
+      'EPERM',
+      'EPERM',
+      'EPERM',
+      'EPERM',
+      'EPERM',
+      'TypeError',
+      'sent SIGKILL',
+    ]);
+    // The same Executor process serves on.
+    const after = await runTask(isolated, 'signals', [['alive']]);
+    expect(outputsOf(after)).toEqual([pid]);
+    expect(isolated!.ports.supervisor.pid).toBe(pid);
+  });
+
+  it('isolation none: the same call ends the Executor (so the test above can fail)', async () => {
+    const pid = open!.ports.supervisor.pid;
+    const t = await runTask(open, 'signals', [['self']]);
+    // The call's Executor died under it: the call failed (or ran again on the new one), and the pid changed.
+    expect(t.state === 'FAILED' || outputsOf(t) !== undefined).toBe(true);
+    await vi.waitFor(() => expect(open!.ports.supervisor.pid).not.toBe(pid), { timeout: 30_000 });
+  });
+});
+
 describe('memory bound', () => {
   it('a call holding 512 MiB of Buffer (threadMemoryMb 256) fails EXECUTOR_MEMORY_LIMIT; the executor serves on', async () => {
     const pid = isolated!.ports.supervisor.pid;
