@@ -33,13 +33,16 @@ export interface CliOptions {
   readonly input?: string;
   /** Default 40 s. */
   readonly timeoutMs?: number;
+  /** What runs before ARGS. Default: this process's node and BIN (another build's bin, a wrapper). */
+  readonly command?: readonly string[];
 }
 
 /** `blockx ARGS…`; rejects (after killing it) when it outlives `timeoutMs`. */
 export function runBlockx(args: readonly string[], opts: CliOptions = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
-    const child = spawn(process.execPath, [BIN, ...args], {
+    const [file, ...head] = opts.command ?? [process.execPath, BIN];
+    const child = spawn(file as string, [...head, ...args], {
       cwd: opts.cwd ?? REPO,
       env: opts.env ?? cleanEnv(),
     });
