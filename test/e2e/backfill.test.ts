@@ -237,9 +237,12 @@ describe('blockx backfill on PostgreSQL, 3 workers, concurrency 64', () => {
     const client = new BlockxClient({ coordinator: cluster.coordinatorAddr, rpcTimeoutMs: 10_000 });
     const twice: string[] = [];
     try {
-      for (const u of ran) {
-        if ((await taskStatesOn(client, cluster.workers, u.taskId!)).length >= 2) twice.push(u.taskId!);
-      }
+      const states = await taskStatesOn(
+        client,
+        cluster.workers,
+        ran.map((u) => u.taskId!),
+      );
+      for (const [taskId, on] of states) if (on.length >= 2) twice.push(taskId);
     } finally {
       client.close();
     }

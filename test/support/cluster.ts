@@ -130,25 +130,40 @@ export interface TestCluster {
 }
 
 /**
- * The state of `taskId` on each of `workers` that knows it (GetTaskResult answers). Two that hold it
- * RUNNING or finished ran it twice (docs/placement.md § One execution per task id); one that only holds a
- * reservation for it ran nothing.
+ * The state of each of `taskIds` on each of `workers` that knows it. Two that hold an id RUNNING or
+ * finished ran it twice (docs/placement.md § One execution per task id); one that only holds a
+ * reservation for it ran nothing. One WatchTasks stream per worker (and per MAX_WATCH_IDS ids), whose
+ * first update of each id is the id's state then (`not_found` for an id the worker does not know): a
+ * backfill's thousand ids were thousands of GetTaskResult round trips. A worker that cannot be asked, or
+ * a stream that ends before it told every id, throws: an id is never taken as unknown for want of an answer.
  */
 export async function taskStatesOn(
   client: BlockxClient,
   workers: readonly { readonly addr: string }[],
-  taskId: string,
-): Promise<{ readonly addr: string; readonly state: string }[]> {
-  const answers = await Promise.all(
-    workers.map((w) =>
-      client.getResult(taskId, { workerAddr: w.addr }).then(
-        (status) => ({ addr: w.addr, state: String(status.state) }),
-        () => undefined,
-      ),
+  taskIds: readonly string[],
+): Promise<Map<string, { readonly addr: string; readonly state: string }[]>> {
+  const ids = [...new Set(taskIds)];
+  const states = new Map(ids.map((id) => [id, [] as { addr: string; state: string }[]]));
+  const ask = async (addr: string, chunk: readonly string[]): Promise<void> => {
+    const untold = new Set(chunk);
+    for await (const update of client.watch(chunk, { workerAddr: addr })) {
+      if (!untold.delete(update.taskId)) continue;
+      if (update.error === '') states.get(update.taskId)!.push({ addr, state: String(update.state) });
+      if (untold.size === 0) return;
+    }
+    throw new Error(`${addr}: WatchTasks ended before it told ${untold.size} of ${chunk.length} ids`);
+  };
+  const asks = workers.flatMap((w) =>
+    Array.from({ length: Math.ceil(ids.length / MAX_WATCH_IDS) }, (_, i) =>
+      ask(w.addr, ids.slice(i * MAX_WATCH_IDS, (i + 1) * MAX_WATCH_IDS)),
     ),
   );
-  return answers.filter((a) => a !== undefined);
+  await Promise.all(asks);
+  return states;
 }
+
+/** Ids per WatchTasks request of taskStatesOn: the Worker takes up to 10,000 (MAX_WATCH_TASK_IDS). */
+const MAX_WATCH_IDS = 5_000;
 
 /** The environment without any BlockX / etcd variable of the caller's shell. */
 export function cleanEnv(): NodeJS.ProcessEnv {
