@@ -10,7 +10,9 @@ import { bootKernel } from '../kernel/kernel.js';
 import { withProfiling } from '../kernel/observability/profiling.js';
 import { createDashboardFeed } from '../services/coordinator/adapters/dashboard-feed.js';
 import { createCoordinatorLogger, runCoordinator } from '../services/coordinator/app/run-coordinator.js';
+import { withFollowJobs } from '../services/dashboard/app/follow-jobs-feed.js';
 import { checkDashboardAddress, serveDashboard } from '../services/dashboard/app/serve-dashboard.js';
+import { openJobStatusReader } from '../services/follow/adapters/etcd-job-status.js';
 import { startServices } from './lifecycle.js';
 import { startProcessMetrics } from './process-metrics.js';
 import { planCoordinator } from './service-plans.js';
@@ -88,16 +90,28 @@ async function serveCoordinator(
         const { dashboard } = config.observability;
         if (dashboard.listenAddr !== '') {
           const dashboardLog = logger.child({ component: 'dashboard' });
+          const cluster = createDashboardFeed({
+            ...coordinator.dashboardFeedInputs,
+            intervalMs: dashboard.intervalMs,
+            logger: dashboardLog,
+          });
+          // Follow jobs as their runners publish them to etcd (docs/dashboard.md § Follow jobs).
+          const jobs = await openJobStatusReader(config);
+          if (jobs !== undefined) stack.adopt('follow job statuses', jobs);
           stack.adopt(
             'dashboard',
             await serveDashboard({
               config,
               listenAddr: dashboard.listenAddr,
-              feed: createDashboardFeed({
-                ...coordinator.dashboardFeedInputs,
-                intervalMs: dashboard.intervalMs,
-                logger: dashboardLog,
-              }),
+              feed:
+                jobs === undefined
+                  ? cluster
+                  : withFollowJobs({
+                      feed: cluster,
+                      read: () => jobs.read(),
+                      intervalMs: dashboard.intervalMs,
+                      logger: dashboardLog,
+                    }),
               logger: dashboardLog,
             }),
           );

@@ -6,7 +6,10 @@
 import { hostname } from 'node:os';
 import type { WriteFence } from '../kernel/plugin-types.js';
 import type { BlockxConfig } from '../kernel/config-types.js';
+import type { StorageBackend } from '../services/storage/types.js';
+import { JOB_STATUS_PUBLISH_MS } from '../services/follow/adapters/etcd-job-status.js';
 import { openJobLeases, type LeaseHolder } from '../services/follow/adapters/job-lease.js';
+import { readJobStatuses } from '../services/follow/adapters/job-status.js';
 import type { JobStore } from '../services/follow/adapters/job-store.js';
 import { JobFencedError } from '../services/follow/core/errors.js';
 import type { CliIo } from './io.js';
@@ -27,6 +30,12 @@ export interface HeldJobLease {
   lost(): boolean;
   /** Marks the lease lost (the job store refused a write: a newer runner claimed the job) and stops. */
   markLost(): void;
+  /**
+   * With etcd, keeps the job's status (read from the job state; `chain` for the lag in seconds) under
+   * `/blockx/_jobs/status/<jobId>` every JOB_STATUS_PUBLISH_MS, for every Coordinator's dashboard, with
+   * `restarts` (its supervisor's, or null), and puts it once more at release(). Without etcd, nothing.
+   */
+  publishStatus(chain: StorageBackend | undefined, restarts: number | null): void;
   /** Stops renewing, stops listening for Ctrl-C, and frees the lease if it is still ours. */
   release(): Promise<void>;
 }
@@ -99,15 +108,39 @@ export async function holdJobLease(o: JobLeaseOptions): Promise<HeldJobLease | u
     },
     Math.floor(lease.ttlMs / 3),
   );
+  let publishing: ReturnType<typeof setInterval> | undefined;
+  let publishOnce: (() => Promise<void>) | undefined;
   return {
     signals,
     fence: { jobId, term: term as number },
     lost: () => lost,
     markLost,
+    publishStatus(chain, restarts) {
+      const { publish } = leases;
+      if (publish === undefined || publishOnce !== undefined) return;
+      publishOnce = async () => {
+        const [status] = await readJobStatuses(store, leases, chain, Date.now(), jobId);
+        if (status !== undefined) await publish.call(leases, { ...status, restarts });
+      };
+      // Best effort, one put at a time: a failed one is said again by the next.
+      let busy = false;
+      const tick = (): void => {
+        if (busy) return;
+        busy = true;
+        publishOnce?.()
+          .catch(() => {})
+          .finally(() => (busy = false));
+      };
+      tick();
+      publishing = setInterval(tick, JOB_STATUS_PUBLISH_MS);
+    },
     release: async () => {
       clearInterval(renew);
+      clearInterval(publishing);
       signals.release();
       await lease.release().catch(() => {});
+      // The run's last state (stopped, failed, its error), with the lease gone.
+      await publishOnce?.().catch(() => {});
       await leases.close();
     },
   };

@@ -32,6 +32,8 @@ export interface FollowObserver {
 export interface RunHooks {
   readonly signals: RunSignals;
   readonly observer?: FollowObserver;
+  /** Runs the supervisor started again after a failure before this one (the run publishes it). */
+  readonly restarts?: number;
 }
 
 /** How a supervised job runs on the cluster (the flags of `blockx jobs run`). */
@@ -106,6 +108,7 @@ export async function superviseJob(o: SuperviseOptions): Promise<number> {
   const sleep = o.sleep ?? abortableSleep;
   const backoff = { initialMs: o.job.restartInitialBackoffMs, maxMs: o.job.restartMaxBackoffMs };
   let failures = 0;
+  let restarts = 0;
   for (;;) {
     const startedMs = clock();
     let held = false;
@@ -123,7 +126,7 @@ export async function superviseJob(o: SuperviseOptions): Promise<number> {
     };
     let code: number;
     try {
-      code = await o.runOnce({ signals: o.signals, observer });
+      code = await o.runOnce({ signals: o.signals, observer, restarts });
     } catch (err) {
       o.io.stderr(`job ${o.name}: the runner failed: ${(err as Error).message}\n`);
       code = EXIT.FAILED;
@@ -133,6 +136,7 @@ export async function superviseJob(o: SuperviseOptions): Promise<number> {
     failures = failuresInARow(failures, { startedMs, endedMs: clock() }, backoff);
     const delay = restartDelayMs(failures, backoff);
     o.onRestart?.(failures, delay);
+    restarts++;
     o.io.stderr(
       `job ${o.name}: the runner exited ${code}; restarting in ${delay} ms (${failures} failure(s) in a row)\n`,
     );

@@ -105,7 +105,10 @@ export interface BackfillJobView extends BackfillProgress {
 
 /** A follow job as the dashboard shows it: its status, and how often this process restarted its runner. */
 export interface FollowJobView extends FollowJobStatus {
-  /** Runs the serving process's supervisor started again after a failure; null: it does not supervise it. */
+  /**
+   * Runs its supervisor started again after a failure: `blockx up`'s own count for the jobs it supervises,
+   * or the count the runner published to etcd (docs/follow.md § Watching a job); null: not supervised.
+   */
   readonly restarts: number | null;
 }
 

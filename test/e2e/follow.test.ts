@@ -3,7 +3,9 @@
 // follower runs the ingested range, then the blocks mined and ingested while it runs, then the heights an
 // `anvil_reorg` of depth 3 (with other transactions) replaced once they are ingested again. After each
 // step token_transfers equals an independent decode of the node's canonical logs, with no duplicates — on
-// SQLite and PostgreSQL.
+// SQLite and PostgreSQL. The Coordinator serves its dashboard: the job shows there as its runner publishes
+// it to etcd (running, its head, term and runner; the reorg; stopped once the runner ends), though the
+// Coordinator opens no storage database.
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,7 +26,9 @@ import {
   type PopulatedChain,
   sendTransaction,
 } from '../support/anvil.js';
+import type { DashboardSnapshot, FollowJobView } from '../../src/contracts/dashboard.js';
 import { startCluster, type TestCluster } from '../support/cluster.js';
+import { freePort } from '../support/ports.js';
 import { clusterTransferRows, transferRowText } from '../support/transfer-rows.js';
 import { startEtcd, type EtcdServer } from '../support/etcd.js';
 import { sharedPostgres, type TestPostgres } from '../support/shared-postgres.js';
@@ -80,12 +84,20 @@ describe.each(BACKENDS)('blockx backfill --follow on %s', (name, storage) => {
   let cluster: TestCluster;
   let follower: ChildProcess | undefined;
   let out = '';
+  let dashboard = '';
 
   beforeAll(async () => {
     anvil = await startAnvil();
     chain = await populateChain(anvil, { blocks: 12, transfersPerBlock: 2, forwardedCall: false });
     const storageUrl = await storage();
-    cluster = await startCluster({ workers: 2, etcd, ...(storageUrl !== undefined ? { storageUrl } : {}) });
+    const port = await freePort();
+    dashboard = `http://127.0.0.1:${port}/api/snapshot`;
+    cluster = await startCluster({
+      workers: 2,
+      etcd,
+      env: { BLOCKX_DASHBOARD_LISTEN_ADDR: `127.0.0.1:${port}` },
+      ...(storageUrl !== undefined ? { storageUrl } : {}),
+    });
     const migrate = await cluster.cli(['db', 'migrate']);
     expect(migrate.code, migrate.stderr).toBe(0);
   }, 180_000);
@@ -130,6 +142,21 @@ describe.each(BACKENDS)('blockx backfill --follow on %s', (name, storage) => {
     }
   }
 
+  /** The Coordinator's dashboard's view of the follow job, once `check` accepts it (within a step). */
+  async function onDashboard(jobId: string, check: (job: FollowJobView) => boolean): Promise<FollowJobView> {
+    const deadline = Date.now() + STEP_MS;
+    let seen: unknown;
+    for (;;) {
+      const snapshot = (await (await fetch(dashboard)).json()) as DashboardSnapshot;
+      seen = snapshot.followJobs;
+      // etcd is shared by both backends' clusters: their jobs differ by the storage in their id.
+      const job = snapshot.followJobs?.find((j) => j.jobId === jobId);
+      if (job !== undefined && check(job)) return job;
+      if (Date.now() > deadline) throw new Error(`the dashboard never showed it: ${JSON.stringify(seen)}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
   it(
     'follows new blocks and a depth-3 reorg with other transactions: the output equals the node’s canonical logs',
     async () => {
@@ -160,9 +187,20 @@ describe.each(BACKENDS)('blockx backfill --follow on %s', (name, storage) => {
       );
       const listed = await cluster.cli(['jobs', 'list', '--json']);
       expect(listed.code, listed.stderr).toBe(0);
+      const jobId = (JSON.parse(listed.stdout.trim()) as { jobId: string }).jobId;
       expect(JSON.parse(listed.stdout.trim())).toMatchObject({
         state: 'running',
         runner: expect.stringMatching(/pid \d+/),
+      });
+      // The Coordinator's dashboard shows it from etcd: running, at the head, with its runner and term.
+      const shown = await onDashboard(jobId, (j) => j.state === 'running' && j.head === chain.to);
+      expect(shown).toMatchObject({
+        kind: 'follow',
+        chainId: ANVIL_CHAIN_ID,
+        runner: expect.stringMatching(new RegExp(`pid ${follower.pid}$`)),
+        term: expect.any(Number),
+        lagBlocks: expect.any(Number),
+        restarts: null,
       });
 
       // Transfers arriving while it runs: two more blocks, ingested.
@@ -196,6 +234,15 @@ describe.each(BACKENDS)('blockx backfill --follow on %s', (name, storage) => {
       await settlesTo(reorged);
       expect(out.slice(mark)).toMatch(/"type":"reorg",/);
       expect(new Set(await clusterTransferRows(cluster)).size).toBe(reorged.length);
+      const afterReorg = await onDashboard(jobId, (j) => j.reorgs >= 1 && j.head === head);
+      expect(afterReorg.lastReorg).toMatchObject({ depth: 3 });
+
+      // The runner stops (Ctrl-C): the dashboard shows the job stopped, with nobody running it.
+      const exited = new Promise((r) => follower?.once('exit', r));
+      follower.kill('SIGINT');
+      await exited;
+      const stopped = await onDashboard(jobId, (j) => j.state !== 'running');
+      expect(stopped).toMatchObject({ state: 'stopped', runner: null, head, lastError: null });
     },
     5 * STEP_MS,
   );

@@ -5,7 +5,13 @@
 import type { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEtcdClient } from '../../src/services/registry/etcd-client.js';
+import type { FollowJobView } from '../../src/contracts/dashboard.js';
 import { EtcdJobLease, jobLeaseKey } from '../../src/services/follow/adapters/etcd-lease.js';
+import {
+  jobStatusKey,
+  putJobStatus,
+  readJobStatusesFromEtcd,
+} from '../../src/services/follow/adapters/etcd-job-status.js';
 import { startEtcd, type EtcdServer } from '../support/etcd.js';
 
 const RUNNERS = 8;
@@ -80,4 +86,53 @@ describe('EtcdJobLease', () => {
     expect(JSON.parse(value ?? '{}')).toEqual({ holder: 'b', info: 'runner b' });
     await b.release();
   }, 60_000);
+});
+
+describe('job statuses in etcd', () => {
+  const view = (jobId: string, over: Partial<FollowJobView> = {}): FollowJobView => ({
+    jobId,
+    kind: 'follow',
+    chainId: 1,
+    state: 'running',
+    runner: 'host-a pid 1',
+    term: 7,
+    head: 30,
+    finalized: 25,
+    lagBlocks: 0,
+    lagSeconds: 0,
+    reorgs: 1,
+    deepestReorg: 3,
+    lastReorg: null,
+    lastError: null,
+    updatedMs: 1_000,
+    restarts: 2,
+    ...over,
+  });
+
+  it("reads each runner's put, running only while its lease key is there, and skips what is not a status", async () => {
+    const c = client();
+    const lease = new EtcdJobLease(c, { jobId: 'fl-st-live', holder: 'h1', info: 'host-b pid 42' });
+    expect((await lease.acquire()).ok).toBe(true);
+    try {
+      await putJobStatus(c, view('fl-st-live'));
+      // A runner that died after its last put: the status says running, no lease key is there.
+      await putJobStatus(c, view('fl-st-dead'));
+      await putJobStatus(c, view('fl-st-failed', { state: 'failed', runner: null, lastError: 'REORG' }));
+      await c.put(jobStatusKey('fl-st-junk')).value('not json');
+      await c.put(jobStatusKey('fl-st-other')).value(JSON.stringify(view('fl-st-elsewhere')));
+      const read = (await readJobStatusesFromEtcd(c)).filter((j) => j.jobId.startsWith('fl-st-'));
+      expect(read.map((j) => [j.jobId, j.state, j.runner])).toEqual([
+        ['fl-st-dead', 'stopped', null],
+        ['fl-st-failed', 'failed', null],
+        // The runner as the lease key names it now.
+        ['fl-st-live', 'running', 'host-b pid 42'],
+      ]);
+      expect(read.find((j) => j.jobId === 'fl-st-live')).toMatchObject({ head: 30, term: 7, restarts: 2 });
+    } finally {
+      await lease.release();
+    }
+    // Its lease released, the live job reads as stopped too.
+    const after = await readJobStatusesFromEtcd(c);
+    expect(after.find((j) => j.jobId === 'fl-st-live')).toMatchObject({ state: 'stopped', runner: null });
+  });
 });

@@ -108,6 +108,8 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
     'services/call-host',
     'services/coordinator',
     'services/dashboard',
+    // blockx coordinator's dashboard reads the follow jobs' statuses from etcd (etcd-job-status.ts)
+    'services/follow',
     'services/functions-store',
     'services/registry',
     'services/storage',

@@ -125,6 +125,8 @@ export async function followJob(client: BlockxClient, o: FollowCommandOptions, i
     const record = await store.ensure(jobId, spec);
     await store.update(jobId, { state: 'running', lastError: null });
     await store.clearStop(jobId);
+    // For every Coordinator's dashboard, with etcd (docs/follow.md § Watching a job).
+    lease.publishStatus(chainDb, o.hooks?.restarts ?? null);
     const applied = await store.applied(jobId);
     const resumed = record.cursor > o.from;
     const reader = new StorageChainReader(chainDb, { chainId, blocksTable });

@@ -128,6 +128,8 @@ export async function ingestFollow(o: IngestFollowCommandOptions, io: CliIo): Pr
     });
     await store.update(jobId, { state: 'running', lastError: null });
     await store.clearStop(jobId);
+    // For every Coordinator's dashboard, with etcd (docs/follow.md § Watching a job); not supervised.
+    lease.publishStatus(chainDb, null);
     let cursor = Math.max(record.cursor, o.from);
     if (record.cursor > o.from) {
       io.stderr(`blockx ingest: job ${jobId} resumes at block ${record.cursor} (stored below it)\n`);

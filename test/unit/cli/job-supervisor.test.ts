@@ -21,6 +21,7 @@ async function supervise(steps: Step[], opts: { exitWhenHeld?: boolean; stopAfte
   let now = 0;
   const waits: number[] = [];
   const starts: number[] = [];
+  const restarts: (number | undefined)[] = [];
   const lines: string[] = [];
   const stop = new AbortController();
   const io = { stdout: () => {}, stderr: (t: string) => void lines.push(t.trim()) } as unknown as CliIo;
@@ -40,6 +41,7 @@ async function supervise(steps: Step[], opts: { exitWhenHeld?: boolean; stopAfte
       const step = steps[i++];
       if (step === undefined) throw new Error('ran more often than the test allows');
       starts.push(now);
+      restarts.push(hooks.restarts);
       now += step.ms;
       if (opts.stopAfterRuns === i) stop.abort();
       if (step.held) hooks.observer?.leaseHeld?.('fl-x', { holder: 'h', info: 'other', untilMs: 0 });
@@ -48,7 +50,7 @@ async function supervise(steps: Step[], opts: { exitWhenHeld?: boolean; stopAfte
       return step.code ?? 0;
     },
   });
-  return { code, waits, starts, lines, runs: i };
+  return { code, waits, starts, restarts, lines, runs: i };
 }
 
 describe('superviseJob', () => {
@@ -63,6 +65,8 @@ describe('superviseJob', () => {
     ]);
     expect(r.code).toBe(0);
     expect(r.waits).toEqual([100, 200, 400, 800, 1000]);
+    // Each run is told how often it was started again before (it publishes the count: etcd-job-status.ts).
+    expect(r.restarts).toEqual([0, 1, 2, 3, 4, 5]);
     expect(r.lines[1]).toBe('job j: the runner failed: database unreachable');
     expect(r.lines.at(-1)).toBe('job j: the runner exited 1; restarting in 1000 ms (5 failure(s) in a row)');
   });

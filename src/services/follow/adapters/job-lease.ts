@@ -1,6 +1,8 @@
 // Who runs a job (docs/follow.md § One runner per job): the port both kinds of lease keep, and the one
 // place that picks the kind. With etcd configured (registry.etcd.endpoints) the lease is an etcd lease
 // and key (./etcd-lease.ts), otherwise a row of the job's storage database (./storage-lease.ts).
+import type { Etcd3 } from 'etcd3';
+import type { FollowJobView } from '../../../contracts/dashboard.js';
 import type { BlockxConfig } from '../../../kernel/config-types.js';
 import type { StorageBackend } from '../../storage/types.js';
 
@@ -37,7 +39,23 @@ export interface JobLeases {
   lease(jobId: string, holder: string, info: string): JobLease;
   /** Who holds the job's lease now (undefined: nobody, or it expired). */
   holderOf(jobId: string, now: number): Promise<LeaseHolder | undefined>;
+  /**
+   * Puts a job's status where every Coordinator's dashboard reads it (./etcd-job-status.ts); only with
+   * etcd: without it the dashboard of `blockx up` reads the job state from the database.
+   */
+  publish?(view: FollowJobView): Promise<void>;
   close(): Promise<void>;
+}
+
+/** A client of the config's etcd (registry.etcd, which must name endpoints) for the job keys. */
+export async function jobsEtcdClient(config: BlockxConfig): Promise<Etcd3> {
+  const etcd = config.registry.etcd;
+  const { createEtcdClient, etcdSecurityOf } = await import('../../registry/etcd-client.js');
+  return createEtcdClient({
+    endpoints: etcd.endpoints,
+    unaryDeadlineMs: etcd.dialTimeoutMs,
+    security: etcdSecurityOf(etcd),
+  });
 }
 
 /** The job leases the config calls for: etcd's when it names endpoints, else the storage database's. */
@@ -52,19 +70,16 @@ export async function openJobLeases(config: BlockxConfig, backend: StorageBacken
       close: () => Promise.resolve(),
     };
   }
-  const [{ createEtcdClient, etcdSecurityOf }, { EtcdJobLease }] = await Promise.all([
-    import('../../registry/etcd-client.js'),
+  const [client, { EtcdJobLease }, { putJobStatus }] = await Promise.all([
+    jobsEtcdClient(config),
     import('./etcd-lease.js'),
+    import('./etcd-job-status.js'),
   ]);
-  const client = createEtcdClient({
-    endpoints: etcd.endpoints,
-    unaryDeadlineMs: etcd.dialTimeoutMs,
-    security: etcdSecurityOf(etcd),
-  });
   return {
     kind: 'etcd',
     lease: (jobId, holder, info) => new EtcdJobLease(client, { jobId, holder, info }),
     holderOf: (jobId) => EtcdJobLease.holderOf(client, jobId),
+    publish: (view) => putJobStatus(client, view),
     close: () => Promise.resolve(client.close()),
   };
 }

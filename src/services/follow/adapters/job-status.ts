@@ -11,15 +11,20 @@ import type { JobStore } from './job-store.js';
 /** One name for the concept, defined in src/contracts/follow-job.ts (the dashboard shows it too). */
 export type JobStatus = FollowJobStatus;
 
-/** Every job of the store, with its lag read from the chain tables (`chain`: the configured storage). */
+/**
+ * Every job of the store (or only `jobId`), with its lag read from the chain tables (`chain`: the configured
+ * storage).
+ */
 export async function readJobStatuses(
   store: JobStore,
   leases: JobLeases,
   chain: StorageBackend | undefined,
   now: number,
+  jobId?: string,
 ): Promise<JobStatus[]> {
   const out: JobStatus[] = [];
   for (const record of await store.list()) {
+    if (jobId !== undefined && record.jobId !== jobId) continue;
     const runner = await leases.holderOf(record.jobId, now).catch(() => undefined);
     const applied = await store.applied(record.jobId);
     const { head } = record;
