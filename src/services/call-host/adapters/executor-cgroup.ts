@@ -3,7 +3,7 @@
 // an allocation storm in a function is ended by the kernel inside that cgroup, not on the node. The
 // decisions that need no IO are core/executor-cgroup.ts.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import {
   CGROUP_FILES,
   executorCgroupName,
@@ -17,6 +17,12 @@ import {
 const MIB = 1024 * 1024;
 /** Cgroups this process made so far: each supervisor's gets its own name. */
 let made = 0;
+
+/**
+ * The leaf child a v2 cgroup's own processes (the Worker among them) move into, so that the cgroup holds
+ * none and may give its children the memory controller (the kernel's "no internal processes" rule).
+ */
+export const WORKER_LEAF_CGROUP = 'blockx-worker';
 
 /** One Executor's cgroup: made, joined by its process, read for OOM kills, removed. */
 export interface ExecutorCgroup {
@@ -41,6 +47,8 @@ export interface CgroupHost {
   readonly mountinfo: string;
   readonly pid: number;
   readonly isAlive: (pid: number) => boolean;
+  /** Writes a cgroup file (default writeFileSync); tests stand in for the kernel's answers. */
+  readonly writeFile?: (file: string, text: string) => void;
 }
 
 function processAlive(pid: number): boolean {
@@ -86,8 +94,14 @@ export function openExecutorCgroup(
   if (candidates.length === 0)
     return { kind: 'unavailable', reason: 'no cgroup file system with the memory controller is mounted' };
   const reasons: string[] = [];
-  for (const c of candidates) {
-    const why = prepareParent(c);
+  const write = host.writeFile ?? ((file: string, text: string) => writeFileSync(file, text));
+  for (const found of candidates) {
+    // A Worker that already moved into its leaf makes its Executors' cgroups beside the leaf.
+    const c =
+      found.version === 2 && basename(found.dir) === WORKER_LEAF_CGROUP
+        ? { ...found, dir: dirname(found.dir) }
+        : found;
+    const why = prepareParent(c, write);
     if (why !== undefined) {
       reasons.push(`cgroup v${c.version} ${c.dir}: ${why}`);
       continue;
@@ -115,8 +129,15 @@ export function openExecutorCgroup(
   return { kind: 'unavailable', reason: reasons.join('; ') };
 }
 
-/** v2: the memory controller must be offered to the parent's children (cgroup.subtree_control). */
-function prepareParent(c: MemoryCgroupCandidate): string | undefined {
+/**
+ * v2: the memory controller must be offered to the parent's children (cgroup.subtree_control). The
+ * kernel refuses that (EBUSY) while the cgroup itself holds processes, as a systemd service's cgroup
+ * does: then its processes move into the leaf WORKER_LEAF_CGROUP and the controller is enabled again.
+ */
+function prepareParent(
+  c: MemoryCgroupCandidate,
+  write: (file: string, text: string) => void,
+): string | undefined {
   if (c.version === 1) return undefined;
   let offered: string;
   try {
@@ -125,17 +146,37 @@ function prepareParent(c: MemoryCgroupCandidate): string | undefined {
     return `cannot read cgroup.controllers (${errText(err)})`;
   }
   if (!offered.split(/\s+/).includes('memory')) return 'the memory controller is not enabled in this tree';
-  try {
+  const enable = (): void => {
     const enabled = readFileSync(join(c.dir, 'cgroup.subtree_control'), 'utf8');
-    if (!enabled.split(/\s+/).includes('memory'))
-      writeFileSync(join(c.dir, 'cgroup.subtree_control'), '+memory');
+    if (!enabled.split(/\s+/).includes('memory')) write(join(c.dir, 'cgroup.subtree_control'), '+memory');
+  };
+  try {
+    enable();
     return undefined;
   } catch (err) {
-    const code = errText(err);
-    return code === 'EBUSY'
-      ? 'it holds processes (the Worker among them), so it cannot give its children the memory controller: ' +
-          'start the Worker in a cgroup of its own with the memory controller delegated (systemd: Delegate=yes)'
-      : `cannot enable the memory controller for its children (${code})`;
+    if (errText(err) !== 'EBUSY')
+      return `cannot enable the memory controller for its children (${errText(err)})`;
+  }
+  const leaf = join(c.dir, WORKER_LEAF_CGROUP);
+  try {
+    if (!existsSync(leaf)) mkdirSync(leaf);
+    // One pid per write, as the kernel takes them; one that exited in between is gone already.
+    for (const pid of readFileSync(join(c.dir, 'cgroup.procs'), 'utf8').split('\n')) {
+      if (pid.trim() === '') continue;
+      try {
+        write(join(leaf, 'cgroup.procs'), pid.trim());
+      } catch (err) {
+        if (errText(err) !== 'ESRCH') throw err;
+      }
+    }
+    enable();
+    return undefined;
+  } catch (err) {
+    return (
+      `it holds processes (the Worker among them), so it cannot give its children the memory controller, ` +
+      `and moving them into ${leaf} failed (${errText(err)}): start the Worker in a cgroup of its own with ` +
+      'the memory controller delegated (systemd: Delegate=yes; docs/security.md § A memory ceiling per Executor)'
+    );
   }
 }
 

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   openExecutorCgroup,
+  WORKER_LEAF_CGROUP,
   type CgroupHost,
 } from '../../../../../src/services/call-host/adapters/executor-cgroup.js';
 
@@ -94,5 +95,73 @@ describe('openExecutorCgroup', () => {
       kind: 'unavailable',
       reason: 'no cgroup file system with the memory controller is mounted',
     });
+  });
+});
+
+/**
+ * The kernel's "no internal processes" rule on a fake v2 tree: enabling a controller for the children of
+ * a cgroup that holds processes is EBUSY; writing a pid into a cgroup.procs moves it there (`refuse`:
+ * the move fails with that code instead).
+ */
+function v2Kernel(refuse?: string): (file: string, text: string) => void {
+  const fail = (code: string) => Object.assign(new Error(code), { code });
+  return (file, text) => {
+    const dir = join(file, '..');
+    if (file.endsWith('cgroup.subtree_control')) {
+      const procs = existsSync(join(dir, 'cgroup.procs'))
+        ? readFileSync(join(dir, 'cgroup.procs'), 'utf8')
+        : '';
+      if (procs.trim() !== '') throw fail('EBUSY');
+    } else if (file.endsWith('cgroup.procs')) {
+      if (refuse !== undefined) throw fail(refuse);
+      const from = join(dir, '..', 'cgroup.procs');
+      const left = readFileSync(from, 'utf8')
+        .split('\n')
+        .filter((p) => p !== '' && p !== text);
+      writeFileSync(from, left.join('\n'));
+      const there = existsSync(file) ? readFileSync(file, 'utf8') : '';
+      writeFileSync(file, `${there}${text}\n`);
+      return;
+    }
+    writeFileSync(file, text);
+  };
+}
+
+describe('a v2 cgroup that holds the Worker (a systemd service)', () => {
+  it('moves its processes into a leaf, gives its children the memory controller, and makes the Executor beside the leaf', () => {
+    const { host, v2 } = fakeHost('memory pids');
+    writeFileSync(join(v2, 'cgroup.procs'), '500\n501\n');
+    const r = openExecutorCgroup('js', 64, { ...host, writeFile: v2Kernel() });
+    expect(r.kind, JSON.stringify(r)).toBe('ok');
+    if (r.kind !== 'ok') return;
+    const leaf = join(v2, WORKER_LEAF_CGROUP);
+    expect(readFileSync(join(leaf, 'cgroup.procs'), 'utf8')).toBe('500\n501\n');
+    expect(readFileSync(join(v2, 'cgroup.procs'), 'utf8')).toBe('');
+    expect(readFileSync(join(v2, 'cgroup.subtree_control'), 'utf8')).toBe('+memory');
+    expect(r.cgroup.dir).toMatch(new RegExp(`^${v2}/blockx-executor-500-\\d+-js$`));
+    // The next supervisor of the same Worker, which now reads itself in the leaf: beside it, not below.
+    const next = openExecutorCgroup('python', 64, {
+      ...host,
+      procSelfCgroup: `4:memory:/svc\n0::/svc/${WORKER_LEAF_CGROUP}\n`,
+      writeFile: v2Kernel(),
+    });
+    expect(next.kind === 'ok' && next.cgroup.dir).toMatch(
+      new RegExp(`^${v2}/blockx-executor-500-\\d+-python$`),
+    );
+  });
+
+  it('says what failed and what to do when the processes cannot be moved', () => {
+    const { host, v2 } = fakeHost('memory');
+    writeFileSync(join(v2, 'cgroup.procs'), '500\n');
+    // With v1's memory tree unmounted, nothing else can take the Executor.
+    const r = openExecutorCgroup('js', 64, {
+      ...host,
+      mountinfo: host.mountinfo.split('\n')[1]!,
+      writeFile: v2Kernel('EACCES'),
+    });
+    expect(r.kind).toBe('unavailable');
+    expect(r.kind === 'unavailable' && r.reason).toMatch(
+      new RegExp(`moving them into ${v2}/${WORKER_LEAF_CGROUP} failed \\(EACCES\\).*Delegate=yes`),
+    );
   });
 });
