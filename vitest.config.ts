@@ -54,8 +54,6 @@ const E2E_ALONE = [
   'test/e2e/coordinator-contract.test.ts',
   'test/e2e/coordinator-watcher.test.ts',
   'test/e2e/support-etcd.test.ts',
-  // installs the packed package into a scratch project: npm compiles better-sqlite3 (183 s of 235 s at load 15-20)
-  'test/e2e/packed-project.test.ts',
 ];
 const E2E_TIMEOUTS = { testTimeout: 120_000, hookTimeout: 120_000 };
 

@@ -13,8 +13,8 @@
 // better-sqlite3's installer looks for a prebuilt binary before it compiles one: offline, with none in the
 // npm cache, `npm install` compiled it (183 s of the file's 235 s at load 15-20). The test hands it the
 // addon this repository's install built for the same Node, as a local prebuild (localPrebuilds below), so
-// the install takes seconds. The file still runs in the e2e-alone project (vitest.config.ts): a compile
-// is what happens when that addon is missing or of another version.
+// the install takes seconds, and the file runs beside the others (it was in the e2e-alone project while
+// it compiled; npm still compiles it when that addon is missing or of another version).
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
