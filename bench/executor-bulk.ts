@@ -6,6 +6,7 @@
 //   npx tsx bench/executor-bulk.ts [--root DIR]... [--calls 100000] [--batch 256] [--inflight 2048]
 //                                  [--threads 2] [--runs 3] [--isolation task|none] [--profile DIR]
 //                                  [--task-calls 4096] [--function erc20_transfers|hello_world] [--io-cache]
+//                                  [--page N]
 //
 // `--task-calls N`: attempts per task (a new taskId every N calls). `--io-cache`: every task's frames carry
 // an `ioCache` and the driver sends the task's `DropIoCache` once its results are in, as a Worker with read
@@ -19,6 +20,9 @@
 // call's arguments as JSON text (`argsJson`) where it announces `ArgsJson` too (docs/executor.md §
 // Calls in bulk); runs alternate between the rows, and the table gives the median
 // and each row's ratio to the first. A driver, not a Worker: it parses the answers and counts them.
+// `--page N`: the calls go as pages of N (docs/executor.md § Pages), as a per-bundle backfill sends them:
+// rows "pages, argsJson" (the page's text in the frame's JSON) and, where the executor announces
+// ArgsBytes, "pages, argsAt" (the page's bytes in the frame's attachment); `--batch` calls per frame.
 // `--profile DIR`: each executor runs with Node's `--cpu-prof --cpu-prof-dir DIR`, which profiles its
 // main thread and every execution thread (EXECUTOR_CPU_PROFILE samples the main thread only), and is
 // stopped by closing its socket so that it writes them.
@@ -53,6 +57,7 @@ const { values } = parseArgs({
     'task-calls': { type: 'string', default: '4096' },
     function: { type: 'string', default: 'erc20_transfers' },
     'io-cache': { type: 'boolean', default: false },
+    page: { type: 'string', default: '0' },
   },
 });
 const TASK_CALLS = Number(values['task-calls']);
@@ -63,6 +68,7 @@ const CALLS = Number(values.calls);
 const BATCH = Number(values.batch);
 const INFLIGHT = Number(values.inflight);
 const RUNS = Number(values.runs);
+const PAGE = Number(values.page);
 const ROOTS = (values.root ?? [REPO]).map((r) => path.resolve(r));
 
 type Frame = Record<string, unknown>;
@@ -90,6 +96,10 @@ class Driven {
 
   get bulkResults(): boolean {
     return ((this.hello?.features as string[] | undefined) ?? []).includes('CallsCompleted');
+  }
+
+  get argsBytes(): boolean {
+    return ((this.hello?.features as string[] | undefined) ?? []).includes('ArgsBytes');
   }
 
   get argsJson(): boolean {
@@ -142,7 +152,7 @@ class Driven {
   }
 
   /** Sends `total` calls in frames of `batch`, `inflight` at a time; resolves with ms and CPU ms. */
-  run(label: string, total: number, bulk: boolean, argsJson: boolean, events: readonly unknown[]) {
+  run(label: string, total: number, bulk: boolean, argsJson: boolean | 'bytes', events: readonly unknown[]) {
     return new Promise<{ ms: number; cpuMs: number; mainMs: number; failed: number }>((resolve) => {
       const cpu0 = cpuSnapshot(this.pid).cpuMs;
       const main0 = mainThreadCpuMs(this.pid);
@@ -169,13 +179,34 @@ class Driven {
           const taskId = taskOf(sent);
           if (values['io-cache']) open.set(taskId, (open.get(taskId) ?? 0) + n);
           const calls = [];
-          for (let i = 0; i < n; i++, sent++)
-            calls.push(
-              argsJson
-                ? { callId: `${label}/${sent}`, attempt: 1, argsJson: eventsJson[sent % events.length] }
-                : { callId: `${label}/${sent}`, attempt: 1, args: [events[sent % events.length]] },
-            );
-          this.writer.send({
+          const pieces: Buffer[] = [];
+          let attached = 0;
+          if (PAGE > 0) {
+            // Pages of PAGE calls (the last may be shorter): one entry each, counted as its calls.
+            for (let i = 0; i < n;) {
+              const rows = Math.min(PAGE, n - i);
+              const texts: string[] = [];
+              for (let k = 0; k < rows; k++) texts.push(eventsJson[(sent + k) % events.length]!);
+              const text = `[${texts.join(',')}]`;
+              const page = { first: sent, blocks: [[rows, { number: 100 }]] };
+              if (argsJson === 'bytes') {
+                const b = Buffer.from(text);
+                calls.push({ callId: `${label}/${sent}`, attempt: 1, argsAt: [attached, b.length], page });
+                pieces.push(b);
+                attached += b.length;
+              } else calls.push({ callId: `${label}/${sent}`, attempt: 1, argsJson: text, page });
+              pageRows.set(`${label}/${sent}`, rows);
+              i += rows;
+              sent += rows;
+            }
+          } else
+            for (let i = 0; i < n; i++, sent++)
+              calls.push(
+                argsJson
+                  ? { callId: `${label}/${sent}`, attempt: 1, argsJson: eventsJson[sent % events.length] }
+                  : { callId: `${label}/${sent}`, attempt: 1, args: [events[sent % events.length]] },
+              );
+          const frame = {
             type: 'ExecuteCalls',
             taskId,
             function: FUNCTION,
@@ -184,21 +215,34 @@ class Driven {
             budgetMs: 10_000,
             ...(bulk ? { bulkResults: true } : {}),
             calls,
-          });
+          };
+          if (pieces.length > 0) this.writer.sendAttached(JSON.stringify(frame), pieces, attached);
+          else this.writer.send(frame);
         }
+      };
+      /** Calls a page entry stands for, by its call id (1 for a call). */
+      const pageRows = new Map<string, number>();
+      const callsOf = (callId: unknown): number => {
+        const rows = pageRows.get(String(callId));
+        if (rows === undefined) return 1;
+        pageRows.delete(String(callId));
+        return rows;
       };
       this.onFrame = (f) => {
         const one = (callId: unknown) => taskOf(Number(String(callId).slice(label.length + 1)));
         if (f.type === 'CallsCompleted') {
-          const n = (f.results as unknown[]).length;
+          let n = 0;
+          for (const r of f.results as { callId: string }[]) n += callsOf(r.callId);
           done += n;
           ended(f.taskId as string, n);
         } else if (f.type === 'CallCompleted') {
-          done++;
-          ended(one(f.callId), 1);
+          const n = callsOf(f.callId);
+          done += n;
+          ended(one(f.callId), n);
         } else if (f.type === 'CallFailed') {
-          done++;
-          ended(one(f.callId), 1);
+          const n = callsOf(f.callId);
+          done += n;
+          ended(one(f.callId), n);
           if (failed++ === 0) console.error(`${label}: a call failed: ${JSON.stringify(f)}`);
         } else return;
         if (done === total) {
@@ -247,9 +291,15 @@ async function main(): Promise<void> {
       await d.start(functionsDir, files);
       executors.push(d);
     }
-    const rows: { name: string; d: Driven; bulk: boolean; argsJson: boolean }[] = [];
+    const rows: { name: string; d: Driven; bulk: boolean; argsJson: boolean | 'bytes' }[] = [];
     for (const d of executors) {
       const name = d.root === REPO ? 'this checkout' : path.relative(REPO, d.root) || d.root;
+      if (PAGE > 0) {
+        rows.push({ name: `${name}, pages of ${PAGE}, argsJson`, d, bulk: true, argsJson: true });
+        if (d.argsBytes)
+          rows.push({ name: `${name}, pages of ${PAGE}, argsAt`, d, bulk: true, argsJson: 'bytes' });
+        continue;
+      }
       rows.push({ name: `${name}, per-attempt results`, d, bulk: false, argsJson: false });
       if (d.bulkResults) rows.push({ name: `${name}, bulkResults`, d, bulk: true, argsJson: false });
       if (d.bulkResults && d.argsJson)

@@ -8,7 +8,7 @@ import { Admission } from './admission.js';
 import { TableWrites } from './bulk-writes.js';
 import { StorageError, StorageErrorCode } from './errors.js';
 import { planMigration } from './migrate.js';
-import { rowJsonSelect } from './row-json.js';
+import { rowJsonSelect, utf8Views } from './row-json.js';
 import { checkScan, encodeKey, tableOf } from './request-check.js';
 import type { RequestContext } from './request-check.js';
 import type { DbTable } from './schema-introspect.js';
@@ -29,6 +29,9 @@ import type {
   StorageTransaction,
 } from './types.js';
 import { decodeRow, encodeValue, keyId } from './value-codec.js';
+
+/** Whether a JSON scan row's clean flag says its text is the row decodeRow gives (row-json.ts). */
+const isClean = (flag: unknown): boolean => flag === 1 || flag === true;
 
 /** The `fields` of an EncodedRow asked for none. */
 const NO_FIELDS: Row = Object.freeze({});
@@ -286,15 +289,18 @@ export class SqlBackend implements StorageBackend, TransactionHost {
       if (page.length === 0) return;
       const rows = new Array<EncodedRow>(page.length);
       let flagged: number[] | undefined;
+      // SQLite: the clean rows' texts as bytes, one buffer for the page (row-json.ts utf8Views);
+      // PostgreSQL: each a JSON string literal already.
+      const bytes =
+        this.kind === 'sqlite'
+          ? utf8Views(page.map((r) => (isClean(r[textAt + 1]) ? (r[textAt] as string) : undefined)))
+          : undefined;
       for (let i = 0; i < page.length; i++) {
         const r = page[i] as unknown[];
-        const clean = r[textAt + 1];
-        if (clean === 1 || clean === true) {
-          const text = r[textAt];
+        if (isClean(r[textAt + 1])) {
           const f = this.fieldsOf(table, t, r, fields, fieldAt);
-          // SQLite hands the row's text over as bytes (row-json.ts), PostgreSQL as a JSON string literal.
           rows[i] =
-            text instanceof Uint8Array ? new BytesRow(text, f) : { literal: text as string, fields: f };
+            bytes !== undefined ? new BytesRow(bytes[i]!, f) : { literal: r[textAt] as string, fields: f };
         } else (flagged ??= []).push(i);
       }
       if (flagged !== undefined) {
