@@ -209,6 +209,7 @@ export async function ingestFollow(o: IngestFollowCommandOptions, io: CliIo): Pr
           stored,
           seen: { reorgs: record.reorgs, deepestReorg: record.deepestReorg },
           policy,
+          stopOn: sourceMissing,
           stop: stop.signal,
           signal: cancel.signal,
           ...WALL_CLOCK,
@@ -229,10 +230,11 @@ export async function ingestFollow(o: IngestFollowCommandOptions, io: CliIo): Pr
       announcements?.close();
       lease.signals.release();
     }
-    const deep = last?.reason === 'reorg-beyond-finality';
-    const error = last?.error?.message ?? null;
+    // A reorg deeper than finality, or a failure of the job's (the source missing on a Worker).
+    const failed = last?.reason === 'reorg-beyond-finality' || last?.reason === 'job-failure';
+    const error = last?.error?.message ?? last?.failure ?? null;
     const lost = lease.lost();
-    if (!lost) await store.update(jobId, { state: deep ? 'failed' : 'stopped', lastError: error });
+    if (!lost) await store.update(jobId, { state: failed ? 'failed' : 'stopped', lastError: error });
     if (last?.reason === 'requested') await store.clearStop(jobId);
     const summary = { jobId, reason: lost ? 'lease-lost' : (last?.reason ?? 'stop'), ...counts, error };
     io.stdout(
@@ -242,7 +244,7 @@ export async function ingestFollow(o: IngestFollowCommandOptions, io: CliIo): Pr
             `${counts.orphaned} orphaned, ${counts.reorgs} reorg(s), ${counts.failed} failed attempt(s)\n`,
     );
     if (error !== null) io.stderr(`blockx ingest: ${error}\n`);
-    return deep || lost ? EXIT.FAILED : EXIT.OK;
+    return failed || lost ? EXIT.FAILED : EXIT.OK;
   } finally {
     await lease?.release();
     rpc.close();

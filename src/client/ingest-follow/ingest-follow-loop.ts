@@ -80,6 +80,12 @@ export interface IngestFollowLoopOptions {
   /** What the job's earlier runners saw (added to, for the store). */
   readonly seen: { readonly reorgs: number; readonly deepestReorg: number };
   readonly policy: TaskRetryPolicy;
+  /**
+   * A write failure that is the job's, not the block's (`blockx ingest`'s source missing on a Worker): the
+   * reason to stop, or undefined. The follower then stops with it (`job-failure`) instead of trying again
+   * every retryDelayMs. Default: none.
+   */
+  readonly stopOn?: (result: TaskRunResult) => string | undefined;
   readonly stop?: AbortSignal;
   readonly signal?: AbortSignal;
   readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -118,8 +124,10 @@ export type IngestFollowEvent =
   | { readonly type: 'failed'; readonly command: string; readonly code: string; readonly message: string }
   | {
       readonly type: 'stopped';
-      readonly reason: 'stop' | 'requested' | 'cancelled' | 'reorg-beyond-finality';
+      readonly reason: 'stop' | 'requested' | 'cancelled' | 'reorg-beyond-finality' | 'job-failure';
       readonly error?: IngestReorgBeyondFinalityError;
+      /** With `job-failure`: stopOn's reason. */
+      readonly failure?: string;
     };
 
 type WriteCommand = Extract<IngestFollowCommand, { type: 'ingest' | 'orphan' }>;
@@ -191,6 +199,7 @@ export async function* runIngestFollow(
   let outstanding: IngestFollowCommand | undefined;
   let stopReason: Extract<IngestFollowEvent, { type: 'stopped' }>['reason'] | undefined;
   let deep: IngestReorgBeyondFinalityError | undefined;
+  let failure: string | undefined;
   const events: IngestFollowEvent[] = [];
 
   const take = (cmds: readonly IngestFollowCommand[]): void => {
@@ -280,6 +289,11 @@ export async function* runIngestFollow(
       if (opts.fence !== undefined && failedWith(outcome.result, FENCED_CODE)) {
         throw new JobFencedError(opts.jobId, opts.fence.term);
       }
+      const jobFailure = outcome.result === undefined ? undefined : opts.stopOn?.(outcome.result);
+      if (jobFailure !== undefined) {
+        failure ??= jobFailure;
+        stopReason ??= 'job-failure';
+      }
       const code = outcome.result?.failureCode || outcome.error?.code || 'FAILED';
       const message = outcome.result?.failureMessage ?? outcome.error?.message ?? '';
       events.push({ type: 'failed', command: c.type, code, message });
@@ -331,5 +345,10 @@ export async function* runIngestFollow(
     take(core.handle({ type: announced ? 'announced' : 'tick', now: opts.clock() }));
   }
   while (events.length > 0) yield events.shift() as IngestFollowEvent;
-  yield { type: 'stopped', reason: stopReason, ...(deep ? { error: deep } : {}) };
+  yield {
+    type: 'stopped',
+    reason: stopReason,
+    ...(deep ? { error: deep } : {}),
+    ...(failure === undefined ? {} : { failure }),
+  };
 }

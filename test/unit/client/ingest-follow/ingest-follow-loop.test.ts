@@ -34,6 +34,8 @@ interface Harness {
   beforeWrite?: (config: Record<string, unknown>) => void;
   /** From this height on the writer refuses the task's fence (a newer follower claimed the job). */
   fencedFrom?: number;
+  /** From this height on the Worker has no URL for the task's source (SOURCE_NOT_DECLARED). */
+  undeclaredFrom?: number;
 }
 
 function runner(h: Harness): TaskRunner {
@@ -45,8 +47,14 @@ function runner(h: Harness): TaskRunner {
       const n = (config.block as { number: number } | undefined)?.number;
       const b = n === undefined ? undefined : h.node.chain[n];
       const moved = b !== undefined && config.parentHash !== undefined && b.parentHash !== config.parentHash;
-      if (n !== undefined && n >= (h.fencedFrom ?? Infinity)) {
-        const failed = { pluginName: 'ChainIngestResultHandler', success: false, failureCode: 'FENCED' };
+      const refusal =
+        n !== undefined && n >= (h.fencedFrom ?? Infinity)
+          ? 'FENCED'
+          : n !== undefined && n >= (h.undeclaredFrom ?? Infinity)
+            ? 'SOURCE_NOT_DECLARED'
+            : undefined;
+      if (refusal !== undefined) {
+        const failed = { pluginName: 'ChainIngestResultHandler', success: false, failureCode: refusal };
         const fenced = { taskId: task.taskId, state: 'FAILED', success: false, failureCode: 'PLUGIN_FAILED' };
         return Promise.resolve({
           ...fenced,
@@ -170,6 +178,34 @@ describe('runIngestFollow', () => {
     for (const t of h.tasks) expect(t).toMatchObject({ fence });
     // The cursor stays after the last block written.
     expect(h.progress.at(-1)).toBe(2);
+  });
+
+  it("a write failure stopOn names the job's stops it with that reason, instead of trying again", async () => {
+    const h: Harness = {
+      node: new FakeNode(),
+      progress: [],
+      tasks: [],
+      stopAfterPolls: 100,
+      undeclaredFrom: 2,
+    };
+    const stopOn = (r: TaskRunResult) =>
+      r.pluginResults.some((p) => p.failureCode === 'SOURCE_NOT_DECLARED') ? 'no URL for rpc' : undefined;
+    const events = await run(h, { stopOn });
+    expect(events.at(-1)).toEqual({ type: 'stopped', reason: 'job-failure', failure: 'no URL for rpc' });
+    // Block 2 was tried once: no retry after retryDelayMs, nothing after it.
+    expect(h.tasks.map((t) => (t.block as { number: number }).number)).toEqual([0, 1, 2]);
+    expect(events.filter((e) => e.type === 'failed')).toHaveLength(1);
+    // Without stopOn the same failure is tried again after the delay, until the store asks to stop.
+    const again: Harness = {
+      node: new FakeNode(),
+      progress: [],
+      tasks: [],
+      stopAfterPolls: 6,
+      undeclaredFrom: 2,
+    };
+    const plain = await run(again);
+    expect(plain.at(-1)).toMatchObject({ type: 'stopped', reason: 'requested' });
+    expect(again.tasks.filter((t) => (t.block as { number: number }).number === 2).length).toBeGreaterThan(1);
   });
 
   it('with announcements, a new head ends the wait: the block is written before the next poll was due', async () => {
