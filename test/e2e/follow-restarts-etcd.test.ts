@@ -1,0 +1,111 @@
+// A supervised follow job's restarts reach every Coordinator's dashboard through etcd (docs/follow.md §
+// Watching a job): a Coordinator and a Worker on etcd, the Coordinator serving its dashboard, a generated
+// chain in the cluster's SQLite file, and `blockx jobs run transfers` (a `jobs:` entry of the config) as the
+// supervisor. The dashboard shows the job running at the head with 0 restarts; a final block whose hash
+// changes makes every run stop with REORG_BEYOND_FINALITY and the supervisor start it again, and the
+// dashboard shows the growing restart count and the error, read from etcd (the Coordinator opens no
+// storage database).
+import type { ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DashboardSnapshot, FollowJobView } from '../../src/contracts/dashboard.js';
+import { startCluster, type TestCluster } from '../support/cluster.js';
+import { REPO } from '../support/cli.js';
+import { startEtcd, type EtcdServer } from '../support/etcd.js';
+import { freePort } from '../support/ports.js';
+
+const STEP_MS = 90_000;
+
+let etcd: EtcdServer;
+let cluster: TestCluster;
+let runner: ChildProcess | undefined;
+let out = '';
+let dashboard = '';
+
+beforeAll(async () => {
+  etcd = await startEtcd();
+  const port = await freePort();
+  dashboard = `http://127.0.0.1:${port}/api/snapshot`;
+  cluster = await startCluster({
+    workers: 1,
+    etcd,
+    env: { BLOCKX_DASHBOARD_LISTEN_ADDR: `127.0.0.1:${port}` },
+    configPatch: (doc) => {
+      doc['jobs'] = {
+        transfers: {
+          template: path.join(REPO, 'examples/tasks/block-table-transfers.json'),
+          from: 1,
+          finality: 5,
+          pollIntervalMs: 200,
+          restartInitialBackoffMs: 300,
+          restartMaxBackoffMs: 60_000,
+        },
+      };
+    },
+  });
+  for (const args of [
+    ['db', 'migrate'],
+    ['data', 'generate', '--chain', '1', '--blocks', '30'],
+  ]) {
+    const r = await cluster.cli(args);
+    expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
+  }
+}, 180_000);
+
+afterAll(async () => {
+  runner?.kill('SIGKILL');
+  await cluster?.stop();
+  await etcd?.stop();
+});
+
+/** The dashboard's only follow job, once `check` accepts it. */
+async function onDashboard(check: (job: FollowJobView) => boolean): Promise<FollowJobView> {
+  const deadline = Date.now() + STEP_MS;
+  let seen: unknown;
+  for (;;) {
+    const snapshot = (await (await fetch(dashboard)).json()) as DashboardSnapshot;
+    seen = snapshot.followJobs;
+    const job = snapshot.followJobs?.[0];
+    if (job !== undefined && check(job)) return job;
+    if (Date.now() > deadline || runner?.exitCode !== null) {
+      throw new Error(`the dashboard never showed it: ${JSON.stringify(seen)}\n${out.slice(-3000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe('a supervised follow job on etcd', () => {
+  it(
+    "shows on the Coordinator's dashboard with its supervisor's restarts and its error",
+    async () => {
+      runner = cluster.spawnCli(['jobs', 'run', 'transfers']);
+      runner.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+      runner.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+      const first = await onDashboard((j) => j.state === 'running' && j.head === 30);
+      expect(first).toMatchObject({
+        kind: 'follow',
+        chainId: 1,
+        finalized: 25,
+        restarts: 0,
+        lastError: null,
+      });
+      expect(first.runner).toMatch(new RegExp(`pid ${runner.pid}$`));
+
+      // Block 25 is final (head 30, finality 5): a new hash there stops each run; the supervisor restarts it.
+      const db = new Database(cluster.storageUrl.replace(/^sqlite:/, ''));
+      try {
+        db.prepare(
+          "UPDATE blocks SET hash = '0xdeep' WHERE chain_id = 1 AND number = 25 AND canonical = 1",
+        ).run();
+      } finally {
+        db.close();
+      }
+      const restarted = await onDashboard((j) => (j.restarts ?? 0) >= 2);
+      expect(restarted.lastError).toContain('block 25 was final');
+      expect(restarted.jobId).toBe(first.jobId);
+      expect(out).toMatch(/restarting in 600 ms \(2 failure\(s\) in a row\)/);
+    },
+    3 * STEP_MS,
+  );
+});
