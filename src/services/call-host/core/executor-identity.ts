@@ -7,7 +7,8 @@
 //   files an Executor needs (its package, the functions folder), is a config error: the Worker does not
 //   start rather than run functions as root against the operator's word.
 // - `auto` (the default): as root, the unprivileged `nobody` when it can reach those files, else the
-//   Worker's user with one warning naming the path and its mode; as any other user, that user.
+//   Worker's user with one warning naming the path and its mode, what that exposes and each way out
+//   (rootFallbackWarning); as any other user, that user.
 
 /** A passwd entry: what `uid`/`gid` spawn options and chown need. */
 export interface UnixUser {
@@ -89,6 +90,21 @@ export function unwritableBecause(chain: readonly PathMode[], who: UnixUser): st
   return undefined;
 }
 
+/**
+ * The one warning of `auto` falling back to root: what that means, why, and each way out, the
+ * least-privilege one first (docs/security.md § Executors as their own user, "Under /root").
+ */
+export function rootFallbackWarning(why: string): string {
+  return (
+    `executors run as root, so functions can read the Worker's keys, storage and environment, and signal it: ${why}. ` +
+    `To run them unprivileged, give a group of their own search on the folders above the project and read on it ` +
+    `(e.g. chgrp 64123 /root && chmod 0710 /root; chgrp -R 64123 PROJECT && chmod -R g+rX PROJECT) and set ` +
+    `executor.user: "65534:64123"; or move the project under /srv or /opt; or set executor.user to a user that can ` +
+    `read it. To keep root on purpose and drop this warning, set executor.user: "" ` +
+    `(docs/security.md § Executors as their own user)`
+  );
+}
+
 export type ExecutorUserDecision =
   | { readonly kind: 'same' }
   | { readonly kind: 'drop'; readonly user: UnixUser }
@@ -115,14 +131,11 @@ export function decideExecutorUser(input: ExecutorUserInput): ExecutorUserDecisi
     if (user === undefined)
       return {
         kind: 'same-with-warning',
-        warning: `executors run as root: there is no user "${AUTO_EXECUTOR_USER}" to drop to (set executor.user to an unprivileged user)`,
+        warning: rootFallbackWarning(`there is no user "${AUTO_EXECUTOR_USER}" to drop to`),
       };
     const why = input.reach(user);
     if (why === undefined) return { kind: 'drop', user };
-    return {
-      kind: 'same-with-warning',
-      warning: `executors run as root: ${why}; make it reachable, or set executor.user to a user that can read it (docs/security.md § Executors as their own user)`,
-    };
+    return { kind: 'same-with-warning', warning: rootFallbackWarning(why) };
   }
   const user = findUser(setting, input.users);
   if (user === undefined)

@@ -139,6 +139,32 @@ describe('decideExecutorUser', () => {
       warning: expect.stringContaining('cannot enter /root'),
     });
   });
+  it('the warning says what running as root exposes, and each way out, root on purpose last', () => {
+    const d = decideExecutorUser({ setting: 'auto', selfUid: 0, users: USERS, reach: unreachable });
+    const warning = d.kind === 'same-with-warning' ? d.warning : '';
+    expect(warning).toMatch(
+      /^executors run as root, so functions can read the Worker's keys.*cannot enter \/root/,
+    );
+    expect(warning).toContain('executor.user: "65534:64123"');
+    expect(warning).toContain('executor.user: ""');
+  });
+
+  it('the least-privilege recipe of the warning passes the check: a group with search on /root and read on the project', () => {
+    const exec: UnixUser = { name: '65534:64123', uid: 65534, gid: 64123 };
+    const before = [dir('/', 0o755), dir('/root', 0o700), dir('/root/p', 0o700), file('/root/p/f.ts', 0o600)];
+    expect(unreachableBecause(before, exec)).toBe('65534:64123 cannot enter /root (mode 0700, owner 0:0)');
+    // chgrp 64123 /root && chmod 0710 /root; chgrp -R 64123 /root/p && chmod -R g+rX /root/p
+    const after = [
+      dir('/', 0o755),
+      dir('/root', 0o710, 0, 64123),
+      dir('/root/p', 0o750, 0, 64123),
+      file('/root/p/f.ts', 0o640, 0, 64123),
+    ];
+    expect(unreachableBecause(after, exec)).toBeUndefined();
+    // Nobody else gains anything: other users still cannot enter /root.
+    expect(unreachableBecause(after, nobody)).toBe('nobody cannot enter /root (mode 0710, owner 0:64123)');
+  });
+
   it('auto as root without a nobody entry warns', () => {
     const d = decideExecutorUser({ setting: 'auto', selfUid: 0, users: [], reach: reachable });
     expect(d).toMatchObject({
