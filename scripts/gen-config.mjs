@@ -30,7 +30,8 @@ async function format(text, file) {
 export async function renderConfigArtefacts(load = loadWithTsx) {
   const { configArtefacts } = await load();
   const out = [];
-  for (const { file, text } of configArtefacts()) out.push({ file, text: await format(text, file) });
+  for (const { file, text, format: pretty = true } of configArtefacts())
+    out.push({ file, text: pretty ? await format(text, file) : text });
   return out;
 }
 

@@ -1,20 +1,12 @@
-// The compiled schema of blockx.config.yaml and the translation of ajv errors into sentences a user can
-// act on ("unknown key "maxCandidate" (did you mean maxCandidates?)", "must be one of: block, bundle").
-import { readFileSync } from 'node:fs';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { packagePath } from './package-root.js';
-
-let compiled: ValidateFunction | undefined;
+// The schema of blockx.config.yaml as a validator, and the translation of ajv errors into sentences a user
+// can act on ("unknown key "maxCandidate" (did you mean maxCandidates?)", "must be one of: block, bundle").
+// The validator is ajv's code for schemas/blockx.config.schema.json, generated with it from the field
+// table (config-fields/render-validator.ts), so no process compiles the schema when it starts.
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import validateConfig from './config-fields/generated/config-validator.js';
 
 export function compileConfigSchema(): ValidateFunction {
-  if (!compiled) {
-    const schema = JSON.parse(
-      readFileSync(packagePath('schemas', 'blockx.config.schema.json'), 'utf8'),
-    ) as object;
-    const ajv = new Ajv({ allErrors: true, strict: true, verbose: true, allowUnionTypes: true });
-    compiled = ajv.compile(schema);
-  }
-  return compiled;
+  return validateConfig as ValidateFunction;
 }
 
 export interface DescribedError {

@@ -133,7 +133,8 @@ w({
 
 Then run \`node scripts/gen-config.mjs\`. From the row come: the default in the resolved config
 (\`kernel/config-defaults.ts\`), the env binding (\`kernel/config-env.ts\`), the schema property with its
-\`default\` and "Default N. Env VAR." text, the field of the TS config type
+\`default\` and "Default N. Env VAR." text, the schema's validator as code (what a process loads
+instead of compiling the schema), the field of the TS config type
 (\`src/kernel/config-fields/generated/\`) and the lines of this page.
 \`node scripts/check-generated.mjs\` (part of \`npm test\`) fails while a generated file is stale. A core
 that reads the field takes it from the resolved config its app passes, and its \`DEFAULT_*\` constant

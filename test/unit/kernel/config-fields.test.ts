@@ -33,10 +33,11 @@ describe('files generated from the config field table (scripts/check-generated.m
     rendered = await renderConfigArtefacts(load);
   }, 60_000);
 
-  it('the committed schema, section types and docs/configuration.md are fresh', () => {
+  it('the committed schema, its validator, section types and docs/configuration.md are fresh', () => {
     expect(rendered.map((a) => a.file).sort()).toEqual([
       'docs/configuration.md',
       'schemas/blockx.config.schema.json',
+      'src/kernel/config-fields/generated/config-validator.ts',
       'src/kernel/config-fields/generated/deployment-sections.ts',
       'src/kernel/config-fields/generated/top-level-sections.ts',
     ]);
