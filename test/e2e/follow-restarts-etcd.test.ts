@@ -7,12 +7,12 @@
 // storage database).
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DashboardSnapshot, FollowJobView } from '../../src/contracts/dashboard.js';
+import type { FollowJobView } from '../../src/contracts/dashboard.js';
 import { startCluster, type TestCluster } from '../support/cluster.js';
 import { REPO } from '../support/cli.js';
 import { startEtcd, type EtcdServer } from '../support/etcd.js';
+import { dashboardFollowJob, rehashCanonicalBlock } from '../support/follow-jobs.js';
 import { freePort } from '../support/ports.js';
 
 const STEP_MS = 90_000;
@@ -59,21 +59,9 @@ afterAll(async () => {
   await etcd?.stop();
 });
 
-/** The dashboard's only follow job, once `check` accepts it. */
-async function onDashboard(check: (job: FollowJobView) => boolean): Promise<FollowJobView> {
-  const deadline = Date.now() + STEP_MS;
-  let seen: unknown;
-  for (;;) {
-    const snapshot = (await (await fetch(dashboard)).json()) as DashboardSnapshot;
-    seen = snapshot.followJobs;
-    const job = snapshot.followJobs?.[0];
-    if (job !== undefined && check(job)) return job;
-    if (Date.now() > deadline || runner?.exitCode !== null) {
-      throw new Error(`the dashboard never showed it: ${JSON.stringify(seen)}\n${out.slice(-3000)}`);
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+/** The dashboard's only follow job, once `check` accepts it (while the runner runs). */
+const onDashboard = (check: (job: FollowJobView) => boolean) =>
+  dashboardFollowJob(dashboard, (j) => runner?.exitCode === null && check(j), { timeoutMs: STEP_MS });
 
 describe('a supervised follow job on etcd', () => {
   it(
@@ -93,14 +81,7 @@ describe('a supervised follow job on etcd', () => {
       expect(first.runner).toMatch(new RegExp(`pid ${runner.pid}$`));
 
       // Block 25 is final (head 30, finality 5): a new hash there stops each run; the supervisor restarts it.
-      const db = new Database(cluster.storageUrl.replace(/^sqlite:/, ''));
-      try {
-        db.prepare(
-          "UPDATE blocks SET hash = '0xdeep' WHERE chain_id = 1 AND number = 25 AND canonical = 1",
-        ).run();
-      } finally {
-        db.close();
-      }
+      rehashCanonicalBlock(cluster.storageUrl.replace(/^sqlite:/, ''), 25, '0xdeep');
       const restarted = await onDashboard((j) => (j.restarts ?? 0) >= 2);
       expect(restarted.lastError).toContain('block 25 was final');
       expect(restarted.jobId).toBe(first.jobId);

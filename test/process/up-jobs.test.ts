@@ -10,6 +10,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tokenTransfersOf } from '../../src/services/storage/block-data/index.js';
 import { startBlockxUp, type BlockxUp } from '../support/blockx-up.js';
+import { rehashCanonicalBlock } from '../support/follow-jobs.js';
 import { REPO, cleanEnv, runBlockx, type CliRun } from '../support/cli.js';
 import { stopGroup, waitForExit } from '../support/processes.js';
 
@@ -131,14 +132,7 @@ describe('blockx up runs the jobs of its config', () => {
       // Block 25 (final: head 30, finality 5; the one below the cursor, read on every pass) changes hash:
       // the runner stops with REORG_BEYOND_FINALITY,
       // and the supervisor starts it again, 300 ms, then 600 ms later (each restart stops the same way).
-      const db = new Database(DB);
-      try {
-        db.prepare(
-          "UPDATE blocks SET hash = '0xdeep' WHERE chain_id = 1 AND number = 25 AND canonical = 1",
-        ).run();
-      } finally {
-        db.close();
-      }
+      rehashCanonicalBlock(DB, 25, '0xdeep');
       await until(
         'two restarts',
         () => /restarting in 600 ms \(2 failure\(s\) in a row\)/.test(up.output.text()),
