@@ -98,12 +98,16 @@ export async function* bundleCalls(
     },
     hashColumn === null ? [numberColumn] : [numberColumn, hashColumn],
   );
+  // The calls of one block share one frozen block object: the frames then take its JSON once
+  // (docs/performance.md § Rows as bytes), and a page's block runs are found by identity.
+  let block: BundleCallBlock | undefined;
   for await (const row of rows) {
     if (signal.aborted) return;
     const number = row.fields[numberColumn] as number;
     const hash = canonical.get(number);
     if (hashColumn !== null && (hash === undefined || row.fields[hashColumn] !== hash)) continue;
-    const block: BundleCallBlock = { chain_id: config.chainId, number, hash: hash ?? null };
+    if (block?.number !== number)
+      block = Object.freeze({ chain_id: config.chainId, number, hash: hash ?? null });
     yield { function: config.function, args: argsOf(row), block };
     // Checked again before the loop pulls the next row, so an abort reads nothing more.
     if (signal.aborted) return;
