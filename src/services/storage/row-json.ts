@@ -144,9 +144,11 @@ export function rowJsonSelect(
  * each view covers its text. `undefined` entries stay undefined.
  */
 export function utf8Views(texts: readonly (string | undefined)[]): (Uint8Array | undefined)[] {
-  let bound = 0;
-  for (const t of texts) if (t !== undefined) bound += 3 * t.length;
-  const buf = Buffer.allocUnsafeSlow(bound);
+  // Exactly the bytes needed: the views keep the page's buffer alive until their rows are sent, so
+  // a bound of 3 bytes a character would hold three times the memory (UTF-8 byte counts are cheap).
+  let size = 0;
+  for (const t of texts) if (t !== undefined) size += Buffer.byteLength(t, 'utf8');
+  const buf = Buffer.allocUnsafeSlow(size);
   const out = new Array<Uint8Array | undefined>(texts.length);
   let at = 0;
   for (let i = 0; i < texts.length; i++) {
