@@ -102,13 +102,15 @@ describe('blockx validate', () => {
 });
 
 describe('blockx plugins / config / usage', () => {
-  it('lists builders and writers with package, version and schema', () => {
+  it('lists builders and writers with package, version, schema and what a writer accepts', () => {
     const r = blockx(['plugins']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(
-      /builder\s+CallListCallConfig\s+@blockx\/builder-call-list\s+\S+\s+plugins\/builders\/call-list\s+plugins\/builders\/call-list\/schema\.json/,
+      /builder\s+CallListCallConfig\s+@blockx\/builder-call-list\s+\S+\s+plugins\/builders\/call-list\s+plugins\/builders\/call-list\/schema\.json\s+-$/m,
     );
-    expect(r.stdout).toMatch(/writer\s+ReturnValueResultHandler/);
+    // The writers a follow job may use say so (docs/plugins.md § Writers that follow).
+    expect(r.stdout).toMatch(/^writer\s+BlockWriteResultHandler\s.*schema\.json\s+fence$/m);
+    expect(r.stdout).toMatch(/^writer\s+ReturnValueResultHandler\s.*schema\.json\s+-$/m);
   });
 
   it('prints the effective config with env overrides as YAML', () => {

@@ -1,4 +1,5 @@
-// `blockx plugins`: the registered builders and writers with their package, version and schema path.
+// `blockx plugins`: the registered builders and writers with their package, version, schema path and what a
+// writer accepts beyond its schema (`fence`: a follow job may use it; docs/plugins.md § Writers that follow).
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { RegisteredPlugin } from '../../kernel/plugin-registry.js';
@@ -23,9 +24,10 @@ export function registerPluginsCommand(program: Command, io: CliIo, setExit: (co
         version: p.version ?? '-',
         path: rel(p.packagePath),
         schema: rel(p.schemaPath),
+        accepts: p.kind === 'writer' && p.accepts.length > 0 ? p.accepts.join(',') : '-',
       }));
       if (opts.json) io.stdout(`${JSON.stringify(rows, null, 2)}\n`);
-      else io.stdout(renderTable(['kind', 'type', 'package', 'version', 'path', 'schema'], rows));
+      else io.stdout(renderTable(['kind', 'type', 'package', 'version', 'path', 'schema', 'accepts'], rows));
       setExit(EXIT.OK);
     });
 }
