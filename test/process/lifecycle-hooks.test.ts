@@ -44,7 +44,14 @@ function env(probe: string, extra: Record<string, string>): NodeJS.ProcessEnv {
   };
 }
 
-const probeLines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n') : []);
+// The probe appends a line with appendFileSync, which creates the file before it writes: a read in
+// between sees an empty file, which is no line yet (a CI run read [''] there).
+const probeLines = (file: string) =>
+  existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+    : [];
 
 async function runUntilSigterm(
   name: string,
