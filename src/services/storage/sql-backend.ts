@@ -338,7 +338,12 @@ export class SqlBackend implements StorageBackend, TransactionHost {
     for await (const page of this.scan(table, { ...query, columns: read }, opts)) {
       const rows = left >= page.length ? [] : page.slice(left);
       left = Math.max(0, left - page.length);
-      if (rows.length > 0) yield rows.map((r) => encodeRow(project ? pick(r, columns) : r, fields, r));
+      if (rows.length === 0) continue;
+      // The rows' texts as bytes, one buffer for the page (row-json.ts utf8Views), as SQLite's SQL path
+      // gives them: PostgreSQL's rows then travel to the executor as bytes too (docs/performance.md §
+      // Rows as bytes).
+      const views = utf8Views(rows.map((r) => JSON.stringify(project ? pick(r, columns) : r)));
+      yield rows.map((r, i) => new BytesRow(views[i]!, fields.length === 0 ? NO_FIELDS : pick(r, fields)));
     }
   }
 
