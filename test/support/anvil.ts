@@ -79,6 +79,8 @@ export interface AnvilNode {
   /** JSON-RPC URL, e.g. `http://127.0.0.1:40123`. */
   readonly url: string;
   readonly port: number;
+  /** The node's process id (what a bench reads its CPU time by). */
+  readonly pid: number;
   /** One JSON-RPC call; throws with the node's error message on a JSON-RPC error. */
   rpc<T = unknown>(method: string, params?: readonly unknown[]): Promise<T>;
   /** The node's ten funded dev accounts. */
@@ -136,6 +138,7 @@ function node(child: ChildProcess, tail: OutputTail, url: string, port: number):
   return {
     url,
     port,
+    pid: child.pid as number,
     rpc,
     accounts: () => rpc<string[]>('eth_accounts'),
     async stop() {

@@ -1,8 +1,9 @@
 // RpcClient: JSON-RPC over HTTP to one source, driven by the RequestScheduler core (../core/request-scheduler.ts),
 // which decides when and where each HTTP request goes and whether a failed one is tried again. This file does
-// the IO: it posts bodies (through the HttpPost port, `fetch` by default), classifies what comes back into the
-// core's failure kinds, arms the one timer the core asks for, and turns the core's verdicts into answers or
-// ChainRpcErrors that name the source, the masked URL and the method (docs/ingest.md § The RPC access layer).
+// the IO: it posts bodies (through the HttpPost port, node:http with keep-alive sockets by default:
+// ./http-post.ts), classifies what comes back into the core's failure kinds, arms the one timer the core
+// asks for, and turns the core's verdicts into answers or ChainRpcErrors that name the source, the masked
+// URL and the method (docs/ingest.md § The RPC access layer).
 //
 // One HTTP request carries one call, or a batch of calls (`batch`): the scheduler sees one request either
 // way, so a batch costs one slot of the concurrency and rate limits. A JSON-RPC error inside an answer is
@@ -11,6 +12,7 @@ import { DeadlineTimer } from '../../../kernel/deadline-timer.js';
 import type { SourceConfig } from '../../../kernel/config-types.js';
 import { ChainRpcError, ChainRpcErrorCode } from '../errors.js';
 import { maskRpcUrl } from '../url-mask.js';
+import { keepAlivePoster, type HttpAnswer, type HttpPost, type HttpPoster } from './http-post.js';
 import {
   RequestScheduler,
   type AttemptFailure,
@@ -19,30 +21,7 @@ import {
   type SchedulerLimits,
 } from '../core/request-scheduler.js';
 
-export interface HttpAnswer {
-  readonly status: number;
-  /** The Retry-After header, if any. */
-  readonly retryAfter: string | null;
-  readonly body: string;
-}
-
-/** The port the client posts through: one HTTP POST of a JSON body. Rejects on connection errors and aborts. */
-export type HttpPost = (url: string, body: string, signal: AbortSignal) => Promise<HttpAnswer>;
-
-export const fetchPost: HttpPost = async (url, body, signal) => {
-  // fetch refuses a URL with credentials in it: they go as Basic authorization instead.
-  const target = new URL(url);
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (target.username !== '' || target.password !== '') {
-    const user = decodeURIComponent(target.username);
-    const password = decodeURIComponent(target.password);
-    headers['authorization'] = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
-    target.username = '';
-    target.password = '';
-  }
-  const res = await fetch(target, { method: 'POST', headers, body, signal });
-  return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text() };
-};
+export type { HttpAnswer, HttpPost } from './http-post.js';
 
 /** The request limits of a source, as `sources.<name>` declares them (the config field table). */
 export type RpcLimits = Pick<
@@ -106,6 +85,8 @@ export class RpcClient {
   private readonly scheduler: RequestScheduler;
   private readonly pending = new Map<number, Pending>();
   private readonly post: HttpPost;
+  /** The default port's sockets, closed with the client (none when a port was given). */
+  private readonly poster: HttpPoster | undefined;
   private readonly now: () => number;
   private readonly masked: readonly string[];
   private nextRequestId = 1;
@@ -126,7 +107,8 @@ export class RpcClient {
         throw new Error(`source ${settings.name}: ${maskRpcUrl(url)} is not an http:// or https:// URL`);
       }
     }
-    this.post = deps.post ?? fetchPost;
+    this.poster = deps.post === undefined ? keepAlivePoster() : undefined;
+    this.post = deps.post ?? (this.poster as HttpPoster).post;
     this.now = deps.now ?? Date.now;
     this.masked = settings.urls.map(maskRpcUrl);
     this.scheduler = new RequestScheduler(schedulerLimits(settings), deps.random ?? Math.random);
@@ -202,6 +184,7 @@ export class RpcClient {
   close(): void {
     this.closed.abort();
     this.timer.stop();
+    this.poster?.close();
     for (const p of this.pending.values()) p.reject(new Error(`source ${this.settings.name}: client closed`));
     this.pending.clear();
   }
@@ -391,7 +374,8 @@ export function parseRetryAfter(header: string | null, now: number): number | un
 }
 
 function connectionDetail(err: unknown): string {
-  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const cause = e.code !== undefined ? e : e.cause;
   if (cause?.code !== undefined)
     return `cannot connect (${cause.code}${cause.message ? `: ${cause.message}` : ''})`;
   return `cannot connect (${(err as Error).message ?? String(err)})`;
