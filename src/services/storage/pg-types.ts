@@ -2,12 +2,15 @@
 // touched and other pg users in the process are unaffected). int8 (BIGINT, also count(*)) becomes a JS
 // number when it is a safe integer; a bigger one stays text, which the value codec reports as BAD_VALUE
 // naming its column. Everything else keeps pg's defaults (int4/float8 → number, jsonb → parsed,
-// bytea → Buffer, bool → boolean).
+// bytea → Buffer, bool → boolean). PG_TYPES_JSON_TEXT is the same but leaves json and jsonb as their text,
+// for a scan that writes each row's JSON text itself (row-json.ts driverRowText).
 
 import pg from 'pg';
 import type { CustomTypesConfig } from 'pg';
 
 const INT8_OID = 20;
+const JSON_OID = 114;
+const JSONB_OID = 3802;
 
 function parseInt8(text: string): number | string {
   const n = Number(text);
@@ -19,4 +22,14 @@ export const PG_TYPES: CustomTypesConfig = {
     oid === INT8_OID && format !== 'binary'
       ? parseInt8
       : pg.types.getTypeParser(oid, format)) as CustomTypesConfig['getTypeParser'],
+};
+
+const asText = (text: string): string => text;
+
+/** PG_TYPES, with json and jsonb values left as the server's text (valid JSON; not parsed). */
+export const PG_TYPES_JSON_TEXT: CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    (oid === JSON_OID || oid === JSONB_OID) && format !== 'binary'
+      ? asText
+      : PG_TYPES.getTypeParser(oid, format)) as CustomTypesConfig['getTypeParser'],
 };

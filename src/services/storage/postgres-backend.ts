@@ -14,10 +14,11 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
+import type { CustomTypesConfig } from 'pg';
 import { from as copyFromStdin } from 'pg-copy-streams';
 import { classifyPostgresError, storageErrorFrom } from './error-classify.js';
 import { StorageError, StorageErrorCode } from './errors.js';
-import { PG_TYPES } from './pg-types.js';
+import { PG_TYPES, PG_TYPES_JSON_TEXT } from './pg-types.js';
 import { introspectPostgres } from './schema-introspect.js';
 import type { DbTable } from './schema-introspect.js';
 import { PgGroupCommit } from './pg-group-commit.js';
@@ -158,6 +159,8 @@ export class PostgresDriver implements SqlDriver {
     return {
       all: async (stmt) => (await this.query(lease, stmt, signal)).rows as Record<string, unknown>[],
       allRows: async (stmt) => (await this.query(lease, stmt, signal, 'array')).rows as unknown[][],
+      allRowsJsonText: async (stmt) =>
+        (await this.query(lease, stmt, signal, 'array', PG_TYPES_JSON_TEXT)).rows as unknown[][],
       run: async (stmt) => (await this.query(lease, stmt, signal)).rowCount ?? 0,
       copyFrom: (sql, data) => this.copyFrom(lease, sql, data, signal),
     };
@@ -168,6 +171,7 @@ export class PostgresDriver implements SqlDriver {
     stmt: Statement,
     signal?: AbortSignal,
     rowMode?: 'array',
+    types?: CustomTypesConfig,
   ): Promise<pg.QueryResult> {
     if (lease.broken !== undefined) return Promise.reject(lease.broken);
     return this.abandonable(
@@ -176,6 +180,7 @@ export class PostgresDriver implements SqlDriver {
         text: stmt.sql,
         values: stmt.params as unknown[],
         ...(rowMode === undefined ? {} : { rowMode }),
+        ...(types === undefined ? {} : { types }),
       }),
       signal,
     );

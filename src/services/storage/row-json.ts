@@ -160,3 +160,61 @@ export function utf8Views(texts: readonly (string | undefined)[]): (Uint8Array |
   }
   return out;
 }
+
+/** A cell's JSON text from its driver value, or undefined where only decodeValue may say what it is. */
+type CellText = (raw: unknown) => string | undefined;
+
+function cellText(type: ColumnType): CellText {
+  switch (type) {
+    case 'integer':
+    case 'bigint':
+      // pg hands over an int8 beyond ±2^53 as text (pg-types.ts): decodeValue's error.
+      return (v) => (typeof v === 'number' && Number.isSafeInteger(v) ? String(v) : undefined);
+    case 'real':
+      // What JSON.stringify makes of decodeValue's number: NaN and ±Infinity are null.
+      return (v) => (typeof v === 'number' ? (Number.isFinite(v) ? String(v) : 'null') : undefined);
+    case 'text':
+      return (v) => (typeof v === 'string' ? JSON.stringify(v) : undefined);
+    case 'boolean':
+      return (v) => (v === true ? 'true' : v === false ? 'false' : undefined);
+    case 'json':
+      // The server's own text of a json/jsonb value (PG_TYPES_JSON_TEXT): valid JSON, used as it is.
+      return (v) => (typeof v === 'string' ? v : undefined);
+    case 'bytes':
+      return (v) =>
+        v instanceof Uint8Array
+          ? `"0x${Buffer.from(v.buffer, v.byteOffset, v.length).toString('hex')}"`
+          : undefined;
+    default: {
+      const unreachable: never = type;
+      throw new Error(`unknown column type ${String(unreachable)}`);
+    }
+  }
+}
+
+/**
+ * PostgreSQL's rows as JSON text, written here from the driver's values (json and jsonb as their text,
+ * PG_TYPES_JSON_TEXT) rather than through a row object and JSON.stringify (docs/performance.md § Rows as
+ * bytes): `columns` are the row's keys in order, `at` where each is in a result row. The text is the
+ * JSON of the row decodeRow gives; a row with a cell only decodeValue can judge (an int8 beyond ±2^53, a
+ * value of an unexpected type) gives undefined, and the caller decodes that row the ordinary way (its
+ * error, or its value, is then exactly scan's).
+ */
+export function driverRowText(
+  table: TableConfig,
+  columns: readonly string[],
+  at: readonly number[],
+): (row: readonly unknown[]) => string | undefined {
+  const heads = columns.map((c, i) => `${i === 0 ? '{' : ','}${JSON.stringify(c)}:`);
+  const cells = columns.map((c) => cellText((table.columns[c] as ColumnConfig).type));
+  return (row) => {
+    let text = '';
+    for (let i = 0; i < cells.length; i++) {
+      const v = row[at[i] as number];
+      const cell = v === null || v === undefined ? 'null' : (cells[i] as CellText)(v);
+      if (cell === undefined) return undefined;
+      text += (heads[i] as string) + cell;
+    }
+    return columns.length === 0 ? '{}' : `${text}}`;
+  };
+}

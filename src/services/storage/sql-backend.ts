@@ -8,7 +8,7 @@ import { Admission } from './admission.js';
 import { TableWrites } from './bulk-writes.js';
 import { StorageError, StorageErrorCode } from './errors.js';
 import { planMigration } from './migrate.js';
-import { rowJsonSelect, utf8Views } from './row-json.js';
+import { driverRowText, rowJsonSelect, utf8Views } from './row-json.js';
 import { checkScan, encodeKey, tableOf } from './request-check.js';
 import type { RequestContext } from './request-check.js';
 import type { DbTable } from './schema-introspect.js';
@@ -256,12 +256,16 @@ export class SqlBackend implements StorageBackend, TransactionHost {
           column: f,
           backend: this.displayUrl,
         });
-    // PostgreSQL reads values and encodes them here: its SQL JSON path made a 3,000-block per-bundle
-    // backfill 3x slower (bench/backfill, same run: 22 s against 7.4 s; docs/performance.md § Rows as
-    // JSON text). SQLite builds the text in SQL.
-    const json = this.kind === 'postgres' ? undefined : rowJsonSelect(this.kind, t, s.columns);
+    // PostgreSQL reads values and writes each row's text here: its SQL JSON path made a 3,000-block
+    // per-bundle backfill 3x slower (bench/backfill, same run: 22 s against 7.4 s; docs/performance.md §
+    // Rows as JSON text). SQLite builds the text in SQL.
+    if (this.kind === 'postgres') {
+      yield* this.scanDriverText(table, t, s, fields, opts);
+      return;
+    }
+    const json = rowJsonSelect(this.kind, t, s.columns);
     if (json === undefined) {
-      // PostgreSQL, or more columns than one SQL JSON expression takes: the rows as values, encoded here.
+      // More columns than one SQL JSON expression takes: the rows as values, encoded here.
       yield* this.scanValuesAsJson(table, query, s.columns, fields, 0, opts);
       return;
     }
@@ -321,6 +325,68 @@ export class SqlBackend implements StorageBackend, TransactionHost {
       if (page.length < pageSize) return;
       if (this.kind === 'sqlite') await new Promise<void>((resolve) => setImmediate(resolve));
     }
+  }
+
+  /**
+   * scanJson on PostgreSQL: pages of driver values (json and jsonb as their text), each row's JSON text
+   * written from them (row-json.ts driverRowText) into one buffer per page (utf8Views), with no row
+   * object and no JSON.stringify of a parsed json value on the way (docs/performance.md § Rows as bytes).
+   * A row driverRowText cannot spell is decoded the ordinary way: scan's value, or scan's error.
+   */
+  private async *scanDriverText(
+    table: string,
+    t: TableConfig,
+    s: ReturnType<typeof checkScan>,
+    fields: readonly string[],
+    opts: OpOptions,
+  ): AsyncGenerator<readonly EncodedRow[]> {
+    const read = [...new Set([...s.columns, ...t.primaryKey, ...fields])];
+    const at = (names: readonly string[]): number[] => names.map((c) => read.indexOf(c));
+    const keyAt = at(t.primaryKey);
+    const fieldAt = at(fields);
+    const textOf = driverRowText(t, s.columns, at(s.columns));
+    const columnsAt = at(s.columns);
+    let remaining = s.limit;
+    let after: unknown[] | undefined;
+    while (remaining > 0) {
+      const pageSize = Math.min(s.batchSize, remaining);
+      const stmt = scanPage(this.dialect, table, t, read, s.conditions, after, pageSize);
+      const page = await this.read(table, opts.signal, (q) =>
+        q.allRowsJsonText !== undefined ? q.allRowsJsonText(stmt) : q.allRows(stmt),
+      );
+      if (page.length === 0) return;
+      const texts = page.map(
+        (r) => textOf(r) ?? JSON.stringify(this.decodedAt(table, t, r, s.columns, columnsAt)),
+      );
+      const views = utf8Views(texts);
+      yield page.map(
+        (r, i) =>
+          new BytesRow(
+            views[i]!,
+            fields.length === 0 ? NO_FIELDS : this.decodedAt(table, t, r, fields, fieldAt),
+          ),
+      );
+      const last = this.decodedAt(table, t, page[page.length - 1] as unknown[], t.primaryKey, keyAt);
+      after = t.primaryKey.map((c) => encodeValue(this.kind, (t.columns[c] as ColumnConfig).type, last[c]));
+      remaining -= page.length;
+      if (page.length < pageSize) return;
+    }
+  }
+
+  /** The `names` of a driver row whose json values are text (scanDriverText), decoded as scan decodes them. */
+  private decodedAt(
+    table: string,
+    t: TableConfig,
+    r: readonly unknown[],
+    names: readonly string[],
+    at: readonly number[],
+  ): Row {
+    const raw: Record<string, unknown> = {};
+    names.forEach((c, i) => {
+      const v = r[at[i] as number];
+      raw[c] = (t.columns[c] as ColumnConfig).type === 'json' && typeof v === 'string' ? JSON.parse(v) : v;
+    });
+    return decodeRow(this.kind, table, t.columns, raw, names, this.displayUrl);
   }
 
   /** scanJson through `scan`: the rows as values, encoded here, after skipping the first `skip`. */

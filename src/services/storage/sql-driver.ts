@@ -15,6 +15,11 @@ export interface SqlRunner {
   all(stmt: Statement): Promise<Record<string, unknown>[]>;
   /** The result rows as arrays of driver values, in select-list order (no object per row). */
   allRows(stmt: Statement): Promise<unknown[][]>;
+  /**
+   * PostgreSQL only: as `allRows`, with json and jsonb values as their text, unparsed (for a scan that
+   * writes each row's JSON text itself: row-json.ts driverRowText). Absent on SQLite.
+   */
+  readonly allRowsJsonText?: (stmt: Statement) => Promise<unknown[][]>;
   /** Runs a statement that returns no rows; resolves with the number of rows it changed. */
   run(stmt: Statement): Promise<number>;
   /**
