@@ -34,12 +34,11 @@ const FILES_AT_ONCE = Math.max(2, availableParallelism());
 // The e2e files that must have the machine to themselves: they bound a duration that a second file's
 // load would stretch (a reconnect within 3.5 s, a lease expiring within 4.5 s, reservations spread
 // evenly over workers that heartbeat every 100 ms, 256 writes in flight through pools of 16 connections
-// with a bounded admission wait), or start so many processes that they are the load; and the files
-// that kill a server and start it again on the same port: a file beside them can take that port in
-// between (an outgoing connection's ephemeral port is drawn from the same range as a free listen port;
-// seen once: a worker restart failed with EADDRINUSE).
+// with a bounded admission wait), or start so many processes that they are the load.
 // The `e2e-alone` project runs them one at a time after the others (vitest runs a project without file
-// parallelism in a group of its own, last).
+// parallelism in a group of its own, last). Files that kill a server and start it again on the same port
+// run beside the others: etcd and cluster workers take ports below the kernel's ephemeral range, which no
+// other file's connection or listener can take while the server is down (test/support/ports.ts).
 const E2E_ALONE = [
   'test/e2e/backfill.test.ts',
   'test/e2e/etcd-outage.test.ts',
@@ -48,12 +47,6 @@ const E2E_ALONE = [
   'test/e2e/partitions.test.ts',
   'test/e2e/placement.test.ts',
   'test/e2e/storage/concurrent-writes.test.ts',
-  // restart a server on the same port
-  'test/e2e/batched.test.ts',
-  'test/e2e/contract-coordinator-worker.test.ts',
-  'test/e2e/coordinator-contract.test.ts',
-  'test/e2e/coordinator-watcher.test.ts',
-  'test/e2e/support-etcd.test.ts',
 ];
 const E2E_TIMEOUTS = { testTimeout: 120_000, hookTimeout: 120_000 };
 

@@ -24,7 +24,7 @@ import type { ReserveWorkerSlotResponseWireOut } from '../../src/grpc/wire-types
 import { startEtcd } from '../support/etcd.js';
 import type { EtcdServer } from '../support/etcd.js';
 import { eventually } from '../support/eventually.js';
-import { freePort } from '../support/ports.js';
+import { freePort, restartablePort } from '../support/ports.js';
 import { spawnTracked, stopGroup, waitForLine } from '../support/processes.js';
 import { UNIMPLEMENTED_WORKER_BATCH } from '../support/unimplemented.js';
 
@@ -234,7 +234,8 @@ deployments:
   it('switches to the next worker after a transport failure (registered, port closed)', async () => {
     await startCoordinator();
     const good = await addWorker(2);
-    const deadAddr = `127.0.0.1:${await freePort()}`;
+    // Below the ephemeral range: no server of a file running beside this one can start on it meanwhile.
+    const deadAddr = `127.0.0.1:${await restartablePort()}`;
     await raw
       .lease(60, { autoKeepAlive: false })
       .put(`${PREFIX}${deadAddr}`)

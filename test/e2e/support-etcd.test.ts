@@ -1,6 +1,6 @@
 // Smoke test for the etcd harness (test/support/etcd.ts): a real server answers, a crash (SIGKILL) and a
 // restart on the same ports keep the data, and stop() removes the data dir.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEtcd } from '../support/etcd.js';
@@ -31,6 +31,13 @@ describe('startEtcd', () => {
     await client.put('/blockx/test/smoke').value('hello');
     expect(await client.get('/blockx/test/smoke').string()).toBe('hello');
     client.close();
+  });
+
+  it('takes its ports below the ephemeral range, where no connection can take them while it is down', () => {
+    const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/);
+    expect(etcd.clientPort).toBeLessThan(Number(low));
+    expect(etcd.peerPort).toBeLessThan(Number(low));
+    expect(etcd.peerPort).not.toBe(etcd.clientPort);
   });
 
   it('keeps its data across kill and restart on the same ports', async () => {

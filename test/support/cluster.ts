@@ -25,7 +25,7 @@ import type { TlsPem } from '../../src/kernel/tls-files.js';
 import { startEtcd } from './etcd.js';
 import type { EtcdServer } from './etcd.js';
 import type { NetHost } from './netns.js';
-import { freePort } from './ports.js';
+import { freePort, restartablePort } from './ports.js';
 import { captureOutput, isRunning, signalGroup, spawnTracked, stopGroup, waitForLine } from './processes.js';
 import type { OutputTail } from './processes.js';
 
@@ -357,8 +357,20 @@ export async function startCluster(opts: ClusterOptions): Promise<TestCluster> {
       const line = await waitForLine(child, /^worker listening on \S+/, START_TIMEOUT_MS);
       return { child, addr: /^worker listening on (\S+)/.exec(line)?.[1] ?? '' };
     };
+    // A worker starts on a restartablePort (ports.ts), which no outgoing connection can take while
+    // restart() has it down; a port taken between probe and bind is retried with a fresh one.
+    const firstLaunch = async (index: number): Promise<{ child: ChildProcess; addr: string }> => {
+      const ip = opts.hosts?.worker(index).ip ?? '127.0.0.1';
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await launchWorker(index, `${ip}:${await restartablePort()}`);
+        } catch (err) {
+          if (attempt >= PORT_ATTEMPTS || !/EADDRINUSE|address already in use/i.test(String(err))) throw err;
+        }
+      }
+    };
     const makeWorker = async (index: number): Promise<ClusterWorker> => {
-      let { child, addr } = await launchWorker(index, `${opts.hosts?.worker(index).ip ?? '127.0.0.1'}:0`);
+      let { child, addr } = await firstLaunch(index);
       const name = `worker ${index}`;
       const kill = (signal: NodeJS.Signals = 'SIGKILL'): Promise<void> =>
         stopGroup(child, signal, signal === 'SIGKILL' ? 1_000 : 10_000);

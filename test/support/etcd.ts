@@ -1,7 +1,9 @@
 // A real single-node etcd (Debian `etcd-server`, 3.4) for e2e tests. Each server gets its own free
-// loopback client and peer ports and a temp data dir, and runs with test-only settings: no fsync and a
-// 10 ms heartbeat / 100 ms election timeout, so it is ready in about 0.1 s. `kill()` simulates a crash
-// (SIGKILL, data kept) and `restart()` brings it back on the same ports and data dir, for reconnect tests.
+// loopback client and peer ports (below the ephemeral range, so that nothing takes them while it is
+// down: `restartablePort` in test/support/ports.ts) and a temp data dir, and runs with test-only
+// settings: no fsync and a 10 ms heartbeat / 100 ms election timeout, so it is ready in about 0.1 s.
+// `kill()` simulates a crash (SIGKILL, data kept) and `restart()` brings it back on the same ports and
+// data dir, for reconnect tests.
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { get as httpGet, type IncomingMessage } from 'node:http';
 import { get as httpsGet } from 'node:https';
@@ -10,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import type { NetHost } from './netns.js';
-import { freePorts } from './ports.js';
+import { restartablePorts } from './ports.js';
 import { captureOutput, isRunning, signalGroup, spawnTracked, stopGroup, waitForExit } from './processes.js';
 import type { OutputTail } from './processes.js';
 
@@ -142,7 +144,7 @@ export async function startEtcd(opts: StartEtcdOptions = {}): Promise<EtcdServer
   let running: Running | undefined;
   let ports: number[] = [];
   for (let attempt = 1; running === undefined; attempt++) {
-    ports = await freePorts(2);
+    ports = await restartablePorts(2);
     try {
       running = await launch(ports[0]!, ports[1]!);
     } catch (err) {
