@@ -17,7 +17,7 @@ import type { BlockxConfig } from '../../src/kernel/config-types.js';
 import { bootKernelWithConfig } from '../../src/kernel/kernel.js';
 import type { StorageIoScopeFactory } from '../../src/services/worker/adapters/io/index.js';
 import type { PhaseName } from '../../src/services/worker/adapters/orchestration/orchestrator.js';
-import type { WorkerLogger } from '../../src/services/worker/adapters/telemetry/worker-logger.js';
+import type { ServiceLogger } from '../../src/kernel/observability/service-logger.js';
 import { createExecutorPorts } from '../../src/services/call-host/adapters/executor-ports.js';
 import {
   defaultExecutorCommand,
@@ -48,7 +48,7 @@ export interface PipelineWorker {
 }
 
 /** Warnings and errors to stderr as JSON lines; the rest is dropped (it would disturb the timings). */
-export const stderrLogger: WorkerLogger = {
+export const stderrLogger: ServiceLogger = {
   debug: () => undefined,
   info: () => undefined,
   warn: (obj, msg) => void process.stderr.write(`${JSON.stringify({ level: 'warn', msg, ...obj })}\n`),
@@ -59,7 +59,7 @@ export async function startPipelineWorker(
   config: BlockxConfig,
   opts: {
     readonly deployment?: string;
-    readonly logger?: WorkerLogger;
+    readonly logger?: ServiceLogger;
     readonly executorCpuProfDir?: string;
   } = {},
 ): Promise<PipelineWorker> {
@@ -129,7 +129,7 @@ export async function startPipelineWorker(
 async function profiledExecutor(
   config: BlockxConfig,
   deployment: string,
-  logger: WorkerLogger,
+  logger: ServiceLogger,
   io: StorageIoScopeFactory,
   profDir: string,
 ): Promise<ExecutorRuntimeHandle> {

@@ -23,11 +23,7 @@ import { InProcessRegistry } from '../services/registry/in-process-registry.js';
 import type { WorkerRegistryWriter } from '../services/registry/registry-port.js';
 import type { StorageBackend } from '../services/storage/types.js';
 import type { CallIoHandler } from '../services/call-host/index.js';
-import type {
-  CallPhaseRunner,
-  CodeEpochSource,
-  ExecutorReadiness,
-} from '../services/worker/adapters/orchestration/ports.js';
+import type { CallPhaseRunner, CodeEpochSource, ExecutorReadiness } from '../services/call-host/index.js';
 import { startExecutorRuntime } from '../services/worker/app/executor-runtime.js';
 import { runWorker } from '../services/worker/app/run-worker.js';
 import { startStorageRuntime } from '../services/worker/app/storage-runtime.js';

@@ -15,13 +15,9 @@ import type { BlockxConfig } from '../kernel/config-types.js';
 import type { WorkerRegistryWriter } from '../services/registry/registry-port.js';
 import type { CallIoHandler } from '../services/call-host/index.js';
 import { StorageIoScopeFactory } from '../services/worker/adapters/io/index.js';
-import type {
-  CallPhaseRunner,
-  CodeEpochSource,
-  ExecutorReadiness,
-  TaskIoScopeFactory,
-} from '../services/worker/adapters/orchestration/ports.js';
-import type { WorkerLogger } from '../services/worker/adapters/telemetry/worker-logger.js';
+import type { CallPhaseRunner, CodeEpochSource, ExecutorReadiness } from '../services/call-host/index.js';
+import type { TaskIoScopeFactory } from '../services/worker/adapters/orchestration/ports.js';
+import type { ServiceLogger } from '../kernel/observability/service-logger.js';
 import { startExecutorRuntime } from '../services/worker/app/executor-runtime.js';
 import { runWorker, type RunningWorker } from '../services/worker/app/run-worker.js';
 import { startStorageRuntime, type StorageRuntime } from '../services/worker/app/storage-runtime.js';
@@ -43,7 +39,7 @@ export interface ExecutorRuntime {
 export interface WorkerRuntimeContext {
   readonly config: BlockxConfig;
   readonly deployment: string;
-  readonly logger: WorkerLogger;
+  readonly logger: ServiceLogger;
   /** The task IO scopes' handler of functions' `ctx.io` reads (absent when `deps.ioScopes` is given). */
   readonly io?: CallIoHandler;
 }
@@ -68,7 +64,7 @@ export async function assembleWorker(
   opts: {
     readonly kernel: Pick<Kernel, 'config' | 'plugins'>;
     readonly deployment: string;
-    readonly logger: WorkerLogger;
+    readonly logger: ServiceLogger;
     readonly deps: WorkerAssemblyDeps;
   },
   stack: TeardownStack,
@@ -120,7 +116,10 @@ export async function assembleWorker(
   return { worker, ...(backend ? { storage: backend } : {}) };
 }
 
-function defaultRegistryWriter(config: BlockxConfig, logger: WorkerLogger): WorkerRegistryWriter | undefined {
+function defaultRegistryWriter(
+  config: BlockxConfig,
+  logger: ServiceLogger,
+): WorkerRegistryWriter | undefined {
   const writer = etcdRegistryWriter(config, logger);
   if (writer) {
     const { endpoints, leaseTtlMs } = config.registry.etcd;

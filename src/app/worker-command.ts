@@ -21,7 +21,7 @@ import { bootKernel } from '../kernel/kernel.js';
 import { boundedPino } from '../kernel/observability/logger.js';
 import { withProfiling } from '../kernel/observability/profiling.js';
 import type { RunningWorker } from '../services/worker/app/run-worker.js';
-import type { WorkerLogger } from '../services/worker/adapters/telemetry/worker-logger.js';
+import type { ServiceLogger } from '../kernel/observability/service-logger.js';
 import { LivePluginRegistry } from '../kernel/plugin-registry.js';
 import { createConfigReload, watchConfigFile } from './config-reload.js';
 import { createPluginReload } from './plugin-reload.js';
@@ -50,7 +50,7 @@ export interface WorkerCommandOptions {
 
 export interface WorkerCommandDeps extends WorkerAssemblyDeps {
   readonly signals?: SignalSource;
-  readonly logger?: WorkerLogger;
+  readonly logger?: ServiceLogger;
   /** Called once the worker serves (tests). */
   readonly onListening?: (worker: RunningWorker) => void;
 }
@@ -118,7 +118,7 @@ async function serveWorker(
 function untilStopped(
   worker: RunningWorker,
   signals: SignalSource,
-  logger: WorkerLogger,
+  logger: ServiceLogger,
 ): Promise<{ code: number; signal: TerminationSignal }> {
   let first: TerminationSignal = 'SIGTERM';
   let received = 0;

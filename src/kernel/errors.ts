@@ -5,6 +5,8 @@
 export const KernelErrorCode = {
   CONFIG_NOT_FOUND: 'CONFIG_NOT_FOUND',
   CONFIG_INVALID: 'CONFIG_INVALID',
+  /** A service was asked to run a deployment the config does not declare (runWorker, createExecutorPorts). */
+  DEPLOYMENT_UNKNOWN: 'DEPLOYMENT_UNKNOWN',
   PLUGIN_MANIFEST_INVALID: 'PLUGIN_MANIFEST_INVALID',
   PLUGIN_SCHEMA_MISSING: 'PLUGIN_SCHEMA_MISSING',
   PLUGIN_SCHEMA_INVALID: 'PLUGIN_SCHEMA_INVALID',
@@ -40,6 +42,21 @@ export class BlockxError extends Error {
     this.name = new.target.name;
     this.code = code;
   }
+}
+
+/** A short description of a thrown value, for failure messages: its message, else its name. */
+export function describeError(err: unknown): string {
+  if (err instanceof Error) return err.message || err.name;
+  return String(err);
+}
+
+/** The `retryable` flag an error carries, or undefined when it does not say (the caller applies its default). */
+export function reportedRetryable(err: unknown): boolean | undefined {
+  if (typeof err === 'object' && err !== null && 'retryable' in err) {
+    const flag = (err as { retryable: unknown }).retryable;
+    if (typeof flag === 'boolean') return flag;
+  }
+  return undefined;
 }
 
 /**
@@ -93,6 +110,19 @@ export class ConfigError extends BlockxError {
       options,
     );
     this.issues = issues;
+  }
+}
+
+/** The config declares no deployment of that name. */
+export class DeploymentUnknownError extends BlockxError {
+  declare readonly code: typeof KernelErrorCode.DEPLOYMENT_UNKNOWN;
+  readonly deployment: string;
+  constructor(deployment: string, declared: readonly string[]) {
+    super(
+      KernelErrorCode.DEPLOYMENT_UNKNOWN,
+      `unknown deployment "${deployment}" (declared: ${declared.join(', ') || 'none'})`,
+    );
+    this.deployment = deployment;
   }
 }
 

@@ -3,6 +3,7 @@
 // with an empty data dir (the revision goes backwards; a full re-list still sees everything), and the
 // registry's trust rules (issue 16): a key without a lease is never routed to, nor a heartbeat from the
 // future beyond maxClockSkewMs.
+import type { ServiceLogger } from '../../src/kernel/observability/service-logger.js';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
@@ -14,7 +15,6 @@ import { DEFAULT_COORDINATOR_CORE_CONFIG } from '../../src/services/coordinator/
 import { EtcdRegistryReader } from '../../src/services/registry/etcd-registry-reader.js';
 import { encodeWorkerHeartbeat } from '../../src/contracts/heartbeat.js';
 import type { WorkerHeartbeat } from '../../src/contracts/heartbeat.js';
-import type { Logger } from '../../src/services/registry/registry-port.js';
 import { startEtcd } from '../support/etcd.js';
 import type { EtcdServer } from '../support/etcd.js';
 import { eventually } from '../support/eventually.js';
@@ -48,7 +48,7 @@ describe('EtcdWorkerWatcher on a real etcd', () => {
   let raw: Etcd3;
   const running: { watcher: EtcdWorkerWatcher; reader: EtcdRegistryReader }[] = [];
   const warnings: Record<string, unknown>[] = [];
-  const logger: Logger = {
+  const logger: ServiceLogger = {
     debug: () => undefined,
     info: () => undefined,
     warn: (o) => void warnings.push(o),

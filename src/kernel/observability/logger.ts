@@ -8,7 +8,7 @@
 // go to stderr unless told otherwise. Writes are synchronous by default: a crash must not lose the lines
 // that explain it, and the volume (a few lines per task) does not need pino's async buffering.
 //
-// A pino Logger satisfies the services' logging ports (`WorkerLogger`, the registry's `Logger`) as is:
+// A pino Logger satisfies the services' logging port (`ServiceLogger`, service-logger.ts) as is:
 // `(fields, message)`. No adapter is needed.
 //
 // What a line may carry is bounded and masked in one place (docs/security.md § Logs; log-fields.ts):

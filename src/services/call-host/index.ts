@@ -2,6 +2,20 @@
 // (src/app/) use of it. Everything else in this package is internal; test/unit/layers.test.ts fails
 // when a module outside it imports past this file. What each part does is README.md.
 
+export {
+  ManualExecutorReadiness,
+  codeEpochsFromView,
+  type CallPhaseOutcome,
+  type CallPhaseOutcomeFailureCode,
+  type CallPhaseRunner,
+  type CallPhaseTask,
+  type CodeEpochPin,
+  type CodeEpochSource,
+  type ExecutorReadiness,
+  type ExecutorReadinessEvent,
+  type PinnableCodeView,
+} from './ports.js';
+export { CallHostErrorCode, NoStorageError } from './errors.js';
 export type { CallIoHandler, CallIoRequest } from './adapters/executor-call-io.js';
 export { dispatcherConfigFromWorker } from './adapters/executor-call-mapping.js';
 export {

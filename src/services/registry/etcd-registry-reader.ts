@@ -12,11 +12,11 @@
 // whatever happened meanwhile; a revision lower than the last one seen is logged as a data-dir reset.
 // Every key carries its lease id ("0" = none) so the consumer can ignore keys no Worker session wrote.
 
+import { type ServiceLogger, silentLogger } from '../../kernel/observability/service-logger.js';
 import type { Etcd3, IKeyValue, Watcher } from 'etcd3';
 import { useOrCreateEtcdClient, type EtcdSecurity } from './etcd-client.js';
-import { describeError, silentLogger } from './registry-port.js';
+import { describeError } from './registry-port.js';
 import type {
-  Logger,
   RegistryEvent,
   RegistryEventListener,
   RegistryWatch,
@@ -39,14 +39,14 @@ export interface EtcdRegistryReaderOptions {
   readonly security?: EtcdSecurity;
   /** Pause between a failure and the next list+watch attempt (COORDINATOR_ETCD_WATCH_RETRY_DELAY_MS). */
   readonly retryDelayMs?: number;
-  readonly logger?: Logger;
+  readonly logger?: ServiceLogger;
 }
 
 export class EtcdRegistryReader implements WorkerRegistryReader {
   private readonly client: Etcd3;
   private readonly ownsClient: boolean;
   private readonly retryDelayMs: number;
-  private readonly logger: Logger;
+  private readonly logger: ServiceLogger;
   private readonly watches = new Set<RegistryWatch>();
   private closed = false;
 
@@ -99,7 +99,7 @@ class PrefixWatchLoop {
     private readonly prefix: string,
     private readonly listener: RegistryEventListener,
     private readonly retryDelayMs: number,
-    private readonly logger: Logger,
+    private readonly logger: ServiceLogger,
   ) {}
 
   start(): void {

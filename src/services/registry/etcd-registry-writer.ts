@@ -10,13 +10,14 @@
 // heartbeat. A lease whose grant failed (etcd down) is simply dropped: the next publish grants again, paced
 // by the caller's interval, so an outage never turns into a tight retry loop.
 
+import { type ServiceLogger, silentLogger } from '../../kernel/observability/service-logger.js';
 import type { Etcd3, Lease } from 'etcd3';
 import { useOrCreateEtcdClient, type EtcdSecurity } from './etcd-client.js';
 import { encodeWorkerHeartbeat } from '../../contracts/heartbeat.js';
 import type { WorkerHeartbeat } from '../../contracts/heartbeat.js';
 import { workerKey } from '../../contracts/registry-prefix.js';
-import { describeError, silentLogger } from './registry-port.js';
-import type { Logger, WorkerRegistryWriter } from './registry-port.js';
+import { describeError } from './registry-port.js';
+import type { WorkerRegistryWriter } from './registry-port.js';
 import { TOP_LEVEL_DEFAULTS } from '../../kernel/config-defaults.js';
 
 /** registry.etcd.leaseTtlMs's default (docs/configuration.md). */
@@ -32,7 +33,7 @@ export interface EtcdRegistryWriterOptions {
   readonly security?: EtcdSecurity;
   /** Lease TTL (registry.etcd.leaseTtlMs); rounded up to whole seconds, at least 1 s. */
   readonly leaseTtlMs?: number;
-  readonly logger?: Logger;
+  readonly logger?: ServiceLogger;
 }
 
 /** etcd leases have whole-second TTLs. */
@@ -44,7 +45,7 @@ export class EtcdRegistryWriter implements WorkerRegistryWriter {
   private readonly client: Etcd3;
   private readonly ownsClient: boolean;
   private readonly ttlSeconds: number;
-  private readonly logger: Logger;
+  private readonly logger: ServiceLogger;
   /** Last value published per key: what a re-grant re-puts. */
   private readonly held = new Map<string, string>();
   private lease: Lease | undefined;

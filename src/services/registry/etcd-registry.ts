@@ -3,12 +3,11 @@
 // Coordinator) or only writes (a Worker) may instead construct EtcdRegistryReader / EtcdRegistryWriter
 // directly with `endpoints`; each then owns a client of its own.
 
+import { type ServiceLogger, silentLogger } from '../../kernel/observability/service-logger.js';
 import type { Etcd3 } from 'etcd3';
 import { createEtcdClient } from './etcd-client.js';
 import { EtcdRegistryReader } from './etcd-registry-reader.js';
 import { EtcdRegistryWriter } from './etcd-registry-writer.js';
-import { silentLogger } from './registry-port.js';
-import type { Logger } from './registry-port.js';
 
 export { EtcdRegistryReader } from './etcd-registry-reader.js';
 export type { EtcdRegistryReaderOptions } from './etcd-registry-reader.js';
@@ -20,12 +19,12 @@ export interface EtcdRegistryOptions {
   readonly endpoints: readonly string[];
   /** Deadline of every unary call (default 5 s). */
   readonly unaryDeadlineMs?: number;
-  readonly logger?: Logger;
+  readonly logger?: ServiceLogger;
 }
 
 export class EtcdRegistry {
   readonly client: Etcd3;
-  private readonly logger: Logger;
+  private readonly logger: ServiceLogger;
   private readonly readers: EtcdRegistryReader[] = [];
   private readonly writers: EtcdRegistryWriter[] = [];
 

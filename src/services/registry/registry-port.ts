@@ -77,22 +77,6 @@ export interface WorkerRegistryReader {
   watch(prefixes: readonly string[], listener: RegistryEventListener): RegistryWatch;
 }
 
-/** The logging surface adapters use; a pino Logger satisfies it. */
-export interface Logger {
-  debug(obj: Record<string, unknown>, msg: string): void;
-  info(obj: Record<string, unknown>, msg: string): void;
-  warn(obj: Record<string, unknown>, msg: string): void;
-  error(obj: Record<string, unknown>, msg: string): void;
-}
-
-/** A Logger that drops everything (the default when none is injected). */
-export const silentLogger: Logger = Object.freeze({
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
-});
-
 /** A short, loggable description of an unknown error value. */
 export function describeError(err: unknown): string {
   if (err instanceof Error) return `${err.name}: ${err.message}`;

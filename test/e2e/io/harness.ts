@@ -32,8 +32,8 @@ import {
 import type { Row, StorageBackend, StorageScanQuery } from '../../../src/services/storage/types.js';
 import type { CallIoHandler } from '../../../src/services/call-host/adapters/executor-call-io.js';
 import type { StorageIoScopeFactory } from '../../../src/services/worker/adapters/io/index.js';
-import type { CallPhaseRunner } from '../../../src/services/worker/adapters/orchestration/ports.js';
-import type { WorkerLogger } from '../../../src/services/worker/adapters/telemetry/worker-logger.js';
+import type { CallPhaseRunner } from '../../../src/services/call-host/index.js';
+import type { ServiceLogger } from '../../../src/kernel/observability/service-logger.js';
 import { startExecutorRuntime } from '../../../src/services/worker/app/executor-runtime.js';
 import { runWorker, type RunningWorker } from '../../../src/services/worker/app/run-worker.js';
 import { startStorageRuntime } from '../../../src/services/worker/app/storage-runtime.js';
@@ -234,7 +234,7 @@ function terminalUpdate(
   });
 }
 
-function collectingLogger(lines: string[]): WorkerLogger {
+function collectingLogger(lines: string[]): ServiceLogger {
   const at =
     (level: string) =>
     (obj: Record<string, unknown>, msg: string): void => {

@@ -26,10 +26,7 @@ import {
   type RunningCoordinator,
 } from '../../../src/services/coordinator/app/run-coordinator.js';
 import { InProcessRegistry } from '../../../src/services/registry/in-process-registry.js';
-import type {
-  CallPhaseOutcome,
-  CallPhaseRunner,
-} from '../../../src/services/worker/adapters/orchestration/ports.js';
+import type { CallPhaseOutcome, CallPhaseRunner } from '../../../src/services/call-host/index.js';
 import { runWorker, type RunningWorker } from '../../../src/services/worker/app/run-worker.js';
 import { eventually } from '../../support/eventually.js';
 import { hb } from '../../unit/services/coordinator/adapters/fakes.js';

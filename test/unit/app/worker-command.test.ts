@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createWorkerClient, unaryCall } from '../../../src/grpc/clients.js';
 import type { GetTaskResultResponseWireOut } from '../../../src/grpc/wire-types.js';
-import { silentWorkerLogger } from '../../../src/services/worker/adapters/orchestration/orchestrator.js';
+import { silentLogger } from '../../../src/kernel/observability/service-logger.js';
 import type { RunningWorker } from '../../../src/services/worker/app/run-worker.js';
 import { workerCommand, type SignalSource } from '../../../src/app/worker-command.js';
 import { statusCodeOf } from '../../../src/grpc/status.js';
@@ -28,7 +28,7 @@ describe('workerCommand', () => {
     const served = new Promise<void>((resolve) => (listening = resolve));
     const exited = workerCommand({ deployment: 'block' }, cmdIo, {
       signals: signals as unknown as SignalSource,
-      logger: silentWorkerLogger,
+      logger: silentLogger,
       onListening: (w) => {
         worker = w;
         listening();
@@ -53,7 +53,7 @@ describe('workerCommand', () => {
   it('rejects an unknown deployment with a config error', async () => {
     const { io: cmdIo } = io();
     await expect(
-      workerCommand({ deployment: 'nope' }, cmdIo, { logger: silentWorkerLogger }),
+      workerCommand({ deployment: 'nope' }, cmdIo, { logger: silentLogger }),
     ).rejects.toMatchObject({
       code: 'CONFIG_INVALID',
     });

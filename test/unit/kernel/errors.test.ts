@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
   ConfigError,
+  DeploymentUnknownError,
+  describeError,
   formatConfigIssue,
   KernelErrorCode,
   PluginError,
+  reportedRetryable,
   TaskConfigError,
 } from '../../../src/kernel/errors.js';
 
@@ -25,6 +28,27 @@ describe('kernel error codes', () => {
     expect(err.code).toBe('CONFIG_INVALID');
     expect(err.message).toContain('/a.yaml:3:5: x.y: bad');
     expect(err.message).toContain('env WORKER_TASK_SLOTS: deployments.*.worker.taskSlots: worse');
+  });
+
+  it('DeploymentUnknownError names the deployment and the declared ones', () => {
+    const dep = new DeploymentUnknownError('nope', ['block', 'bundle']);
+    expect(dep).toMatchObject({ code: 'DEPLOYMENT_UNKNOWN', deployment: 'nope' });
+    expect(dep.message).toBe('unknown deployment "nope" (declared: block, bundle)');
+    expect(new DeploymentUnknownError('x', []).message).toBe('unknown deployment "x" (declared: none)');
+  });
+
+  it.each([
+    [new Error('boom'), 'boom', undefined],
+    [new TypeError(''), 'TypeError', undefined],
+    [Object.assign(new Error('later'), { retryable: true }), 'later', true],
+    [Object.assign(new Error('never'), { retryable: false }), 'never', false],
+    [Object.assign(new Error('odd'), { retryable: 'yes' }), 'odd', undefined],
+    ['plain text', 'plain text', undefined],
+    [{ retryable: true }, '[object Object]', true],
+    [null, 'null', undefined],
+  ])('describeError / reportedRetryable of %o', (err, text, retryable) => {
+    expect(describeError(err)).toBe(text);
+    expect(reportedRetryable(err)).toBe(retryable);
   });
 
   it('formats a file issue without a position as the file alone', () => {

@@ -5,9 +5,9 @@
 
 import type { WaitRequest as ExecutorWaitRequest } from '../../../executor/protocol.js';
 import type { DispatcherConfig } from '../core/dispatcher/index.js';
-import { NoStorageError } from '../../worker/adapters/errors.js';
+import { NoStorageError } from '../errors.js';
 import type { ExecuteCallCommand, ResumeOutcome } from './executor-link.js';
-import type { WorkerLogger } from '../../worker/adapters/telemetry/worker-logger.js';
+import type { ServiceLogger as WorkerLogger } from '../../../kernel/observability/service-logger.js';
 
 /** An IO read a running function asked for (`ctx.io.get / getMany / scan`). */
 export type CallIoRequest = Extract<ExecutorWaitRequest, { kind: 'io' }>;

@@ -1,7 +1,7 @@
 // Translations between the Worker's pieces on the executor call path: worker config → dispatcher config,
 // the task signal's abort reason → the dispatcher's cancel reason, executor failures → dispatcher
 // failures, the JSON size of a call's value (what maxCollectedOutputBytes counts), the outcomes a
-// Calls phase resolves with (the Worker's CallPhaseOutcome, worker/adapters/orchestration/ports.ts), and
+// Calls phase resolves with (CallPhaseOutcome, ../ports.ts), and
 // the one log line of a task whose calls ran again.
 
 import type { WorkerConfig } from '../../../kernel/config-types.js';
@@ -13,8 +13,8 @@ import {
   type RetrySummary,
   type TaskCancelReason,
 } from '../core/dispatcher/index.js';
-import { describeError, reportedRetryable } from '../../worker/adapters/orchestration/phase-results.js';
-import type { CallPhaseOutcome } from '../../worker/adapters/orchestration/ports.js';
+import { describeError, reportedRetryable } from '../../../kernel/errors.js';
+import type { CallPhaseOutcome } from '../ports.js';
 import type { ExecutorLinkEvent } from './executor-link.js';
 
 /** The dispatcher settings of a deployment's `worker` section, and the config's `functions.retry`. */

@@ -60,12 +60,11 @@ import { CallRunnerTimer } from './call-runner-timer.js';
 import { pageArgs, pageInfo } from './page-frames.js';
 import { CallStreamFeeder } from './call-stream-feeder.js';
 import { tenantKey } from './tenant-key.js';
-import type {
-  CallPhaseOutcome,
-  CallPhaseRunner,
-  CallPhaseTask,
-} from '../../worker/adapters/orchestration/ports.js';
-import { silentWorkerLogger, type WorkerLogger } from '../../worker/adapters/telemetry/worker-logger.js';
+import type { CallPhaseOutcome, CallPhaseRunner, CallPhaseTask } from '../ports.js';
+import {
+  silentLogger as silentWorkerLogger,
+  type ServiceLogger as WorkerLogger,
+} from '../../../kernel/observability/service-logger.js';
 
 export type {
   CallIoHandler,

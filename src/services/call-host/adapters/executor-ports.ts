@@ -1,4 +1,4 @@
-// The real executor side of a Worker, as the orchestrator's ports (worker/adapters/orchestration/ports.ts):
+// The real executor side of a Worker, as the ports the call host implements for it (../ports.ts):
 //
 //   createExecutorPorts({config, deployment, ...}) → {
 //     callRunner         ExecutorCallRunner: dispatcher core + language router + one link per executor
@@ -35,8 +35,8 @@ import {
   type FunctionLanguage,
   type FunctionsInventory,
 } from '../../../executor/core/functions-inventory.js';
-import { codeEpochsFromView } from '../../worker/adapters/orchestration/default-ports.js';
-import { DeploymentUnknownError } from '../../worker/adapters/errors.js';
+import { codeEpochsFromView, type CodeEpochSource, type ExecutorReadiness } from '../ports.js';
+import { DeploymentUnknownError } from '../../../kernel/errors.js';
 import {
   ExecutorCallRunner,
   dispatcherConfigFromWorker,
@@ -46,8 +46,10 @@ import {
 import type { ExecutorLinkEvent, WaitingRequest } from './executor-link.js';
 import { EpochInventories, ExecutorRouter, ExecutorSetReadiness, epochSourceFor } from './executor-router.js';
 import { ExecutorSupervisor } from './executor-supervisor.js';
-import type { CodeEpochSource, ExecutorReadiness } from '../../worker/adapters/orchestration/ports.js';
-import { silentWorkerLogger, type WorkerLogger } from '../../worker/adapters/telemetry/worker-logger.js';
+import {
+  silentLogger as silentWorkerLogger,
+  type ServiceLogger as WorkerLogger,
+} from '../../../kernel/observability/service-logger.js';
 
 export interface ExecutorPortsOptions {
   readonly config: BlockxConfig;

@@ -24,8 +24,7 @@
 // and one Map lookup per CancelCall / ResumeCall.
 
 import { ExecutorErrorCode } from '../../../executor/errors.js';
-import { ManualExecutorReadiness } from '../../worker/adapters/orchestration/default-ports.js';
-import type { ExecutorReadiness, ExecutorReadinessEvent } from '../../worker/adapters/orchestration/ports.js';
+import { ManualExecutorReadiness, type ExecutorReadiness, type ExecutorReadinessEvent } from '../ports.js';
 import {
   buildFunctionsInventory,
   collisionMessage,

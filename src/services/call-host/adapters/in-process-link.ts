@@ -52,7 +52,10 @@ import {
   type WaitingRequest,
 } from './executor-link.js';
 import { InProcessFunctions } from './in-process-functions.js';
-import { silentWorkerLogger, type WorkerLogger } from '../../worker/adapters/telemetry/worker-logger.js';
+import {
+  silentLogger as silentWorkerLogger,
+  type ServiceLogger as WorkerLogger,
+} from '../../../kernel/observability/service-logger.js';
 
 export interface InProcessLinkOptions {
   /** Folder of the function files (`config.functions.dir`). */

@@ -6,10 +6,9 @@
 // when it is available; otherwise a Coordinator watching exactly one prefix reports that prefix for every
 // Worker, and one watching several leaves the column empty.
 
+import { type ServiceLogger, silentLogger } from '../../../kernel/observability/service-logger.js';
 import type { CoordinatorAdminServiceHandlers } from '../../../grpc/proto.js';
 import type { GetClusterStatusResponse } from '../../../generated/proto/blockx/coordinator/v1/GetClusterStatusResponse.js';
-import { silentLogger } from '../../registry/registry-port.js';
-import type { Logger } from '../../registry/registry-port.js';
 import { clusterStatus, clusterStatusView } from '../core/cluster-status.js';
 import type { ClusterStatus, RegistrySource } from '../core/cluster-status.js';
 import type { CoordinatorCore } from '../core/coordinator-core.js';
@@ -26,7 +25,7 @@ export interface AdminServiceOptions {
   readonly registryEntryOf?: (workerAddr: string) => RegistrySource | undefined;
   /** UTC ms (default: the server's clock, Date.now). */
   readonly clock?: () => number;
-  readonly logger?: Logger;
+  readonly logger?: ServiceLogger;
   /** The functions store of an in-process cluster (functions-admin.ts); absent: those RPCs refuse. */
   readonly functions?: FunctionsStore;
 }

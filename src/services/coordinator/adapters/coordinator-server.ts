@@ -17,6 +17,7 @@
 //
 // Observability (metrics and log lines) is reservation-reporter.ts.
 
+import { type ServiceLogger, silentLogger } from '../../../kernel/observability/service-logger.js';
 import type * as grpc from '@grpc/grpc-js';
 import { callerIdentity } from '../../../grpc/peer-identity.js';
 import { performance } from 'node:perf_hooks';
@@ -29,8 +30,6 @@ import { CoordinatorError, CoordinatorErrorCode } from '../core/errors.js';
 import type { SlotOutcome } from '../core/inputs.js';
 import { ReservationMachine, rejectionOutcome } from '../core/reservation.js';
 import type { RequestSlotsCommand, ReserveResult } from '../core/reservation-types.js';
-import { silentLogger } from '../../registry/registry-port.js';
-import type { Logger } from '../../registry/registry-port.js';
 import { statusPartsOf, toServiceError } from './grpc-status.js';
 import { driveReservation } from './reservation-driver.js';
 import { ReservationReporter, type BatchStats, type ReservationObserver } from './reservation-reporter.js';
@@ -70,7 +69,7 @@ export interface CoordinatorServerOptions {
   readonly config?: Partial<HandlerConfig>;
   /** UTC ms (default Date.now). */
   readonly clock?: () => number;
-  readonly logger?: Logger;
+  readonly logger?: ServiceLogger;
   readonly observer?: ReservationObserver;
 }
 
@@ -117,7 +116,7 @@ export class CoordinatorServer {
   readonly config: HandlerConfig;
   private readonly reserver: SlotReserver;
   private readonly clock: () => number;
-  private readonly logger: Logger;
+  private readonly logger: ServiceLogger;
   private readonly reporter: ReservationReporter;
 
   constructor(opts: CoordinatorServerOptions) {

@@ -28,10 +28,10 @@
 // the pure DashboardModel (core/dashboard-model.ts), add the backfill jobs, publish. Polls never overlap:
 // the next is armed when one ends, `intervalMs` after it began (at once if it took longer).
 
+import { type ServiceLogger, silentLogger } from '../../../kernel/observability/service-logger.js';
 import type { DashboardSnapshot, DashboardSource } from '../../../contracts/dashboard.js';
 import type { ListRecentTasksResponse__Output } from '../../../generated/proto/blockx/worker/v1/ListRecentTasksResponse.js';
-import { describeError, silentLogger } from '../../registry/registry-port.js';
-import type { Logger } from '../../registry/registry-port.js';
+import { describeError } from '../../registry/registry-port.js';
 import { clusterStatus, clusterStatusView } from '../core/cluster-status.js';
 import type { RegistrySource } from '../core/cluster-status.js';
 import { DashboardModel } from '../core/dashboard-model.js';
@@ -71,7 +71,7 @@ export interface DashboardFeedOptions {
   readonly clock?: () => number;
   readonly intervalMs?: number;
   readonly workerTimeoutMs?: number;
-  readonly logger?: Logger;
+  readonly logger?: ServiceLogger;
 }
 
 export interface DashboardFeed extends DashboardSource {
@@ -98,7 +98,7 @@ class Feed implements DashboardFeed {
   private readonly clock: () => number;
   private readonly intervalMs: number;
   private readonly workerTimeoutMs: number;
-  private readonly logger: Logger;
+  private readonly logger: ServiceLogger;
   private readonly prefixes: readonly string[];
   private readonly sourceOf: (workerAddr: string) => RegistrySource | undefined;
   private readonly model = new DashboardModel();

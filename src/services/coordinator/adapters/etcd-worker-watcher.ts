@@ -16,6 +16,7 @@
 //     when every prefix is back (re-listed and watching) → markWatchReconnected(now).
 // All core writes go through the server's write lock, the only synchronisation point.
 
+import { type ServiceLogger, silentLogger } from '../../../kernel/observability/service-logger.js';
 import type { CoordinatorCore } from '../core/coordinator-core.js';
 import { PrefixMergeView } from '../core/prefix-merge-view.js';
 import type { MergeChange } from '../core/prefix-merge-view.js';
@@ -24,13 +25,8 @@ import type { HeartbeatParseError } from '../../../contracts/errors.js';
 import type { WorkerHeartbeat } from '../../../contracts/heartbeat.js';
 import { workerAddrFromKey } from '../../../contracts/registry-prefix.js';
 import type { RegistryPrefixFormat } from '../../../contracts/registry-prefix.js';
-import { describeError, silentLogger } from '../../registry/registry-port.js';
-import type {
-  Logger,
-  RegistryEvent,
-  RegistryWatch,
-  WorkerRegistryReader,
-} from '../../registry/registry-port.js';
+import { describeError } from '../../registry/registry-port.js';
+import type { RegistryEvent, RegistryWatch, WorkerRegistryReader } from '../../registry/registry-port.js';
 
 /** The part of CoordinatorServer the watcher needs: the core under the write lock. */
 export interface CoreWriteAccess {
@@ -44,7 +40,7 @@ export interface WorkerWatcherOptions {
   readonly server: CoreWriteAccess;
   /** UTC ms (default Date.now). */
   readonly clock?: () => number;
-  readonly logger?: Logger;
+  readonly logger?: ServiceLogger;
   /** A Worker left the view (e.g. so its gRPC channel can be closed). */
   readonly onWorkerRemoved?: (workerAddr: string) => void;
   /** Called after every change applied to the core (e.g. to refresh health). */
@@ -72,7 +68,7 @@ export class EtcdWorkerWatcher {
   private readonly merge: PrefixMergeView;
   private readonly prefixState = new Map<string, PrefixState>();
   private readonly clock: () => number;
-  private readonly logger: Logger;
+  private readonly logger: ServiceLogger;
   /** Key → the raw value last warned about, so a garbage key is reported once, not on every re-list. */
   private readonly warned = new Map<string, string>();
   private initialized = false;

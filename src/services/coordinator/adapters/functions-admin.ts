@@ -4,6 +4,7 @@
 // writes etcd itself) answers FAILED_PRECONDITION saying so. A store error becomes its status through the
 // Coordinator's one mapping (grpc-status.ts); the store's code travels in the blockx error-code metadata.
 
+import type { ServiceLogger } from '../../../kernel/observability/service-logger.js';
 import * as grpc from '@grpc/grpc-js';
 import type { FunctionsChange } from '../../../generated/proto/blockx/coordinator/v1/FunctionsChange.js';
 import type { FunctionsVersion } from '../../../generated/proto/blockx/coordinator/v1/FunctionsVersion.js';
@@ -14,7 +15,6 @@ import { MAX_BUNDLE_STORED_BYTES } from '../../functions-store/bundle-limits.js'
 import { FunctionsStoreError, FunctionsStoreErrorCode as Code } from '../../functions-store/errors.js';
 import type { FunctionsStore } from '../../functions-store/functions-store.js';
 import type { VersionEntry } from '../../functions-store/version-index.js';
-import type { Logger } from '../../registry/registry-port.js';
 import { domainStatusOf } from './grpc-status.js';
 
 type FunctionsHandlers = Pick<
@@ -23,7 +23,7 @@ type FunctionsHandlers = Pick<
 >;
 
 /** A store error as its status (grpc-status.ts, the Coordinator's one mapping); anything else INTERNAL. */
-function toStatus(err: unknown, logger: Logger, rpc: string): grpc.ServiceError {
+function toStatus(err: unknown, logger: ServiceLogger, rpc: string): grpc.ServiceError {
   const known = domainStatusOf(err);
   if (known !== undefined && known.status !== grpc.status.INTERNAL) {
     return grpcStatusError(known.status, known.message, known.code);
@@ -42,7 +42,10 @@ const versionWire = (e: VersionEntry): FunctionsVersion => ({
   deployedAtMs: e.deployedAtMs,
 });
 
-export function functionsAdminHandlers(store: FunctionsStore | undefined, logger: Logger): FunctionsHandlers {
+export function functionsAdminHandlers(
+  store: FunctionsStore | undefined,
+  logger: ServiceLogger,
+): FunctionsHandlers {
   const noStore = (): grpc.ServiceError =>
     grpcStatusError(
       grpc.status.FAILED_PRECONDITION,

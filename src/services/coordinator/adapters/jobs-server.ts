@@ -4,11 +4,11 @@
 // refusal to its status (through the Coordinator's one error mapping, grpc-status.ts). Nothing here touches
 // routing.
 
+import { type ServiceLogger, silentLogger } from '../../../kernel/observability/service-logger.js';
 import * as grpc from '@grpc/grpc-js';
 import { callerIdentity } from '../../../grpc/peer-identity.js';
 import type { CoordinatorJobsServiceHandlers } from '../../../grpc/proto.js';
-import { silentLogger, describeError } from '../../registry/registry-port.js';
-import type { Logger } from '../../registry/registry-port.js';
+import { describeError } from '../../registry/registry-port.js';
 import type { BackfillJobs } from '../core/backfill-jobs.js';
 import { grpcStatusError } from '../../../grpc/status.js';
 import { domainStatusOf } from './grpc-status.js';
@@ -17,7 +17,7 @@ import type { BackfillJobView } from '../../../contracts/dashboard.js';
 export interface JobsServiceOptions {
   /** UTC ms (default Date.now). */
   readonly clock?: () => number;
-  readonly logger?: Logger;
+  readonly logger?: ServiceLogger;
 }
 
 /** What the dashboard feed reads: the jobs reported recently, most recent first. */

@@ -4,11 +4,11 @@
 // trips are reported as they happen. A unary reservation also ends in one debug line with its task_id,
 // outcome, duration and candidates tried; a batch ends in one debug line with its counts.
 
+import type { ServiceLogger } from '../../../kernel/observability/service-logger.js';
 import { performance } from 'node:perf_hooks';
 import { MAX_ID_BYTES, cutText } from '../../../kernel/input-bounds.js';
 import type { SlotOutcome } from '../core/inputs.js';
 import type { ReservationEvent, ReserveResult } from '../core/reservation-types.js';
-import type { Logger } from '../../registry/registry-port.js';
 
 /** One task's reservation as a whole, for metrics. */
 export interface ReservationRecord {
@@ -35,7 +35,7 @@ const LOGGED_IDS = 5;
 
 export class ReservationReporter {
   constructor(
-    private readonly logger: Logger,
+    private readonly logger: ServiceLogger,
     private readonly observer: ReservationObserver,
   ) {}
 

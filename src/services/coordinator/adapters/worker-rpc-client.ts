@@ -10,6 +10,7 @@
 // first use. A point-to-point client needs no balancer. Channels of Workers that left the registry are
 // closed (`forget`), and a sweep closes channels idle for longer than `idleCloseMs`.
 
+import { type ServiceLogger, silentLogger } from '../../../kernel/observability/service-logger.js';
 import * as grpc from '@grpc/grpc-js';
 import { CLIENT_CHANNEL_OPTIONS } from '../../../grpc/channel-options.js';
 import { channelCredentials } from '../../../grpc/tls.js';
@@ -28,8 +29,7 @@ import type {
 import { MAX_HEARTBEAT_SLOTS } from '../../../contracts/heartbeat.js';
 import { capacityReportProblem } from '../core/index.js';
 import type { CapacityReport } from '../core/index.js';
-import { describeError, silentLogger } from '../../registry/registry-port.js';
-import type { Logger } from '../../registry/registry-port.js';
+import { describeError } from '../../registry/registry-port.js';
 import { SlotError, requestSlotsOneByOne } from './slot-reserver.js';
 import type {
   SlotErrorCode,
@@ -206,7 +206,7 @@ export interface WorkerRpcClientOptions {
   /** Close a channel unused for this long (default 5 min). */
   readonly idleCloseMs?: number;
   readonly channelOptions?: grpc.ChannelOptions;
-  readonly logger?: Logger;
+  readonly logger?: ServiceLogger;
   /**
    * Mutual TLS to every Worker: the Worker's certificate must be signed by the cluster CA and name the
    * address it advertised (docs/security.md § TLS and authentication). Omitted: plaintext.
@@ -243,7 +243,7 @@ export class WorkerRpcClient implements SlotReserver {
   private readonly idleCloseMs: number;
   private readonly channelOptions: grpc.ChannelOptions;
   private readonly tls: TlsMaterial | undefined;
-  private readonly logger: Logger;
+  private readonly logger: ServiceLogger;
   private readonly sweeper: NodeJS.Timeout;
   private closed = false;
 

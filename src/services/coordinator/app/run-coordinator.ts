@@ -17,6 +17,7 @@
 // and `blockx coordinator`); `prometheusListen` makes runCoordinator serve it itself, at
 // `observability.prometheus.path`, until close() (tests and embedding).
 
+import type { ServiceLogger } from '../../../kernel/observability/service-logger.js';
 import type { FunctionsStore } from '../../functions-store/functions-store.js';
 import { adminServiceHandlers } from '../adapters/admin-server.js';
 import type { DashboardFeedOptions, RecentTasksClient } from '../adapters/dashboard-feed.js';
@@ -52,7 +53,7 @@ import { EtcdRegistryReader } from '../../registry/etcd-registry-reader.js';
 import { etcdSecurityOf } from '../../registry/etcd-client.js';
 import { validateRegistryPrefixes } from '../../../contracts/registry-prefix.js';
 import type { RegistryPrefix } from '../../../contracts/registry-prefix.js';
-import type { Logger, WorkerRegistryReader } from '../../registry/registry-port.js';
+import type { WorkerRegistryReader } from '../../registry/registry-port.js';
 import { CoordinatorCore } from '../core/coordinator-core.js';
 import { coordinatorCoreConfigFrom } from '../core/config.js';
 import { CoordinatorConfigError } from '../core/errors.js';
@@ -72,7 +73,7 @@ export interface RunCoordinatorOptions {
   /** A deployment name declared in the config; its `kind` picks the service. */
   readonly deployment: string;
   /** Default: pino JSON on stdout at config.observability.logLevel. */
-  readonly logger?: Logger;
+  readonly logger?: ServiceLogger;
   /** The registry when no etcd endpoints are configured (`blockx up`'s in-process registry). */
   readonly registry?: WorkerRegistryReader;
   /** UTC ms (default Date.now). */
@@ -176,7 +177,7 @@ export async function runCoordinator(opts: RunCoordinatorOptions): Promise<Runni
     ]);
   }
 
-  const logger: Logger = opts.logger ?? createCoordinatorLogger(config, deployment);
+  const logger: ServiceLogger = opts.logger ?? createCoordinatorLogger(config, deployment);
   const clock = opts.clock ?? Date.now;
   // Refused before anything starts: a plaintext listener other hosts can reach (docs/security.md).
   const tls = serviceTls(config.tls, `${at}.listen`, c.listen);
@@ -327,7 +328,7 @@ class ReadinessTracker {
     private readonly server: CoordinatorServer,
     private readonly health: ReturnType<typeof createHealth>,
     private readonly clock: () => number,
-    private readonly logger: Logger,
+    private readonly logger: ServiceLogger,
   ) {}
 
   start(): void {

@@ -13,8 +13,8 @@ import { EtcdFunctionsKv } from '../../functions-store/etcd-kv.js';
 import { FunctionsStore } from '../../functions-store/functions-store.js';
 import { ClusterCodeView, type ClusterCodeSource } from '../adapters/code-view/cluster-code-view.js';
 import { createExecutorPorts, tsxExecutorCommand, type CallIoHandler } from '../../call-host/index.js';
-import type { CallPhaseRunner, CodeEpochSource, ExecutorReadiness } from '../adapters/orchestration/ports.js';
-import type { WorkerLogger } from '../adapters/telemetry/worker-logger.js';
+import type { CallPhaseRunner, CodeEpochSource, ExecutorReadiness } from '../../call-host/index.js';
+import type { ServiceLogger } from '../../../kernel/observability/service-logger.js';
 
 export interface ExecutorRuntimeHandle {
   readonly callRunner: CallPhaseRunner;
@@ -28,7 +28,7 @@ export interface ExecutorRuntimeHandle {
 export async function startExecutorRuntime(ctx: {
   config: BlockxConfig;
   deployment: string;
-  logger: WorkerLogger;
+  logger: ServiceLogger;
   /** Serves the functions' `ctx.io` reads (the task IO scopes' handler); default: no storage. */
   io?: CallIoHandler;
   /** The executor command without its flags; default: the built CLI, or src/ under tsx from src/. */
@@ -88,7 +88,7 @@ export async function startExecutorRuntime(ctx: {
  */
 async function startClusterCode(
   config: BlockxConfig,
-  logger: WorkerLogger,
+  logger: ServiceLogger,
   given: ClusterCodeSource | undefined,
 ): Promise<{ view: ClusterCodeView; close(): Promise<void> } | undefined> {
   if (config.functions.source !== 'cluster') return undefined;

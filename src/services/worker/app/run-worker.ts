@@ -40,29 +40,19 @@ import { createServiceRegistry, setServiceLabels } from '../../../kernel/observa
 import type { PluginKind, PluginRegistry } from '../../../kernel/plugin-registry.js';
 import type { WorkerRegistryWriter } from '../../registry/registry-port.js';
 import { WorkerCore } from '../core/index.js';
-import {
-  ManualExecutorReadiness,
-  NoStorageIoScopeFactory,
-  StaticCodeEpochSource,
-} from '../adapters/orchestration/default-ports.js';
-import { DeploymentUnknownError } from '../adapters/errors.js';
+import { ManualExecutorReadiness } from '../../call-host/index.js';
+import { NoStorageIoScopeFactory, StaticCodeEpochSource } from '../adapters/orchestration/default-ports.js';
+import { DeploymentUnknownError } from '../../../kernel/errors.js';
 import { workerServiceHandlers } from '../adapters/grpc/grpc-server.js';
 import { RecentTasksRecorder, workerAdminServiceHandlers } from '../adapters/grpc/admin-server.js';
 import { RunTasksStreams } from '../adapters/grpc/run-tasks-stream.js';
 import { HeartbeatPublisher } from '../adapters/telemetry/heartbeat-publisher.js';
 import { createInProcessCallRunner, dispatcherConfigFromWorker } from '../../call-host/index.js';
 import { Orchestrator } from '../adapters/orchestration/orchestrator.js';
-import {
-  silentWorkerLogger,
-  withBoundedTaskIds,
-  type WorkerLogger,
-} from '../adapters/telemetry/worker-logger.js';
-import type {
-  CallPhaseRunner,
-  CodeEpochSource,
-  ExecutorReadiness,
-  TaskIoScopeFactory,
-} from '../adapters/orchestration/ports.js';
+import { withBoundedTaskIds } from '../adapters/telemetry/worker-logger.js';
+import { silentLogger, type ServiceLogger } from '../../../kernel/observability/service-logger.js';
+import type { CallPhaseRunner, CodeEpochSource, ExecutorReadiness } from '../../call-host/index.js';
+import type { TaskIoScopeFactory } from '../adapters/orchestration/ports.js';
 import { SubscriptionManager } from '../adapters/grpc/subscription-manager.js';
 import {
   statsSourceOf,
@@ -94,7 +84,7 @@ export interface RunWorkerOptions {
   readonly executorReadiness?: ExecutorReadiness;
   /** Where heartbeats go (etcd, or the in-process registry of `blockx up`); none = standalone. */
   readonly registryWriter?: WorkerRegistryWriter;
-  readonly logger?: WorkerLogger;
+  readonly logger?: ServiceLogger;
   /** Overrides `worker.listen` (e.g. `127.0.0.1:0`). */
   readonly listen?: string;
   /** Grace for open calls (WatchTasks streams) when the server stops. Default 1000 ms. */
@@ -137,7 +127,7 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
   const dep = config.deployments[deployment];
   if (dep === undefined) throw new DeploymentUnknownError(deployment, Object.keys(config.deployments));
   const w = dep.worker;
-  const logger = withBoundedTaskIds(opts.logger ?? silentWorkerLogger);
+  const logger = withBoundedTaskIds(opts.logger ?? silentLogger);
   const listen = opts.listen ?? w.listen;
   // Refused before anything starts: a plaintext listener other hosts can reach (docs/security.md).
   const tls = serviceTls(config.tls, `deployments.${deployment}.worker.listen`, listen);

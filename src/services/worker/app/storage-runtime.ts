@@ -11,7 +11,7 @@ import type { BlockxConfig } from '../../../kernel/config-types.js';
 import { openStorage } from '../../storage/open-storage.js';
 import type { StorageBackend } from '../../storage/types.js';
 import { StorageIoScopeFactory } from '../adapters/io/index.js';
-import type { WorkerLogger } from '../adapters/telemetry/worker-logger.js';
+import type { ServiceLogger } from '../../../kernel/observability/service-logger.js';
 
 export interface StorageRuntime {
   readonly backend: StorageBackend;
@@ -24,7 +24,7 @@ export interface StorageRuntime {
 /** Opens and migrates the configured storage. Rejects (closing what it opened) on any failure. */
 export async function startStorageRuntime(ctx: {
   readonly config: BlockxConfig;
-  readonly logger: WorkerLogger;
+  readonly logger: ServiceLogger;
 }): Promise<StorageRuntime> {
   const { config, logger } = ctx;
   const backend = await openStorage(config.storage, config.tables, { baseDir: config.baseDir });

@@ -18,7 +18,7 @@ import {
   type ExecutorPorts,
 } from '../../../../src/services/call-host/adapters/executor-ports.js';
 import { tsxExecutorCommand } from '../../../../src/services/call-host/adapters/executor-supervisor.js';
-import type { WorkerLogger } from '../../../../src/services/worker/adapters/telemetry/worker-logger.js';
+import type { ServiceLogger } from '../../../../src/kernel/observability/service-logger.js';
 import { runWorker, type RunningWorker } from '../../../../src/services/worker/app/run-worker.js';
 import {
   startStorageRuntime,
@@ -48,7 +48,7 @@ export interface StartOptions {
   readonly executor?: Partial<ExecutorConfig>;
 }
 
-export function collectingLogger(lines: string[]): WorkerLogger {
+export function collectingLogger(lines: string[]): ServiceLogger {
   const at =
     (level: string) =>
     (obj: Record<string, unknown>, msg: string): void => {

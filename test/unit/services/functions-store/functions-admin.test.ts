@@ -1,6 +1,7 @@
 // The functions RPCs of CoordinatorAdminService (src/services/coordinator/adapters/functions-admin.ts)
 // over a store on the in-memory backend: answers in the wire shape, store errors as gRPC statuses with
 // the store's code in the metadata, and FAILED_PRECONDITION from a coordinator without a store.
+import { silentLogger } from '../../../../src/kernel/observability/service-logger.js';
 import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { functionsAdminHandlers } from '../../../../src/services/coordinator/adapters/functions-admin.js';
@@ -9,7 +10,6 @@ import { encodeBundle } from '../../../../src/services/functions-store/bundle.js
 import { FunctionsStoreError } from '../../../../src/services/functions-store/errors.js';
 import { FunctionsStore } from '../../../../src/services/functions-store/functions-store.js';
 import { MemoryFunctionsKv } from '../../../../src/services/functions-store/memory-kv.js';
-import { silentLogger } from '../../../../src/services/registry/registry-port.js';
 
 type Handler = (
   call: { request: unknown },

@@ -25,7 +25,7 @@ import type { Bundle } from '../../../functions-store/bundle.js';
 import { FunctionsStoreError, FunctionsStoreErrorCode } from '../../../functions-store/errors.js';
 import type { CurrentPointer } from '../../../functions-store/store-keys.js';
 import { parseAnyFunctionFileName } from '../../../../executor/core/functions-inventory.js';
-import { silentWorkerLogger, type WorkerLogger } from '../telemetry/worker-logger.js';
+import { silentLogger, type ServiceLogger } from '../../../../kernel/observability/service-logger.js';
 
 /** How often a Worker reads the current pointer. The pickup bound is this plus one bundle fetch. */
 export const FUNCTIONS_POLL_MS = 1_000;
@@ -48,7 +48,7 @@ export interface ClusterCodeViewOptions {
   readonly source: ClusterCodeSource;
   readonly functionsDir: string;
   readonly pollMs?: number;
-  readonly logger?: WorkerLogger;
+  readonly logger?: ServiceLogger;
   /** Milliseconds clock for the retry backoff (tests). */
   readonly clock?: () => number;
   /**
@@ -62,7 +62,7 @@ export class ClusterCodeView extends PinnedEpochs {
   private readonly source: ClusterCodeSource;
   private readonly functionsDir: string;
   private readonly pollMs: number;
-  private readonly logger: WorkerLogger;
+  private readonly logger: ServiceLogger;
   private readonly clock: () => number;
   private readonly check: (bundle: Bundle) => void;
   private error: string | undefined;
@@ -77,7 +77,7 @@ export class ClusterCodeView extends PinnedEpochs {
     this.source = options.source;
     this.functionsDir = options.functionsDir;
     this.pollMs = options.pollMs ?? FUNCTIONS_POLL_MS;
-    this.logger = options.logger ?? silentWorkerLogger;
+    this.logger = options.logger ?? silentLogger;
     this.clock = options.clock ?? Date.now;
     this.check = options.check ?? ((): void => {});
   }

@@ -17,8 +17,8 @@ import type { PluginRegistry } from '../../../../kernel/plugin-registry.js';
 import { TaskState, type TaskResult, type TerminalTaskState } from '../../core/index.js';
 import { RecentTasks, type RecentTasksPage } from '../../core/recent-tasks.js';
 import type { AdmittedTask, OrchestratorListener } from '../orchestration/orchestrator.js';
-import { describeError } from '../orchestration/phase-results.js';
-import type { WorkerLogger } from '../telemetry/worker-logger.js';
+import { describeError } from '../../../../kernel/errors.js';
+import type { ServiceLogger } from '../../../../kernel/observability/service-logger.js';
 import { peerCertificate } from '../../../../grpc/authorization.js';
 import { callerIdentity, type IdentifiedCall } from '../../../../grpc/peer-identity.js';
 import { cachedRolesOf, seesEveryClient } from '../../../../kernel/roles.js';
@@ -61,7 +61,7 @@ export interface WorkerAdminDeps {
   /** This process's random id (a restart is a new one). */
   readonly workerInstance: string;
   readonly now: () => number;
-  readonly logger: WorkerLogger;
+  readonly logger: ServiceLogger;
   /** What a submitted task is checked against now (the admission's plugins and served tables). */
   readonly serving: () => Promise<ServingDescription>;
 }

@@ -10,7 +10,7 @@ import { grpcStatusError } from '../../../../grpc/status.js';
 import type { TaskErrorWire } from '../../../../grpc/wire-types.js';
 import { MAX_STATUS_MESSAGE_BYTES, cutText } from '../../../../kernel/input-bounds.js';
 import { WorkerAdmissionError, WorkerErrorCode } from '../../core/index.js';
-import { describeError } from '../orchestration/phase-results.js';
+import { describeError } from '../../../../kernel/errors.js';
 
 /** A Worker error as a status: what the unary RPC returns, what a batched RPC puts in a TaskError. */
 export interface WorkerErrorStatus {

@@ -16,8 +16,8 @@ import type { SlotGrantWire, WorkerCapacityWire } from '../../../../grpc/wire-ty
 import { acceptWatchTaskIds, requireBatchSize } from '../../core/index.js';
 import { taskErrorToWire, workerCodeToGRPC, workerErrorStatus } from './error-status.js';
 import type { Orchestrator } from '../orchestration/orchestrator.js';
-import type { WorkerLogger } from '../telemetry/worker-logger.js';
-import { describeError } from '../orchestration/phase-results.js';
+import type { ServiceLogger } from '../../../../kernel/observability/service-logger.js';
+import { describeError } from '../../../../kernel/errors.js';
 import type { RunTasksStreams } from './run-tasks-stream.js';
 import type { SubscriptionManager } from './subscription-manager.js';
 import {
@@ -40,7 +40,7 @@ export interface WorkerServiceDeps {
   >;
   readonly subscriptions: Pick<SubscriptionManager, 'watch'>;
   readonly plugins: TaskConfigValidator;
-  readonly logger: WorkerLogger;
+  readonly logger: ServiceLogger;
   /** The open RunTasks streams (run-tasks-stream.ts), built with the same orchestrator. */
   readonly runTasks: Pick<RunTasksStreams, 'serve'>;
   /**

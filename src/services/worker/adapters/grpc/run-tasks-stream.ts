@@ -42,7 +42,7 @@ import {
 } from '../../core/index.js';
 import { taskErrorToWire, workerErrorStatus } from './error-status.js';
 import type { Orchestrator } from '../orchestration/orchestrator.js';
-import { describeError } from '../orchestration/phase-results.js';
+import { describeError } from '../../../../kernel/errors.js';
 import type { StreamWatch, SubscriptionManager, WatchUpdate } from './subscription-manager.js';
 import {
   admissionToWire,
@@ -53,7 +53,7 @@ import {
   watchUpdateToWire,
   type TaskConfigValidator,
 } from './wire.js';
-import type { WorkerLogger } from '../telemetry/worker-logger.js';
+import type { ServiceLogger } from '../../../../kernel/observability/service-logger.js';
 
 /** `worker.runTasks.flushMs` when unset: terminal updates wait at most 2 ms to share a message. */
 export const DEFAULT_RUN_TASKS_FLUSH_MS = 2;
@@ -73,7 +73,7 @@ export interface RunTasksDeps {
   readonly orchestrator: Pick<Orchestrator, 'submitTask'>;
   readonly subscriptions: Pick<SubscriptionManager, 'attach'>;
   readonly plugins: TaskConfigValidator;
-  readonly logger: WorkerLogger;
+  readonly logger: ServiceLogger;
   readonly options: RunTasksOptions;
 }
 

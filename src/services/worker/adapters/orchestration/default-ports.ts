@@ -5,9 +5,9 @@
 //                            storage, like hello_world with ReturnValueResultHandler, runs), and every
 //                            IO operation rejects with NoStorageError (not retryable).
 //   StaticCodeEpochSource    one fixed epoch; pins are counted only so tests can check they are released.
-//   ManualExecutorReadiness  readiness pushed by hand (tests, the in-process link: ready at once; the app
-//                            feeds it from the executor link's executorReady / executorLost events).
-//   codeEpochsFromView       the real CodeEpochSource over the executor's FunctionCodeView.
+//
+// The call host's ManualExecutorReadiness and codeEpochsFromView are the other two defaults
+// (src/services/call-host/ports.ts).
 
 import { rowScan } from '../../../../kernel/row-scan.js';
 import type {
@@ -17,16 +17,8 @@ import type {
   TaskIo,
   TaskIoTransaction,
 } from '../../../../kernel/plugin-types.js';
-import { NoStorageError } from '../errors.js';
-import type {
-  CodeEpochPin,
-  CodeEpochSource,
-  ExecutorReadiness,
-  ExecutorReadinessEvent,
-  TaskIoScope,
-  TaskIoScopeFactory,
-} from './ports.js';
-import { parseAnyFunctionFileName } from '../../../../executor/core/functions-inventory.js';
+import { NoStorageError, type CodeEpochPin, type CodeEpochSource } from '../../../call-host/index.js';
+import type { TaskIoScope, TaskIoScopeFactory } from './ports.js';
 
 export class NoStorageIoScopeFactory implements TaskIoScopeFactory {
   /** Says plainly that there is no storage behind this factory (for logs and `blockx status`). */
@@ -82,75 +74,4 @@ export class StaticCodeEpochSource implements CodeEpochSource {
       },
     });
   }
-}
-
-export class ManualExecutorReadiness implements ExecutorReadiness {
-  private readonly listeners = new Set<(event: ExecutorReadinessEvent) => void>();
-  private last: ExecutorReadinessEvent | undefined;
-
-  constructor(initiallyReady = false) {
-    if (initiallyReady) this.last = { type: 'ready' };
-  }
-
-  subscribe(listener: (event: ExecutorReadinessEvent) => void): () => void {
-    this.listeners.add(listener);
-    if (this.last !== undefined) listener(this.last);
-    return () => this.listeners.delete(listener);
-  }
-
-  markReady(): void {
-    this.emit({ type: 'ready' });
-  }
-
-  markLost(reason: string): void {
-    this.emit({ type: 'lost', reason });
-  }
-
-  private emit(event: ExecutorReadinessEvent): void {
-    this.last = event;
-    for (const listener of [...this.listeners]) listener(event);
-  }
-}
-
-/** What codeEpochsFromView needs of a Function Code View (src/executor/code-epochs.ts FunctionCodeView). */
-export interface PinnableCodeView {
-  /** Resolves the current epoch and pins it in one step. */
-  pinCurrent(): Promise<string>;
-  unpin(epoch: string): void;
-  /** The files of a pinned epoch (gives the source its functionNames). */
-  snapshot?(epoch: string): { readonly files: readonly { readonly fileName: string }[] } | undefined;
-}
-
-/** A CodeEpochSource over a Function Code View: pin at activation, unpin exactly once on convergence. */
-export function codeEpochsFromView(view: PinnableCodeView): CodeEpochSource {
-  const snapshot = view.snapshot?.bind(view);
-  return {
-    ...(snapshot === undefined
-      ? {}
-      : {
-          async functionNames(): Promise<readonly string[]> {
-            const epoch = await view.pinCurrent();
-            try {
-              const names = (snapshot(epoch)?.files ?? []).flatMap(
-                (f) => parseAnyFunctionFileName(f.fileName)?.name ?? [],
-              );
-              return [...new Set(names)].sort();
-            } finally {
-              view.unpin(epoch);
-            }
-          },
-        }),
-    async pin(): Promise<CodeEpochPin> {
-      const epoch = await view.pinCurrent();
-      let released = false;
-      return {
-        epoch,
-        release: () => {
-          if (released) return;
-          released = true;
-          view.unpin(epoch);
-        },
-      };
-    },
-  };
 }

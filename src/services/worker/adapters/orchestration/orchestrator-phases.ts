@@ -38,16 +38,10 @@ import type {
   CallPhaseTask,
   CodeEpochPin,
   CodeEpochSource,
-  TaskIoScope,
-  TaskIoScopeFactory,
-} from './ports.js';
-import {
-  callListProblem,
-  describeError,
-  failure,
-  reportedRetryable,
-  toCorePluginResult,
-} from './phase-results.js';
+} from '../../../call-host/index.js';
+import type { TaskIoScope, TaskIoScopeFactory } from './ports.js';
+import { callListProblem, failure, toCorePluginResult } from './phase-results.js';
+import { describeError, reportedRetryable } from '../../../../kernel/errors.js';
 import type { AdmissionSemaphores, Release, Semaphore } from './semaphore.js';
 import type { TaskRuntime } from './task-runtimes.js';
 

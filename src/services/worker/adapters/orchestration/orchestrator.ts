@@ -36,7 +36,7 @@ import {
 } from '../../core/index.js';
 import { WorkerErrorRate, type ErrorRateOptions } from '../../core/health/error-rate.js';
 import { DeadlineTimer } from '../../../../kernel/deadline-timer.js';
-import { describeError } from './phase-results.js';
+import { describeError } from '../../../../kernel/errors.js';
 import {
   activateTask,
   runBuilderPhase,
@@ -44,12 +44,11 @@ import {
   runWriterPhase,
   type PhaseContext,
 } from './orchestrator-phases.js';
-import type { CallPhaseRunner, CodeEpochSource, TaskIoScopeFactory } from './ports.js';
+import type { CallPhaseRunner, CodeEpochSource } from '../../../call-host/index.js';
+import type { TaskIoScopeFactory } from './ports.js';
 import { TaskRuntimes } from './task-runtimes.js';
 import { createAdmissionSemaphores, type AdmissionSemaphores, type AdmissionSlots } from './semaphore.js';
-import { silentWorkerLogger, type WorkerLogger } from '../telemetry/worker-logger.js';
-
-export { silentWorkerLogger, type WorkerLogger } from '../telemetry/worker-logger.js';
+import { silentLogger, type ServiceLogger } from '../../../../kernel/observability/service-logger.js';
 
 /** What the rest of the worker hears from the orchestrator. Every method is optional. */
 export interface OrchestratorListener {
@@ -96,7 +95,7 @@ export interface OrchestratorOptions {
   readonly admission?: AdmissionSlots;
   /** Wall-clock milliseconds; made non-decreasing here (the core requires it). Default Date.now. */
   readonly clock?: () => number;
-  readonly logger?: WorkerLogger;
+  readonly logger?: ServiceLogger;
   /** Half-life and floor of the heartbeat `errorRate` (core/health/error-rate.ts, docs/health.md). */
   readonly errorRate?: ErrorRateOptions;
 }
@@ -104,7 +103,7 @@ export interface OrchestratorOptions {
 export class Orchestrator {
   readonly core: WorkerCore;
   readonly sems: AdmissionSemaphores;
-  private readonly logger: WorkerLogger;
+  private readonly logger: ServiceLogger;
   private readonly clock: () => number;
   private readonly runtimes: TaskRuntimes;
   private readonly listeners = new Set<OrchestratorListener>();
@@ -119,7 +118,7 @@ export class Orchestrator {
   constructor(options: OrchestratorOptions) {
     this.core = options.core;
     this.sems = createAdmissionSemaphores(options.admission);
-    this.logger = options.logger ?? silentWorkerLogger;
+    this.logger = options.logger ?? silentLogger;
     this.clock = options.clock ?? Date.now;
     this.runtimes = new TaskRuntimes(this.logger);
     this.errorRate = new WorkerErrorRate(options.errorRate);

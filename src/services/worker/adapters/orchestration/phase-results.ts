@@ -1,24 +1,10 @@
-// Small pure helpers of the phase functions: failure outcomes, the `retryable` an error reports, and
-// checks of what plugins return. Kept apart so orchestrator-phases.ts reads as the phase rules only.
+// Small pure helpers of the phase functions: failure outcomes and checks of what plugins return (what an
+// error says of itself, describeError and reportedRetryable, is src/kernel/errors.ts). Kept apart so
+// orchestrator-phases.ts reads as the phase rules only.
 
 import { isCallArgs } from '../../../../contracts/call-args.js';
 import { FailureCode, type PhaseFailure, type PluginResult } from '../../core/index.js';
 import type { CallSpec, WriterResult } from '../../../../kernel/plugin-types.js';
-
-/** A short description of a thrown value for failure messages. */
-export function describeError(err: unknown): string {
-  if (err instanceof Error) return err.message || err.name;
-  return String(err);
-}
-
-/** The `retryable` flag an error carries, or undefined when it does not say (the core applies the rule's default). */
-export function reportedRetryable(err: unknown): boolean | undefined {
-  if (typeof err === 'object' && err !== null && 'retryable' in err) {
-    const flag = (err as { retryable: unknown }).retryable;
-    if (typeof flag === 'boolean') return flag;
-  }
-  return undefined;
-}
 
 export function failure(
   failureCode: FailureCode,

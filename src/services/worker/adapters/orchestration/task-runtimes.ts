@@ -7,9 +7,10 @@
 import type { CallSpec } from '../../../../kernel/plugin-types.js';
 import type { PluginRegistry } from '../../../../kernel/plugin-registry.js';
 import type { PrepareTaskActivation } from '../../core/index.js';
-import { describeError } from './phase-results.js';
-import type { CodeEpochPin, TaskIoScope } from './ports.js';
-import type { WorkerLogger } from '../telemetry/worker-logger.js';
+import { describeError } from '../../../../kernel/errors.js';
+import type { CodeEpochPin } from '../../../call-host/index.js';
+import type { TaskIoScope } from './ports.js';
+import type { ServiceLogger } from '../../../../kernel/observability/service-logger.js';
 
 /** What the orchestrator keeps per active task, from PrepareTaskActivation to ConvergeTask. */
 export interface TaskRuntime {
@@ -37,7 +38,7 @@ export class TaskRuntimes {
   private readonly byTask = new Map<string, TaskRuntime>();
   private readonly pendingCleanups = new Set<Promise<void>>();
 
-  constructor(private readonly logger: WorkerLogger) {}
+  constructor(private readonly logger: ServiceLogger) {}
 
   get size(): number {
     return this.byTask.size;

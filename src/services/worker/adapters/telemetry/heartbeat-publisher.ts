@@ -12,10 +12,11 @@
 // the key and closes the writer (etcd: revokes the lease), so a clean shutdown leaves no trace, while a
 // crash leaves the key to expire with the lease TTL.
 
+import { type ServiceLogger, silentLogger } from '../../../../kernel/observability/service-logger.js';
 import type { WorkerHeartbeat } from '../../../../contracts/heartbeat.js';
 import { CapacitySampler, clampFraction } from './capacity-sampler.js';
-import { describeError, silentLogger } from '../../../registry/registry-port.js';
-import type { Logger, WorkerRegistryWriter } from '../../../registry/registry-port.js';
+import { describeError } from '../../../registry/registry-port.js';
+import type { WorkerRegistryWriter } from '../../../registry/registry-port.js';
 
 /** The Worker core's share of a heartbeat. */
 export interface SlotFigures {
@@ -69,7 +70,7 @@ export interface HeartbeatPublisherOptions {
   readonly capacityHeartbeatMs?: number;
   /** UTC ms for lastHeartbeatMs (default Date.now). */
   readonly clock?: () => number;
-  readonly logger?: Logger;
+  readonly logger?: ServiceLogger;
 }
 
 export type PublishOutcome = 'published' | 'skipped' | 'failed' | 'stopped';
@@ -78,7 +79,7 @@ export class HeartbeatPublisher {
   private readonly opts: HeartbeatPublisherOptions;
   private readonly metrics: HostMetricsSource;
   private readonly clock: () => number;
-  private readonly logger: Logger;
+  private readonly logger: ServiceLogger;
   private timer: NodeJS.Timeout | undefined;
   private inFlight: Promise<PublishOutcome> | undefined;
   private stopping: Promise<void> | undefined;

@@ -1,29 +1,15 @@
-// The logging surface of the worker adapters and app; a pino Logger satisfies it. Task lines carry
-// `task_id`.
+// The Worker's logger: the services' logging port (ServiceLogger, src/kernel/observability/
+// service-logger.ts) with its task ids bounded. Task lines carry `task_id`.
 
 import { MAX_ID_BYTES, cutText } from '../../../../kernel/input-bounds.js';
-
-/** The logging surface the worker adapters use; a pino Logger satisfies it. */
-export interface WorkerLogger {
-  debug(obj: Record<string, unknown>, msg: string): void;
-  info(obj: Record<string, unknown>, msg: string): void;
-  warn(obj: Record<string, unknown>, msg: string): void;
-  error(obj: Record<string, unknown>, msg: string): void;
-}
-
-export const silentWorkerLogger: WorkerLogger = Object.freeze({
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
-});
+import type { ServiceLogger } from '../../../../kernel/observability/service-logger.js';
 
 /**
  * `logger` with every `task_id` field cut to MAX_ID_BYTES (docs/security.md § Input bounds). Accepted
  * ids already fit and are logged whole; a refused request may carry an id of any length, and logging it
  * verbatim let 600 requests with a 1 MiB id write 717 MB of log.
  */
-export function withBoundedTaskIds(logger: WorkerLogger): WorkerLogger {
+export function withBoundedTaskIds(logger: ServiceLogger): ServiceLogger {
   const bound = (obj: Record<string, unknown>): Record<string, unknown> => {
     const id = obj['task_id'];
     if (typeof id !== 'string') return obj;

@@ -9,7 +9,7 @@ import {
   startMetricsServer,
   type RunningMetricsServer,
 } from '../../../../../src/kernel/observability/metrics-server.js';
-import { ManualExecutorReadiness } from '../../../../../src/services/worker/adapters/orchestration/default-ports.js';
+import { ManualExecutorReadiness } from '../../../../../src/services/call-host/index.js';
 import { runWorker, type RunningWorker } from '../../../../../src/services/worker/app/run-worker.js';
 import {
   FakeCallRunner,

@@ -9,7 +9,7 @@ import {
   ExecutorSetReadiness,
   epochSourceFor,
 } from '../../../../../src/services/call-host/adapters/executor-router.js';
-import type { ExecutorReadinessEvent } from '../../../../../src/services/worker/adapters/orchestration/ports.js';
+import type { ExecutorReadinessEvent } from '../../../../../src/services/call-host/index.js';
 import { resolveDispatcherConfig } from '../../../../../src/services/call-host/core/dispatcher/index.js';
 import {
   parseAnyFunctionFileName,

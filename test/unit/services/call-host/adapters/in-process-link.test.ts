@@ -19,7 +19,7 @@ import {
   createInProcessCallRunner,
   type InProcessCallRunner,
 } from '../../../../../src/services/call-host/adapters/in-process-link.js';
-import type { CallPhaseTask } from '../../../../../src/services/worker/adapters/orchestration/ports.js';
+import type { CallPhaseTask } from '../../../../../src/services/call-host/index.js';
 
 let dir = '';
 

@@ -15,10 +15,7 @@ import type {
   ExecutorLinkEvent,
   ResumeOutcome,
 } from '../../../../../src/services/call-host/adapters/executor-link.js';
-import type {
-  CallPhaseOutcome,
-  CallPhaseTask,
-} from '../../../../../src/services/worker/adapters/orchestration/ports.js';
+import type { CallPhaseOutcome, CallPhaseTask } from '../../../../../src/services/call-host/index.js';
 
 export const T0 = 1_000_000;
 

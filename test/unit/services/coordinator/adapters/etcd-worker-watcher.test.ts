@@ -1,12 +1,12 @@
 // The watcher's rules on a virtual clock, fed by the in-process registry (the same event contract as
 // etcd; test/e2e/coordinator-watcher.test.ts runs the same rules against a real etcd).
+import type { ServiceLogger } from '../../../../../src/kernel/observability/service-logger.js';
 import { describe, expect, it } from 'vitest';
 import { CoordinatorServer } from '../../../../../src/services/coordinator/adapters/coordinator-server.js';
 import { EtcdWorkerWatcher } from '../../../../../src/services/coordinator/adapters/etcd-worker-watcher.js';
 import { CoordinatorCore } from '../../../../../src/services/coordinator/core/coordinator-core.js';
 import { DEFAULT_COORDINATOR_CORE_CONFIG } from '../../../../../src/services/coordinator/core/config.js';
 import { InProcessRegistry } from '../../../../../src/services/registry/in-process-registry.js';
-import type { Logger } from '../../../../../src/services/registry/registry-port.js';
 import { FakeReserver, hb } from './fakes.js';
 
 const LEGACY = '/blockx/bundle-workers/';
@@ -24,7 +24,7 @@ function setup(
   const server = new CoordinatorServer({ core, reserver: new FakeReserver(), clock: () => clock.now });
   const registry = new InProcessRegistry();
   const warnings: Record<string, unknown>[] = [];
-  const logger: Logger = {
+  const logger: ServiceLogger = {
     debug: () => undefined,
     info: () => undefined,
     warn: (obj) => void warnings.push(obj),

@@ -16,7 +16,7 @@ import type {
   TaskUpdateWireOut,
 } from '../../../../../../src/grpc/wire-types.js';
 import { bootKernel, type Kernel } from '../../../../../../src/kernel/kernel.js';
-import { ManualExecutorReadiness } from '../../../../../../src/services/worker/adapters/orchestration/default-ports.js';
+import { ManualExecutorReadiness } from '../../../../../../src/services/call-host/index.js';
 import { runWorker, type RunningWorker } from '../../../../../../src/services/worker/app/run-worker.js';
 import { FakeCallRunner } from '../../../../../unit/services/worker/adapters/orchestration/harness.js';
 

@@ -8,7 +8,7 @@ import {
   RecentTasksRecorder,
   workerAdminServiceHandlers,
 } from '../../../../../../src/services/worker/adapters/grpc/admin-server.js';
-import { silentWorkerLogger } from '../../../../../../src/services/worker/adapters/telemetry/worker-logger.js';
+import { silentLogger } from '../../../../../../src/kernel/observability/service-logger.js';
 import { TaskState } from '../../../../../../src/services/worker/core/index.js';
 
 /** A client certificate as grpc-js hands it over: a CN, and roles as URI names (none: a submitter). */
@@ -24,7 +24,7 @@ function call(afterSeq: number, limit = 0, cert?: ReturnType<typeof certOf>) {
     recent: recorder.tasks,
     workerInstance: 'inst-1',
     now: () => 9_999,
-    logger: silentWorkerLogger,
+    logger: silentLogger,
     serving: () => {
       throw new Error('not asked here');
     },

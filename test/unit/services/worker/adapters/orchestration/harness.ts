@@ -18,9 +18,9 @@ import type {
   CallPhaseRunner,
   CallPhaseTask,
   CodeEpochSource,
-  TaskIoScopeFactory,
-} from '../../../../../../src/services/worker/adapters/orchestration/ports.js';
-import type { WorkerLogger } from '../../../../../../src/services/worker/adapters/telemetry/worker-logger.js';
+} from '../../../../../../src/services/call-host/index.js';
+import type { TaskIoScopeFactory } from '../../../../../../src/services/worker/adapters/orchestration/ports.js';
+import type { ServiceLogger } from '../../../../../../src/kernel/observability/service-logger.js';
 import type { AdmissionSlots } from '../../../../../../src/services/worker/adapters/orchestration/semaphore.js';
 import {
   WorkerCore,
@@ -110,7 +110,7 @@ export interface HarnessOptions {
   readonly runner?: CallPhaseRunner;
   readonly codeEpochs?: CodeEpochSource;
   readonly ioScopes?: TaskIoScopeFactory;
-  readonly logger?: WorkerLogger;
+  readonly logger?: ServiceLogger;
 }
 
 export function makeHarness(opts: HarnessOptions = {}) {

@@ -3,10 +3,7 @@
 // executorSem, and its calls go to the runner's `runStream` (or are collected for a runner without it).
 import { describe, expect, it, vi } from 'vitest';
 import type { BuilderPlugin, CallSpec } from '../../../../../../src/kernel/plugin-types.js';
-import type {
-  CallPhaseOutcome,
-  CallPhaseTask,
-} from '../../../../../../src/services/worker/adapters/orchestration/ports.js';
+import type { CallPhaseOutcome, CallPhaseTask } from '../../../../../../src/services/call-host/index.js';
 import { FailureCode, TaskState } from '../../../../../../src/services/worker/core/index.js';
 import { FakeCallRunner, builderDef, deferred, helloTask, makeHarness, settle } from './harness.js';
 

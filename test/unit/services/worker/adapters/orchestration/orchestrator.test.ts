@@ -9,10 +9,8 @@ import type {
   TaskIo,
   WriterPlugin,
 } from '../../../../../../src/kernel/plugin-types.js';
-import type {
-  CodeEpochPin,
-  TaskIoScope,
-} from '../../../../../../src/services/worker/adapters/orchestration/ports.js';
+import type { CodeEpochPin } from '../../../../../../src/services/call-host/index.js';
+import type { TaskIoScope } from '../../../../../../src/services/worker/adapters/orchestration/ports.js';
 import { NoStorageIoScopeFactory } from '../../../../../../src/services/worker/adapters/orchestration/default-ports.js';
 import { FailureCode, TaskState } from '../../../../../../src/services/worker/core/index.js';
 import { createPluginRegistry } from '../../../../../../src/kernel/plugin-registry.js';

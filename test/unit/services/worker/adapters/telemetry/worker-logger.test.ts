@@ -1,12 +1,10 @@
 // withBoundedTaskIds: no log line carries an unbounded task id (docs/security.md § Input bounds).
 import { describe, expect, it } from 'vitest';
 import { MAX_ID_BYTES } from '../../../../../../src/kernel/input-bounds.js';
-import {
-  withBoundedTaskIds,
-  type WorkerLogger,
-} from '../../../../../../src/services/worker/adapters/telemetry/worker-logger.js';
+import { withBoundedTaskIds } from '../../../../../../src/services/worker/adapters/telemetry/worker-logger.js';
+import type { ServiceLogger } from '../../../../../../src/kernel/observability/service-logger.js';
 
-function recording(): { logger: WorkerLogger; lines: [string, Record<string, unknown>, string][] } {
+function recording(): { logger: ServiceLogger; lines: [string, Record<string, unknown>, string][] } {
   const lines: [string, Record<string, unknown>, string][] = [];
   const at =
     (level: string) =>
