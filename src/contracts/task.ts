@@ -1,5 +1,5 @@
 // The task vocabulary every room shares (docs/task-lifecycle.md): a task's state, what a client submits,
-// and one Writer Plugin's outcome inside a task's result — the shapes of `TaskState`, `TaskInput`,
+// and one Writer Plugin's outcome as the writer reports it and inside a task's result — the shapes of `TaskState`, `TaskInput`,
 // `PluginConfig` and `PluginResult` in `proto/blockx/worker/v1/worker.proto` as plain values. The Worker
 // core, the gRPC converters, the client, the dashboard and the public subpaths (`blockx`,
 // `blockx/client`) all name these, defined here once, below every layer (docs/architecture.md § Code
@@ -45,17 +45,31 @@ export interface TaskInput {
 }
 
 /**
- * The outcome of one Writer Plugin as a task's result carries it (proto `PluginResult`): every field
- * present, the failure fields empty on success. What a writer itself returns is the looser
- * `WriterResult` (src/kernel/plugin-types.ts); the Worker fills its gaps when it builds this one.
+ * What a Writer Plugin reports, one entry per logical write (usually one): the plugin result with its
+ * failure fields optional (`blockx/plugin`). The Worker turns each into the task result's `PluginResult`
+ * below, filling absent failure fields with ''.
  */
-export interface PluginResult {
+export interface WriterResult {
   readonly pluginName: string;
   readonly success: boolean;
+  readonly failureCode?: string;
+  /**
+   * A JSON value, sent as UTF-8 JSON bytes on the wire (ReturnValueResultHandler puts the array of call
+   * outputs here).
+   */
+  readonly result?: unknown;
+  readonly failureMessage?: string;
+}
+
+/**
+ * The outcome of one Writer Plugin as a task's result carries it (proto `PluginResult`): a
+ * `WriterResult` with every field present, the failure fields empty on success (`blockx/client`).
+ * `blockx/plugin` and `blockx` still export the name `PluginResult` for `WriterResult`, as a deprecated
+ * alias kept for writers written before the two were told apart (docs/plugins.md).
+ */
+export interface PluginResult extends WriterResult {
   /** Empty when `success`. */
   readonly failureCode: string;
-  /** A JSON value (ReturnValueResultHandler puts the array of call outputs here). */
-  readonly result?: unknown;
   /** Empty when `success`. Not sent on the wire by the original Go worker; we keep it (proto field 5). */
   readonly failureMessage: string;
 }

@@ -5,12 +5,14 @@
 // from a source checkout, from dist/, or as an npm package.
 import type { CallArgs, EncodedRow } from '../contracts/call-args.js';
 import type { WriteFence } from '../contracts/write-fence.js';
+import type { WriterResult } from '../contracts/task.js';
 import type { RowScan } from './row-scan.js';
 import type { PluginHooks } from './hooks.js';
 
 export type { RowScan } from './row-scan.js';
 export type { CallArgs, EncodedArgs, EncodedRow } from '../contracts/call-args.js';
 export type { WriteFence } from '../contracts/write-fence.js';
+export type { WriterResult } from '../contracts/task.js';
 
 /** The phase a task is in when the kernel calls into a plugin or function. */
 export type TaskStage = 'builder' | 'executor' | 'plugin';
@@ -155,19 +157,6 @@ export interface BuilderPlugin<C = unknown> extends PluginCommon {
   stream?(taskCtx: TaskCtx, config: C, io: TaskIo): AsyncIterable<CallSpec>;
   /** Whether this task config builds by streaming. Default: no. */
   streams?(config: C): boolean;
-}
-
-/**
- * What a writer reports, one entry per logical write (usually one). The Worker turns each into the
- * task result's `PluginResult` (src/contracts/task.ts), filling absent failure fields with ''.
- */
-export interface WriterResult {
-  readonly pluginName: string;
-  readonly success: boolean;
-  readonly failureCode?: string;
-  /** JSON-serialisable; sent as UTF-8 JSON bytes on the wire. */
-  readonly result?: unknown;
-  readonly failureMessage?: string;
 }
 
 /** A Writer Plugin: writes the outputs of the successful root calls, once. */

@@ -10,6 +10,7 @@ import {
   type PluginResult,
   type TaskInput,
   type TerminalTaskState,
+  type WriterResult,
 } from '../../../src/contracts/task.js';
 import type { TaskRunResult } from '../../../src/client/types.js';
 import type * as domain from '../../../src/grpc/domain-types.js';
@@ -81,5 +82,7 @@ describe('public names of the task shapes', () => {
     expectTypeOf<{ pluginName: string; success: true }>().toMatchTypeOf<plugin.WriterResult>();
     expectTypeOf<{ pluginName: string; success: true }>().not.toMatchTypeOf<PluginResult>();
     expectTypeOf<PluginResult>().toMatchTypeOf<plugin.WriterResult>();
+    // One vocabulary: the writer's report is the contracts' WriterResult, which PluginResult completes.
+    expectTypeOf<plugin.WriterResult>().toEqualTypeOf<WriterResult>();
   });
 });
