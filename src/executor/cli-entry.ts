@@ -38,8 +38,15 @@ async function serveExecutor(argv: readonly string[]): Promise<number> {
   }
   const abort = new AbortController();
   const onSignal = () => abort.abort();
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
+  // As PID 1 of its own PID namespace the kernel hands it a signal from its functions' child processes
+  // only if it handles it (docs/security.md § An Executor as PID 1 of its own PID namespace): then no
+  // SIGTERM or SIGINT handler (the Worker stops it by closing its socket), and SIGUSR1, which would open
+  // Node's inspector to them, is taken and dropped.
+  if (process.pid === 1) process.on('SIGUSR1', () => undefined);
+  else {
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  }
   try {
     const exit = await runExecutor({ ...options, signal: abort.signal });
     process.stderr.write(

@@ -4,6 +4,7 @@
 // an `exit` hook, so a failed `afterAll` cannot leave servers running after the vitest run.
 import { spawn } from 'node:child_process';
 import type { ChildProcess, SpawnOptions } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 
 const tracked = new Set<ChildProcess>();
 let hooksInstalled = false;
@@ -176,4 +177,19 @@ function installExitHooks(): void {
     };
     process.on(signal, onSignal);
   }
+}
+
+/** How many processes of `uid` on this host have exited and wait to be reaped (zombies), from /proc. */
+export function zombiesOf(uid: number): number {
+  const uidLine = new RegExp(`^Uid:\\s+${uid}\\s`, 'm');
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        const status = readFileSync(`/proc/${p}/status`, 'utf8');
+        return /^State:\s+Z/m.test(status) && uidLine.test(status);
+      } catch {
+        return false; // gone meanwhile
+      }
+    }).length;
 }

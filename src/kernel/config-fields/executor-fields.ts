@@ -132,6 +132,14 @@ export const EXECUTOR_FIELDS: readonly ConfigField[] = [
       'RLIMIT_NPROC of the Executors when they run as a user of their own (executor.user): the processes and threads that user may have, so a fork storm in a function fails its own forks, not the node. Counted per user across the host (an idle JS Executor has about 15 threads, plus about 2 per execution thread): every Worker of the host whose Executors share the user shares it. 0: no limit.',
   }),
   e({
+    path: 'pidNamespace',
+    type: { t: 'boolean' },
+    default: true,
+    defaultText: 'true (as root, each Executor is PID 1 of a PID namespace of its own)',
+    description:
+      'When the Worker runs as root, start each Executor as PID 1 of a PID namespace of its own (util-linux unshare, and setpriv to drop to executor.user inside it), so that the child processes a function starts cannot kill or stop it: the kernel keeps SIGKILL and SIGSTOP from inside a namespace off its init. Where unshare or setpriv is missing or a namespace cannot be made, the Worker warns once and runs the Executors without one. false: never (docs/security.md, An Executor as PID 1 of its own PID namespace).',
+  }),
+  e({
     path: 'memoryMaxMb',
     type: NON_NEGATIVE,
     default: 6144,

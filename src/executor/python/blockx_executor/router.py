@@ -80,6 +80,8 @@ class Router(RouterUpkeep):
         self.beating = False
         self.hb_seq = 0
         self.parent = os.getppid()
+        # init of its PID namespace: the processes a function's children leave behind become its own.
+        self.init = os.getpid() == 1
         self.wake_r, self.wake_w = os.pipe()
         # The Worker has put this process in the executor's cgroup by now (it does so right after spawn).
         self.oom = OomCount()
@@ -90,8 +92,14 @@ class Router(RouterUpkeep):
         os.set_blocking(self.wake_r, False)
         os.set_blocking(self.wake_w, False)
         signal.set_wakeup_fd(self.wake_w)
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: self.stop("signal"))
+        if self.init:
+            # PID 1 of its own PID namespace (docs/security.md, "An Executor as PID 1 of its own PID
+            # namespace"): a signal from a function's child process reaches it only if it is handled, so
+            # none is (SIGINT would raise KeyboardInterrupt). The Worker stops it by closing its socket.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        else:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(sig, lambda *_: self.stop("signal"))
         self.conn.setblocking(False)
         self.sel.register(self.conn, selectors.EVENT_READ, None)
         self.sel.register(self.wake_r, selectors.EVENT_READ, "wake")

@@ -127,6 +127,8 @@ class RouterUpkeep:
                 if not c.done:
                     c.picked_at = pick_t if c.seq == picked - 1 else min(now, pick_t)
                     self.watch_started.append(c)
+        if self.init:
+            self._reap_orphans()
         if self.watch_started:
             keep = []
             for c in self.watch_started:
@@ -149,6 +151,24 @@ class RouterUpkeep:
                                           "cancelled before it started (%s)" % c.cancel_reason))
             else:
                 self._unit_gone(c.unit, "was terminated: a cancelled call outran the hard limit", overdue=c)
+
+    def _reap_orphans(self):
+        """As init of its PID namespace the router inherits every process orphaned in it (a function's child
+        that exited before its own children): wait for those that ended, or they stay zombies and count
+        against executor.maxProcesses. An execution process is left to the loop above, which needs its
+        status; WNOWAIT looks without taking it."""
+        own = {u.pid for u in self.units if not u.dead}
+        while True:
+            try:
+                info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                return
+            if info is None or info.si_pid in own:
+                return
+            try:
+                os.waitpid(info.si_pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
 
     def _heartbeat(self):
         now = self.now

@@ -340,6 +340,16 @@ export interface ExecutorConfig {
    */
   readonly maxProcesses: number;
   /**
+   * When the Worker runs as root, start each Executor as PID 1 of a PID namespace of its own
+   * (util-linux unshare, and setpriv to drop to executor.user inside it), so that the child processes a
+   * function starts cannot kill or stop it: the kernel keeps SIGKILL and SIGSTOP from inside a
+   * namespace off its init. Where unshare or setpriv is missing or a namespace cannot be made, the
+   * Worker warns once and runs the Executors without one. false: never (docs/security.md, An Executor
+   * as PID 1 of its own PID namespace). Default true (as root, each Executor is PID 1 of a PID
+   * namespace of its own).
+   */
+  readonly pidNamespace: boolean;
+  /**
    * Hard memory ceiling of each Executor (the JS one and the Python one, each with what it forks): a
    * cgroup of its own under the Worker's, with this memory limit and no swap, where the host lets the
    * Worker make one (cgroup v2 with the memory controller delegated, or v1's memory tree; usually as

@@ -22,6 +22,7 @@
 
 import { executorEnvironment } from './executor-env.js';
 import { executorWriteFolders, resolveExecutorUser } from './executor-user.js';
+import { resolvePidNamespace } from './executor-pid-namespace.js';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FunctionCodeView, type WorkerCodeView } from '../../../executor/code-epochs.js';
@@ -202,8 +203,12 @@ export function createExecutorPorts(options: ExecutorPortsOptions): ExecutorPort
   if (runAs.kind === 'same-with-warning') logger.warn({ component: 'executor' }, runAs.warning);
   if (runAs.kind === 'drop')
     logger.info({ user: runAs.user.name, uid: runAs.user.uid }, 'executors run as their own user');
+  // Each Executor as PID 1 of its own PID namespace (docs/security.md § An Executor as PID 1 of its own PID namespace).
+  const pidNamespace = resolvePidNamespace(ex.pidNamespace, runAs.kind === 'drop');
+  if (pidNamespace.kind === 'off-with-warning') logger.warn({ component: 'executor' }, pidNamespace.warning);
   const common = {
     ...(runAs.kind === 'drop' ? { runAs: runAs.user, maxProcesses: ex.maxProcesses } : {}),
+    ...(pidNamespace.kind === 'on' ? { pidNamespace: pidNamespace.tools } : {}),
     socketDir,
     functionsDir,
     onWaiting: (req: WaitingRequest) => runner.serveWaiting(req),

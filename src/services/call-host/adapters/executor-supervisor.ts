@@ -19,12 +19,21 @@
 //   read. The executor reads it before it loads any code and presents it in its Hello; the link serves
 //   no connection without it (docs/security.md, "The executor socket").
 //
+// - With `pidNamespace` (executor.pidNamespace, as root), the executor runs as PID 1 of a PID namespace
+//   of its own, so the child processes of its functions cannot kill or stop it (docs/security.md § An
+//   Executor as PID 1 of its own PID namespace; the command is core/executor-pid-namespace.ts). The
+//   spawned child is then util-linux `unshare`, which forks the executor and waits for it: the executor's
+//   own pid (as this process sees it) is looked up right after, and is what `pid`, the logs and the
+//   link's events name. Killing the child kills the executor (--kill-child) and with it its namespace.
+//   As init it ignores SIGTERM, so stop() closes its socket instead, which makes it stop in order. And as
+//   init it inherits every process orphaned in its namespace: the JS executor (Node waits only for the
+//   children it started) leaves those as zombies, which count against executor.maxProcesses, so at
+//   `orphanLimit` of them it is drained and restarted, and its namespace goes with it (checkOrphans).
+//
 // No orphans: the child is SIGKILLed when this process exits, and the executor itself exits when its
 // socket closes or its parent pid changes (executor-main.ts), which covers a SIGKILLed Worker too.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants as fsConstants } from 'node:fs';
-import { delimiter, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Writable } from 'node:stream';
 import {
@@ -43,9 +52,11 @@ import {
   type LivenessState,
 } from '../core/executor-liveness.js';
 import type { UnixUser } from '../core/executor-identity.js';
+import { pidNamespaceCommand, type PidNamespaceTools } from '../core/executor-pid-namespace.js';
 import { RestartBackoff, type BackoffOptions } from './executor-backoff.js';
 import { openExecutorCgroup, type ExecutorCgroup } from './executor-cgroup.js';
 import { ExecutorLink, type ExecutorLinkEvent, type ExecutorLinkOptions } from './executor-link.js';
+import { findTool, forkedChildOf, zombiesInNamespace } from './executor-pid-namespace.js';
 
 /**
  * The settings not given (and `heartbeatTimeoutMs`, the restart backoff) are the config table's defaults
@@ -84,21 +95,11 @@ export interface ExecutorSupervisorOptions
   readonly memoryMaxMb?: number;
   /** Which executor this is (js, python): names its cgroup. Default 'js'. */
   readonly label?: string;
-}
-
-/** `name` on the PATH, or undefined. */
-function findOnPath(name: string, path = process.env.PATH ?? ''): string | undefined {
-  for (const dir of path.split(delimiter)) {
-    if (dir === '') continue;
-    const candidate = join(dir, name);
-    try {
-      accessSync(candidate, fsConstants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
+  /**
+   * Run the executor as PID 1 of a PID namespace of its own with these tools (`executor.pidNamespace`,
+   * resolved by executor-pid-namespace.ts; needs root). Default: none.
+   */
+  readonly pidNamespace?: PidNamespaceTools;
 }
 
 /**
@@ -107,7 +108,7 @@ function findOnPath(name: string, path = process.env.PATH ?? ''): string | undef
  * is not installed (the caller warns once and starts it without).
  */
 export function withProcessLimit(command: readonly string[], maxProcesses: number): string[] | undefined {
-  const prlimit = findOnPath('prlimit') ?? findOnPath('prlimit', '/usr/bin:/bin');
+  const prlimit = findTool('prlimit');
   if (prlimit === undefined) return undefined;
   return [prlimit, `--nproc=${maxProcesses}:${maxProcesses}`, '--', ...command];
 }
@@ -126,6 +127,17 @@ const KILL_GRACE_MS = 3_000;
 const START_TIMEOUT_MS = 30_000;
 /** The child's file descriptor that carries the spawn secret (stdio[3], a pipe). */
 const SECRET_FD = 3;
+/** How long after the spawn the executor forked by `unshare` is looked for (it takes a few ms). */
+const FIND_EXECUTOR_MS = 2_000;
+/** Zombies in its namespace at which an executor is recycled, without `maxProcesses` (else a quarter of it). */
+export const ORPHAN_LIMIT_UNBOUNDED = 1_024;
+/** How long a recycled executor may take to finish its calls (the rest are retried elsewhere/later). */
+export const ORPHAN_DRAIN_MS = 5_000;
+
+/** Zombies in the namespace that make the executor restart: a quarter of its process limit (min 8). */
+export function orphanLimit(maxProcesses: number): number {
+  return maxProcesses > 0 ? Math.max(8, Math.floor(maxProcesses / 4)) : ORPHAN_LIMIT_UNBOUNDED;
+}
 
 export class ExecutorSupervisor {
   readonly link: ExecutorLink;
@@ -137,6 +149,10 @@ export class ExecutorSupervisor {
   private livenessState: LivenessState = INITIAL_LIVENESS;
   private confirmQueued = false;
   private child: ChildProcess | undefined;
+  /** In a PID namespace: the executor's pid as this process sees it, once found (the child is unshare). */
+  private executorPid: number | undefined;
+  /** The executor asked to drain for the zombies it holds (checkOrphans), until it exits. */
+  private recycling: ChildProcess | undefined;
   private spawnedAtMs = 0;
   private restartTimer: NodeJS.Timeout | undefined;
   private watchdog: NodeJS.Timeout | undefined;
@@ -185,8 +201,9 @@ export class ExecutorSupervisor {
     return this.link.ready;
   }
 
+  /** The executor's pid (in a PID namespace, as this process sees it, not its own 1). */
   get pid(): number | undefined {
-    return this.child?.pid;
+    return this.child === undefined ? undefined : (this.executorPid ?? this.child.pid);
   }
 
   /** Listen and spawn the first executor. Resolves once listening (see `whenReady`). */
@@ -197,7 +214,10 @@ export class ExecutorSupervisor {
     process.once('exit', this.killOnExit);
     this.openCgroup();
     this.spawnExecutor();
-    this.watchdog = setInterval(() => this.checkLiveness('check'), this.liveness.checkIntervalMs);
+    this.watchdog = setInterval(() => {
+      this.checkLiveness('check');
+      this.checkOrphans();
+    }, this.liveness.checkIntervalMs);
     this.watchdog.unref();
   }
 
@@ -215,7 +235,9 @@ export class ExecutorSupervisor {
     const child = this.child;
     if (child && child.exitCode === null && child.signalCode === null) {
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      child.kill('SIGTERM');
+      // As PID 1 of its namespace it ignores SIGTERM (unshare does too): its socket closing stops it.
+      if (this.opts.pidNamespace) await this.link.close();
+      else child.kill('SIGTERM');
       const timer = setTimeout(() => this.kill(child), KILL_GRACE_MS);
       await exited;
       clearTimeout(timer);
@@ -262,7 +284,12 @@ export class ExecutorSupervisor {
     return cgroup.oomKills();
   }
 
-  private onLinkEvent(ev: ExecutorLinkEvent): void {
+  private onLinkEvent(event: ExecutorLinkEvent): void {
+    // The executor names itself by its pid inside its namespace (1): say the one this process sees.
+    const ev =
+      this.executorPid !== undefined && (event.type === 'executorReady' || event.type === 'executorLost')
+        ? { ...event, pid: this.executorPid }
+        : event;
     if (ev.type === 'executorReady') {
       this.backoff.ready(Date.now());
       for (const w of this.readyWaiters.splice(0)) w();
@@ -296,12 +323,15 @@ export class ExecutorSupervisor {
       else if (this.starts === 0)
         this.opts.log?.('warn', 'prlimit is not installed: the executor runs without executor.maxProcesses');
     }
+    const ns = o.pidNamespace;
+    if (ns) command = pidNamespaceCommand({ command, node: process.execPath }, ns, o.runAs);
     const child = spawn(command[0]!, command.slice(1), {
       stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
       env: o.env ?? process.env,
       detached: true,
-      // A user of its own (executor.user): libuv drops the supplementary groups with the uid change.
-      ...(o.runAs ? { uid: o.runAs.uid, gid: o.runAs.gid } : {}),
+      // A user of its own (executor.user): libuv drops the supplementary groups with the uid change. In a
+      // PID namespace unshare needs root, and setpriv drops to the user inside it.
+      ...(o.runAs && !ns ? { uid: o.runAs.uid, gid: o.runAs.gid } : {}),
     });
     const secretPipe = child.stdio[SECRET_FD] as Writable | null | undefined;
     if (secretPipe) {
@@ -309,8 +339,12 @@ export class ExecutorSupervisor {
       secretPipe.on('error', () => undefined);
       secretPipe.end(`${secret}\n`);
     }
+    // In a namespace this is unshare: the executor it forks from now on is in the cgroup too, and if it
+    // forked already, findExecutor moves it.
     const oomKillsAtSpawn = this.joinCgroup(child.pid);
     this.child = child;
+    this.executorPid = undefined;
+    if (ns) this.findExecutor(child);
     this.spawnedAtMs = Date.now();
     this.starts++;
     const onLog = o.onLog ?? ((line: string) => void process.stderr.write(`${line}\n`));
@@ -335,7 +369,9 @@ export class ExecutorSupervisor {
       if (child.pid === undefined) gone(`cannot start the executor: ${err.message}`);
     });
     child.once('exit', (code, signal) => {
-      let why = `executor process ${child.pid} exited (${signal ?? `code ${code}`})`;
+      // unshare exits as its executor did: with its code, or killed by the same signal.
+      const pid = this.child === child ? this.pid : child.pid;
+      let why = `executor process ${pid} exited (${signal ?? `code ${code}`})`;
       const cgroup = this.cgroup;
       const kernel = signal === 'SIGKILL' && !this.killedHere.has(child);
       if (kernel && cgroup !== undefined && cgroup.oomKills() > oomKillsAtSpawn) {
@@ -344,6 +380,50 @@ export class ExecutorSupervisor {
       }
       gone(why);
     });
+  }
+
+  /**
+   * The zombies the executor holds as init of its namespace (see the header): at the limit it is asked to
+   * drain and stop (ORPHAN_DRAIN_MS), which ends them with its namespace; its exit starts a new one.
+   */
+  private checkOrphans(): void {
+    const child = this.child;
+    const pid = this.executorPid;
+    if (child === undefined || pid === undefined || this.recycling === child || this.stopping) return;
+    const limit = orphanLimit(this.opts.runAs !== undefined ? (this.opts.maxProcesses ?? 0) : 0);
+    const zombies = zombiesInNamespace(pid);
+    if (zombies < limit) return;
+    this.recycling = child;
+    const why = `it holds ${zombies} exited processes its functions' children left behind (zombies: as PID 1 of its namespace it does not wait for them; limit ${limit})`;
+    this.opts.log?.('warn', `executor ${pid} restarts: ${why}`);
+    this.link.shutdownExecutor(`restart: ${why}`, ORPHAN_DRAIN_MS);
+  }
+
+  /** The executor unshare forks, as PID 1 of its namespace: its pid here, and into the cgroup with it. */
+  private findExecutor(child: ChildProcess): void {
+    const deadline = Date.now() + FIND_EXECUTOR_MS;
+    const look = (): void => {
+      if (
+        this.child !== child ||
+        child.pid === undefined ||
+        child.exitCode !== null ||
+        child.signalCode !== null
+      )
+        return;
+      const pid = forkedChildOf(child.pid);
+      if (pid !== undefined) {
+        this.executorPid = pid;
+        this.joinCgroup(pid);
+        return;
+      }
+      if (Date.now() < deadline) setTimeout(look, 2).unref();
+      else
+        this.opts.log?.(
+          'warn',
+          `cannot find the executor unshare ${child.pid} started; its logs name unshare`,
+        );
+    };
+    look();
   }
 
   private kill(child: ChildProcess): void {
@@ -392,7 +472,7 @@ export class ExecutorSupervisor {
         this.opts.log?.(
           'warn',
           `the worker's event loop did not run for ${verdict.stalledMs} ms (paused or blocked); ` +
-            `restarting the executor heartbeat clock instead of blaming executor ${child.pid}`,
+            `restarting the executor heartbeat clock instead of blaming executor ${this.pid}`,
         );
         return;
       case 'suspect':
@@ -408,7 +488,7 @@ export class ExecutorSupervisor {
           verdict.cause === 'heartbeat'
             ? `no heartbeat for ${verdict.silentMs} ms`
             : `not ready ${verdict.silentMs} ms after start`;
-        this.opts.log?.('warn', `executor ${child.pid} ${why}; killing it`);
+        this.opts.log?.('warn', `executor ${this.pid} ${why}; killing it`);
         this.link.dropConnection(why);
         this.kill(child);
         return;

@@ -43,11 +43,20 @@ beforeAll(async () => {
         retryOn: ['executor_crash', 'deadline', 'io', 'user'],
       },
     },
-    executor: { threads: 1, isolation: 'task', threadHeapMb: 128, threadMemoryMb: 256, maxRssMb: 0 },
+    // The signal guard is tested on its own: as PID 1 of a PID namespace (the default as root) the kernel
+    // drops these signals anyway, the Executor's own included (test/integration/executor/pid-namespace.test.ts).
+    executor: {
+      threads: 1,
+      isolation: 'task',
+      threadHeapMb: 128,
+      threadMemoryMb: 256,
+      maxRssMb: 0,
+      pidNamespace: false,
+    },
   });
   open = await startWorkerWithExecutor({
     functionsDir: FUNCTIONS,
-    executor: { threads: 1, isolation: 'none' },
+    executor: { threads: 1, isolation: 'none', pidNamespace: false },
   });
 }, 90_000);
 
