@@ -34,17 +34,19 @@ const FILES_AT_ONCE = Math.max(2, availableParallelism());
 // The e2e files that must have the machine to themselves: they bound a duration that a second file's
 // load would stretch (a reconnect within 3.5 s, a lease expiring within 4.5 s, reservations spread
 // evenly over workers that heartbeat every 100 ms, 256 writes in flight through pools of 16 connections
-// with a bounded admission wait), or start so many processes that they are the load.
+// with a bounded admission wait, a worker back in rotation within 2 s of its executor's restart, an etcd
+// outage with no failed reservation).
 // The `e2e-alone` project runs them one at a time after the others (vitest runs a project without file
 // parallelism in a group of its own, last). Files that kill a server and start it again on the same port
 // run beside the others: etcd and cluster workers take ports below the kernel's ephemeral range, which no
-// other file's connection or listener can take while the server is down (test/support/ports.ts).
+// other file's connection or listener can take while the server is down (test/support/ports.ts). So does
+// partitions.test.ts (7 test hosts, 3 workers): it bounds nothing a neighbour's load would stretch (its
+// cuts outlast every timeout they must trip by seconds), and it starts first, as one of the largest files.
 const E2E_ALONE = [
   'test/e2e/backfill.test.ts',
   'test/e2e/etcd-outage.test.ts',
   'test/e2e/executor-restart.test.ts',
   'test/e2e/heartbeat-publisher.test.ts',
-  'test/e2e/partitions.test.ts',
   'test/e2e/placement.test.ts',
   'test/e2e/storage/concurrent-writes.test.ts',
 ];

@@ -63,6 +63,9 @@ function writeVersion(root: string, mark: string): string {
   return dir;
 }
 
+/** The call budget of this file's workers: longer than the gated call's wait (see beforeAll). */
+const GATED_CALL_BUDGET_MS = 60_000;
+
 const task = (fn: string, args: unknown[] = []) => ({
   functionCallConfig: { type: 'CallListCallConfig', config: { function: fn, callList: [args] } },
   resultHandler: { type: 'ReturnValueResultHandler', config: {} },
@@ -119,7 +122,9 @@ describe('functions deploy / use: two workers on etcd + PostgreSQL', () => {
       workers: 2,
       storageUrl: url,
       functionsDir: empty,
-      env: { BLOCKX_FUNCTIONS_SOURCE: 'cluster' },
+      // The gated call waits through a deploy, both workers' pickup and a probe task: on a busy box that
+      // outlasted the default 5 s call budget (worker.callDeadlineMs) and failed the case (a timing knob).
+      env: { BLOCKX_FUNCTIONS_SOURCE: 'cluster', CALL_DEADLINE_MS: String(GATED_CALL_BUDGET_MS) },
     });
     client = new BlockxClient({ coordinator: cluster.coordinatorAddr });
   });
