@@ -2,6 +2,7 @@
 // between reserve and their terminal update at any time. Each task settles as a result (SUCCEEDED or
 // FAILED) or as the BlockxClientError that stopped it; one task's error never stops the others. When
 // `signal` aborts, no new task starts; the ones not started settle as CANCELLED without any call.
+import { setMaxListeners } from 'node:events';
 import { BlockxClientError, ClientErrorCode, toClientError } from './errors.js';
 import type { ClientTaskInput, TaskRunResult } from './types.js';
 
@@ -35,6 +36,17 @@ export async function runMany(
       `concurrency must be a positive integer, got ${opts.concurrency}`,
     );
   }
+  // Every task in flight listens to the signal (up to `concurrency` of them, 64 by default in `blockx
+  // submit`): they listen to one of our own, linked to the caller's once, so Node's listener-leak warning
+  // (more than 10 on one AbortSignal) neither fires nor needs the caller's signal changed.
+  const linked = opts.signal === undefined ? undefined : new AbortController();
+  const onAbort = (): void => linked?.abort(opts.signal?.reason);
+  if (linked !== undefined) {
+    setMaxListeners(0, linked.signal);
+    if (opts.signal?.aborted) onAbort();
+    else opts.signal?.addEventListener('abort', onAbort, { once: true });
+  }
+  const signal = linked?.signal;
   const outcomes: RunManyOutcome[] = new Array(tasks.length);
   let next = 0;
   const settle = (outcome: RunManyOutcome): void => {
@@ -46,7 +58,7 @@ export async function runMany(
       const index = next++;
       const task = tasks[index];
       if (task === undefined) return;
-      if (opts.signal?.aborted) {
+      if (signal?.aborted) {
         settle({
           ok: false,
           index,
@@ -59,13 +71,17 @@ export async function runMany(
       }
       opts.onStart?.(index);
       try {
-        const result = await client.run(task, opts.signal ? { signal: opts.signal } : {});
+        const result = await client.run(task, signal ? { signal } : {});
         settle({ ok: true, index, result });
       } catch (err) {
         settle({ ok: false, index, taskId: task.taskId, error: toClientError(err, { taskId: task.taskId }) });
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(opts.concurrency, tasks.length) }, lane));
+  try {
+    await Promise.all(Array.from({ length: Math.min(opts.concurrency, tasks.length) }, lane));
+  } finally {
+    opts.signal?.removeEventListener('abort', onAbort);
+  }
   return outcomes;
 }

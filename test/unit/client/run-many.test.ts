@@ -1,4 +1,5 @@
 // runMany: bounded concurrency, per-task outcomes, cancellation of what has not started.
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { BlockxClientError } from '../../../src/client/errors.js';
 import { runMany } from '../../../src/client/run-many.js';
@@ -64,6 +65,45 @@ describe('runMany', () => {
     const outcomes = await all;
     expect([...client.waiting.keys()]).toEqual(['a']);
     expect(outcomes.map((o) => (o.ok ? 'ok' : o.error.code))).toEqual(['ok', 'CANCELLED', 'CANCELLED']);
+  });
+
+  it("64 tasks listening to the signal raise no listener-leak warning; an abort still reaches each, and no listener stays on the caller's signal", async () => {
+    const warnings: Error[] = [];
+    const onWarning = (w: Error): number => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const reached: string[] = [];
+      const client = {
+        run: (t: ClientTaskInput, o?: { signal?: AbortSignal }) =>
+          new Promise<TaskRunResult>((_resolve, reject) =>
+            o?.signal?.addEventListener('abort', () => {
+              reached.push(t.taskId as string);
+              reject(new BlockxClientError('CANCELLED', 'cancelled'));
+            }),
+          ),
+      };
+      const abort = new AbortController();
+      const ids = Array.from({ length: 64 }, (_, i) => `t${i}`);
+      const all = runMany(client, ids.map(task), { concurrency: 64, signal: abort.signal });
+      await flush();
+      abort.abort();
+      const outcomes = await all;
+      await flush(); // a warning is emitted on the next tick
+      expect(reached.sort()).toEqual([...ids].sort());
+      expect(outcomes.every((o) => !o.ok && o.error.code === 'CANCELLED')).toBe(true);
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+      // Finished without an abort: nothing is left listening on the caller's signal.
+      const kept = new AbortController();
+      const finishing = fakeClient();
+      const done = runMany(finishing, [task('x')], { concurrency: 1, signal: kept.signal });
+      await flush();
+      expect(getEventListeners(kept.signal, 'abort')).toHaveLength(1);
+      finishing.waiting.get('x')?.resolve(ok('x'));
+      await done;
+      expect(getEventListeners(kept.signal, 'abort')).toHaveLength(0);
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 
   it('rejects a concurrency below 1', async () => {
