@@ -29,6 +29,12 @@ const WORKERS = 2;
 const IN_FLIGHT_EACH = 32;
 /** Blocks committed before the kill: enough that the kill lands among running groups. */
 const BEFORE_KILL = 400;
+/**
+ * storage.admissionWaitMs of the rerun's backend (a timing knob). Its 64 lanes share 32 operation slots,
+ * so half of them wait for one; a backfill's IO scope retries an overload and this loop does not, so the
+ * default 1 s wait failed the case on a busy box (load 20).
+ */
+const RERUN_ADMISSION_WAIT_MS = 30_000;
 const CHILD = path.join(import.meta.dirname, 'killed-group-child.ts');
 const dbs = testDatabases('kg');
 const children: ChildProcess[] = [];
@@ -37,8 +43,8 @@ afterAll(async () => {
   for (const child of children) if (isRunning(child)) await stopGroup(child, 'SIGKILL', 1_000);
 });
 
-async function open(url: string): Promise<StorageBackend> {
-  const config = loadIoConfig(url);
+async function open(url: string, admissionWaitMs?: number): Promise<StorageBackend> {
+  const config = loadIoConfig(url, {}, admissionWaitMs === undefined ? {} : { admissionWaitMs });
   return openStorage(config.storage, config.tables, { baseDir: config.baseDir, closeDrainMs: 500 });
 }
 
@@ -106,7 +112,7 @@ describe.each([
     // The job again, over every block a writer may have started, as a retried backfill does.
     const last = Math.max(...seenCommitted, ...stored.keys()) + WORKERS * IN_FLIGHT_EACH;
     const blocks = Array.from({ length: last + 1 - FROM }, (_, i) => FROM + i);
-    const backend = await open(url);
+    const backend = await open(url, RERUN_ADMISSION_WAIT_MS);
     try {
       // In lanes, as the writers ran: 64 transactions in flight.
       let next = 0;
