@@ -4,7 +4,8 @@
 // stops, the call ends with its own outcome and the next call runs on the same Executor. Without the
 // namespace the same call ends the JS Executor (the control: the attack is real). The Worker's side keeps
 // its control: the supervisor names the Executor by its pid here, its kill ends the whole namespace (a
-// process the function left behind too), stop() ends it in order, and the Python router reaps what a
+// process the function left behind too), stop() ends it in order, the kernel's kill at the memory ceiling
+// is still told apart, the JS executor restarts at its zombie limit, and the Python router reaps what a
 // function's children leave behind. Needs root and util-linux unshare/setpriv; skipped with the reason
 // elsewhere.
 import {
@@ -67,6 +68,10 @@ export default async () => { spawn('sleep', ['${LINGER_ARG}'], { detached: true,
 `,
 );
 writeFileSync(join(dir, 'hello.mjs'), 'export default async () => "hello";\n');
+writeFileSync(
+  join(dir, 'hog.mjs'),
+  'export default async (ctx, mb) => Buffer.alloc(mb * 1024 * 1024, 1).length;\n',
+);
 // Each shell exits at once, orphaning its sleep to the executor, which exits 0.2 s later.
 writeFileSync(
   join(dir, 'orphans.mjs'),
@@ -256,6 +261,33 @@ describe.skipIf(decision.kind !== 'on')(`an executor as PID 1 of its own PID nam
       await h.stop();
     }
   });
+
+  it.skipIf(probe.kind !== 'ok')(
+    'JS: the kernel ending it at its memory ceiling is still told apart, by its pid here',
+    async () => {
+      const lines: string[] = [];
+      const h = await started(
+        (o) => js({ ...o, threadMemoryMb: 0, maxRssMb: 0, memoryMaxMb: 160, log: (_l, m) => lines.push(m) }),
+        true,
+      );
+      try {
+        const pid = h.supervisor.pid!;
+        const big = await h.run({ function: 'hog', codeEpoch: epoch, args: [640] });
+        expect(big).toMatchObject({ type: 'callFailed', kind: 'executor_crash', retryable: true });
+        const line = await eventually(() => present(lines.find((l) => l.includes('the kernel ended it'))), {
+          timeoutMs: 20_000,
+        });
+        // unshare reports its child's SIGKILL as code 1: the cgroup's OOM count tells; the child is named.
+        expect(line).toMatch(
+          new RegExp(`executor process ${pid} exited \\(SIGKILL\\): .*executor.memoryMaxMb 160 MiB`),
+        );
+        await h.supervisor.whenReady();
+        expect(await h.run({ function: 'hello', codeEpoch: epoch })).toMatchObject({ value: 'hello' });
+      } finally {
+        await h.stop();
+      }
+    },
+  );
 
   it('Python: a child signalling the router does nothing to it, and the router reaps the orphans', async () => {
     const h = await started(python, true);

@@ -24,7 +24,8 @@
 //   Executor as PID 1 of its own PID namespace; the command is core/executor-pid-namespace.ts). The
 //   spawned child is then util-linux `unshare`, which forks the executor and waits for it: the executor's
 //   own pid (as this process sees it) is looked up right after, and is what `pid`, the logs and the
-//   link's events name. Killing the child kills the executor (--kill-child) and with it its namespace.
+//   link's events name. Killing the child kills the executor (--kill-child) and with it its namespace;
+//   unshare exits with the executor's code (its SIGKILL, as code 1: the OOM count tells the kernel's).
 //   As init it ignores SIGTERM, so stop() closes its socket instead, which makes it stop in order. And as
 //   init it inherits every process orphaned in its namespace: the JS executor (Node waits only for the
 //   children it started) leaves those as zombies, which count against executor.maxProcesses, so at
@@ -369,12 +370,19 @@ export class ExecutorSupervisor {
       if (child.pid === undefined) gone(`cannot start the executor: ${err.message}`);
     });
     child.once('exit', (code, signal) => {
-      // unshare exits as its executor did: with its code, or killed by the same signal.
       const pid = this.child === child ? this.pid : child.pid;
-      let why = `executor process ${pid} exited (${signal ?? `code ${code}`})`;
       const cgroup = this.cgroup;
-      const kernel = signal === 'SIGKILL' && !this.killedHere.has(child);
-      if (kernel && cgroup !== undefined && cgroup.oomKills() > oomKillsAtSpawn) {
+      // In a namespace the child is unshare, which exits with its executor's code, but reports its
+      // executor's SIGKILL as code 1 (util-linux 2.38: "sigprocmask unblock failed", measured): there the
+      // cgroup's OOM count alone tells the kernel's kill (an OOM kill of a function's child process that
+      // left the executor running, followed by another exit, would be counted too).
+      const oom =
+        cgroup !== undefined &&
+        !this.killedHere.has(child) &&
+        (signal === 'SIGKILL' || ns !== undefined) &&
+        cgroup.oomKills() > oomKillsAtSpawn;
+      let why = `executor process ${pid} exited (${oom ? 'SIGKILL' : (signal ?? `code ${code}`)})`;
+      if (oom) {
         why += `: the kernel ended it at its memory ceiling (executor.memoryMaxMb ${cgroup.memoryMaxMb} MiB, ${cgroup.dir})`;
         this.opts.log?.('error', why);
       }
