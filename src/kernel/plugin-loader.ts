@@ -20,7 +20,7 @@ import { readPluginManifest, readSchemaFile, type PluginManifest } from './plugi
 import { PluginRegistryBuilder, type PluginRegistry } from './plugin-registry.js';
 import { checkPluginExport, defaultExport } from './plugin-shape.js';
 import type { BuilderPlugin, PluginCommon, WriterPlugin } from './plugin-types.js';
-import { compileForeignSchema } from './schema-validator.js';
+import { builtinPluginValidator, compileForeignSchema } from './schema-validator.js';
 import { withAcceptedFields } from './writer-accepts.js';
 
 export interface LoadPluginsOptions {
@@ -235,7 +235,10 @@ export async function loadPluginPackage(
   if (!read.ok) {
     fail(read.code, read.reason);
   } else {
-    const compiled = compileForeignSchema(read.schema);
+    // A built-in plugin's validator is generated with the package; anyone else's schema is compiled here.
+    const builtin = builtinPluginValidator(manifest.schemaPath, read.schema);
+    const compiled =
+      builtin !== undefined ? { ok: true as const, validate: builtin } : compileForeignSchema(read.schema);
     if (compiled.ok) {
       schema = read.schema;
       validate = withAcceptedFields(compiled.validate, manifest.accepts);

@@ -4,27 +4,18 @@
 // compiled in one shared instance per dialect (a fresh instance costs ~75 ms: it compiles the meta-schema)
 // and removed from it right after compiling, so plugin authors' `$id`s never collide with each other.
 import { readFileSync } from 'node:fs';
-import { Ajv, type AnySchema, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
+import path from 'node:path';
+import { Ajv, type AnySchema, type ErrorObject, type ValidateFunction } from 'ajv';
+import { AJV_OPTIONS, FOREIGN_AJV_OPTIONS } from './ajv-options.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { SchemaIssue } from './errors.js';
-import { packagePath } from './package-root.js';
+import { PACKAGE_ROOT, packagePath } from './package-root.js';
+import { validators as builtinPluginValidators } from './generated/builtin-plugin-validators.js';
+import { validators as kernelSchemaValidators } from './generated/kernel-schema-validators.js';
 
 const DRAFT_07 = 'http://json-schema.org/draft-07/schema';
 const DRAFT_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
-
-const AJV_OPTIONS: Options = {
-  allErrors: true,
-  // Keep the offending value on each error so messages can say what was found.
-  verbose: true,
-  // Unknown keywords and formats are errors: a typo in a schema must not silently accept everything.
-  // The stylistic lints (types, tuples, required-without-properties) flag valid schemas, so they are off.
-  strictSchema: true,
-  strictNumbers: true,
-  strictTypes: false,
-  strictTuples: false,
-  strictRequired: false,
-};
 
 // ajv-formats is CommonJS; under NodeNext its plugin function sits on `.default`, not on the module itself.
 const addFormats = (addFormatsModule as unknown as { default: (ajv: Ajv | Ajv2020) => unknown }).default;
@@ -46,6 +37,21 @@ export function createAjv(dialect: 'draft-07' | '2020-12' = 'draft-07'): Ajv | A
   const ajv = dialect === '2020-12' ? new Ajv2020(AJV_OPTIONS) : new Ajv(AJV_OPTIONS);
   addFormats(ajv);
   return ajv;
+}
+
+/**
+ * The generated validator of a built-in plugin's schema (config-fields/render-schema-validators.ts), when
+ * `schemaPath` is that plugin's schema file inside this package and `schema` (what the file holds now) is
+ * the schema it was generated from; undefined otherwise, and the caller compiles the schema.
+ */
+export function builtinPluginValidator(schemaPath: string, schema: unknown): ValidateFunction | undefined {
+  const key = path.relative(PACKAGE_ROOT, schemaPath).split(path.sep).join('/');
+  const entry = (
+    builtinPluginValidators as Record<string, { validate: unknown; source: string } | undefined>
+  )[key];
+  return entry !== undefined && JSON.stringify(schema) === entry.source
+    ? (entry.validate as ValidateFunction)
+    : undefined;
 }
 
 /** Result of compiling a schema supplied by someone else (a plugin author). */
@@ -92,11 +98,6 @@ export function compileForeignSchema(schema: unknown): CompileResult {
 
 const foreignInstances = new Map<'draft-07' | '2020-12', Ajv | Ajv2020>();
 
-// Plugin schemas fill in their defaults (`useDefaults`): the config a plugin receives has every
-// `default` of its schema applied, so the schema is the only place a plugin default is written
-// (docs/plugins.md § Config and defaults).
-const FOREIGN_AJV_OPTIONS: Options = { ...AJV_OPTIONS, useDefaults: true };
-
 function foreignAjv(dialect: 'draft-07' | '2020-12'): Ajv | Ajv2020 {
   let ajv = foreignInstances.get(dialect);
   if (!ajv) {
@@ -114,10 +115,18 @@ export function kernelSchemaPath(name: string): string {
 
 const kernelValidators = new Map<string, ValidateFunction>();
 
-/** The compiled validator of a kernel schema; compiled on first use, then cached for the process. */
+/**
+ * The validator of a kernel schema: generated with the schema when it is one every process checks at start
+ * (config-fields/render-schema-validators.ts), else compiled on first use and cached for the process.
+ */
 export function kernelValidator(name: string): ValidateFunction {
   const cached = kernelValidators.get(name);
   if (cached) return cached;
+  const generated = (kernelSchemaValidators as Record<string, { validate: unknown } | undefined>)[name];
+  if (generated !== undefined) {
+    kernelValidators.set(name, generated.validate as ValidateFunction);
+    return generated.validate as ValidateFunction;
+  }
   const schema = JSON.parse(readFileSync(kernelSchemaPath(name), 'utf8')) as AnySchema;
   const dialect = schemaDialect(schema);
   const validate = createAjv(typeof dialect === 'string' ? dialect : 'draft-07').compile(schema);

@@ -4,6 +4,12 @@ import { renderConfigDocs } from './render-docs.js';
 import { renderConfigSchema } from './render-schema.js';
 import { CONFIG_TYPES_FILES, renderDeploymentTypes, renderTopLevelTypes } from './render-types.js';
 import { CONFIG_VALIDATOR_FILE, renderConfigValidator } from './render-validator.js';
+import {
+  KERNEL_VALIDATORS_FILE,
+  PLUGIN_VALIDATORS_FILE,
+  renderBuiltinPluginValidators,
+  renderKernelSchemaValidators,
+} from './render-schema-validators.js';
 
 export interface ConfigArtefact {
   /** Repository-relative path. */
@@ -22,5 +28,8 @@ export function configArtefacts(): ConfigArtefact[] {
     { file: CONFIG_TYPES_FILES.top, text: renderTopLevelTypes() },
     { file: CONFIG_TYPES_FILES.deployment, text: renderDeploymentTypes() },
     { file: 'docs/configuration.md', text: renderConfigDocs() },
+    // Not from the field table: the validators of the other schemas every process checks at start.
+    { file: KERNEL_VALIDATORS_FILE, text: renderKernelSchemaValidators(), format: false },
+    { file: PLUGIN_VALIDATORS_FILE, text: renderBuiltinPluginValidators(), format: false },
   ];
 }

@@ -33,13 +33,15 @@ describe('files generated from the config field table (scripts/check-generated.m
     rendered = await renderConfigArtefacts(load);
   }, 60_000);
 
-  it('the committed schema, its validator, section types and docs/configuration.md are fresh', () => {
+  it('the committed schema, its validator, section types, docs/configuration.md and the schema validators are fresh', () => {
     expect(rendered.map((a) => a.file).sort()).toEqual([
       'docs/configuration.md',
       'schemas/blockx.config.schema.json',
       'src/kernel/config-fields/generated/config-validator.ts',
       'src/kernel/config-fields/generated/deployment-sections.ts',
       'src/kernel/config-fields/generated/top-level-sections.ts',
+      'src/kernel/generated/builtin-plugin-validators.ts',
+      'src/kernel/generated/kernel-schema-validators.ts',
     ]);
     expect(compareConfigArtefacts(REPO, rendered)).toEqual([]);
   });
