@@ -16,6 +16,28 @@ export interface ProcessMetrics {
   readonly address: string;
   /** A new Registry for one service, already served by the endpoint. */
   registryFor(labels: ServiceLabels): Registry;
+  /** Serves a Registry made elsewhere too (`blockx up`: a Worker child's, read from it at each scrape). */
+  serve(registry: Registry): void;
+}
+
+/**
+ * The metrics of a process that serves no endpoint of its own: a Worker child of `blockx up`, whose
+ * parent reads `registries` at each scrape (worker-child/).
+ */
+export function metricsForParent(): ProcessMetrics & { readonly registries: readonly Registry[] } {
+  const registries: Registry[] = [];
+  return { address: '', registries, ...servedBy(registries) };
+}
+
+function servedBy(registries: Registry[]): Pick<ProcessMetrics, 'registryFor' | 'serve'> {
+  return {
+    registryFor(labels) {
+      const registry = createServiceRegistry(labels);
+      registries.push(registry);
+      return registry;
+    },
+    serve: (registry) => void registries.push(registry),
+  };
 }
 
 export async function startProcessMetrics(
@@ -35,12 +57,5 @@ export async function startProcessMetrics(
     }),
   );
   if (server.address !== '') logger?.info({ address: server.address }, 'serving Prometheus metrics');
-  return {
-    address: server.address,
-    registryFor(labels) {
-      const registry = createServiceRegistry(labels);
-      registries.push(registry);
-      return registry;
-    },
-  };
+  return { address: server.address, ...servedBy(registries) };
 }

@@ -1,9 +1,15 @@
 // Service assembly of `blockx up`: one machine, one process tree — the storage (opened and migrated
-// once, shared by the workers), the registry (in-process, or etcd when the config names endpoints), a
-// Coordinator, N Workers each with its Executor, one Prometheus endpoint for all of them, and the
-// Coordinator's web dashboard (docs/dashboard.md; on by default, see upDashboardListen). It walks the
-// plan of kernel/service-plan.ts through the one service lifecycle (lifecycle.ts): assemble on a
-// teardown stack → serviceAssembled → … → close(): the stack unwinds in reverse order → shutdown.
+// once), the registry (in-process, or etcd when the config names endpoints), a Coordinator, N Workers
+// each with its Executor, one Prometheus endpoint for all of them, and the Coordinator's web dashboard
+// (docs/dashboard.md; on by default, see upDashboardListen). It walks the plan of kernel/service-plan.ts
+// through the one service lifecycle (lifecycle.ts): assemble on a teardown stack → serviceAssembled →
+// … → close(): the stack unwinds in reverse order → shutdown.
+//
+// Where the Workers run (`up.workerProcesses`, docs/architecture.md § blockx up): by default each in a
+// child process of its own with its own storage connection (worker-child/), which publishes into this
+// process's registry over its IPC channel and is restarted when it dies; with the field false, with
+// `sqlite::memory:` storage (a memory database is private to its process) or when a caller injects the
+// Executors (`executorFor`), all in this process, sharing its storage connection.
 import type { Logger as PinoLogger } from 'pino';
 import type { Kernel } from '../kernel/kernel.js';
 import { planUp, type ServicePlan } from '../kernel/service-plan.js';
@@ -29,6 +35,8 @@ import { runWorker } from '../services/worker/app/run-worker.js';
 import { startStorageRuntime } from '../services/worker/app/storage-runtime.js';
 import { startServices } from './lifecycle.js';
 import { startProcessMetrics } from './process-metrics.js';
+import type { WorkerChildStart } from './worker-child/protocol.js';
+import { startWorkerProcesses } from './worker-child/worker-processes.js';
 import type { Registry } from 'prom-client';
 import type { ServiceLabels } from '../kernel/observability/service-registry.js';
 
@@ -54,7 +62,12 @@ export interface RunClusterOptions {
   readonly dashboardKey?: string;
   /** The follow jobs the dashboard shows beside the cluster (docs/dashboard.md § Follow jobs); none without. */
   readonly followJobs?: () => Promise<readonly FollowJobView[]>;
-  /** Builds the Calls phase of worker `index`; default: a supervised Executor per worker. */
+  /**
+   * How a Worker child loads the config this process runs (`blockx up`'s --config, cwd and flags; the
+   * environment is inherited). Without it the Workers run in this process.
+   */
+  readonly workerConfig?: WorkerChildStart['config'];
+  /** Builds the Calls phase of worker `index` (the Workers then run in this process); default: a supervised Executor per worker. */
   readonly executorFor?: (
     index: number,
     config: BlockxConfig,
@@ -139,9 +152,33 @@ export async function runCluster(opts: RunClusterOptions): Promise<RunningCluste
         }),
       );
 
+      const listen = Array.from({ length: config.up.workers }, (_, i) =>
+        config.up.workerBasePort === 0 ? '127.0.0.1:0' : `127.0.0.1:${config.up.workerBasePort + i}`,
+      );
+      const workerConfig =
+        workersInChildren(config) && opts.executorFor === undefined ? opts.workerConfig : undefined;
       const workerAddresses: string[] = [];
-      for (let i = 0; i < config.up.workers; i++) {
-        const port = config.up.workerBasePort === 0 ? 0 : config.up.workerBasePort + i;
+      if (workerConfig !== undefined) {
+        const children = stack.adopt(
+          'workers',
+          await startWorkerProcesses({
+            start: {
+              deployment: name,
+              config: workerConfig,
+              logLevel: logger.level,
+              registryFromParent: inProcess !== undefined,
+              functionsFromParent: functionsStore !== undefined,
+            },
+            listen,
+            ...(inProcess ? { registry: inProcess } : {}),
+            ...(functionsStore ? { functionsStore } : {}),
+            metrics,
+            logger,
+          }),
+        );
+        workerAddresses.push(...children.addresses);
+      }
+      for (let i = 0; workerConfig === undefined && i < config.up.workers; i++) {
         const ioScopes = storage.scopesForWorker();
         const executor = stack.adopt(
           `executor #${i}`,
@@ -154,7 +191,7 @@ export async function runCluster(opts: RunClusterOptions): Promise<RunningCluste
             deployment: name,
             plugins: kernel.plugins,
             tables: () => storage.backend.tables,
-            listen: `127.0.0.1:${port}`,
+            listen: listen[i] as string,
             logger: logger.child({ service: 'worker', worker: i }),
             registryWriter: await registryWriterFor(config, inProcess, logger),
             callRunner: executor.callRunner,
@@ -239,6 +276,14 @@ async function registryWriterFor(
   // Loaded only for etcd: the default one-machine cluster never pays for the etcd client.
   const { etcdRegistryWriter } = await import('./registry-writer.js');
   return etcdRegistryWriter(config, logger) as WorkerRegistryWriter;
+}
+
+/**
+ * Whether the config runs the Workers in child processes: `up.workerProcesses`, unless the storage is a
+ * memory database (private to the process that opens it).
+ */
+export function workersInChildren(config: BlockxConfig): boolean {
+  return config.up.workerProcesses && config.storage.url !== 'sqlite::memory:';
 }
 
 /** The config with one deployment's coordinator listening elsewhere (the config itself stays frozen). */

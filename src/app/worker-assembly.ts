@@ -1,8 +1,9 @@
-// What `blockx worker` assembles, in order, each registered on the process's teardown stack:
+// What `blockx worker` (and each Worker child of `blockx up`, worker-child/) assembles, in order, each registered on the process's teardown stack:
 //
 //   storage    `storage.url` opened, its tables created or checked (storage-runtime.ts) before the
 //              worker serves: a config that does not match the database stops it here
-//   metrics    the process's Prometheus endpoint (process-metrics.ts), if `listenAddr` is set
+//   metrics    the process's Prometheus endpoint (process-metrics.ts), if `listenAddr` is set; a
+//              Worker child of `blockx up` gives `deps.metrics`, which its parent's endpoint serves
 //   executor   the dispatcher driving a supervised Executor child (executor-runtime.ts); tests may
 //              inject another through `deps.executor`
 //   registry   with `registry.etcd.endpoints` set (ETCD_ENDPOINTS) and no `deps.registryWriter`,
@@ -21,7 +22,7 @@ import type { ServiceLogger } from '../kernel/observability/service-logger.js';
 import { startExecutorRuntime } from '../services/worker/app/executor-runtime.js';
 import { runWorker, type RunningWorker } from '../services/worker/app/run-worker.js';
 import { startStorageRuntime, type StorageRuntime } from '../services/worker/app/storage-runtime.js';
-import { startProcessMetrics } from './process-metrics.js';
+import { startProcessMetrics, type ProcessMetrics } from './process-metrics.js';
 import { etcdRegistryWriter } from './registry-writer.js';
 import type { TeardownStack } from '../kernel/teardown-stack.js';
 import type { StorageBackend } from '../services/storage/types.js';
@@ -47,6 +48,11 @@ export interface WorkerRuntimeContext {
 export interface WorkerAssemblyDeps {
   readonly executor?: (ctx: WorkerRuntimeContext) => ExecutorRuntime | Promise<ExecutorRuntime>;
   readonly ioScopes?: (ctx: WorkerRuntimeContext) => TaskIoScopeFactory | Promise<TaskIoScopeFactory>;
+  /**
+   * Where the Worker's metrics registry comes from; default: this process's endpoint
+   * (`observability.prometheus.listenAddr`). A Worker child of `blockx up` hands its registry to its parent.
+   */
+  readonly metrics?: ProcessMetrics;
   /** Heartbeat destination (etcd writer when etcd endpoints are configured). */
   readonly registryWriter?: (
     ctx: WorkerRuntimeContext,
@@ -66,6 +72,8 @@ export async function assembleWorker(
     readonly deployment: string;
     readonly logger: ServiceLogger;
     readonly deps: WorkerAssemblyDeps;
+    /** Overrides `worker.listen` (a Worker child of `blockx up`). */
+    readonly listen?: string;
   },
   stack: TeardownStack,
 ): Promise<AssembledWorker> {
@@ -84,7 +92,7 @@ export async function assembleWorker(
     ...base,
     ...(ioScopes instanceof StorageIoScopeFactory ? { io: ioScopes.callIoHandler } : {}),
   };
-  const metrics = await startProcessMetrics(config, stack, logger);
+  const metrics = deps.metrics ?? (await startProcessMetrics(config, stack, logger));
   const executor = deps.executor ? await deps.executor(ctx) : await startExecutorRuntime(ctx);
   stack.defer('executor', () => executor.close?.());
   const registryWriter = deps.registryWriter
@@ -99,6 +107,7 @@ export async function assembleWorker(
       config,
       deployment,
       plugins: kernel.plugins,
+      ...(opts.listen === undefined ? {} : { listen: opts.listen }),
       // Admission reads the tables the storage serves now, which a config reload extends.
       ...(backend ? { tables: () => backend.tables } : {}),
       callRunner: executor.callRunner,

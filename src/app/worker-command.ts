@@ -16,7 +16,9 @@
 // What is assembled, in order, is in worker-assembly.ts. WORKER_CPU_PROFILE / WORKER_TRACE profile the
 // whole command (docs/performance.md § Profiling).
 import { pino } from 'pino';
-import { loadConfig } from '../kernel/config.js';
+import { loadConfig, type LoadConfigOptions } from '../kernel/config.js';
+import type { BlockxConfig } from '../kernel/config-types.js';
+import type { StorageBackend } from '../services/storage/types.js';
 import { bootKernel } from '../kernel/kernel.js';
 import { boundedPino } from '../kernel/observability/logger.js';
 import { withProfiling } from '../kernel/observability/profiling.js';
@@ -91,18 +93,7 @@ async function serveWorker(
   const signals = deps.signals ?? process;
   // Listening for signals before the line is printed: whoever waits for it may signal at once.
   const stopped = untilStopped(worker, signals, logger);
-  const report = (level: 'info' | 'warn' | 'error', line: string): void => logger[level]({}, line);
-  const stopWatching = watchConfigFile(
-    kernel.config.configFile,
-    createConfigReload({
-      load: () => loadConfig(configOptions),
-      running: kernel.config,
-      ...(storage ? { storage } : {}),
-      plugins: await createPluginReload({ live: plugins, running: kernel.config, report }),
-      report,
-    }),
-    signals,
-  );
+  const stopWatching = await watchWorkerConfig({ kernel, configOptions, storage, logger, signals });
   io.stdout(
     `worker listening on ${worker.address} (bound ${worker.boundAddress}, deployment ${deployment})\n`,
   );
@@ -112,6 +103,32 @@ async function serveWorker(
   stopWatching();
   const failures = await running.stop(signal);
   return failures.length > 0 ? 1 : code;
+}
+
+/**
+ * A running Worker takes what a config change allows (config-reload.ts: added tables created and
+ * served, changed plugins loaded again), each outcome one line of its log. Returns what stops watching.
+ */
+export async function watchWorkerConfig(opts: {
+  readonly kernel: { readonly config: BlockxConfig; readonly plugins: LivePluginRegistry };
+  readonly configOptions: LoadConfigOptions;
+  readonly storage: StorageBackend | undefined;
+  readonly logger: WorkerLogger;
+  readonly signals?: SignalSource;
+}): Promise<() => void> {
+  const { kernel, logger, storage } = opts;
+  const report = (level: 'info' | 'warn' | 'error', line: string): void => logger[level]({}, line);
+  return watchConfigFile(
+    kernel.config.configFile,
+    createConfigReload({
+      load: () => loadConfig(opts.configOptions),
+      running: kernel.config,
+      ...(storage ? { storage } : {}),
+      plugins: await createPluginReload({ live: kernel.plugins, running: kernel.config, report }),
+      report,
+    }),
+    opts.signals,
+  );
 }
 
 /** Drain on the first signal (→ 0), stop at once on the second (→ 1); listeners removed after. */

@@ -83,7 +83,7 @@ describe('profiling variables', () => {
     expectTrace(path.join(out, `executor-${executorPid}.json`), executorPid);
   }, 90_000);
 
-  it('blockx up: COORDINATOR_* profile its one process; a WORKER_* variable is named as not applying', async () => {
+  it('blockx up: COORDINATOR_* profile its process, WORKER_* each Worker child (the file name gets its pid)', async () => {
     const out = path.join(dir, 'up');
     mkdirSync(out);
     const { child, output } = await serve(
@@ -96,14 +96,32 @@ describe('profiling variables', () => {
       },
       /^serving; press Ctrl-C/,
     );
-    expect(output()).toContain(
-      'blockx up: WORKER_CPU_PROFILE does not apply (the workers run in this process); COORDINATOR_CPU_PROFILE profiles it',
-    );
+    expect(output()).not.toContain('does not apply');
     expect(await terminate(child), output()).toBe(0);
     expectCpuProfile(path.join(out, 'up.cpuprofile'));
     const trace = expectTrace(path.join(out, 'up.trace.json'), child.pid as number);
     expect(trace.traceEvents.some((e) => e.name === 'V8.GCScavenger' || e.name.startsWith('V8.'))).toBe(true);
+    // The one Worker ran in a child process of its own, profiled into a file named by its pid.
+    const workerProfiles = readdirSync(out).filter((f) => /^worker\.\d+\.cpuprofile$/.test(f));
+    expect(workerProfiles, readdirSync(out).join(', ')).toHaveLength(1);
+    expect(workerProfiles[0]).not.toBe(`worker.${child.pid}.cpuprofile`);
+    expectCpuProfile(path.join(out, workerProfiles[0] as string));
     expect(existsSync(path.join(out, 'worker.cpuprofile'))).toBe(false);
+  }, 90_000);
+
+  it('blockx up with its Workers in its own process (a memory database): a WORKER_* variable is named as not applying', async () => {
+    const out = path.join(dir, 'up-in-process');
+    mkdirSync(out);
+    const { child, output } = await serve(
+      ['up', '--no-demo', '--no-dashboard', '--workers', '1', '--listen', `127.0.0.1:${await freePort()}`],
+      { BLOCKX_STORAGE_URL: 'sqlite::memory:', WORKER_CPU_PROFILE: path.join(out, 'worker.cpuprofile') },
+      /^serving; press Ctrl-C/,
+    );
+    expect(output()).toContain(
+      'blockx up: WORKER_CPU_PROFILE does not apply (the workers run in this process); COORDINATOR_CPU_PROFILE profiles it',
+    );
+    expect(await terminate(child), output()).toBe(0);
+    expect(readdirSync(out)).toEqual([]);
   }, 90_000);
 
   it.each([

@@ -5,8 +5,9 @@
 // `--once` stops after the demo: exit 0 when it succeeded, 1 when it failed.
 // Without it, the jobs of the config (`jobs:`) are started and kept running until the process stops
 // (docs/follow.md § Jobs in the config).
-// Coordinator and Workers share this one process: COORDINATOR_CPU_PROFILE / COORDINATOR_TRACE profile it
-// (WORKER_* ones do not apply here; docs/performance.md § Profiling).
+// COORDINATOR_CPU_PROFILE / COORDINATOR_TRACE profile this process (the Coordinator); WORKER_* ones each
+// Worker child, or nothing when the Workers run in this process (up.workerProcesses false;
+// docs/performance.md § Profiling).
 import type { Command } from 'commander';
 import type { Registry } from 'prom-client';
 import type { FlagOverride } from '../../kernel/config.js';
@@ -43,13 +44,7 @@ export function registerUpCommand(program: Command, io: CliIo, setExit: (code: n
     )
     .option('--no-dashboard', 'serve no web dashboard')
     .action(async (opts: UpOptions) => {
-      const { withProfiling, PROFILING_VARIABLES } = await import('../../kernel/observability/profiling.js');
-      for (const variable of Object.values(PROFILING_VARIABLES.worker))
-        if (io.env[variable])
-          io.stderr(
-            `blockx up: ${variable} does not apply (the workers run in this process); ` +
-              `${variable.replace('WORKER_', 'COORDINATOR_')} profiles it\n`,
-          );
+      const { withProfiling } = await import('../../kernel/observability/profiling.js');
       setExit(await withProfiling('coordinator', 'blockx up', io, () => up(opts, io)));
     });
 }
@@ -80,7 +75,7 @@ async function up(opts: UpOptions, io: CliIo): Promise<number> {
     { bootKernelWithConfig },
     { loadConfig },
     { describePlannedService, planUp },
-    { runCluster },
+    { runCluster, workersInChildren },
     { terminationSignal },
     { pino },
     { boundedPino },
@@ -110,6 +105,15 @@ async function up(opts: UpOptions, io: CliIo): Promise<number> {
   // Secrets masked, long strings cut (docs/security.md § Logs).
   const logger = boundedPino({ level, base: { app: 'blockx-up' } }, pino.destination(2));
 
+  if (!workersInChildren(config)) {
+    const { PROFILING_VARIABLES } = await import('../../kernel/observability/profiling.js');
+    for (const variable of Object.values(PROFILING_VARIABLES.worker))
+      if (io.env[variable])
+        io.stderr(
+          `blockx up: ${variable} does not apply (the workers run in this process); ` +
+            `${variable.replace('WORKER_', 'COORDINATOR_')} profiles it\n`,
+        );
+  }
   const plan = planUp(config);
   io.stdout(`blockx up: deployment "${plan.deployment}" from ${config.configFile}\n`);
   for (const s of plan.services) io.stdout(`  ${describePlannedService(s)}\n`);
@@ -118,6 +122,8 @@ async function up(opts: UpOptions, io: CliIo): Promise<number> {
   const cluster = await runCluster({
     kernel,
     logger,
+    // Each Worker child loads the very config this process runs (docs/architecture.md § blockx up).
+    workerConfig: { ...(opts.config === undefined ? {} : { configPath: opts.config }), cwd: io.cwd(), flags },
     followJobs: () => jobBoard.read(),
     ...(opts.dashboard === false ? { dashboardListen: '' } : {}),
     // An address in use is blamed on the flag that gave it, not on the config.

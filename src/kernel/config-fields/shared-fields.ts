@@ -370,6 +370,13 @@ export const SHARED_FIELDS: readonly ConfigField[] = [
     description: 'Worker i listens on basePort+i; 0 picks free ports.',
   }),
   top({
+    path: 'up.workerProcesses',
+    type: { t: 'boolean' },
+    default: true,
+    description:
+      'Run each Worker (with its Executors) in a child process of its own, supervised and restarted by `blockx up`, as `blockx worker` runs in production; false runs them in the `blockx up` process. `sqlite::memory:` storage always runs them in it (a memory database cannot be shared). docs/architecture.md § blockx up.',
+  }),
+  top({
     path: 'up.demo',
     type: { t: 'boolean' },
     default: true,

@@ -24,6 +24,8 @@ export {
   type ExecutorPortsOptions,
 } from './adapters/executor-ports.js';
 export { tsxExecutorCommand } from './adapters/executor-supervisor.js';
+// The restart backoff of a supervised child, shared with `blockx up`'s Worker children (src/app/worker-child/).
+export { RestartBackoff, type BackoffOptions } from './adapters/executor-backoff.js';
 export {
   createInProcessCallRunner,
   type InProcessCallRunner,

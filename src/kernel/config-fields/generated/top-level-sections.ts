@@ -218,6 +218,13 @@ export interface UpConfig {
   /** Worker i listens on basePort+i; 0 picks free ports. Default 0. */
   readonly workerBasePort: number;
   /**
+   * Run each Worker (with its Executors) in a child process of its own, supervised and restarted by
+   * `blockx up`, as `blockx worker` runs in production; false runs them in the `blockx up` process.
+   * `sqlite::memory:` storage always runs them in it (a memory database cannot be shared).
+   * docs/architecture.md § blockx up. Default true.
+   */
+  readonly workerProcesses: boolean;
+  /**
    * Run the demo after start: a backfill of a generated 20-block chain into token_transfers
    * (docs/getting-started.md). Default true.
    */
