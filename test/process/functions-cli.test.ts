@@ -247,104 +247,112 @@ describe('blockx functions against a real etcd', () => {
     });
   });
 
-  describe('blockx up without etcd (in-process registry) with functions.source: cluster', () => {
-    let up: ChildProcess | undefined;
-    let coordinator = '';
-    const noEtcd = (): NodeJS.ProcessEnv => ({ COORDINATOR_LISTEN: coordinator });
+  // The Worker runs in the up process with a memory database, in a child process of it with a file: then
+  // its code view reads the Coordinator's store over their IPC channel (docs/architecture.md § blockx up).
+  describe.each([
+    ['in the up process', (): string => 'sqlite::memory:'],
+    ['in a child process', (): string => `sqlite:${path.join(root, 'up-child.db')}`],
+  ])(
+    'blockx up without etcd (in-process registry) with functions.source: cluster, the Worker %s',
+    (where, storageUrl) => {
+      let up: ChildProcess | undefined;
+      let coordinator = '';
+      const noEtcd = (): NodeJS.ProcessEnv => ({ COORDINATOR_LISTEN: coordinator });
 
-    beforeAll(async () => {
-      const emptyDir = writeFolder(root, 'inproc-functions', {});
-      up = spawnTracked(
-        process.execPath,
-        [BIN, 'up', '--no-demo', '--no-dashboard', '--workers', '1', '--listen', '127.0.0.1:0'],
-        {
-          cwd: REPO,
-          env: {
-            ...cleanEnv(),
-            BLOCKX_STORAGE_URL: 'sqlite::memory:',
-            BLOCKX_FUNCTIONS_SOURCE: 'cluster',
-            BLOCKX_FUNCTIONS_DIR: emptyDir,
-            // A busy test machine must not make the Coordinator filter its one Worker as overloaded.
-            COORDINATOR_CPU_RED_LINE: '1',
-            COORDINATOR_MEMORY_RED_LINE: '1',
+      beforeAll(async () => {
+        const emptyDir = writeFolder(root, `inproc-functions-${where.replaceAll(' ', '-')}`, {});
+        up = spawnTracked(
+          process.execPath,
+          [BIN, 'up', '--no-demo', '--no-dashboard', '--workers', '1', '--listen', '127.0.0.1:0'],
+          {
+            cwd: REPO,
+            env: {
+              ...cleanEnv(),
+              BLOCKX_STORAGE_URL: storageUrl(),
+              BLOCKX_FUNCTIONS_SOURCE: 'cluster',
+              BLOCKX_FUNCTIONS_DIR: emptyDir,
+              // A busy test machine must not make the Coordinator filter its one Worker as overloaded.
+              COORDINATOR_CPU_RED_LINE: '1',
+              COORDINATOR_MEMORY_RED_LINE: '1',
+            },
+            stdio: ['ignore', 'pipe', 'pipe'],
           },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
-      const out = captureOutput(up);
-      await waitForLine(up, /^serving/, 40_000);
-      coordinator = /^coordinator listening on (\S+) \(in-process registry\)/m.exec(out.text())?.[1] ?? '';
-      expect(coordinator).not.toBe('');
-    });
-
-    afterAll(async () => {
-      if (up) await stopGroup(up, 'SIGTERM', 10_000);
-    });
-
-    it('deploy, list and use go through the coordinator; the worker switches', async () => {
-      const codeOf = async (): Promise<string> => {
-        const r = await blockx(['status', '--json'], noEtcd());
-        return (
-          (JSON.parse(r.stdout) as { workers: { codeVersion?: string }[] }).workers[0]?.codeVersion ?? ''
         );
-      };
-      const first = await blockx(['functions', 'deploy', one, '--json'], noEtcd());
-      expect(first.code, first.stderr).toBe(0);
-      const v1 = (JSON.parse(first.stdout) as { version: string }).version;
-      await eventually(async () => (await codeOf()) === v1, { timeoutMs: 15_000, intervalMs: 200 });
-      const second = await blockx(['functions', 'deploy', two, '--json'], noEtcd());
-      expect(JSON.parse(second.stdout)).toMatchObject({ previous: v1, changed: true });
-      const v2 = (JSON.parse(second.stdout) as { version: string }).version;
-      await eventually(async () => (await codeOf()) === v2, { timeoutMs: 15_000, intervalMs: 200 });
+        const out = captureOutput(up);
+        await waitForLine(up, /^serving/, 40_000);
+        coordinator = /^coordinator listening on (\S+) \(in-process registry\)/m.exec(out.text())?.[1] ?? '';
+        expect(coordinator).not.toBe('');
+      });
 
-      const list = await blockx(['functions', 'list'], noEtcd());
-      expect(list.code, list.stderr).toBe(0);
-      expect(list.stdout).toMatch(new RegExp(`^${v2} +1 +\\d+ +\\d+ +\\S+ +yes +1$`, 'm'));
-      expect(list.stdout).toMatch(new RegExp(`^127\\.0\\.0\\.1:\\d+ +${v2} +deployed +current$`, 'm'));
+      afterAll(async () => {
+        if (up) await stopGroup(up, 'SIGTERM', 10_000);
+      });
 
-      const back = await blockx(['functions', 'use', v1.slice(0, 6)], noEtcd());
-      expect(back.code, back.stderr).toBe(0);
-      await eventually(async () => (await codeOf()) === v1, { timeoutMs: 15_000, intervalMs: 200 });
-      const unknown = await blockx(['functions', 'use', 'ffffffff'], noEtcd());
-      expect(unknown.code).toBe(1);
-      expect(unknown.stderr).toMatch(
-        /^blockx functions use: VERSION_UNKNOWN: no kept version starts with ffffffff/,
-      );
-    });
+      it('deploy, list and use go through the coordinator; the worker switches', async () => {
+        const codeOf = async (): Promise<string> => {
+          const r = await blockx(['status', '--json'], noEtcd());
+          return (
+            (JSON.parse(r.stdout) as { workers: { codeVersion?: string }[] }).workers[0]?.codeVersion ?? ''
+          );
+        };
+        const first = await blockx(['functions', 'deploy', one, '--json'], noEtcd());
+        expect(first.code, first.stderr).toBe(0);
+        const v1 = (JSON.parse(first.stdout) as { version: string }).version;
+        await eventually(async () => (await codeOf()) === v1, { timeoutMs: 15_000, intervalMs: 200 });
+        const second = await blockx(['functions', 'deploy', two, '--json'], noEtcd());
+        expect(JSON.parse(second.stdout)).toMatchObject({ previous: v1, changed: true });
+        const v2 = (JSON.parse(second.stdout) as { version: string }).version;
+        await eventually(async () => (await codeOf()) === v2, { timeoutMs: 15_000, intervalMs: 200 });
 
-    it('validate and submit check a task against the deployed version, and agree on an id-less task (issue 33, item 4)', async () => {
-      // The submitter's functions folder is empty: only the deployed version (one: greet, twice) has them.
-      const empty = writeFolder(root, 'submitter-functions', {});
-      const submitter = { ...noEtcd(), BLOCKX_FUNCTIONS_SOURCE: 'cluster', BLOCKX_FUNCTIONS_DIR: empty };
-      const deployed = await blockx(['functions', 'deploy', one, '--json'], noEtcd());
-      const version = (JSON.parse(deployed.stdout) as { version: string }).version;
-      const task = (fn: string): string => {
-        const file = path.join(root, `${fn}-task.json`);
-        writeFileSync(
-          file,
-          JSON.stringify({
-            functionCallConfig: { type: 'CallListCallConfig', config: { function: fn, callList: [['x']] } },
-            resultHandler: { type: 'ReturnValueResultHandler', config: {} },
-          }),
+        const list = await blockx(['functions', 'list'], noEtcd());
+        expect(list.code, list.stderr).toBe(0);
+        expect(list.stdout).toMatch(new RegExp(`^${v2} +1 +\\d+ +\\d+ +\\S+ +yes +1$`, 'm'));
+        expect(list.stdout).toMatch(new RegExp(`^127\\.0\\.0\\.1:\\d+ +${v2} +deployed +current$`, 'm'));
+
+        const back = await blockx(['functions', 'use', v1.slice(0, 6)], noEtcd());
+        expect(back.code, back.stderr).toBe(0);
+        await eventually(async () => (await codeOf()) === v1, { timeoutMs: 15_000, intervalMs: 200 });
+        const unknown = await blockx(['functions', 'use', 'ffffffff'], noEtcd());
+        expect(unknown.code).toBe(1);
+        expect(unknown.stderr).toMatch(
+          /^blockx functions use: VERSION_UNKNOWN: no kept version starts with ffffffff/,
         );
-        return file;
-      };
-      const greet = task('greet');
-      const valid = await blockx(['validate', greet], submitter);
-      expect(valid.code, valid.stdout).toBe(0);
-      const ran = await blockx(['submit', greet, '--json'], submitter);
-      expect(ran.code, ran.stderr).toBe(0);
-      expect(JSON.parse(ran.stdout)).toMatchObject({ state: 'SUCCEEDED' });
+      });
 
-      const missing = task('greeet');
-      const refused = await blockx(['submit', missing], submitter);
-      expect(refused.code).toBe(1);
-      expect(refused.stderr).toContain(
-        `/functionCallConfig/config/function: function "greeet" is not in the deployed version ${version} (did you mean "greet"?; available: greet, twice) (rule: functions.source)`,
-      );
-      const invalid = await blockx(['validate', missing], submitter);
-      expect(invalid.code).toBe(1);
-      expect(invalid.stdout).toContain(`function "greeet" is not in the deployed version ${version}`);
-    });
-  });
+      it('validate and submit check a task against the deployed version, and agree on an id-less task (issue 33, item 4)', async () => {
+        // The submitter's functions folder is empty: only the deployed version (one: greet, twice) has them.
+        const empty = writeFolder(root, 'submitter-functions', {});
+        const submitter = { ...noEtcd(), BLOCKX_FUNCTIONS_SOURCE: 'cluster', BLOCKX_FUNCTIONS_DIR: empty };
+        const deployed = await blockx(['functions', 'deploy', one, '--json'], noEtcd());
+        const version = (JSON.parse(deployed.stdout) as { version: string }).version;
+        const task = (fn: string): string => {
+          const file = path.join(root, `${fn}-task.json`);
+          writeFileSync(
+            file,
+            JSON.stringify({
+              functionCallConfig: { type: 'CallListCallConfig', config: { function: fn, callList: [['x']] } },
+              resultHandler: { type: 'ReturnValueResultHandler', config: {} },
+            }),
+          );
+          return file;
+        };
+        const greet = task('greet');
+        const valid = await blockx(['validate', greet], submitter);
+        expect(valid.code, valid.stdout).toBe(0);
+        const ran = await blockx(['submit', greet, '--json'], submitter);
+        expect(ran.code, ran.stderr).toBe(0);
+        expect(JSON.parse(ran.stdout)).toMatchObject({ state: 'SUCCEEDED' });
+
+        const missing = task('greeet');
+        const refused = await blockx(['submit', missing], submitter);
+        expect(refused.code).toBe(1);
+        expect(refused.stderr).toContain(
+          `/functionCallConfig/config/function: function "greeet" is not in the deployed version ${version} (did you mean "greet"?; available: greet, twice) (rule: functions.source)`,
+        );
+        const invalid = await blockx(['validate', missing], submitter);
+        expect(invalid.code).toBe(1);
+        expect(invalid.stdout).toContain(`function "greeet" is not in the deployed version ${version}`);
+      });
+    },
+  );
 });

@@ -1,5 +1,6 @@
 // `blockx up` runs each Worker in a child process of its own (docs/architecture.md § blockx up), through
 // the built CLI over a generated chain in a SQLite file:
+//   - the Prometheus endpoint of `blockx up` serves the samples of the Workers in its children;
 //   - a Worker child SIGKILLed in the middle of a backfill is logged with its signal and started again on
 //     the address `blockx up` printed; the job still ends with every block succeeded, and its table is
 //     exactly what a clean run of the same job writes (no row lost, none twice);
@@ -161,11 +162,17 @@ describe('blockx up: each Worker in its own process', () => {
   it(
     'a Worker child SIGKILLed mid-job is started again on its address; the job ends exact',
     async () => {
-      up = await startBlockxUp(env());
+      up = await startBlockxUp({ ...env(), BLOCKX_PROMETHEUS_LISTEN_ADDR: '127.0.0.1:0' });
       started.push(up.child);
       const upPid = up.child.pid as number;
       const before = workerChildren(upPid);
       expect(before, up.output.text()).toHaveLength(2);
+      // The one endpoint of blockx up serves each child's Worker samples, told apart by their instance.
+      const metricsUrl = /metrics on (http:\/\/\S+)/.exec(up.output.text())?.[1] ?? '';
+      const scraped = await (await fetch(metricsUrl)).text();
+      for (const worker of up.workers)
+        expect(scraped).toMatch(new RegExp(`^blockx_worker_slots\\{[^}]*instance="${worker}"`, 'm'));
+      expect(scraped).toMatch(/^\w+\{[^}]*service="coordinator"/m);
 
       let killed: number | undefined;
       const job = backfill(up.coordinator, 'killed', (stdout) => {

@@ -111,8 +111,9 @@ again. docs/storage.md § Changing the config of a running cluster says more abo
 
 const PROFILING_INTRO = `Not config fields: the profiling variables (docs/performance.md § Profiling). Each names a file the
 process records into for its whole life, written when it stops cleanly; \`%p\` in the name is replaced by
-the process id, and an Executor's file always gets its pid. Under \`blockx up\` (Coordinator and Workers
-in one process) the \`COORDINATOR_\` ones apply.`;
+the process id, and an Executor's file always gets its pid. Under \`blockx up\` the \`COORDINATOR_\` ones
+profile its own process and the \`WORKER_\` ones each Worker child (its file gets its pid too); with the
+Workers in the \`blockx up\` process (\`up.workerProcesses: false\`) only the \`COORDINATOR_\` ones apply.`;
 
 const ADDING = `## Adding a field
 

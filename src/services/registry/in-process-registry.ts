@@ -1,5 +1,6 @@
-// InProcessRegistry: the registry port for `blockx up`, where the Coordinator and its Workers share one
-// process and etcd would be overkill. Same contract as etcd (registry-port.ts): keys
+// InProcessRegistry: the registry port for `blockx up`, where one process holds the Coordinator and etcd
+// would be overkill; its Workers write here directly, or from their child processes through
+// ipc-registry.ts. Same contract as etcd (registry-port.ts): keys
 // `<prefix><workerAddr>` hold the heartbeat JSON, a writer is a session whose keys vanish when it closes
 // (the lease revoke), and readers get list / put / delete events asynchronously, in order.
 //

@@ -2,7 +2,8 @@
 // Worker registry, independent of where it lives. Two implementations:
 //   - etcd (etcd-registry-writer.ts / etcd-registry-reader.ts): distributed mode, docs/architecture.md § etcd
 //     keys; a key `<prefix><workerAddr>` holds the heartbeat JSON under a lease.
-//   - in-process (in-process-registry.ts): `blockx up`, every service in one process.
+//   - in-process (in-process-registry.ts): `blockx up`, the registry in its process; a Worker in a child
+//     process of it writes through ipc-registry.ts.
 //
 // Values travel raw (string or bytes) from reader to consumer: the Coordinator trusts nothing it reads and
 // parses every value itself (contracts/heartbeat.ts), skipping garbage with a warning.
