@@ -113,7 +113,7 @@ export async function watchWorkerConfig(opts: {
   readonly kernel: { readonly config: BlockxConfig; readonly plugins: LivePluginRegistry };
   readonly configOptions: LoadConfigOptions;
   readonly storage: StorageBackend | undefined;
-  readonly logger: WorkerLogger;
+  readonly logger: ServiceLogger;
   readonly signals?: SignalSource;
 }): Promise<() => void> {
   const { kernel, logger, storage } = opts;
