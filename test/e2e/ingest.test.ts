@@ -1,7 +1,11 @@
 // `blockx ingest` end to end (issue 29): Anvil with 200 blocks of transfers and a nested call each, a
-// Coordinator and 2 Workers on etcd, the built CLI. One Worker is SIGKILLed half-way; the command still
-// finishes (its tasks are retried on the other Worker); a rerun with --fresh ingests every block again. The
-// four chain tables then equal what the node returns, with no duplicate rows — on SQLite and PostgreSQL.
+// Coordinator and 2 Workers on etcd, the built CLI, a source whose bundleThreshold (100) the range passes, so
+// the command runs it as it runs any long range by default: bundles of the source's bundleSize (20) in the
+// middle, the edges per block (docs/ingest.md § Bundles by default). One Worker is SIGKILLed half-way; the
+// command still finishes (its tasks are retried on the other Worker); the same command again skips
+// everything; per block (--bundle-size 1) runs only what the split run did not journal as blocks; a --fresh
+// run whose CLI is SIGKILLed half-way is resumed by the next. The four chain tables then equal what the node
+// returns, with no duplicate rows — on SQLite and PostgreSQL.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -24,6 +28,8 @@ import { startEtcd, type EtcdServer } from '../support/etcd.js';
 import { sharedPostgres, type TestPostgres } from '../support/shared-postgres.js';
 
 const BLOCKS = 200;
+/** The source's bundles: the range 0..202 runs as block 0, bundles 1..10 (blocks 1..200), blocks 201, 202. */
+const BUNDLING = { bundleSize: 20, bundleThreshold: 100 };
 const TABLES = ['blocks', 'transactions', 'events', 'traces'] as const;
 
 interface Run {
@@ -86,8 +92,8 @@ async function tableRows(cluster: TestCluster): Promise<Record<string, string[]>
 function ingestArgs(stateDir: string, more: string[] = []): string[] {
   return [
     'ingest',
-    '--rpc',
-    anvil.url,
+    '--source',
+    'anvil',
     '--from',
     '0',
     '--to',
@@ -97,6 +103,46 @@ function ingestArgs(stateDir: string, more: string[] = []): string[] {
     stateDir,
     ...more,
   ];
+}
+
+interface UnitLine {
+  block?: number;
+  bundle?: number;
+  fromBlock?: number;
+  toBlock?: number;
+  state: string;
+  workerAddr: string;
+}
+
+interface Summary {
+  succeeded: number;
+  failed: number;
+  skipped: number;
+  attempts: number;
+  units: number;
+}
+
+function linesOf(stdout: string): { units: UnitLine[]; summary: Summary } {
+  const lines = stdout.trim().split('\n');
+  const last = JSON.parse(lines.at(-1) as string) as { summary: Summary };
+  return { units: lines.slice(0, -1).map((l) => JSON.parse(l) as UnitLine), summary: last.summary };
+}
+
+/** `blockx ingest ARGS` spawned, and a way to wait for its end; `lines()` counts its stdout lines so far. */
+function spawnIngest(cluster: TestCluster, args: string[]) {
+  const child = cluster.spawnCli(args);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const done = new Promise<Run>((resolve) =>
+    child.once('close', (code) => resolve({ code, stdout, stderr })),
+  );
+  const lines = () => stdout.split('\n').length - 1;
+  const waitLines = async (n: number) => {
+    for (let i = 0; i < 600 && lines() < n; i++) await new Promise((r) => setTimeout(r, 50));
+  };
+  return { child, done, lines, waitLines };
 }
 
 const BACKENDS: readonly [string, () => Promise<string | undefined>][] = [
@@ -109,7 +155,14 @@ describe.each(BACKENDS)('blockx ingest on %s', (_name, storage) => {
 
   beforeAll(async () => {
     const storageUrl = await storage();
-    cluster = await startCluster({ workers: 2, etcd, ...(storageUrl !== undefined ? { storageUrl } : {}) });
+    cluster = await startCluster({
+      workers: 2,
+      etcd,
+      ...(storageUrl !== undefined ? { storageUrl } : {}),
+      configPatch: (doc) => {
+        doc['sources'] = { anvil: { rpcUrl: anvil.url, ...BUNDLING } };
+      },
+    });
     const migrate = await cluster.cli(['db', 'migrate']);
     expect(migrate.code, migrate.stderr).toBe(0);
   }, 120_000);
@@ -117,41 +170,59 @@ describe.each(BACKENDS)('blockx ingest on %s', (_name, storage) => {
     await cluster?.stop();
   });
 
-  it('ingests 200 blocks through 2 workers, survives a SIGKILLed worker, and a rerun changes nothing', async () => {
+  it('ingests 203 blocks as bundles and edges through 2 workers, survives a SIGKILLed worker, and reruns change nothing', async () => {
     const stateDir = path.join(dir, `state-${_name}`);
-    const child = cluster.spawnCli(ingestArgs(stateDir, ['--concurrency', '16']));
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-    const done = new Promise<Run>((resolve) =>
-      child.once('close', (code) => resolve({ code, stdout, stderr })),
-    );
-    // Half-way (by the unit lines printed), a crash of worker 0.
-    for (let i = 0; i < 600 && stdout.split('\n').length < (BLOCKS + 1) / 2; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const linesAtKill = stdout.split('\n').length - 1;
+    const run = spawnIngest(cluster, ingestArgs(stateDir));
+    // Half-way (by the unit lines printed: 13 units), a crash of worker 0.
+    await run.waitLines(6);
+    const linesAtKill = run.lines();
     await cluster.workers[0]?.kill('SIGKILL');
-    const first = await done;
+    const first = await run.done;
     expect(first.code, `${first.stderr}\n${cluster.output()}`).toBe(0);
-    // The crash came before the end, and both workers had ingested blocks.
-    expect(linesAtKill).toBeLessThan(BLOCKS);
-    const units = first.stdout
-      .trim()
-      .split('\n')
-      .slice(0, -1)
-      .map((l) => JSON.parse(l) as { workerAddr: string });
+    expect(linesAtKill).toBeLessThan(13);
+    const { units, summary } = linesOf(first.stdout);
+    // One line per task: block 0, bundles 1..10 of 20 blocks, blocks 201 and 202; each once, SUCCEEDED.
+    const shape = units.map((u) =>
+      u.block !== undefined ? `b${u.block}` : `u${u.bundle}:${u.fromBlock}-${u.toBlock}`,
+    );
+    const want = [
+      'b0',
+      ...Array.from({ length: 10 }, (_, i) => `u${i + 1}:${i * 20 + 1}-${i * 20 + 20}`),
+      'b201',
+      'b202',
+    ];
+    expect(shape.sort()).toEqual(want.sort());
+    expect(units.every((u) => u.state === 'SUCCEEDED')).toBe(true);
+    // Both workers had ingested tasks.
     expect(new Set(units.map((u) => u.workerAddr))).toEqual(new Set(cluster.workers.map((w) => w.addr)));
-    const summary = JSON.parse(first.stdout.trim().split('\n').at(-1) as string) as {
-      summary: { succeeded: number; failed: number };
-    };
-    expect(summary.summary).toMatchObject({ succeeded: BLOCKS + 2 + 1, failed: 0 });
+    expect(summary).toMatchObject({ succeeded: BLOCKS + 3, failed: 0, skipped: 0, units: 13 });
     expect(await tableRows(cluster)).toEqual(expected);
 
-    // Every block again (a new journal): the same rows, no duplicates.
-    const again = await cluster.cli(ingestArgs(stateDir, ['--fresh']), { timeoutMs: 110_000 });
+    // The same command again: both parts' journals hold every task, so nothing runs.
+    const again = await cluster.cli(ingestArgs(stateDir), { timeoutMs: 110_000 });
     expect(again.code, again.stderr).toBe(0);
+    expect(linesOf(again.stdout).summary).toMatchObject({ skipped: BLOCKS + 3, succeeded: 0, attempts: 0 });
+    expect(await tableRows(cluster)).toEqual(expected);
+
+    // Per block: the per-block job is the split run's block part, so its edges (0, 201, 202) are skipped.
+    const perBlock = await cluster.cli(ingestArgs(stateDir, ['--bundle-size', '1']), { timeoutMs: 110_000 });
+    expect(perBlock.code, perBlock.stderr).toBe(0);
+    const blockLines = linesOf(perBlock.stdout);
+    expect(blockLines.units).toHaveLength(BLOCKS + 3);
+    expect(blockLines.units.every((u) => u.block !== undefined)).toBe(true);
+    expect(blockLines.summary).toMatchObject({ skipped: 3, succeeded: BLOCKS, failed: 0 });
+    expect(await tableRows(cluster)).toEqual(expected);
+
+    // A fresh run whose command is SIGKILLed half-way; the same command again resumes it.
+    const killed = spawnIngest(cluster, ingestArgs(stateDir, ['--fresh']));
+    await killed.waitLines(5);
+    killed.child.kill('SIGKILL');
+    await killed.done;
+    const resumed = await cluster.cli(ingestArgs(stateDir), { timeoutMs: 110_000 });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const r = linesOf(resumed.stdout).summary;
+    expect(r.skipped).toBeGreaterThan(0);
+    expect(r).toMatchObject({ succeeded: BLOCKS + 3 - r.skipped, failed: 0 });
     expect(await tableRows(cluster)).toEqual(expected);
 
     // Bundles of 50 over blocks 1..200 (a task each, its blocks in one transaction): the same rows again.

@@ -12,7 +12,14 @@
 // Exit 0 when every block succeeded (skipped ones count as succeeded), 1 otherwise, 2 on usage errors and
 // when the coordinator (or worker) cannot be reached within the connect timeout (src/cli/connect.ts).
 import type { Command } from 'commander';
-import type { BackfillPer, BackfillPlan, BackfillTemplate } from '../../client/backfill/plan.js';
+import type {
+  BackfillPer,
+  BackfillPlan,
+  BackfillTemplate,
+  BackfillUnit,
+} from '../../client/backfill/plan.js';
+import type { BackfillJournal } from '../../client/backfill/journal.js';
+import type { SplitPlan } from '../../client/backfill/split-plan.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import type { BlockxClient } from '../../client/client.js';
 import type { followTaskOf as FollowTaskOfFn } from '../../client/backfill/follow-loop.js';
@@ -263,6 +270,16 @@ export interface BlockJob {
   readonly follow?: FollowFlags;
   /** A failure that is the job's, not a unit's: the first one stops the run (BackfillRunOptions.stopOn). */
   readonly stopOn?: BackfillRunOptions['stopOn'];
+  /**
+   * Run the whole aligned bundles of a range of more than `longerThan` blocks as bundle tasks and its edges
+   * per block (`blockx ingest`, src/client/backfill/split-plan.ts): `template` is the per-block one (per
+   * `block`). A shorter range, or one that holds no whole bundle, runs per block.
+   */
+  readonly split?: {
+    readonly bundleTemplate: BackfillTemplate;
+    readonly bundleSize: number;
+    readonly longerThan: number;
+  };
 }
 
 /** The --follow flags, as given. */
@@ -284,18 +301,26 @@ export async function runBlockJob(job: BlockJob): Promise<number> {
   const { from, to } = job.range;
   const opts = job.run;
   const { concurrency, retries } = opts;
-  const [plans, path, { validateTaskInput }, { storageIdentity, maskStorageUrl }] = await Promise.all([
-    import('../../client/backfill/plan.js'),
-    import('node:path'),
-    import('../../kernel/task-validation.js'),
-    import('../../services/storage/open-storage.js'),
-  ]);
+  const [plans, splits, path, { validateTaskInput }, { storageIdentity, maskStorageUrl }] = await Promise.all(
+    [
+      import('../../client/backfill/plan.js'),
+      import('../../client/backfill/split-plan.js'),
+      import('node:path'),
+      import('../../kernel/task-validation.js'),
+      import('../../services/storage/open-storage.js'),
+    ],
+  );
   // The rows go to the configured storage (BLOCKX_STORAGE_URL applied): part of the job's identity, so a
   // journal of one database never skips units of another (docs/backfill.md § Resuming).
   const storage = storageIdentity(kernel.config.storage.url, kernel.config.baseDir);
   let plan: BackfillPlan;
+  let split: SplitPlan | undefined;
   try {
-    plan = plans.planBackfill({ template, from, to, per, storage });
+    split =
+      job.split === undefined || to - from + 1 <= job.split.longerThan
+        ? undefined
+        : splits.planSplit({ ...job.split, blockTemplate: template, from, to, storage });
+    plan = split ?? plans.planBackfill({ template, from, to, per, storage });
   } catch (err) {
     if (err instanceof plans.BackfillPlanError) {
       if (err.where.startsWith('--')) throw new UsageError(err.message);
@@ -322,36 +347,56 @@ export async function runBlockJob(job: BlockJob): Promise<number> {
 
   const { FileJournal, JournalOwnerError } = await import('../../client/backfill/journal.js');
   const config = kernel.config;
-  // The journal first: a run of another identity is refused before anything is dialled (exit 2).
-  let journal: InstanceType<typeof FileJournal> | undefined;
+  // The journal first: a run of another identity is refused before anything is dialled (exit 2). A split
+  // plan keeps one journal per part, each its own job's.
+  let files: InstanceType<typeof FileJournal>[] = [];
+  let journal: BackfillJournal | undefined;
   if (!job.follow) {
+    const parts: [BackfillPlan, BackfillPer, BackfillTemplate][] =
+      split === undefined
+        ? [[plan, per, template]]
+        : [
+            [split.parts.block, 'block', template],
+            [split.parts.bundle, 'bundle', job.split?.bundleTemplate ?? template],
+          ];
     try {
-      journal = new FileJournal(
-        path.resolve(io.cwd(), opts.stateDir),
-        {
-          jobId: plan.jobId,
-          per,
-          template,
-          storage: maskStorageUrl(config.storage.url),
-          ...clientIdentityOf(config),
-        },
-        { fresh: opts.fresh === true },
+      files = parts.map(
+        ([part, partPer, partTemplate]) =>
+          new FileJournal(
+            path.resolve(io.cwd(), opts.stateDir),
+            {
+              jobId: part.jobId,
+              per: partPer,
+              template: partTemplate,
+              storage: maskStorageUrl(config.storage.url),
+              ...clientIdentityOf(config),
+            },
+            { fresh: opts.fresh === true },
+          ),
       );
     } catch (err) {
       if (!(err instanceof JournalOwnerError)) throw err;
       io.stderr(`${job.command}: ${err.message}\n`);
       return EXIT.USAGE;
     }
-    if (journal.shortRunId) {
+    for (const f of files.filter((j) => j.shortRunId)) {
       io.stderr(
-        `${job.command}: warning: the journal ${journal.file} has the short run tag ${journal.runId} of an older blockx: ` +
+        `${job.command}: warning: the journal ${f.file} has the short run tag ${f.runId} of an older blockx: ` +
           'its task ids can be guessed and taken first by another client; when this job is done, rerun with --fresh for a 128-bit tag\n',
       );
     }
+    const [first, second] = files as [InstanceType<typeof FileJournal>, InstanceType<typeof FileJournal>];
+    journal = first;
+    if (split !== undefined) {
+      const journals = { block: first, bundle: second };
+      journal = splits.splitJournal(split, journals);
+      plan = split.withRuns({ block: first.runId, bundle: second.runId });
+    }
   }
+  const closeJournals = (): void => files.forEach((f) => f.close());
   const client = await connectJobClient(kernel, opts, job.command, io);
   if (typeof client === 'number') {
-    journal?.close();
+    closeJournals();
     return client;
   }
 
@@ -380,7 +425,7 @@ export async function runBlockJob(job: BlockJob): Promise<number> {
   if (journal === undefined) throw new Error('unreachable: a backfill without --follow has a journal');
   const { stop, cancel, release } = listenForStop(io, job.command);
 
-  const unitName = per === 'block' ? 'blocks' : 'bundles';
+  const unitName = split !== undefined ? 'tasks' : per === 'block' ? 'blocks' : 'bundles';
   const progress =
     io.isTTY && !opts.json ? new ProgressLine((s) => io.stdout(s), plan.units.length) : undefined;
   const counts = {
@@ -421,7 +466,7 @@ export async function runBlockJob(job: BlockJob): Promise<number> {
     release();
     progress?.finish();
     client.close();
-    journal.close();
+    closeJournals();
   }
   if (summary === undefined) return EXIT.FAILED;
   if (summary.stoppedBy !== undefined) {
@@ -432,7 +477,13 @@ export async function runBlockJob(job: BlockJob): Promise<number> {
   io.stdout(
     opts.json
       ? `${JSON.stringify({ summary })}\n`
-      : `${summaryLine(job.command, summary, journal.file, io.cwd(), path)}\n`,
+      : `${summaryLine(
+          job.command,
+          summary,
+          files.map((f) => f.file),
+          io.cwd(),
+          path,
+        )}\n`,
   );
   const allDone = summary.failed === 0 && summary.remaining === 0;
   return allDone ? EXIT.OK : EXIT.FAILED;
@@ -508,7 +559,7 @@ function onEvent(e: BackfillEvent, sink: EventSink): BackfillSummary | undefined
     case 'retry':
       if (!sink.json) {
         sink.emit(
-          `${unitLabel(sink.per, e.unit.key)} retry ${e.attempt + 1} in ${formatDuration(e.delayMs)} ` +
+          `${unitLabel(sink.per, e.unit)} retry ${e.attempt + 1} in ${formatDuration(e.delayMs)} ` +
             `(${e.reason}: ${oneLine(e.failure)})\n`,
         );
       }
@@ -535,12 +586,18 @@ function onEvent(e: BackfillEvent, sink: EventSink): BackfillSummary | undefined
   }
 }
 
-function unitLabel(per: BackfillPer, key: number): string {
+/** A unit's kind and key: its own in a plan of blocks and bundles (`part`), else the job's. */
+function unitIs(jobPer: BackfillPer, unit: BackfillUnit): { per: BackfillPer; key: number } {
+  return unit.part ?? { per: jobPer, key: unit.key };
+}
+
+function unitLabel(jobPer: BackfillPer, unit: BackfillUnit): string {
+  const { per, key } = unitIs(jobPer, unit);
   return per === 'block' ? `block ${key}` : `bundle ${key}`;
 }
 
-function unitText(per: BackfillPer, e: UnitReport): string {
-  const label = unitLabel(per, e.unit.key);
+function unitText(jobPer: BackfillPer, e: UnitReport): string {
+  const label = unitLabel(jobPer, e.unit);
   if (e.state === 'SUCCEEDED') {
     const rows = e.rows === undefined ? '' : ` ${e.rows} rows`;
     const tries = e.attempts > 1 ? ` (attempt ${e.attempts})` : '';
@@ -549,11 +606,12 @@ function unitText(per: BackfillPer, e: UnitReport): string {
   return `${label} FAILED ${e.failureCode} ${oneLine(e.failureMessage) || '-'} (${e.attempts} attempt(s), ${e.gaveUp ?? 'failed'})\n`;
 }
 
-function unitJson(per: BackfillPer, e: UnitReport): Record<string, unknown> {
+function unitJson(jobPer: BackfillPer, e: UnitReport): Record<string, unknown> {
+  const { per, key } = unitIs(jobPer, e.unit);
   return {
     ...(per === 'block'
-      ? { block: e.unit.key }
-      : { bundle: e.unit.key, fromBlock: e.unit.firstBlock, toBlock: e.unit.lastBlock }),
+      ? { block: key }
+      : { bundle: key, fromBlock: e.unit.firstBlock, toBlock: e.unit.lastBlock }),
     state: e.state,
     taskId: e.taskId,
     attempts: e.attempts,
@@ -570,19 +628,22 @@ function unitJson(per: BackfillPer, e: UnitReport): Record<string, unknown> {
 function summaryLine(
   command: string,
   s: BackfillSummary,
-  journalFile: string,
+  journalFiles: readonly string[],
   cwd: string,
   path: PathModule,
 ): string {
   const rate = s.seconds > 0 ? (s.succeeded + s.failed) / s.seconds : 0;
-  const rel = path.relative(cwd, journalFile);
+  const shown = journalFiles.map((file) => {
+    const rel = path.relative(cwd, file);
+    return rel.startsWith('..') ? file : rel;
+  });
   const parts = [
     `${command} ${s.jobId}: ${s.blocks} block(s): ${s.succeeded} succeeded, ${s.failed} failed, ${s.skipped} skipped`,
   ];
   if (s.remaining > 0) parts.push(`${s.remaining} not run (interrupted: rerun the same command to resume)`);
   parts.push(
     `${s.attempts} attempt(s), ${s.rows} rows in ${formatDuration(s.seconds * 1000)} ` +
-      `(${formatRate(rate)} blocks/s); journal ${rel.startsWith('..') ? journalFile : rel}`,
+      `(${formatRate(rate)} blocks/s); journal${shown.length > 1 ? 's' : ''} ${shown.join(' and ')}`,
   );
   return parts.join('; ');
 }
@@ -609,7 +670,7 @@ function validateUnits(
     if (lines.length < 20) {
       for (const i of issues) {
         lines.push(
-          `${where} (${unitLabel(plan.per, unit.key)}): ${i.path || '/'}: ${i.message} (rule: ${i.rule})`,
+          `${where} (${unitLabel(plan.per, unit)}): ${i.path || '/'}: ${i.message} (rule: ${i.rule})`,
         );
       }
     }

@@ -8,8 +8,8 @@
 //    (src/services/follow/adapters/job-store.ts), so the same command on any machine resumes it.
 // 2. Take the job's lease (src/cli/job-lease.ts); a second follower says who holds it and exits 1, or with
 //    --wait-for-lock waits.
-// 3. From the cursor to head − finality: the range, as `blockx ingest` runs one (tasks in parallel, the
-//    journal under --state-dir); the cursor moves past it.
+// 3. From the cursor to head − finality: the range, as `blockx ingest` runs one (tasks in parallel, bundled
+//    when it is long, the journal under --state-dir); the cursor moves past it.
 // 4. The follower (src/client/ingest-follow/ingest-follow-loop.ts) from the canonical blocks the store holds
 //    below the cursor, until Ctrl-C, `blockx jobs stop ID`, a lost lease, or a reorg deeper than the finality
 //    (exit 1, naming the height and both hashes).
@@ -17,7 +17,7 @@ import type { HeadAnnouncements } from '../../client/ingest-follow/new-heads.js'
 import type { Kernel } from '../../kernel/kernel.js';
 import type { SourceConfig } from '../../kernel/config-types.js';
 import type { RpcSourceSettings } from '../../services/chain-rpc/adapters/rpc-client.js';
-import type { BackfillPer, BackfillTemplate } from '../../client/backfill/plan.js';
+import type { BackfillTemplate } from '../../client/backfill/plan.js';
 import type { IngestFollowEvent } from '../../client/ingest-follow/ingest-follow-loop.js';
 import type { TaskRunResult } from '../../client/types.js';
 import { ChainRpcErrorCode } from '../../services/chain-rpc/errors.js';
@@ -25,7 +25,7 @@ import { JobFencedError } from '../../services/follow/core/errors.js';
 import { EXIT, type CliIo } from '../io.js';
 import { holdJobLease, type HeldJobLease } from '../job-lease.js';
 import { WALL_CLOCK } from '../stop-signals.js';
-import { connectJobClient, runBlockJob, type BlockJobRunOptions } from './backfill.js';
+import { connectJobClient, runBlockJob, type BlockJob, type BlockJobRunOptions } from './backfill.js';
 import { oneLine } from './submit.js';
 
 export interface IngestFollowCommandOptions {
@@ -38,9 +38,10 @@ export interface IngestFollowCommandOptions {
   readonly from: number;
   /** The node's head when the command started. */
   readonly head: number;
-  /** The range's task template (`blockx ingest`'s, per block or bundle). */
+  /** The range's task template (`blockx ingest`'s, per block). */
   readonly template: BackfillTemplate;
-  readonly per: BackfillPer;
+  /** The range's bundles, when it runs bundled (docs/ingest.md § Bundles by default). */
+  readonly split?: BlockJob['split'];
   readonly run: BlockJobRunOptions;
   readonly waitForLock: boolean;
 }
@@ -143,7 +144,8 @@ export async function ingestFollow(o: IngestFollowCommandOptions, io: CliIo): Pr
         where: `ingest from ${o.maskedUrl}`,
         template: o.template,
         range: { from: cursor, to: rangeTo },
-        per: o.per,
+        per: 'block',
+        ...(o.split !== undefined ? { split: o.split } : {}),
         run: o.run,
         kernel,
         io,

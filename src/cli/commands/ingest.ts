@@ -4,9 +4,12 @@
 // 1. Ask the node (through the RPC access layer, a bounded probe) for its chain id and head: an unreachable
 //    URL is one line and exit 2 within the probe's bound; a node on another chain than --chain-id is refused.
 // 2. The range ends at --to, else at the head minus --finality.
-// 3. Run one ingestion task per block on the cluster — builder ChainIngestCallConfig, writer
-//    ChainIngestResultHandler — with the machinery of `blockx backfill` (runBlockJob): every unit validated,
-//    a resumable journal, retries, a line per block and the summary.
+// 3. Run the ingestion tasks on the cluster — builder ChainIngestCallConfig, writer ChainIngestResultHandler —
+//    with the machinery of `blockx backfill` (runBlockJob): every unit validated, a resumable journal,
+//    retries, a line per task and the summary. A range of more than the source's bundleThreshold blocks (or
+//    any range, with --bundle-size S > 1) runs its whole aligned bundles as one task each and its edges one
+//    task per block; a shorter one, or --bundle-size 1, one task per block (docs/ingest.md § Bundles by
+//    default).
 // --follow: from the job's cursor the range up to head − finality, then the head followed — new blocks,
 // reorgs healed, a reorg deeper than the finality refused (./ingest-follow.ts, docs/ingest.md § Following
 // the head).
@@ -84,14 +87,17 @@ export function registerIngestCommand(program: Command, io: CliIo, setExit: (cod
     .option(...WORKER_FLAG)
     .option(
       '--bundle-size <n>',
-      'one task per aligned bundle of n blocks instead of per block (the range must be aligned, as for blockx backfill --per bundle)',
+      "one task per whole aligned bundle of n blocks in the range, its edges per block; 1 = one task per block (default: the source's bundleSize over a range longer than its bundleThreshold, else per block)",
     )
     .option(
       '--concurrency <n>',
-      `tasks in flight at once (default ${DEFAULT_CONCURRENCY.block} per block, ${DEFAULT_CONCURRENCY.bundle} per bundle)`,
+      `tasks in flight at once (default ${DEFAULT_CONCURRENCY.block} per block, ${DEFAULT_CONCURRENCY.bundle} when bundled)`,
     )
     .option('--retries <n>', 'attempts after the first for a block that failed retryably', '3')
-    .option('--json', 'one JSON object per block; the last line is {"summary": {...}}')
+    .option(
+      '--json',
+      'one JSON object per task (a block, or a bundle with fromBlock and toBlock); the last line is {"summary": {...}}',
+    )
     .option('--state-dir <dir>', 'where job journals live (what a rerun skips)', DEFAULT_STATE_DIR)
     .option('--fresh', "forget this job's journal and ingest every block again")
     .option(...CONNECT_TIMEOUT_FLAG)
@@ -183,10 +189,9 @@ async function ingest(opts: IngestOptions, io: CliIo): Promise<number> {
   }
   const from = integerFlag('--from', opts.from, 0);
   const toFlag = opts.to === undefined ? undefined : integerFlag('--to', opts.to, 0);
-  const bundleSize =
+  const bundleSizeFlag =
     opts.bundleSize === undefined ? undefined : integerFlag('--bundle-size', opts.bundleSize, 1);
-  const per = bundleSize === undefined ? 'block' : 'bundle';
-  const { concurrency, retries, connectTimeoutMs } = await runFlags(opts, per, io);
+  const flags = await runFlags(opts, 'block', io);
 
   const [{ RpcClient }, { BlockFetcher }, { ChainRpcError }, { bootKernel }] = await Promise.all([
     import('../../services/chain-rpc/adapters/rpc-client.js'),
@@ -244,15 +249,30 @@ async function ingest(opts: IngestOptions, io: CliIo): Promise<number> {
     );
   }
 
-  // The unit selector the job fills per task: a block, or a bundle of bundleSize blocks.
-  const unit = bundleSize === undefined ? { block: { number: from } } : { bundle: 0, bundleSize };
-  const template = {
+  // The task of a unit, its selector filled by the job: a block, or a bundle of bundleSize blocks.
+  const templateOf = (unit: { block: { number: number } } | { bundle: number; bundleSize: number }) => ({
     functionCallConfig: { type: 'ChainIngestCallConfig', config: { chainId, ...unit } },
     resultHandler: {
       type: 'ChainIngestResultHandler',
       config: { source: taskSource, chainId, ...unit, traces: entry.traces },
     },
-  };
+  });
+  const template = templateOf({ block: { number: from } });
+  // Bundles: of the flag's size over any range, else of the source's over a range longer than its threshold.
+  const bundleSize = bundleSizeFlag ?? entry.bundleSize;
+  const split =
+    bundleSize > 1
+      ? {
+          bundleTemplate: templateOf({ bundle: 0, bundleSize }),
+          bundleSize,
+          longerThan: bundleSizeFlag === undefined ? entry.bundleThreshold : 0,
+        }
+      : undefined;
+  // Bundles in flight by default when the range will run as bundles (each holds its blocks until written).
+  const bundled = split !== undefined && (opts.follow === true || to - from + 1 > split.longerThan);
+  const concurrency =
+    opts.concurrency === undefined && bundled ? DEFAULT_CONCURRENCY.bundle : flags.concurrency;
+  const { retries, connectTimeoutMs } = flags;
   const run = {
     ...(opts.coordinator !== undefined ? { coordinator: opts.coordinator } : {}),
     ...(opts.worker !== undefined ? { worker: opts.worker } : {}),
@@ -275,7 +295,7 @@ async function ingest(opts: IngestOptions, io: CliIo): Promise<number> {
         from,
         head,
         template,
-        per,
+        ...(split !== undefined ? { split } : {}),
         run,
         waitForLock: opts.waitForLock === true,
       },
@@ -288,7 +308,8 @@ async function ingest(opts: IngestOptions, io: CliIo): Promise<number> {
     where: `ingest from ${probe.maskedUrl}`,
     template,
     range: { from, to },
-    per,
+    per: 'block',
+    ...(split !== undefined ? { split } : {}),
     run,
     kernel,
     io,

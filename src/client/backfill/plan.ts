@@ -45,6 +45,11 @@ export interface BackfillUnit {
   readonly key: number;
   readonly firstBlock: number;
   readonly lastBlock: number;
+  /**
+   * In a plan of blocks and bundles (./split-plan.ts, where `key` is the first block): the unit's kind and
+   * its key in its own part. Absent in a plan of one kind.
+   */
+  readonly part?: { readonly per: BackfillPer; readonly key: number };
 }
 
 export interface BackfillPlan {

@@ -64,6 +64,20 @@ export const SOURCE_FIELDS: readonly ConfigField[] = [
       'Fill the traces table (trace_block, or debug_traceBlockByNumber with the call tracer); a node serving neither is said once and skipped.',
   }),
   s({
+    path: 'bundleSize',
+    type: POSITIVE,
+    default: 100,
+    description:
+      'Blocks per ingestion task over a long range: `blockx ingest` without --bundle-size runs every whole aligned bundle of this many blocks in a range of more than bundleThreshold blocks as one task (its blocks fetched side by side, written in one transaction) and the blocks at the edges one task each; 1 = always one task per block. A bundle task holds its blocks in memory until it writes them: lower it for chains of heavy blocks (docs/ingest.md § Bundles by default).',
+  }),
+  s({
+    path: 'bundleThreshold',
+    type: NON_NEGATIVE,
+    default: 500,
+    description:
+      '`blockx ingest` without --bundle-size runs a range of more than this many blocks as bundles of bundleSize (with the edges per block); a shorter range, and a follower at the head, run one task per block.',
+  }),
+  s({
     path: 'maxConcurrentRequests',
     type: POSITIVE,
     default: 8,

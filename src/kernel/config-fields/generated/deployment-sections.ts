@@ -414,6 +414,20 @@ export interface SourceConfig {
    */
   readonly traces: boolean;
   /**
+   * Blocks per ingestion task over a long range: `blockx ingest` without --bundle-size runs every whole
+   * aligned bundle of this many blocks in a range of more than bundleThreshold blocks as one task (its
+   * blocks fetched side by side, written in one transaction) and the blocks at the edges one task each;
+   * 1 = always one task per block. A bundle task holds its blocks in memory until it writes them: lower
+   * it for chains of heavy blocks (docs/ingest.md § Bundles by default). Default 100.
+   */
+  readonly bundleSize: number;
+  /**
+   * `blockx ingest` without --bundle-size runs a range of more than this many blocks as bundles of
+   * bundleSize (with the edges per block); a shorter range, and a follower at the head, run one task
+   * per block. Default 500.
+   */
+  readonly bundleThreshold: number;
+  /**
    * HTTP requests in flight to the node at once, per process, all its tasks together (a JSON-RPC batch
    * is one request). Default 8.
    */
