@@ -27,13 +27,14 @@
 // floor's clock likewise starts with its connection open); `command s` is the CLI's wall time, node
 // start included. CPU (bench/lib/proc-cpu.ts, /proc/<pid>/stat, 10 ms ticks) is per block and per call
 // (a call = one event decoded, the count the floor made): `main` is the floor's process on the floor
-// row and the `blockx up` process (Coordinator + Workers) on BlockX rows; `executors` are up's children
-// (one Executor per Worker); `client` is the `blockx backfill` process (what the bench reaps of it) less
+// row and the `blockx up` processes on BlockX rows (the Coordinator's, and each Worker's: `up` runs each
+// Worker in a child process of its own, docs/architecture.md); `executors` are the Workers' children
+// (one Executor per Worker; bench/lib/proc-cpu.ts tells them by their command line); `client` is the `blockx backfill` process (what the bench reaps of it) less
 // its start, measured as a one-block job's CPU; `CPU ms/task` adds the three over the tasks, the whole
 // path's cost of a task. The PostgreSQL server's own CPU is in none of them. `--per` runs one of the
-// two BlockX rows only; `--profile DIR` sets COORDINATOR_CPU_PROFILE and EXECUTOR_CPU_PROFILE on
-// `blockx up` (DIR/<storage>-up.cpuprofile, DIR/<storage>-exec.<pid>.cpuprofile; docs/performance.md
-// § Profiling).
+// two BlockX rows only; `--profile DIR` sets COORDINATOR_CPU_PROFILE, WORKER_CPU_PROFILE and
+// EXECUTOR_CPU_PROFILE on `blockx up` (DIR/<storage>-up.cpuprofile, DIR/<storage>-worker.<pid>.cpuprofile,
+// DIR/<storage>-exec.<pid>.cpuprofile; docs/performance.md § Profiling).
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -146,11 +147,13 @@ async function measuredJob(
     seconds: run.jobSeconds,
     commandSeconds: run.wallSeconds,
     table: stored,
-    mainCpuMs: cpu.mainMs,
-    executorCpuMs: cpu.childrenMs,
+    // The Coordinator and the Workers: the up process and (each Worker in a process of its own) its
+    // Worker children; the Executors are the Workers' children.
+    mainCpuMs: cpu.mainMs + cpu.othersMs,
+    executorCpuMs: cpu.executorMs,
     clientCpuMs,
     clientStartCpuMs,
-    ...(cpu.children === WORKERS ? {} : { note: `${cpu.children} executor processes at the end` }),
+    ...(cpu.executors === WORKERS ? {} : { note: `${cpu.executors} executor processes at the end` }),
   };
   return { row, stored, tail: run.tail };
 }
@@ -277,6 +280,7 @@ async function measure(kind: StorageKind, storageUrl: string): Promise<Row[]> {
         : {
             COORDINATOR_CPU_PROFILE: path.resolve(values.profile, `${kind}-up.cpuprofile`),
             EXECUTOR_CPU_PROFILE: path.resolve(values.profile, `${kind}-exec.cpuprofile`),
+            WORKER_CPU_PROFILE: path.resolve(values.profile, `${kind}-worker.cpuprofile`),
           };
     up = await startUp({ storageUrl, workers: WORKERS, env: profile });
     const clientStartCpuMs = await clientStart(up);
@@ -355,7 +359,7 @@ async function main(): Promise<number> {
       `erc20_transfers into token_transfers; BlockX: \`blockx up --workers ${WORKERS}\` (built CLI), ` +
       `--concurrency ${CONCURRENCY} per block, ${BUNDLE_CONCURRENCY} per bundle; ${builtLabel()}; ` +
       `floor: one process on the raw driver, one transaction per block; calls = events decoded; ` +
-      `main = the floor's process / the \`blockx up\` process, executors = its children, client = the ` +
+      `main = the floor's process / the \`blockx up\` Coordinator and Worker processes, executors = the Workers' children, client = the ` +
       `\`blockx backfill\` process less its start (a one-block job's CPU, ${fmt(rows.find((r) => r.clientStartCpuMs !== undefined)?.clientStartCpuMs)} ms); ` +
       `CPU ms/task = main + executors + client over the tasks; ` +
       `Node ${process.version}; ${cpus().length} cores, load average ${loadBefore.toFixed(2)} before the run, ` +

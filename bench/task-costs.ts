@@ -210,8 +210,9 @@ async function measureRound(
       tasks: run.tasks,
       failed: run.failed,
       seconds: run.jobSeconds,
-      upMs: cpu.mainMs,
-      executorsMs: cpu.childrenMs,
+      // `blockx up` runs each Worker in a child process: the Coordinator's and the Workers' CPU together.
+      upMs: cpu.mainMs + cpu.othersMs,
+      executorsMs: cpu.executorMs,
       clientMs,
       clientStartMs,
     };

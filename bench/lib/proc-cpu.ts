@@ -1,7 +1,9 @@
-// CPU time of a process and of its direct children, from /proc (Linux): utime + stime of
-// /proc/<pid>/stat, in clock ticks (`getconf CLK_TCK`, 100 on common kernels: 10 ms resolution). For the
-// CPU a bench's child processes spend between two snapshots, children included that started meanwhile
-// (a child that exited between the snapshots is not counted: the bench reports how many it saw).
+// CPU time of a process and of its descendants, from /proc (Linux): utime + stime of /proc/<pid>/stat, in
+// clock ticks (`getconf CLK_TCK`, 100 on common kernels: 10 ms resolution). For the CPU a bench's
+// processes spend between two snapshots, descendants included that started meanwhile (one that exited
+// between the snapshots is not counted: the bench reports how many it saw). A descendant whose command
+// line has an `executor` argument (`blockx executor`, or the `unshare` that starts one in a PID namespace
+// of its own) counts as an Executor; the others (under `blockx up`, its Worker processes) do not.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -36,33 +38,83 @@ function readStat(pid: number): ProcStat | undefined {
 export interface CpuSnapshot {
   readonly pid: number;
   readonly cpuMs: number;
-  /** Direct children: pid → CPU ms. */
+  /** Every descendant (children, their children, …): pid → CPU ms. */
   readonly children: ReadonlyMap<number, number>;
+  /** The descendants that are Executors (an `executor` argument on their command line). */
+  readonly executors: ReadonlySet<number>;
+}
+
+function isExecutor(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('executor');
+  } catch {
+    return false; // gone
+  }
 }
 
 export function cpuSnapshot(pid: number): CpuSnapshot {
-  const children = new Map<number, number>();
+  const stats = new Map<number, ProcStat>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const stat = readStat(Number(entry));
-    if (stat?.ppid === pid) children.set(Number(entry), stat.cpuMs);
+    if (stat !== undefined) stats.set(Number(entry), stat);
   }
-  return { pid, cpuMs: readStat(pid)?.cpuMs ?? Number.NaN, children };
+  const children = new Map<number, number>();
+  const executors = new Set<number>();
+  const descends = (p: number): boolean => {
+    for (let at = stats.get(p)?.ppid, hops = 0; at !== undefined && at > 1 && hops < 64; hops++) {
+      if (at === pid) return true;
+      at = stats.get(at)?.ppid;
+    }
+    return false;
+  };
+  for (const [p, stat] of stats) {
+    if (p === pid || !descends(p)) continue;
+    children.set(p, stat.cpuMs);
+    if (isExecutor(p)) executors.add(p);
+  }
+  return { pid, cpuMs: stats.get(pid)?.cpuMs ?? Number.NaN, children, executors };
 }
 
 export interface CpuSpent {
   /** The process itself, ms. */
   readonly mainMs: number;
-  /** Its children, ms (a child new since `before` counts from 0). */
+  /** All its descendants, ms (one new since `before` counts from 0). */
   readonly childrenMs: number;
-  /** Children seen at the end. */
+  /** Of them, the Executors (and their PID-namespace wrappers), ms. */
+  readonly executorMs: number;
+  /** Of them, the others (under `blockx up`: its Worker processes), ms. */
+  readonly othersMs: number;
+  /** Descendants seen at the end. */
   readonly children: number;
+  /** Of them, Executor processes (node, without the wrappers that started them). */
+  readonly executors: number;
 }
 
 export function cpuSpent(before: CpuSnapshot, after: CpuSnapshot): CpuSpent {
-  let childrenMs = 0;
-  for (const [pid, ms] of after.children) childrenMs += ms - (before.children.get(pid) ?? 0);
-  return { mainMs: after.cpuMs - before.cpuMs, childrenMs, children: after.children.size };
+  let executorMs = 0;
+  let othersMs = 0;
+  for (const [pid, ms] of after.children) {
+    const spent = ms - (before.children.get(pid) ?? 0);
+    if (after.executors.has(pid)) executorMs += spent;
+    else othersMs += spent;
+  }
+  const nodes = [...after.executors].filter((pid) => {
+    try {
+      const argv0 = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? '';
+      return argv0.split('/').pop() !== 'unshare';
+    } catch {
+      return false;
+    }
+  });
+  return {
+    mainMs: after.cpuMs - before.cpuMs,
+    childrenMs: executorMs + othersMs,
+    executorMs,
+    othersMs,
+    children: after.children.size,
+    executors: nodes.length,
+  };
 }
 
 /**
