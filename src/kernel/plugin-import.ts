@@ -12,6 +12,7 @@
 // src/executor/epoch-loader-hooks.ts): the hooks thread then needs no TypeScript loader, whether BlockX
 // runs from src/ (tests, under tsx) or from dist/. Running from src/, the `blockx-source` export condition
 // picks the TypeScript sources (package.json#exports), so the plugins and the kernel read the same code.
+import { readdirSync, statSync } from 'node:fs';
 import { register } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -52,13 +53,45 @@ function registerBlockxResolution(): void {
 const TS_EXTENSIONS = new Set(['.ts', '.mts', '.cts', '.tsx']);
 
 /**
- * Imports a plugin's main module: TypeScript through tsx (no build step for plugin authors), JS natively.
+ * A built-in plugin's module as `npm run build` compiled it (tsconfig.plugins.json: plugins/… →
+ * dist/plugins/…/*.js), when BlockX runs from dist/ and that build is not older than any TypeScript file
+ * beside the entry (a plugin edited since the last build is loaded from its sources, as before);
+ * undefined otherwise. It is imported natively: under dist/ its nearest package.json is BlockX's own, so its `blockx/…` imports
+ * resolve to this package by self-reference, and neither the resolve hook nor tsx is needed. Node runs
+ * module hooks on a thread of their own, and starting it was a large part of every CLI run's start
+ * (docs/performance.md § What a CLI run spends at start).
+ */
+export function compiledBuiltin(
+  file: string,
+  root = PACKAGE_ROOT,
+  fromSources = FROM_SOURCES,
+): string | undefined {
+  if (fromSources) return undefined;
+  const relative = path.relative(root, file);
+  if (!relative.startsWith(`plugins${path.sep}`) || path.extname(file) !== '.ts') return undefined;
+  const compiled = path.join(root, 'dist', relative.replace(/\.ts$/, '.js'));
+  const mtime = (p: string): number => statSync(p, { throwIfNoEntry: false })?.mtimeMs ?? Number.NaN;
+  const sources = readdirSync(path.dirname(file)).filter((name) => name.endsWith('.ts'));
+  const current = sources.every(
+    (name) =>
+      mtime(path.join(path.dirname(compiled), name.replace(/\.ts$/, '.js'))) >=
+      mtime(path.join(path.dirname(file), name)),
+  );
+  return current ? compiled : undefined;
+}
+
+/**
+ * Imports a plugin's main module: a built-in one from its build (compiledBuiltin), any other TypeScript
+ * through tsx (no build step for plugin authors), JS natively; the resolve hook is registered before the
+ * first module that is not a built-in's build.
  * `fresh`: the package is loaded again while the process runs (docs/plugins.md § Loading plugins again),
  * so JS goes through tsx as well: each tsImport call resolves the module and everything it imports
  * under a namespace of its own, where a native import would answer the cached module. The earlier
  * modules stay in memory (Node cannot unload a module).
  */
 export async function importPluginModule(file: string, fresh = false): Promise<unknown> {
+  const builtin = fresh ? undefined : compiledBuiltin(file);
+  if (builtin !== undefined) return import(pathToFileURL(builtin).href);
   registerBlockxResolution();
   const url = pathToFileURL(file).href;
   if (fresh || TS_EXTENSIONS.has(path.extname(file))) {
