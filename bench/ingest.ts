@@ -1,36 +1,32 @@
-// bench/ingest: `blockx ingest` against the loop a user would write instead (docs/ingest.md). Anvil (the pinned
-// dev dependency) is filled with N blocks (2,000 by default), each holding two token transfers, a transfer
-// through a forwarder contract (a nested call frame) and an ETH transfer; then, in one run, on the same blocks,
-// into two fresh SQLite files:
+// bench/ingest: `blockx ingest` against the loop a user would write instead (docs/ingest.md § Benchmark). Anvil
+// (the pinned dev dependency) is filled with N blocks (2,000 by default), each holding two token transfers, a
+// transfer through a forwarder contract (a nested call frame) and an ETH transfer; then, in one run, on the
+// same blocks (3 … N + 2, as a user would name them), into fresh SQLite files:
 //
-//   npx tsx bench/ingest.ts [--blocks 2000] [--workers 2] [--concurrency 64] [--bundle-size 50]
+//   npx tsx bench/ingest.ts [--blocks 2000] [--workers 2] [--concurrency 64] [--bundle-sizes 50,200]
 //   npm run bench -- --only ingest
 //
 //   viem loop        one process, block after block: viem's client asks for the block with its
 //                    transactions, its receipts (eth_getBlockReceipts) and its traces (trace_block), three
 //                    requests in turn; the rows (the same mapping, plugins/writers/chain-ingest-write) go into
 //                    the four tables in one better-sqlite3 transaction per block (delete the height, insert).
-//   blockx per-block   `blockx ingest --rpc URL --from --to --json` through the built CLI against
-//                      `blockx up --workers N` (bench/lib/backfill-up.ts): one task per block, the block's
-//                      calls in one JSON-RPC batch, the rows in one transaction per block.
-//   blockx per-bundle  the same with `--bundle-size S` (50 by default): one task per aligned bundle of S
-//                      blocks, its blocks fetched side by side within the source's limits, its rows in one
-//                      transaction.
+//   blockx default   `blockx ingest --rpc URL --from --to --json` through the built CLI against
+//                    `blockx up --workers N` (bench/lib/backfill-up.ts), no other flag: what a user gets
+//                    (a range this long runs as bundles of the source's bundleSize, its edges per block:
+//                    docs/ingest.md § Bundles by default).
+//   blockx per block the same with `--bundle-size 1 --concurrency C`: one task per block.
+//   blockx bundles S the same with `--bundle-size S`, for each S of --bundle-sizes (none by default).
 //
-// The range is aligned to bundles of S (the chain is filled with S more blocks than measured, and the
-// first bundle, which holds the contract deployments, is left out).
-//
-// Both talk to Anvil through a pass-through HTTP proxy in this process (test/support/rpc-fault-proxy.ts) that
-// counts HTTP requests and the JSON-RPC calls they carry: reported per block. After the runs the four tables
-// of the files must hold the same rows (read back through the storage layer, compared as sorted JSON) and
-// BlockX must report 0 failed blocks, or the bench exits 1. The loop runs twice, before and after the BlockX
-// runs, into fresh files: the load of a shared box drifts within a run, and the baseline is the mean of
-// the two. `throughput blockx/loop` = that mean / BlockX seconds (≥ 1.5 is the goal on a 2-core box).
+// Every run talks to Anvil through a pass-through HTTP proxy in this process (test/support/rpc-fault-proxy.ts)
+// that counts HTTP requests and the JSON-RPC calls they carry: reported per block. After the runs the four
+// tables of the files must hold the same rows (read back through the storage layer, compared as sorted
+// JSON) and BlockX must report 0 failed blocks, or the bench exits 1. The loop runs twice, before and after
+// the BlockX runs, into fresh files: the load of a shared box drifts within a run, and the baseline is the
+// mean of the two. `throughput blockx/loop` = that mean / BlockX seconds (≥ 1.5 is the goal on a 2-core box).
 // BlockX's seconds are the job's own (its summary); the loop's clock starts with its client made.
-// `CPU ms/block` is what the box spent per block, less sensitive to the load than seconds (bench/lib/
-// proc-cpu.ts, 10 ms ticks): for the loop, this process (the loop and the proxy); for BlockX, the `blockx up`
-// process and its Executors, the `blockx ingest` process, and this process (the proxy). Anvil's is in
-// neither.
+// CPU ms per block (bench/lib/proc-cpu.ts, 10 ms ticks): `CPU` is the loop's process (the loop and the proxy),
+// or for BlockX the `blockx up` process tree (Coordinator, Worker children, Executors), the `blockx ingest`
+// process and this one (the proxy); `Anvil` is the node's, apart, since it serves both alike.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -45,26 +41,23 @@ import { ANVIL_CHAIN_ID, populateChain, startAnvil } from '../test/support/anvil
 import { REPO, runBlockx } from '../test/support/cli.js';
 import { startFaultProxy } from '../test/support/rpc-fault-proxy.js';
 import { benchEnv, startUp } from './lib/backfill-up.js';
-import { cpuSnapshot, cpuSpent, reapedChildrenCpuMs } from './lib/proc-cpu.js';
+import { reapedChildrenCpuMs, treeCpuMs } from './lib/proc-cpu.js';
 
 const { values } = parseArgs({
   options: {
     blocks: { type: 'string', default: '2000' },
     workers: { type: 'string', default: '2' },
     concurrency: { type: 'string', default: '64' },
-    'bundle-size': { type: 'string', default: '50' },
+    'bundle-sizes': { type: 'string', default: '' },
   },
 });
-const BUNDLE = Number(values['bundle-size']);
 const BLOCKS = Number(values.blocks);
 const WORKERS = Number(values.workers);
 const CONCURRENCY = Number(values.concurrency);
-if (
-  ![BLOCKS, WORKERS, CONCURRENCY, BUNDLE].every((n) => Number.isSafeInteger(n) && n > 0) ||
-  BLOCKS % BUNDLE !== 0
-) {
+const SIZES = values['bundle-sizes'] === '' ? [] : values['bundle-sizes'].split(',').map(Number);
+if (![BLOCKS, WORKERS, CONCURRENCY, ...SIZES].every((n) => Number.isSafeInteger(n) && n > 0)) {
   console.error(
-    'usage: bench/ingest.ts [--blocks N>0] [--workers N>0] [--concurrency N>0] [--bundle-size S>0, dividing N]',
+    'usage: bench/ingest.ts [--blocks N>0] [--workers N>0] [--concurrency N>0] [--bundle-sizes S,S,...]',
   );
   process.exit(2);
 }
@@ -92,10 +85,17 @@ function counted(bodies: readonly string[], from: number): Counted {
 interface LoopRun {
   readonly seconds: number;
   readonly cpuMs: number;
+  readonly anvilMs: number;
 }
 
 /** The viem loop: sequential, three requests per block, one better-sqlite3 transaction per block. */
-async function viemLoop(url: string, file: string, from: number, to: number): Promise<LoopRun> {
+async function viemLoop(
+  url: string,
+  anvilPid: number,
+  file: string,
+  from: number,
+  to: number,
+): Promise<LoopRun> {
   const db = new Database(file);
   const statements = new Map<string, Database.Statement>();
   const insert = (table: string, row: Record<string, unknown>) => {
@@ -118,6 +118,7 @@ async function viemLoop(url: string, file: string, from: number, to: number): Pr
   });
   const started = performance.now();
   const cpu = process.cpuUsage();
+  const anvilBefore = treeCpuMs(anvilPid);
   const client = createPublicClient({ transport: http(url) });
   for (let n = from; n <= to; n++) {
     const tag = `0x${n.toString(16)}` as const;
@@ -134,8 +135,9 @@ async function viemLoop(url: string, file: string, from: number, to: number): Pr
   }
   const seconds = (performance.now() - started) / 1000;
   const used = process.cpuUsage(cpu);
+  const anvilMs = treeCpuMs(anvilPid) - anvilBefore;
   db.close();
-  return { seconds, cpuMs: (used.user + used.system) / 1000 };
+  return { seconds, cpuMs: (used.user + used.system) / 1000, anvilMs };
 }
 
 function sqliteValue(v: unknown): unknown {
@@ -173,13 +175,15 @@ interface IngestRun {
   readonly seconds: number;
   readonly failed: number;
   readonly count: Counted;
-  /** `blockx up` with its Executors, the `blockx ingest` process and this one (the proxy), over the job. */
+  /** The `blockx up` tree, the `blockx ingest` process and this one (the proxy), over the job. */
   readonly cpuMs: number;
+  readonly anvilMs: number;
 }
 
 /** `blockx ingest` of [from, to] against a fresh `blockx up` on `storageUrl`, through the counting proxy. */
 async function runIngest(
   proxy: { url: string; bodies: readonly string[] },
+  anvilPid: number,
   storageUrl: string,
   from: number,
   to: number,
@@ -190,22 +194,29 @@ async function runIngest(
     const mark = proxy.bodies.length;
     const args = ['ingest', '--rpc', proxy.url, '--from', String(from), '--to', String(to), '--json'];
     const state = ['--fresh', '--state-dir', path.join(dir, 'state')];
-    const upBefore = cpuSnapshot(up.pid);
+    const upBefore = treeCpuMs(up.pid);
+    const anvilBefore = treeCpuMs(anvilPid);
     const cliBefore = reapedChildrenCpuMs();
     const own = process.cpuUsage();
     const r = await up.cli([...args, ...state, ...more], { timeoutMs: 1_800_000 });
     const ownUsed = process.cpuUsage(own);
-    const upSpent = cpuSpent(upBefore, cpuSnapshot(up.pid));
+    const anvilMs = treeCpuMs(anvilPid) - anvilBefore;
     const cpuMs =
-      upSpent.mainMs +
-      upSpent.childrenMs +
+      treeCpuMs(up.pid) -
+      upBefore +
       (reapedChildrenCpuMs() - cliBefore) +
       (ownUsed.user + ownUsed.system) / 1000;
     const last = r.stdout.trim().split('\n').at(-1) ?? '{}';
     const summary = (JSON.parse(last) as { summary?: { seconds: number; failed: number; succeeded: number } })
       .summary;
     if (summary === undefined) throw new Error(`no summary: ${r.stderr}\n${up.output()}`);
-    return { seconds: summary.seconds, failed: summary.failed, count: counted(proxy.bodies, mark), cpuMs };
+    return {
+      seconds: summary.seconds,
+      failed: summary.failed,
+      count: counted(proxy.bodies, mark),
+      cpuMs,
+      anvilMs,
+    };
   } finally {
     await up.stop();
   }
@@ -216,27 +227,36 @@ async function main(): Promise<number> {
   const proxy = await startFaultProxy(anvil.url);
   try {
     const fillStarted = performance.now();
-    await populateChain(anvil, { blocks: BLOCKS + BUNDLE, transfersPerBlock: 2 });
+    const chain = await populateChain(anvil, { blocks: BLOCKS, transfersPerBlock: 2 });
     const fillSeconds = (performance.now() - fillStarted) / 1000;
-    const from = BUNDLE + 1;
-    const to = BUNDLE + BLOCKS;
+    const { from, to } = chain;
 
-    const urls = { loop: 'loop', loopAfter: 'loop-after', block: 'per-block', bundle: 'per-bundle' } as const;
+    const urls = { loop: 'loop', loopAfter: 'loop-after' } as const;
+    const variants: { name: string; file: string; args: string[] }[] = [
+      { name: 'default', file: 'default', args: [] },
+      {
+        name: `per block (--bundle-size 1 --concurrency ${CONCURRENCY})`,
+        file: 'per-block',
+        args: ['--bundle-size', '1', '--concurrency', String(CONCURRENCY)],
+      },
+      ...SIZES.map((size) => ({
+        name: `bundles of ${size} (--bundle-size ${size})`,
+        file: `bundles-${size}`,
+        args: ['--bundle-size', String(size)],
+      })),
+    ];
     const storage = (name: string) => `sqlite:${path.join(dir, `${name}.db`)}`;
-    for (const name of Object.values(urls)) await migrate(storage(name));
+    for (const name of [...Object.values(urls), ...variants.map((v) => v.file)]) await migrate(storage(name));
 
     const loopMark = proxy.bodies.length;
-    const loopBefore = await viemLoop(proxy.url, path.join(dir, `${urls.loop}.db`), from, to);
+    const loopBefore = await viemLoop(proxy.url, anvil.pid, path.join(dir, `${urls.loop}.db`), from, to);
     const loopCount = counted(proxy.bodies, loopMark);
 
-    const runs: { name: string; run: IngestRun }[] = [];
-    for (const [name, more] of [
-      [urls.block, ['--concurrency', String(CONCURRENCY)]],
-      [urls.bundle, ['--bundle-size', String(BUNDLE)]],
-    ] as const) {
-      runs.push({ name, run: await runIngest(proxy, storage(name), from, to, [...more]) });
+    const runs: { name: string; file: string; run: IngestRun }[] = [];
+    for (const v of variants) {
+      runs.push({ ...v, run: await runIngest(proxy, anvil.pid, storage(v.file), from, to, v.args) });
     }
-    const loopAfter = await viemLoop(proxy.url, path.join(dir, `${urls.loopAfter}.db`), from, to);
+    const loopAfter = await viemLoop(proxy.url, anvil.pid, path.join(dir, `${urls.loopAfter}.db`), from, to);
     const loopSeconds = (loopBefore.seconds + loopAfter.seconds) / 2;
 
     const loopRows = await tableRows(storage(urls.loop));
@@ -246,14 +266,15 @@ async function main(): Promise<number> {
     const cpuPerBlock = (ms: number) => (ms / blocks).toFixed(2);
     const rowCounts = TABLES.map((t) => `${t} ${loopRows[t]?.length}`).join(', ');
     console.log(
-      `## ingest — ${blocks} Anvil blocks (${rowCounts}), ${WORKERS} workers, per-block concurrency ` +
-        `${CONCURRENCY}, bundles of ${BUNDLE}, load ${(loadavg()[0] ?? 0).toFixed(2)} ` +
-        `(chain filled in ${fillSeconds.toFixed(1)} s)\n`,
+      `## ingest — ${blocks} Anvil blocks ${from}..${to} (${rowCounts}), ${WORKERS} workers, ` +
+        `load ${loadavg()
+          .map((l) => l.toFixed(2))
+          .join(' ')} at the end (chain filled in ${fillSeconds.toFixed(1)} s)\n`,
     );
     console.log(
-      "| run | seconds | blocks/s | HTTP requests/block | RPC calls/block | CPU ms/block | failed | tables equal the loop's | throughput blockx/loop |",
+      "| run | seconds | blocks/s | HTTP requests/block | RPC calls/block | CPU ms/block | Anvil CPU ms/block | failed | tables equal the loop's | throughput blockx/loop |",
     );
-    console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+    console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
     const afterRows = await tableRows(storage(urls.loopAfter));
     let ok = TABLES.every((t) => JSON.stringify(loopRows[t]) === JSON.stringify(afterRows[t]));
     for (const [name, loop] of [
@@ -261,22 +282,22 @@ async function main(): Promise<number> {
       ['viem loop, after', loopAfter],
     ] as const) {
       console.log(
-        `| ${name} | ${loop.seconds.toFixed(2)} | ${rate(loop.seconds)} | ${perBlock(loopCount.requests)} | ${perBlock(loopCount.calls)} | ${cpuPerBlock(loop.cpuMs)} | 0 | ${name.endsWith('after') ? (ok ? 'yes' : 'NO') : ''} | (baseline: the mean, ${loopSeconds.toFixed(2)} s) |`,
+        `| ${name} | ${loop.seconds.toFixed(2)} | ${rate(loop.seconds)} | ${perBlock(loopCount.requests)} | ${perBlock(loopCount.calls)} | ${cpuPerBlock(loop.cpuMs)} | ${cpuPerBlock(loop.anvilMs)} | 0 | ${name.endsWith('after') ? (ok ? 'yes' : 'NO') : ''} | (baseline: the mean, ${loopSeconds.toFixed(2)} s) |`,
       );
     }
-    for (const { name, run } of runs) {
-      const rows = await tableRows(storage(name));
+    for (const { name, file, run } of runs) {
+      const rows = await tableRows(storage(file));
       const same = TABLES.every((t) => JSON.stringify(loopRows[t]) === JSON.stringify(rows[t]));
       ok &&= same && run.failed === 0;
       console.log(
-        `| blockx ${name} | ${run.seconds.toFixed(2)} | ${rate(run.seconds)} | ${perBlock(run.count.requests)} | ${perBlock(run.count.calls)} | ${cpuPerBlock(run.cpuMs)} | ${run.failed} | ${same ? 'yes' : 'NO'} | ${(loopSeconds / run.seconds).toFixed(2)}× |`,
+        `| blockx ${name} | ${run.seconds.toFixed(2)} | ${rate(run.seconds)} | ${perBlock(run.count.requests)} | ${perBlock(run.count.calls)} | ${cpuPerBlock(run.cpuMs)} | ${cpuPerBlock(run.anvilMs)} | ${run.failed} | ${same ? 'yes' : 'NO'} | ${(loopSeconds / run.seconds).toFixed(2)}× |`,
       );
     }
     console.log(
       "\nSeconds: the loop from its client made; BlockX the job's own (its summary). Throughput against the " +
         "mean of the two loop runs (before and after the BlockX runs). Requests include the CLI's probe " +
-        "(eth_chainId, eth_blockNumber). CPU: the loop's process (with the proxy); BlockX's blockx up with its " +
-        'Executors, the ingest CLI and the proxy. Anvil in neither.\n',
+        "(eth_chainId, eth_blockNumber). CPU: the loop's process (with the proxy); BlockX's blockx up tree, " +
+        'the ingest CLI and the proxy. Anvil apart.\n',
     );
     return ok ? 0 : 1;
   } finally {

@@ -127,3 +127,36 @@ export function reapedChildrenCpuMs(): number {
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[13]) + Number(fields[14])) * 1000) / clockTicks();
 }
+
+/**
+ * CPU ms of `pid` and every descendant alive now, each process's own plus what it reaped of its exited
+ * children (utime + stime + cutime + cstime). The difference of two readings is what the tree spent between
+ * them, less what descendants that exited unreaped took.
+ */
+export function treeCpuMs(pid: number): number {
+  const kids = new Map<number, number[]>();
+  const own = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // gone
+    }
+    const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    const ppid = Number(f[1]);
+    own.set(
+      Number(entry),
+      ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1000) / clockTicks(),
+    );
+    kids.set(ppid, [...(kids.get(ppid) ?? []), Number(entry)]);
+  }
+  let total = 0;
+  const todo = [pid];
+  for (let p = todo.pop(); p !== undefined; p = todo.pop()) {
+    total += own.get(p) ?? 0;
+    todo.push(...(kids.get(p) ?? []));
+  }
+  return total;
+}

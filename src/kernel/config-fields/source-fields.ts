@@ -66,7 +66,7 @@ export const SOURCE_FIELDS: readonly ConfigField[] = [
   s({
     path: 'bundleSize',
     type: POSITIVE,
-    default: 100,
+    default: 50,
     description:
       'Blocks per ingestion task over a long range: `blockx ingest` without --bundle-size runs every whole aligned bundle of this many blocks in a range of more than bundleThreshold blocks as one task (its blocks fetched side by side, written in one transaction) and the blocks at the edges one task each; 1 = always one task per block. A bundle task holds its blocks in memory until it writes them: lower it for chains of heavy blocks (docs/ingest.md § Bundles by default).',
   }),

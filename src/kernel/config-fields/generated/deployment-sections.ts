@@ -418,7 +418,7 @@ export interface SourceConfig {
    * aligned bundle of this many blocks in a range of more than bundleThreshold blocks as one task (its
    * blocks fetched side by side, written in one transaction) and the blocks at the edges one task each;
    * 1 = always one task per block. A bundle task holds its blocks in memory until it writes them: lower
-   * it for chains of heavy blocks (docs/ingest.md § Bundles by default). Default 100.
+   * it for chains of heavy blocks (docs/ingest.md § Bundles by default). Default 50.
    */
   readonly bundleSize: number;
   /**
