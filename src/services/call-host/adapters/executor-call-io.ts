@@ -7,7 +7,7 @@ import type { WaitRequest as ExecutorWaitRequest } from '../../../executor/proto
 import type { DispatcherConfig } from '../core/dispatcher/index.js';
 import { NoStorageError } from '../errors.js';
 import type { ExecuteCallCommand, ResumeOutcome } from './executor-link.js';
-import type { ServiceLogger as WorkerLogger } from '../../../kernel/observability/service-logger.js';
+import type { ServiceLogger } from '../../../kernel/observability/service-logger.js';
 
 /** An IO read a running function asked for (`ctx.io.get / getMany / scan`). */
 export type CallIoRequest = Extract<ExecutorWaitRequest, { kind: 'io' }>;
@@ -100,5 +100,5 @@ export interface ExecutorCallRunnerOptions {
   readonly timers?: RunnerTimers;
   /** Retry jitter source in [0, 1); default none (exact backoff). */
   readonly random?: () => number;
-  readonly logger?: WorkerLogger;
+  readonly logger?: ServiceLogger;
 }

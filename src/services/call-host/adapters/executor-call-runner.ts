@@ -61,10 +61,7 @@ import { pageArgs, pageInfo } from './page-frames.js';
 import { CallStreamFeeder } from './call-stream-feeder.js';
 import { tenantKey } from './tenant-key.js';
 import type { CallPhaseOutcome, CallPhaseRunner, CallPhaseTask } from '../ports.js';
-import {
-  silentLogger as silentWorkerLogger,
-  type ServiceLogger as WorkerLogger,
-} from '../../../kernel/observability/service-logger.js';
+import { silentLogger, type ServiceLogger } from '../../../kernel/observability/service-logger.js';
 
 export type {
   CallIoHandler,
@@ -99,7 +96,7 @@ export class ExecutorCallRunner implements CallPhaseRunner {
   private readonly io: CallIoHandler;
   private readonly readCopies: boolean;
   private readonly clock: () => number;
-  private readonly logger: WorkerLogger;
+  private readonly logger: ServiceLogger;
   private readonly tasks = new Map<string, RunningTask>();
   private readonly feeder: CallStreamFeeder;
   private readonly timer: CallRunnerTimer;
@@ -112,7 +109,7 @@ export class ExecutorCallRunner implements CallPhaseRunner {
     this.io = options.io ?? noStorageIoHandler;
     this.readCopies = options.readCopies !== false && this.io.countCopyHits !== undefined;
     this.clock = options.clock ?? Date.now;
-    this.logger = options.logger ?? silentWorkerLogger;
+    this.logger = options.logger ?? silentLogger;
     this.core = new DispatcherCore(options.dispatcher ?? resolveDispatcherConfig(), {
       executorReady: options.link.ready,
       ...(options.random ? { random: options.random } : {}),

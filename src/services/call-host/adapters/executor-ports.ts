@@ -47,10 +47,7 @@ import {
 import type { ExecutorLinkEvent, WaitingRequest } from './executor-link.js';
 import { EpochInventories, ExecutorRouter, ExecutorSetReadiness, epochSourceFor } from './executor-router.js';
 import { ExecutorSupervisor } from './executor-supervisor.js';
-import {
-  silentLogger as silentWorkerLogger,
-  type ServiceLogger as WorkerLogger,
-} from '../../../kernel/observability/service-logger.js';
+import { silentLogger, type ServiceLogger } from '../../../kernel/observability/service-logger.js';
 
 export interface ExecutorPortsOptions {
   readonly config: BlockxConfig;
@@ -58,7 +55,7 @@ export interface ExecutorPortsOptions {
   readonly deployment: string;
   /** Function files. Default `config.functions.dir`. */
   readonly functionsDir?: string;
-  readonly logger?: WorkerLogger;
+  readonly logger?: ServiceLogger;
   /** The executor command without its flags. Default `node <package>/bin/blockx.js executor`
    *  (needs `npm run build`); `tsxExecutorCommand()` runs it from src/. */
   readonly executorCommand?: readonly string[];
@@ -114,7 +111,7 @@ export interface ExecutorPorts {
 const LOG_LEVELS = new Set(['debug', 'info', 'warn', 'error']);
 
 /** Executor stderr lines are JSON log lines; re-log them through the Worker's logger. */
-function forwardExecutorLog(logger: WorkerLogger, language: FunctionLanguage): (line: string) => void {
+function forwardExecutorLog(logger: ServiceLogger, language: FunctionLanguage): (line: string) => void {
   const component = language === 'js' ? 'executor' : `${language}-executor`;
   // The executor's own fields may name a component; `language` says which executor wrote the line.
   const tag = language === 'js' ? {} : { language };
@@ -140,7 +137,7 @@ export function createExecutorPorts(options: ExecutorPortsOptions): ExecutorPort
   const { config, deployment } = options;
   const dep = config.deployments[deployment];
   if (dep === undefined) throw new DeploymentUnknownError(deployment, Object.keys(config.deployments));
-  const logger = options.logger ?? silentWorkerLogger;
+  const logger = options.logger ?? silentLogger;
   const ex = dep.executor;
   const pythonMode = ex.python.enabled;
   const functionsDir = options.functionsDir ?? config.functions.dir;

@@ -52,10 +52,7 @@ import {
   type WaitingRequest,
 } from './executor-link.js';
 import { InProcessFunctions } from './in-process-functions.js';
-import {
-  silentLogger as silentWorkerLogger,
-  type ServiceLogger as WorkerLogger,
-} from '../../../kernel/observability/service-logger.js';
+import { silentLogger, type ServiceLogger } from '../../../kernel/observability/service-logger.js';
 
 export interface InProcessLinkOptions {
   /** Folder of the function files (`config.functions.dir`). */
@@ -65,7 +62,7 @@ export interface InProcessLinkOptions {
   /** Serve an IO request (the runner's `serveWaiting`); undefined leaves it to `callWaiting` handlers. */
   readonly onWaiting?: (request: WaitingRequest) => Promise<ResumeOutcome> | undefined;
   /** Where `ctx.log` lines go, with `task_id`, `call_id`, `attempt` and `function`. */
-  readonly logger?: WorkerLogger;
+  readonly logger?: ServiceLogger;
   /** The largest CallCompleted frame (the value's JSON plus its envelope). Default the executor's. */
   readonly maxFrameBytes?: number;
 }
@@ -77,7 +74,7 @@ export class InProcessLink implements ExecutorLinkCommands {
   readonly ready = true;
   private readonly opts: InProcessLinkOptions;
   private readonly functions: InProcessFunctions;
-  private readonly logger: WorkerLogger;
+  private readonly logger: ServiceLogger;
   private readonly maxFrameBytes: number;
   private readonly running = new Map<string, RunningCall>();
   private readonly host: CallHost;
@@ -86,7 +83,7 @@ export class InProcessLink implements ExecutorLinkCommands {
   constructor(options: InProcessLinkOptions) {
     this.opts = options;
     this.functions = new InProcessFunctions(options.functionsDir);
-    this.logger = options.logger ?? silentWorkerLogger;
+    this.logger = options.logger ?? silentLogger;
     this.maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
     this.host = {
       wait: (run, request) => this.wait(run, request),
