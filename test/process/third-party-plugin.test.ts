@@ -3,7 +3,8 @@
 // temp dir, next to a `node_modules/blockx` link to this package (what `npm install blockx` gives it),
 // declared in that project's blockx.config.yaml under plugins.packages, and run by the built CLI:
 // `blockx plugins` lists it, and a task submitted to `blockx up` goes through it (docs/plugins.md). Its
-// source changed, SIGHUP makes the running `blockx up` load it again (docs/plugins.md § Loading plugins
+// source changed, SIGHUP makes the running `blockx up` and its Worker (a child process, which gets the
+// signal from it) load it again (docs/plugins.md § Loading plugins
 // again); a change that does not load leaves the running one serving.
 import type { ChildProcess } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -14,6 +15,7 @@ import { BlockxClient } from '../../src/client/client.js';
 import type { ClientTaskInput } from '../../src/client/index.js';
 import { captureOutput, spawnTracked, stopGroup, waitForLine } from '../support/processes.js';
 import { BIN, REPO, cleanEnv, runBlockx } from '../support/cli.js';
+import { eventually } from '../support/eventually.js';
 
 /** Runs the CLI in `cwd` (the scratch project). */
 const blockx = (cwd: string, args: string[]) => runBlockx(args, { cwd });
@@ -37,7 +39,7 @@ function scratchProject(): string {
     [
       'version: 1',
       'storage:',
-      "  url: 'sqlite::memory:'",
+      "  url: 'sqlite:blockx.db'",
       'functions:',
       '  dir: functions',
       'plugins:',
@@ -135,9 +137,15 @@ describe('a third-party plugin package outside the repository', () => {
       /^config reload: plugins loaded again; builders .*; writers .*ShoutResultHandler/,
       30_000,
     );
-    let r = await submitQuiet();
-    expect(r.code, `${r.stdout}\n${r.stderr}\n${output.text()}`).toBe(0);
-    expect(r.stdout).toMatch(/ SUCCEEDED \["<hello, you>\."\]$/m);
+    // The Worker, in a child process of blockx up, got the SIGHUP too and loads it on its own.
+    await eventually(
+      async () => {
+        const r = await submitQuiet();
+        expect(r.code, `${r.stdout}\n${r.stderr}\n${output.text()}`).toBe(0);
+        expect(r.stdout).toMatch(/ SUCCEEDED \["<hello, you>\."\]$/m);
+      },
+      { timeoutMs: 30_000, intervalMs: 200 },
+    );
     // A source that does not load: reported, and the loaded one keeps serving. (Through the client:
     // blockx submit loads the plugins itself, and would refuse the broken package before sending.)
     writeFileSync(source, `${original}\nexport const broken = ;\n`);
@@ -160,7 +168,9 @@ describe('a third-party plugin package outside the repository', () => {
     writeFileSync(source, original);
     up!.kill('SIGHUP');
     await waitForLine(up!, /^config reload: plugins loaded again/, 30_000);
-    r = await submitQuiet();
-    expect(r.stdout).toMatch(/ SUCCEEDED \["HELLO, YOU\."\]$/m);
+    await eventually(
+      async () => expect((await submitQuiet()).stdout).toMatch(/ SUCCEEDED \["HELLO, YOU\."\]$/m),
+      { timeoutMs: 30_000, intervalMs: 200 },
+    );
   });
 });

@@ -116,6 +116,8 @@ async function main(): Promise<number> {
   // A signal sent to the whole process group (Ctrl-C, `timeout`, a service manager) reaches the parent
   // too, which stops its children in order: the Worker must not stop on its own meanwhile.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => undefined);
+  // SIGHUP (forwarded by the parent) reloads the config once the Worker runs; before, it must not kill.
+  process.on('SIGHUP', () => undefined);
 
   const codeSource: ClusterCodeSource = {
     current: async () =>

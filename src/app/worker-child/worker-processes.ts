@@ -10,6 +10,7 @@
 //             lease's would), is logged with its exit code or signal, and is forked again after a
 //             backoff (RestartBackoff: WORKER_RESTART_BACKOFF) on the address it had bound, so the
 //             address `blockx up` printed stays right
+//   SIGHUP    forwarded to every child: a Worker reads its config and plugins again as `blockx worker` does
 //   close     `stop` to every child, then SIGKILL for whichever has not exited after STOP_GRACE_MS;
 //             resolves once every child has exited
 import { fork, type ChildProcess } from 'node:child_process';
@@ -71,11 +72,21 @@ export async function startWorkerProcesses(opts: WorkerProcessesOptions): Promis
     await Promise.all(children.map((c) => c.close()));
     throw failed.reason;
   }
+  // SIGHUP to `blockx up` reads the config and the plugins again (docs/configuration.md § Changing the
+  // config of a running process): its Workers, which run the plugins, get it too.
+  const forwardHangup = (): void => {
+    for (const c of children) c.signal('SIGHUP');
+  };
+  process.on('SIGHUP', forwardHangup);
   let closing: Promise<void> | undefined;
   return {
     addresses: started.map((s) => (s as PromiseFulfilledResult<string>).value),
     pids: () => children.map((c) => c.pid),
-    close: () => (closing ??= Promise.all(children.map((c) => c.close())).then(() => undefined)),
+    close: () =>
+      (closing ??= (async () => {
+        process.off('SIGHUP', forwardHangup);
+        await Promise.all(children.map((c) => c.close()));
+      })()),
   };
 }
 
@@ -101,6 +112,15 @@ class WorkerChild {
 
   get pid(): number | undefined {
     return this.child?.pid;
+  }
+
+  /** Sends a signal to the current child, if one runs. */
+  signal(signal: NodeJS.Signals): void {
+    try {
+      this.child?.kill(signal);
+    } catch {
+      // Gone meanwhile: its exit is handled on its own.
+    }
   }
 
   /** Forks the child and resolves with its advertised address once it is ready. */
