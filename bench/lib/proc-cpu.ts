@@ -20,6 +20,8 @@ interface ProcStat {
   readonly ppid: number;
   /** utime + stime, ms. */
   readonly cpuMs: number;
+  /** cutime + cstime: what it reaped of its exited children, ms. */
+  readonly reapedMs: number;
 }
 
 /** The fields after `(comm)`: state is [0], ppid [1], utime [11], stime [12], cutime [13], cstime [14]. */
@@ -31,8 +33,33 @@ function readStat(pid: number): ProcStat | undefined {
     return undefined; // gone
   }
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return { ppid: Number(fields[1]), cpuMs: (ticks * 1000) / clockTicks() };
+  const ms = (a: number, b: number): number =>
+    ((Number(fields[a]) + Number(fields[b])) * 1000) / clockTicks();
+  return { ppid: Number(fields[1]), cpuMs: ms(11, 12), reapedMs: ms(13, 14) };
+}
+
+/** Every process now: pid → its stat. */
+function procTable(): Map<number, ProcStat> {
+  const stats = new Map<number, ProcStat>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = readStat(Number(entry));
+    if (stat !== undefined) stats.set(Number(entry), stat);
+  }
+  return stats;
+}
+
+/** The descendants of `pid` in `stats` (children, their children, …). */
+function descendantsOf(pid: number, stats: ReadonlyMap<number, ProcStat>): number[] {
+  const kids = new Map<number, number[]>();
+  for (const [p, stat] of stats) kids.set(stat.ppid, [...(kids.get(stat.ppid) ?? []), p]);
+  const out: number[] = [];
+  const todo = [...(kids.get(pid) ?? [])];
+  for (let p = todo.pop(); p !== undefined; p = todo.pop()) {
+    out.push(p);
+    todo.push(...(kids.get(p) ?? []));
+  }
+  return out;
 }
 
 export interface CpuSnapshot {
@@ -53,24 +80,11 @@ function isExecutor(pid: number): boolean {
 }
 
 export function cpuSnapshot(pid: number): CpuSnapshot {
-  const stats = new Map<number, ProcStat>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = readStat(Number(entry));
-    if (stat !== undefined) stats.set(Number(entry), stat);
-  }
+  const stats = procTable();
   const children = new Map<number, number>();
   const executors = new Set<number>();
-  const descends = (p: number): boolean => {
-    for (let at = stats.get(p)?.ppid, hops = 0; at !== undefined && at > 1 && hops < 64; hops++) {
-      if (at === pid) return true;
-      at = stats.get(at)?.ppid;
-    }
-    return false;
-  };
-  for (const [p, stat] of stats) {
-    if (p === pid || !descends(p)) continue;
-    children.set(p, stat.cpuMs);
+  for (const p of descendantsOf(pid, stats)) {
+    children.set(p, (stats.get(p) as ProcStat).cpuMs);
     if (isExecutor(p)) executors.add(p);
   }
   return { pid, cpuMs: stats.get(pid)?.cpuMs ?? Number.NaN, children, executors };
@@ -123,9 +137,7 @@ export function cpuSpent(before: CpuSnapshot, after: CpuSnapshot): CpuSpent {
  * exit) is that command's CPU, as long as no other child of the bench exits meanwhile.
  */
 export function reapedChildrenCpuMs(): number {
-  const text = readFileSync('/proc/self/stat', 'utf8');
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[13]) + Number(fields[14])) * 1000) / clockTicks();
+  return readStat(process.pid)?.reapedMs ?? Number.NaN;
 }
 
 /**
@@ -134,29 +146,11 @@ export function reapedChildrenCpuMs(): number {
  * them, less what descendants that exited unreaped took.
  */
 export function treeCpuMs(pid: number): number {
-  const kids = new Map<number, number[]>();
-  const own = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let text: string;
-    try {
-      text = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue; // gone
-    }
-    const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    const ppid = Number(f[1]);
-    own.set(
-      Number(entry),
-      ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1000) / clockTicks(),
-    );
-    kids.set(ppid, [...(kids.get(ppid) ?? []), Number(entry)]);
-  }
+  const stats = procTable();
   let total = 0;
-  const todo = [pid];
-  for (let p = todo.pop(); p !== undefined; p = todo.pop()) {
-    total += own.get(p) ?? 0;
-    todo.push(...(kids.get(p) ?? []));
+  for (const p of [pid, ...descendantsOf(pid, stats)]) {
+    const stat = stats.get(p);
+    if (stat !== undefined) total += stat.cpuMs + stat.reapedMs;
   }
   return total;
 }
