@@ -23,6 +23,8 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { pythonExecutorCommand } from '../../../src/executor/python-command.js';
 import { openExecutorCgroup } from '../../../src/services/call-host/adapters/executor-cgroup.js';
 import { resolvePidNamespace } from '../../../src/services/call-host/adapters/executor-pid-namespace.js';
+import { resolveExecutorUser } from '../../../src/services/call-host/adapters/executor-user.js';
+import { packagePath } from '../../../src/kernel/package-root.js';
 import { eventually, present } from '../../support/eventually.js';
 import { zombiesOf } from '../../support/processes.js';
 import { orphanLimit } from '../../../src/services/call-host/adapters/executor-supervisor.js';
@@ -34,10 +36,25 @@ vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 /** A user no other process runs as. */
 const RUN_AS = { name: '64131:64131', uid: 64131, gid: 64131 };
 const decision = resolvePidNamespace(true, true);
-const skipped =
+// The Executors run as RUN_AS from this checkout: a checkout that user cannot reach (a clone in a 0700
+// folder, such as a fresh clone under mktemp -d or /root) leaves nothing to test here.
+const reach =
   decision.kind === 'on'
-    ? ''
-    : ` (skipped: ${decision.kind === 'off' ? 'not root' : decision.warning.split(': ').slice(1).join(': ')})`;
+    ? resolveExecutorUser(RUN_AS.name, [
+        packagePath('bin', 'blockx.js'),
+        packagePath('dist'),
+        packagePath('node_modules'),
+      ])
+    : undefined;
+const why =
+  decision.kind === 'off'
+    ? 'not root'
+    : decision.kind !== 'on'
+      ? decision.warning.split(': ').slice(1).join(': ')
+      : reach?.kind === 'error'
+        ? `this checkout is out of reach of ${RUN_AS.name}`
+        : '';
+const skipped = why === '' ? '' : ` (skipped: ${why})`;
 
 /** A shell script run by the function's child: every signal, then SIGKILL and SIGSTOP, at `$target`. */
 const SIGNALS =
@@ -165,7 +182,7 @@ const python = (o: HarnessOptions) =>
     command: pythonExecutorCommand(existsSync('/usr/bin/python3') ? { python: '/usr/bin/python3' } : {}),
   });
 
-describe.skipIf(decision.kind !== 'on')(`an executor as PID 1 of its own PID namespace${skipped}`, () => {
+describe.skipIf(why !== '')(`an executor as PID 1 of its own PID namespace${skipped}`, () => {
   it('JS: a child sending SIGKILL, SIGSTOP and every signal to its executor does nothing to it', async () => {
     const h = await started(js, true);
     try {
