@@ -184,9 +184,9 @@ describe('executor failures', () => {
         expect(s).toBeDefined();
         expect(s!.at).toBeGreaterThanOrEqual(ranAt);
         // The implied start may precede the function's own stamp by the thread's claim-to-run gap
-        // (a few ms, more on a loaded machine); counted from dispatch it would be >= STUCK_MS (50 ms)
-        // early, which is what this guards against.
-        expect(s!.at - s!.elapsedMs).toBeGreaterThanOrEqual(ranAt - 20);
+        // (a few ms; 23 ms was seen on a box at load 8-19); counted from dispatch it would be >= STUCK_MS
+        // (50 ms) early, which is what this guards against: the allowance stays below that.
+        expect(s!.at - s!.elapsedMs).toBeGreaterThanOrEqual(ranAt - 40);
       });
     };
     checkRound('q', await quickRound('q'));
