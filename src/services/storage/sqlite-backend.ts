@@ -41,6 +41,45 @@ export interface SqliteDriverOptions {
   readonly busyTimeoutMs: number;
 }
 
+/** How long opening a file waits for another process that is switching the same file to WAL. */
+export const WAL_SWITCH_WAIT_MS = 10_000;
+const WAL_RETRY_MS = 20;
+
+/** The part of a better-sqlite3 connection enableWal uses. */
+interface PragmaTarget {
+  pragma(source: string): unknown;
+}
+
+/**
+ * `PRAGMA journal_mode = WAL`, retried while SQLite answers SQLITE_BUSY. Two processes opening one new
+ * file at once (the Workers of `blockx up` start together) both switch it to WAL, and SQLite answers one
+ * of them SQLITE_BUSY at once, without waiting in its busy handler (each holds the read lock the other
+ * needs gone): that one tries again until the other's switch is done (then the file is in WAL already),
+ * for at most `waitMs`. Any other error, and SQLITE_BUSY past `waitMs`, is thrown.
+ */
+export function enableWal(
+  db: PragmaTarget,
+  waitMs = WAL_SWITCH_WAIT_MS,
+  clock: () => number = Date.now,
+  sleep: (ms: number) => void = sleepSync,
+): void {
+  const until = clock() + waitMs;
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== 'SQLITE_BUSY' || clock() >= until) throw err;
+    }
+    sleep(WAL_RETRY_MS);
+  }
+}
+
+/** Blocks this thread for `ms` (the driver's constructor is synchronous, as better-sqlite3 is). */
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
 export class SqliteDriver implements SqlDriver {
   readonly kind = 'sqlite' as const;
   readonly dialect = SQLITE_DIALECT;
@@ -59,7 +98,7 @@ export class SqliteDriver implements SqlDriver {
     this.db = new Database(opts.path);
     if (creating) chmodSync(opts.path, 0o600);
     try {
-      if (opts.path !== ':memory:') this.db.pragma('journal_mode = WAL');
+      if (opts.path !== ':memory:') enableWal(this.db);
       this.db.pragma('synchronous = NORMAL');
       this.db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(opts.busyTimeoutMs))}`);
       // Integers come back as JS numbers: a stored value beyond ±2^53 comes back rounded, but a rounded

@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StorageErrorCode } from '../../../../src/services/storage/errors.js';
 import { openStorage } from '../../../../src/services/storage/open-storage.js';
+import { enableWal } from '../../../../src/services/storage/sqlite-backend.js';
 import type { StorageBackend } from '../../../../src/services/storage/types.js';
 import {
   CONFORMANCE_TABLES,
@@ -221,5 +222,47 @@ describe('SQLite specifics', () => {
     rawSql(`INSERT INTO kinds (id, big, r, t, b, j, bin) VALUES (3, 1, 1, 't', 1, '{bad', x'00')`);
     const json = await storageErrorOf(jsonRows('kinds'), StorageErrorCode.BAD_VALUE);
     expect(json.details).toMatchObject({ table: 'kinds', column: 'j' });
+  });
+});
+
+describe('enableWal (two processes switching one new file to WAL at once)', () => {
+  const busy = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+  /** A connection whose first `failures` answers are `error`; the virtual clock advances by each sleep. */
+  const rig = (failures: number, error: Error = busy) => {
+    let now = 0;
+    let calls = 0;
+    const db = {
+      pragma: (source: string) => {
+        expect(source).toBe('journal_mode = WAL');
+        if (++calls <= failures) throw error;
+        return [{ journal_mode: 'wal' }];
+      },
+    };
+    return {
+      db,
+      clock: () => now,
+      sleep: (ms: number) => void (now += ms),
+      calls: () => calls,
+      now: () => now,
+    };
+  };
+
+  it.each([0, 1, 5])('switches after %i SQLITE_BUSY answers', (failures) => {
+    const r = rig(failures);
+    enableWal(r.db, 1_000, r.clock, r.sleep);
+    expect(r.calls()).toBe(failures + 1);
+  });
+
+  it('gives up with SQLITE_BUSY once the wait is over', () => {
+    const r = rig(Number.POSITIVE_INFINITY);
+    expect(() => enableWal(r.db, 100, r.clock, r.sleep)).toThrow('database is locked');
+    expect(r.now()).toBeGreaterThanOrEqual(100);
+    expect(r.now()).toBeLessThan(200);
+  });
+
+  it('throws any other error at once', () => {
+    const r = rig(1, Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' }));
+    expect(() => enableWal(r.db, 1_000, r.clock, r.sleep)).toThrow('disk I/O error');
+    expect(r.calls()).toBe(1);
   });
 });
