@@ -35,7 +35,6 @@
 // (test/support/postgres.ts; skipped with a note when the Debian postgresql binaries are missing).
 // Each backend: one warm-up run of each, then `--runs` runs alternating pipeline and floor; the table
 // shows the median (and the pipeline's min). Goal (issue): the 10,000-row block in under 1 s on SQLite.
-import { readdirSync, readFileSync } from 'node:fs';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -46,6 +45,7 @@ import type { TaskInput } from '../src/grpc/domain-types.js';
 import { loadConfig } from '../src/kernel/config.js';
 import { findPostgresBinDir, startPostgres, type PgServer } from '../test/support/postgres.js';
 import { BUILT } from './lib/built.js';
+import { cpuSnapshot } from './lib/proc-cpu.js';
 import { startPipelineWorker, type PhaseTimes, type PipelineWorker } from './lib/pipeline-worker.js';
 import { floorStatements, transferBlock, type TransferBlock } from './lib/transfer-block.js';
 
@@ -114,24 +114,16 @@ interface PipelineRun {
   readonly executorCpuMs: number;
 }
 
-/** User + system CPU ms of this process's direct children (the Executor), from /proc (Linux). */
+/**
+ * CPU ms of this process's Executor child (and, in a PID namespace of its own, of the `unshare` that
+ * starts it, whose child it then is), from /proc (bench/lib/proc-cpu.ts).
+ */
 function childrenCpuMs(): number {
+  const snap = cpuSnapshot(process.pid);
   let ms = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      // Fields after the command name (which may hold spaces): state ppid ... utime(14) stime(15).
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(f[1]) === process.pid) ms += ((Number(f[11]) + Number(f[12])) * 1000) / CLOCK_TICKS;
-    } catch {
-      // gone meanwhile
-    }
-  }
+  for (const [pid, cpu] of snap.children) if (snap.executors.has(pid)) ms += cpu;
   return ms;
 }
-/** USER_HZ: 100 on every Linux this runs on. */
-const CLOCK_TICKS = 100;
 
 interface BackendResult {
   readonly name: string;

@@ -37,7 +37,7 @@
 // otherwise the BullMQ rows are skipped with a note.
 import * as grpc from '@grpc/grpc-js';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -62,6 +62,7 @@ import {
 import { EchoClient, startEcho } from './lib/grpc-echo.js';
 import { installOnDemand, REPO } from './lib/on-demand.js';
 import { stopChild, waitForLine } from './lib/child.js';
+import { cpuSnapshot, cpuSpent } from './lib/proc-cpu.js';
 
 const BULLMQ_VERSION = '6.7.0';
 const IOREDIS_VERSION = '6.0.0';
@@ -130,29 +131,6 @@ const ONE_CALL_TASK: ClientTaskInput = {
   functionCallConfig: { type: 'CallListCallConfig', config: { function: 'hello_world', callList: [['x']] } },
 };
 
-/** utime + stime of one process, in µs (Linux /proc; clock ticks of 10 ms). */
-function cpuMicros(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
-
-/** The same for the cluster's child processes (the workers' Executors), µs. */
-function childrenCpuMicros(pid: number): number {
-  let total = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    const kids = readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim();
-    for (const kid of kids === '' ? [] : kids.split(' ')) {
-      try {
-        total += cpuMicros(Number(kid));
-      } catch {
-        // exited meanwhile
-      }
-    }
-  }
-  return total;
-}
-
 interface Cluster {
   readonly coordinator: string;
   readonly workers: readonly string[];
@@ -212,13 +190,15 @@ async function blockxRows(): Promise<Row[]> {
       unit: string,
       run: () => Promise<RunSummary>,
     ): Promise<void> => {
-      const cpu0 = cpuMicros(cluster.pid);
-      const exec0 = childrenCpuMicros(cluster.pid);
+      const cpu0 = cpuSnapshot(cluster.pid);
       const done0 = completedTasks;
       const summary = await run();
       const tasks = Math.max(1, completedTasks - done0);
-      const cpuUsPerOp = (cpuMicros(cluster.pid) - cpu0) / tasks;
-      const executorUsPerOp = (childrenCpuMicros(cluster.pid) - exec0) / tasks;
+      // The cluster: its process and any Worker processes of its own; the Executors (under a PID namespace
+      // of their own, grandchildren through unshare) apart (bench/lib/proc-cpu.ts).
+      const cpu = cpuSpent(cpu0, cpuSnapshot(cluster.pid));
+      const cpuUsPerOp = ((cpu.mainMs + cpu.othersMs) * 1000) / tasks;
+      const executorUsPerOp = (cpu.executorMs * 1000) / tasks;
       rows.push({ key, name, unit, summary, cpuUsPerOp, executorUsPerOp });
       console.error(`  ${name}: ${fmtInt(summary.rate)} ${unit}/s`);
     };
@@ -334,8 +314,7 @@ async function submitRows(): Promise<Row[]> {
     return await withCluster(async (cluster) => {
       const ms: LoopMeasurement[] = [];
       let clientUs = 0;
-      const cpu0 = cpuMicros(cluster.pid);
-      const exec0 = childrenCpuMicros(cluster.pid);
+      const cpu0 = cpuSnapshot(cluster.pid);
       for (let r = 0; r < RUNS; r++) {
         const { latencies, seconds, childUs } = await submitOnce(cluster.coordinator, file);
         if (latencies.length !== BULK)
@@ -344,6 +323,7 @@ async function submitRows(): Promise<Row[]> {
         clientUs += childUs;
       }
       const tasks = BULK * RUNS;
+      const cpu = cpuSpent(cpu0, cpuSnapshot(cluster.pid));
       const summary = summarize(ms);
       console.error(`  ${name}: ${fmtInt(summary.rate)} tasks/s`);
       return [
@@ -352,8 +332,8 @@ async function submitRows(): Promise<Row[]> {
           name,
           unit: 'tasks',
           summary,
-          cpuUsPerOp: (cpuMicros(cluster.pid) - cpu0) / tasks,
-          executorUsPerOp: (childrenCpuMicros(cluster.pid) - exec0) / tasks,
+          cpuUsPerOp: ((cpu.mainMs + cpu.othersMs) * 1000) / tasks,
+          executorUsPerOp: (cpu.executorMs * 1000) / tasks,
           clientUsPerOp: clientUs / tasks,
         },
       ];
