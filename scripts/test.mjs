@@ -12,7 +12,7 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { delimiter, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -105,6 +105,7 @@ async function main() {
     console.log(summaryLine({ passed: 0, failed: 0, skipped: 0 }));
     return 1;
   }
+  for (const line of counts.failures) console.log(line);
   if (counts.failedFiles > 0) console.log(`test: ${counts.failedFiles} test file(s) failed to run`);
   if (counts.passed + counts.failed === 0) console.log('test: no tests ran');
   if (vitestStatus !== 0 && counts.failed === 0 && counts.failedFiles === 0) {
@@ -283,7 +284,7 @@ function label(cmd, args) {
 /** Counts summed over vitest's JSON reports (skipped covers skipped, pending and todo tests), or the
  * first report that is missing or unreadable. */
 function readCounts(files) {
-  const counts = { passed: 0, failed: 0, skipped: 0, failedFiles: 0 };
+  const counts = { passed: 0, failed: 0, skipped: 0, failedFiles: 0, failures: [] };
   for (const resultsFile of files) {
     let report;
     try {
@@ -295,15 +296,29 @@ function readCounts(files) {
       const assertions = file.assertionResults ?? [];
       for (const test of assertions) {
         if (test.status === 'passed') counts.passed++;
-        else if (test.status === 'failed') counts.failed++;
-        else counts.skipped++;
+        else if (test.status === 'failed') {
+          counts.failed++;
+          counts.failures.push(failureLine(file.name, test.fullName ?? test.title, test.failureMessages));
+        } else counts.skipped++;
       }
       // A file that failed outside any test (import error, failing beforeAll) has no failed assertion.
-      if (file.status === 'failed' && !assertions.some((test) => test.status === 'failed'))
+      if (file.status === 'failed' && !assertions.some((test) => test.status === 'failed')) {
         counts.failedFiles++;
+        counts.failures.push(failureLine(file.name, '(the file itself)', [file.message]));
+      }
     }
   }
   return counts;
+}
+
+/** One line naming a failed test and the first line of its error (printed again just above the summary,
+ * so a log's tail says what failed). */
+function failureLine(fileName, testName, messages) {
+  const file = relative(process.cwd(), fileName ?? '?');
+  const first = String((messages ?? []).find((m) => m) ?? '')
+    .split('\n')[0]
+    .slice(0, 300);
+  return `FAILED ${file} > ${testName}${first === '' ? '' : `: ${first}`}`;
 }
 
 function summaryLine({ passed, failed, skipped }) {
