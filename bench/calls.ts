@@ -2,7 +2,7 @@
 //
 //   npx tsx bench/calls.ts [--calls 100000] [--tasks 100] [--task-calls 1000] [--task-slots 32]
 //                          [--threads 2] [--executor built|tsx] [--runs 3]
-//                          [--only worker|isolation|tenants|tenants-python|python|uds|piscina]
+//                          [--only worker|isolation|tenants|tenants-python|python-pidns|python|uds|piscina]
 //
 // Rows (no-op calls; the function is test/fixtures/functions/noop.ts, `async () => null`):
 //  - dispatcher→executor, 1 task × 100,000 calls: ExecutorCallRunner.run (the Worker's dispatcher core
@@ -24,6 +24,8 @@
 //    isolation), in turn in one executor, and the ratio two/one. tenants-python: the same on the Python
 //    executor (`def main(ctx): return None`), whose execution processes under isolation task serve one
 //    submitter each in their life (a drained one is replaced by a fresh fork for the other submitter).
+//    python-pidns: tenants-python with each execution process in a PID namespace of its own and without
+//    (BLOCKX_PYTHON_PROCESS_PIDNS on / off), alternating off, on, off, on in one run.
 //  - python (docs/executor.md § Python functions on a Worker): one Worker with both executors over one
 //    functions folder (noop.ts and noop_py.py, `def main(ctx): return None`), 1 task × 100,000 calls of
 //    each language through the same dispatcher and router, and the whole Worker over gRPC for each;
@@ -129,6 +131,7 @@ async function withExecutor<T>(
   fn: (ports: ExecutorPorts, kernel: Kernel, config: BlockxConfig) => Promise<T>,
   isolation?: 'task' | 'none',
   functionsDir = FUNCTIONS,
+  pythonPidns?: 'on' | 'off',
 ): Promise<T> {
   const kernel = await bootKernel({
     configPath: path.join(REPO, 'blockx.config.yaml'),
@@ -142,7 +145,12 @@ async function withExecutor<T>(
     deployments: {
       block: {
         ...dep,
-        executor: { ...dep.executor, threads: THREADS, ...(isolation ? { isolation } : {}) },
+        executor: {
+          ...dep.executor,
+          threads: THREADS,
+          ...(isolation ? { isolation } : {}),
+          ...(pythonPidns ? { passEnv: [...dep.executor.passEnv, PIDNS_ENV] } : {}),
+        },
       },
     },
   };
@@ -150,6 +158,7 @@ async function withExecutor<T>(
     config,
     deployment: 'block',
     functionsDir,
+    ...(pythonPidns ? { env: { ...process.env, [PIDNS_ENV]: pythonPidns } } : {}),
     executorCommand: EXECUTOR === 'built' ? defaultExecutorCommand() : tsxExecutorCommand(),
   });
   await ports.start();
@@ -348,7 +357,12 @@ async function isolationRows(): Promise<Row[]> {
  * tasks of two submitters alternating (a thread drains before it switches), in the same executor,
  * alternating shape by shape round by round.
  */
-async function tenantRows(fn = 'noop', functionsDir = FUNCTIONS, label = 'executor'): Promise<Row[]> {
+async function tenantRows(
+  fn = 'noop',
+  functionsDir = FUNCTIONS,
+  label = 'executor',
+  pythonPidns?: 'on' | 'off',
+): Promise<Row[]> {
   const small = noopCalls(TASK_CALLS, fn);
   const shapes = [
     { label: 'one submitter', client: (_i: number) => 'alice' },
@@ -370,6 +384,7 @@ async function tenantRows(fn = 'noop', functionsDir = FUNCTIONS, label = 'execut
     },
     undefined,
     functionsDir,
+    pythonPidns,
   );
   return shapes.map((shape, i) => {
     const row = {
@@ -380,6 +395,27 @@ async function tenantRows(fn = 'noop', functionsDir = FUNCTIONS, label = 'execut
     console.error(`  ${row.name}: ${fmt((row.calls / median(row.ms)) * 1000)} calls/s`);
     return row;
   });
+}
+
+/** The Python executor's switch for a PID namespace per execution process (blockx_executor/own_pidns.py). */
+const PIDNS_ENV = 'BLOCKX_PYTHON_PROCESS_PIDNS';
+
+/**
+ * tenants-python with each execution process in a PID namespace of its own and with it off
+ * (docs/security.md § Execution processes in PID namespaces of their own): off, on, off, on, … one executor
+ * per turn, `--runs` rounds each, the rows of a mode merged over its turns.
+ */
+async function pythonPidnsRows(dir: string): Promise<Row[]> {
+  const byName = new Map<string, Row>();
+  for (let turn = 0; turn < 4; turn++) {
+    const mode = turn % 2 === 0 ? 'off' : 'on';
+    const label = `Python executor, ${PIDNS_ENV}=${mode}`;
+    for (const row of await tenantRows('noop_py', pythonFunctions(dir), label, mode)) {
+      const seen = byName.get(row.name);
+      byName.set(row.name, seen ? { ...seen, ms: [...seen.ms, ...row.ms] } : row);
+    }
+  }
+  return [...byName.values()];
 }
 
 /** A functions folder in `dir` with noop.ts and noop_py.py (`def main(ctx): return None`), made once. */
@@ -545,6 +581,7 @@ async function main(): Promise<void> {
     ['isolation', isolationRows],
     ['tenants', () => tenantRows()],
     ['tenants-python', () => tenantRows('noop_py', pythonFunctions(dir), 'Python executor')],
+    ['python-pidns', () => pythonPidnsRows(dir)],
     ['python', () => pythonRows(dir)],
     ['uds', async () => [await udsPingPong(dir, CALLS, 1024)]],
     ['piscina', async () => [await piscina(CALLS, undefined), await piscina(CALLS, 2)]],

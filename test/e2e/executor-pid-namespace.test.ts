@@ -56,7 +56,9 @@ import subprocess
 
 
 def main(ctx):
-    router = os.getppid()  # the Python Executor's router, which forked this execution process
+    # Its parent: the Python Executor's router, or, in a PID namespace of its own (own_pidns.py), that
+    # namespace's init (the router has no pid there).
+    router = os.getppid()
     r = subprocess.run(["bash", "-c", 'target=%d; ${ATTACK}' % router], capture_output=True, text=True, timeout=30)
     return {"out": r.stdout.strip(), "stderr": r.stderr, "router": router}
 `;
@@ -71,6 +73,7 @@ const PY_ALIVE = `import os
 
 
 def main(ctx):
+    # /proc is the Executor's namespace's: /proc/1 is the router, whatever namespace this process is in.
     with open("/proc/1/stat") as fh:
         return {"pid": os.getppid(), "started": fh.read().rsplit(")", 1)[1].split()[19]}
 `;

@@ -22,11 +22,10 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { pythonExecutorCommand } from '../../../src/executor/python-command.js';
 import { openExecutorCgroup } from '../../../src/services/call-host/adapters/executor-cgroup.js';
-import { resolvePidNamespace } from '../../../src/services/call-host/adapters/executor-pid-namespace.js';
-import { resolveExecutorUser } from '../../../src/services/call-host/adapters/executor-user.js';
 import { packagePath } from '../../../src/kernel/package-root.js';
 import { eventually, present } from '../../support/eventually.js';
 import { zombiesOf } from '../../support/processes.js';
+import { pidNamespaceReach } from '../../support/pid-namespace-reach.js';
 import { orphanLimit } from '../../../src/services/call-host/adapters/executor-supervisor.js';
 import { ExecutorHarness, type HarnessOptions } from './executor-harness.js';
 import { SnapshotEpochs } from './python-executor-harness.js';
@@ -35,25 +34,11 @@ vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 /** A user no other process runs as. */
 const RUN_AS = { name: '64131:64131', uid: 64131, gid: 64131 };
-const decision = resolvePidNamespace(true, true);
-// The Executors run as RUN_AS from this checkout: a checkout that user cannot reach (a clone in a 0700
-// folder, such as a fresh clone under mktemp -d or /root) leaves nothing to test here.
-const reach =
-  decision.kind === 'on'
-    ? resolveExecutorUser(RUN_AS.name, [
-        packagePath('bin', 'blockx.js'),
-        packagePath('dist'),
-        packagePath('node_modules'),
-      ])
-    : undefined;
-const why =
-  decision.kind === 'off'
-    ? 'not root'
-    : decision.kind !== 'on'
-      ? decision.warning.split(': ').slice(1).join(': ')
-      : reach?.kind === 'error'
-        ? `this checkout is out of reach of ${RUN_AS.name}`
-        : '';
+const { decision, why } = pidNamespaceReach(RUN_AS.name, [
+  packagePath('bin', 'blockx.js'),
+  packagePath('dist'),
+  packagePath('node_modules'),
+]);
 const skipped = why === '' ? '' : ` (skipped: ${why})`;
 
 /** A shell script run by the function's child: every signal, then SIGKILL and SIGSTOP, at `$target`. */
@@ -103,7 +88,9 @@ import subprocess
 
 
 def main(ctx):
-    router = os.getppid()  # the router, PID 1 of the namespace
+    # Its parent: the init of its own PID namespace (own_pidns.py), PID 1 there, as the router is in the
+    # Executor's namespace; with BLOCKX_PYTHON_PROCESS_PIDNS=off, the router itself.
+    router = os.getppid()
     r = subprocess.run(["bash", "-c", 'target=%d; ${SIGNALS}' % router], capture_output=True, text=True)
     return {"router": router, "out": r.stdout.strip()}
 `,
@@ -126,7 +113,8 @@ def zombies():
 
 
 def main(ctx, leave):
-    # Each shell exits at once; its sleep is orphaned to the router and exits 0.1 s later.
+    # Each shell exits at once; its sleep is orphaned to its namespace's init (the router where the
+    # execution process shares its namespace) and exits 0.1 s later.
     for _ in range(leave):
         subprocess.run(["sh", "-c", "sleep 0.1 &"])
     return zombies()
@@ -162,8 +150,13 @@ const parentOf = (pid: number): number => Number(field(pid, 1));
 const nsPids = (pid: number): string[] =>
   /^NSpid:\s+(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]!.split(/\s+/);
 
-async function started(make: (o: HarnessOptions) => ExecutorHarness, ns: boolean): Promise<ExecutorHarness> {
+async function started(
+  make: (o: HarnessOptions) => ExecutorHarness,
+  ns: boolean,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ExecutorHarness> {
   const h = make({
+    env,
     functionsDir: dir,
     epochs,
     threads: 1,
@@ -306,28 +299,34 @@ describe.skipIf(why !== '')(`an executor as PID 1 of its own PID namespace${skip
     },
   );
 
-  it('Python: a child signalling the router does nothing to it, and the router reaps the orphans', async () => {
-    const h = await started(python, true);
-    try {
-      const pid = h.supervisor.pid!;
-      expect(nsPids(pid)).toEqual([String(pid), '1']);
-      const r = await h.run({ function: 'attack_py', codeEpoch: epoch });
-      expect(r).toMatchObject({ type: 'callCompleted', value: { router: 1 } });
-      expect(stateOf(pid)).not.toBe('T');
-      expect(await h.run({ function: 'hello_py', codeEpoch: epoch })).toMatchObject({ value: 'hello' });
-      expect(h.supervisor.pid).toBe(pid);
-      expect(h.count('executorLost')).toBe(0);
-      // 20 orphans: each becomes the router's when its shell exits, and is reaped when it ends.
-      await h.run({ function: 'orphans_py', codeEpoch: epoch, args: [20] });
-      await eventually(
-        async () => {
-          const n = await h.run({ function: 'orphans_py', codeEpoch: epoch, args: [0] });
-          expect(n).toMatchObject({ type: 'callCompleted', value: 0 });
-        },
-        { timeoutMs: 10_000, intervalMs: 200, message: 'no zombie left in the namespace' },
-      );
-    } finally {
-      await h.stop();
-    }
-  });
+  it.each([
+    { mode: 'each execution process in a namespace of its own', env: process.env },
+    { mode: 'BLOCKX_PYTHON_PROCESS_PIDNS=off', env: { ...process.env, BLOCKX_PYTHON_PROCESS_PIDNS: 'off' } },
+  ])(
+    'Python ($mode): a child signalling its parent does nothing to the router; orphans are reaped',
+    async ({ env }) => {
+      const h = await started(python, true, env);
+      try {
+        const pid = h.supervisor.pid!;
+        expect(nsPids(pid)).toEqual([String(pid), '1']);
+        const r = await h.run({ function: 'attack_py', codeEpoch: epoch });
+        expect(r).toMatchObject({ type: 'callCompleted', value: { router: 1 } });
+        expect(stateOf(pid)).not.toBe('T');
+        expect(await h.run({ function: 'hello_py', codeEpoch: epoch })).toMatchObject({ value: 'hello' });
+        expect(h.supervisor.pid).toBe(pid);
+        expect(h.count('executorLost')).toBe(0);
+        // 20 orphans: each becomes the router's when its shell exits, and is reaped when it ends.
+        await h.run({ function: 'orphans_py', codeEpoch: epoch, args: [20] });
+        await eventually(
+          async () => {
+            const n = await h.run({ function: 'orphans_py', codeEpoch: epoch, args: [0] });
+            expect(n).toMatchObject({ type: 'callCompleted', value: 0 });
+          },
+          { timeoutMs: 10_000, intervalMs: 200, message: 'no zombie left in the namespace' },
+        );
+      } finally {
+        await h.stop();
+      }
+    },
+  );
 });

@@ -14,12 +14,13 @@ import { SnapshotEpochs, pythonHarness } from './python-executor-harness.js';
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const dir = mkdtempSync(join(tmpdir(), 'bx-py-tenants-'));
-// CLOCK_MONOTONIC is one clock for every process of the host, so spans of two processes compare.
+// CLOCK_MONOTONIC is one clock for every process of the host, so spans of two processes compare. A
+// process is told by its pid as /proc names it: in a PID namespace of its own each one's getpid() is 2.
 writeFileSync(
   join(dir, 'span.py'),
   'import asyncio\nimport os\nimport time\n\n\nasync def main(ctx, ms):\n' +
     '    start = time.monotonic()\n    await asyncio.sleep(ms / 1000)\n' +
-    '    return {"where": str(os.getpid()), "start": start, "end": time.monotonic()}\n',
+    '    return {"where": os.readlink("/proc/self"), "start": start, "end": time.monotonic()}\n',
 );
 // What a hostile function did in the probe: patch the executor so later results are forged.
 writeFileSync(

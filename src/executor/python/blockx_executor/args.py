@@ -8,6 +8,8 @@ executor has no defaults of its own, and a missing flag is a usage error (exit 2
 import argparse
 import os
 
+from blockx_executor.own_pidns import flags_for
+
 MAX_SECRET_BYTES = 1024
 
 
@@ -73,6 +75,8 @@ def parse_args(argv, env):
         "max_rss_mb": ns.max_rss_mb,
         "secret_fd": ns.secret_fd,
         "log_level": env.get("BLOCKX_LOG_LEVEL") or "info",
+        # Each execution process in a PID namespace of its own (own_pidns.py): the unshare flags, 0 off.
+        "nest": flags_for(os.geteuid(), env),
     }
 
 

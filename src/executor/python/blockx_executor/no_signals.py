@@ -41,9 +41,15 @@ class _Program(ctypes.Structure):
 
 
 def program(arch, router_pid, router_pgid):
-    """The filter as (code, jt, jf, k) tuples; `arch` a key of _ARCHES."""
+    """The filter as (code, jt, jf, k) tuples; `arch` a key of _ARCHES. `router_pid` and `router_pgid` are
+    None where the router has no pid in the caller's PID namespace (own_pidns.py): 0 and -1 stay refused."""
     audit, kill, tkill, tgkill, pidfd, ptrace, vm_write = _ARCHES[arch]
-    targets = sorted({router_pid, 0, 0xFFFFFFFF, (-router_pgid) & 0xFFFFFFFF})
+    targets = {0, 0xFFFFFFFF}
+    if router_pid is not None:
+        targets.add(router_pid)
+    if router_pgid is not None:
+        targets.add((-router_pgid) & 0xFFFFFFFF)
+    targets = sorted(targets)
     # Layout: arch check, syscall dispatch, the target checks of the kill family, then DENY, ALLOW.
     head = [(_LD_ABS_W, 0, 0, _ARCH), ("jne_allow", audit), (_LD_ABS_W, 0, 0, _NR)]
     dispatch = [("jeq_check", kill), ("jeq_check", tkill), ("jeq_check", tgkill),

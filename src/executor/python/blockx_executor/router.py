@@ -10,7 +10,7 @@ import selectors
 import signal
 import time
 
-from blockx_executor import shm
+from blockx_executor import own_pidns, shm
 from blockx_executor.epochs import EPOCH_UNKNOWN, EpochStore
 from blockx_executor.cgroup_oom import OomCount
 from blockx_executor.frames import FrameDecoder, OutBuffer, ProtocolError, parse_message
@@ -82,6 +82,11 @@ class Router(RouterUpkeep):
         self.parent = os.getppid()
         # init of its PID namespace: the processes a function's children leave behind become its own.
         self.init = os.getpid() == 1
+        # Each execution process in a PID namespace of its own (own_pidns.py): the unshare flags, 0 when
+        # off or not possible here. The router waits for the processes orphaned below it (a namespace's
+        # init, once the helper that made it exits) as init of its own namespace, else as a subreaper.
+        self.nest = options["nest"]
+        self.reaps_orphans = self.init
         self.wake_r, self.wake_w = os.pipe()
         # The Worker has put this process in the executor's cgroup by now (it does so right after spawn).
         self.oom = OomCount()
@@ -100,6 +105,10 @@ class Router(RouterUpkeep):
         else:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, lambda *_: self.stop("signal"))
+        if self.nest and not self.init:
+            self.reaps_orphans = own_pidns.become_subreaper()
+            if not self.reaps_orphans:
+                self._no_nesting("prctl(PR_SET_CHILD_SUBREAPER) failed")
         self.conn.setblocking(False)
         self.sel.register(self.conn, selectors.EVENT_READ, None)
         self.sel.register(self.wake_r, selectors.EVENT_READ, "wake")
@@ -409,6 +418,8 @@ class Router(RouterUpkeep):
                     self._send(body)
             elif tag == b"Y":
                 u.ready = True
+                if u.nested and body.isdigit():
+                    u.work_pid = int(body)
                 self.failed_starts = 0
                 if not self.beating and all(x.ready for x in self.units if not x.dead):
                     self.beating = True

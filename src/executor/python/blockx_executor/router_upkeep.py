@@ -9,7 +9,7 @@ import os
 import selectors
 import signal
 
-from blockx_executor import shm
+from blockx_executor import own_pidns, shm
 from blockx_executor.logs import log_line
 from blockx_executor.outcome import failed_frame
 from blockx_executor.units import fork_unit, rss_of
@@ -24,9 +24,20 @@ _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 class RouterUpkeep:
     def _spawn(self, index):
         fds = lambda: [self.conn.fileno(), self.wake_r, self.wake_w] + [u.sock.fileno() for u in self.units if not u.dead]
-        u = fork_unit(index, self.o, fds, self.max_frame_bytes, self.now)
+        u, why = fork_unit(index, self.o, fds, self.max_frame_bytes, self.now, self.nest)
+        if u is None:
+            self._no_nesting(why)
+            u = fork_unit(index, self.o, fds, self.max_frame_bytes, self.now)[0]
         self.sel.register(u.sock, selectors.EVENT_READ, u)
         return u
+
+    def _no_nesting(self, why):
+        """Execution processes share the router's PID namespace from now on, with one warning."""
+        self.nest = 0
+        log_line("warn", "execution processes run without a PID namespace of their own, so a function can "
+                 "signal the other execution processes of this executor (and their calls are retried): %s. "
+                 "Set %s=off in the executor's environment to drop this warning (docs/security.md)"
+                 % (why, own_pidns.OFF_ENV))
 
     def _reap(self, u, kill, reaped=False):
         """Mark `u` dead, kill and wait for it; its wait status, when this call waited for it."""
@@ -57,8 +68,8 @@ class RouterUpkeep:
             return
         waited = self._reap(u, kill=True, reaped=reaped)
         status = waited if status is None else status
-        if (code is None and overdue is None and status is not None and os.WIFSIGNALED(status)
-                and os.WTERMSIG(status) == signal.SIGKILL and self.oom.new_kills() > 0):
+        if (code is None and overdue is None and status is not None
+                and own_pidns.ended_by_signal(status, u.nested) == signal.SIGKILL and self.oom.new_kills() > 0):
             limit = self.oom.limit_text()
             why = "was ended by the kernel at the executor's memory ceiling (%sexecutor.memoryMaxMb)" % (
                 limit + ", " if limit else "")
@@ -127,7 +138,7 @@ class RouterUpkeep:
                 if not c.done:
                     c.picked_at = pick_t if c.seq == picked - 1 else min(now, pick_t)
                     self.watch_started.append(c)
-        if self.init:
+        if self.reaps_orphans:
             self._reap_orphans()
         if self.watch_started:
             keep = []
@@ -153,9 +164,10 @@ class RouterUpkeep:
                 self._unit_gone(c.unit, "was terminated: a cancelled call outran the hard limit", overdue=c)
 
     def _reap_orphans(self):
-        """As init of its PID namespace the router inherits every process orphaned in it (a function's child
-        that exited before its own children): wait for those that ended, or they stay zombies and count
-        against executor.maxProcesses. An execution process is left to the loop above, which needs its
+        """As init of its PID namespace (or a subreaper) the router inherits every process orphaned below it
+        (a function's child that exited before its own children, where execution processes share its
+        namespace): wait for those that ended, or they stay zombies and count against
+        executor.maxProcesses. An execution process is left to the loop above, which needs its
         status; WNOWAIT looks without taking it."""
         own = {u.pid for u in self.units if not u.dead}
         while True:

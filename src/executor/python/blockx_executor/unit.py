@@ -18,7 +18,7 @@ import time
 import types
 
 from blockx import CallWaitError
-from blockx_executor import shm
+from blockx_executor import own_pidns, shm
 from blockx_executor.context import LEVELS, CallContext
 from blockx_executor.frames import FrameDecoder, OutBuffer, loads
 from blockx_executor.outcome import classify, completed_frame, describe, failed_frame, function_traceback
@@ -70,7 +70,9 @@ class Unit:
         self.sock.setblocking(False)
         loop.add_reader(self.sock.fileno(), self._readable)
         self._beat()
-        self._send(b"Y", b"", b"")
+        # Ready, with its pid as the router's /proc names it (in a PID namespace of its own it is 2 here).
+        pid = own_pidns.outer_pid()
+        self._send(b"Y", b"", b"%d" % pid if pid is not None else b"")
         loop.run_forever()
 
     def _beat(self):

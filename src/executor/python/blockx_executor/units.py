@@ -9,7 +9,7 @@ import signal
 import socket
 import sys
 
-from blockx_executor import shm
+from blockx_executor import own_pidns, shm
 from blockx_executor.frames import FrameDecoder, OutBuffer
 from blockx_executor.no_signals import forbid_signals_to_router
 from blockx_executor.tenants import NO_TENANT
@@ -62,12 +62,18 @@ class Call:
 class UnitHandle:
     __slots__ = (
         "index", "pid", "sock", "page", "ready", "dead", "next_seq", "unpicked", "calls", "load",
-        "cancelling", "epochs", "out", "decoder", "writing", "started_at", "tenant", "reserved_for",
+        "cancelling", "epochs", "out", "decoder", "writing", "started_at", "tenant", "reserved_for", "nested",
+        "work_pid",
     )
 
-    def __init__(self, index, pid, sock, page, max_frame_bytes, now):
+    def __init__(self, index, pid, sock, page, max_frame_bytes, now, nested=False):
         self.index = index
+        # The process the router waits for and kills: the execution process, or with `nested` the init of
+        # its PID namespace (own_pidns.py), whose end ends the namespace.
         self.pid = pid
+        self.nested = nested
+        # The execution process itself, once its ready frame named it (its memory is the one bounded).
+        self.work_pid = pid
         self.sock = sock
         self.page = page
         self.ready = False
@@ -95,7 +101,7 @@ class UnitHandle:
         return now - shm.beat_at(self.page) < stuck_s
 
     def rss_bytes(self):
-        return rss_of(self.pid)
+        return rss_of(self.work_pid)
 
 
 def rss_of(pid):
@@ -118,32 +124,66 @@ def _die_with_parent():
         pass
 
 
-def fork_unit(index, options, close_fds, max_frame_bytes, now):
+def _close_all(fds):
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def fork_unit(index, options, close_fds, max_frame_bytes, now, nest=0):
     """Fork execution process `index`. The child closes `close_fds` (the Worker socket among them) before
-    any function code can run, then serves calls until its router goes away."""
+    any function code can run, then serves calls until its router goes away. With `nest` (own_pidns.py's
+    unshare flags) it runs in a PID namespace of its own. Returns (handle, None), or (None, why) when the
+    namespace could not be made (nothing of it is left running)."""
     parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     page = shm.create()
     parent_pid = os.getpid()
+    report_r, report_w = os.pipe() if nest else (-1, -1)
     pid = os.fork()
     if pid == 0:  # the child
         try:
             signal.set_wakeup_fd(-1)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.SIG_IGN)
-            _die_with_parent()
-            if os.getppid() != parent_pid:
-                os._exit(0)
-            parent_sock.close()
-            for fd in close_fds():
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-            # No signals to the router or its group from function code (no_signals.py).
-            forbid_signals_to_router(parent_pid, os.getpgid(parent_pid))
+            if nest:
+                os.close(report_r)
+                parent_sock.close()
+                _close_all(close_fds())
+                # Returns in the execution process only (the helper and the init never do).
+                own_pidns.enter(nest, report_w, [child_sock.fileno()])
+            else:
+                _die_with_parent()
+                if os.getppid() != parent_pid:
+                    os._exit(0)
+                parent_sock.close()
+                _close_all(close_fds())
+            # No signals to the router or its group from function code (no_signals.py). In a namespace of
+            # its own the router has no pid to aim at; 0 and -1 stay refused.
+            forbid_signals_to_router(None if nest else parent_pid, None if nest else os.getpgid(parent_pid))
             run_unit(child_sock, page, index, options, options["functions_dir"])
         finally:
             os._exit(1)
     child_sock.close()
+    if nest:
+        os.close(report_w)
+        report = b""
+        while True:
+            chunk = os.read(report_r, 256)
+            if not chunk:
+                break
+            report += chunk
+        os.close(report_r)
+        os.waitpid(pid, 0)  # the helper, gone once it reported
+        answer = own_pidns.read_report(report)
+        if answer[0] != "pid":
+            parent_sock.close()
+            if answer[0] == "refused":
+                return None, answer[1]
+            # This fork failed (as a failed os.fork() would raise): the namespaces stay on.
+            raise OSError(answer[1], "cannot fork execution process %d in a PID namespace of its own: %s"
+                          % (index, answer[2]))
+        pid = answer[1]
     parent_sock.setblocking(False)
-    return UnitHandle(index, pid, parent_sock, page, max_frame_bytes, now)
+    return UnitHandle(index, pid, parent_sock, page, max_frame_bytes, now, nested=bool(nest)), None
