@@ -6,7 +6,10 @@
 // the attack is real: bob's call fails executor_crash. Two shapes: the executor as this process's child
 // (root here: a PID namespace per process without a user namespace), and as an unprivileged user in the
 // Executor's own PID namespace as the Worker starts it (a user namespace per process too, which also keeps
-// a sibling's /proc/PID/mem shut). Linux only; the second needs root and util-linux (skipped with the reason).
+// a sibling's /proc/PID/mem shut), in and out of that namespace; and where unshare is refused (one
+// warning, then as before). Also: --thread-memory-mb still bounds the execution process (not its
+// namespace's init), and the pure parts of own_pidns.py as tables. Linux only; the second shape needs root
+// and util-linux (skipped with the reason).
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -90,6 +93,11 @@ def main(ctx, router):
 writeFileSync(
   join(dir, 'slow.py'),
   'import time\n\n\ndef main(ctx, s):\n    time.sleep(s)\n    return "bob"\n',
+);
+// Holds `mb` MiB (touched) for `s` seconds: long enough for the router's heartbeat to see it.
+writeFileSync(
+  join(dir, 'hold.py'),
+  'import time\n\n\ndef main(ctx, mb, s):\n    held = b"x" * (mb * 1024 * 1024)\n    time.sleep(s)\n    return len(held)\n',
 );
 writeFileSync(join(dir, 'hello.py'), 'def main(ctx):\n    return "hello"\n');
 // Starts the executor with unshare(2) refused (a seccomp filter answering EPERM), as on a host without
@@ -274,6 +282,36 @@ describe.skipIf(!linux || !['x64', 'arm64'].includes(process.arch))(
         await h.stop();
       }
     });
+  },
+);
+
+describe.skipIf(!linux)(
+  'python execution processes: --thread-memory-mb reads the process, not its init',
+  () => {
+    it.each([
+      { mode: 'in a PID namespace of its own', off: false },
+      { mode: 'BLOCKX_PYTHON_PROCESS_PIDNS=off', off: true },
+    ])(
+      '$mode: a call holding 3x the bound fails EXECUTOR_MEMORY_LIMIT; a small one completes',
+      async ({ off }) => {
+        const h = await python({ functionsDir: dir, epochs, threads: 1, threadMemoryMb: 100 }, off).start();
+        try {
+          expect(await h.run({ function: 'hold', codeEpoch: epoch, args: [8, 0] })).toMatchObject({
+            type: 'callCompleted',
+            value: 8 * 1024 * 1024,
+          });
+          expect(await h.run({ function: 'hold', codeEpoch: epoch, args: [300, 3] })).toMatchObject({
+            type: 'callFailed',
+            kind: 'executor_crash',
+            code: 'EXECUTOR_MEMORY_LIMIT',
+            message: expect.stringMatching(/RSS \d+ MiB is over --thread-memory-mb 100/),
+          });
+          expect(await h.run({ function: 'hello', codeEpoch: epoch })).toMatchObject({ value: 'hello' });
+        } finally {
+          await h.stop();
+        }
+      },
+    );
   },
 );
 
