@@ -1,8 +1,9 @@
 // BlockxClient#backfill's progress reports (src/client/backfill/progress-reporter.ts) against real
 // grpc-js fakes on loopback: a Coordinator without CoordinatorJobsService (grpc-js answers UNIMPLEMENTED),
 // one whose handler refuses, and one whose handler never answers. None of them may fail or hold up the
-// job; reporting stops after the first failure (told once through `debug`). A Coordinator that takes the
-// reports gets the last one marked finished. `--worker` jobs never report.
+// job; the first failure is told once (through `debug`, the older name of `warn`). UNIMPLEMENTED ends
+// reporting; a refusal does not (retries with backoff, and the last report is still sent). A Coordinator
+// that takes the reports gets the last one marked finished. `--worker` jobs never report.
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BlockxClient } from '../../../src/client/client.js';
@@ -15,6 +16,7 @@ import {
   workerServiceDefinition,
   type CoordinatorJobsServiceHandlers,
 } from '../../../src/grpc/proto.js';
+import { eventually, present } from '../../support/eventually.js';
 import { FakeCoordinator, FakeWorker, serve } from './fake-servers.js';
 
 const plan = planBackfill({
@@ -80,17 +82,41 @@ function clientOf(addr: { coordinator: string } | { worker: string }): BlockxCli
 }
 
 describe('backfill progress reports', () => {
-  it.each([
-    ['does not implement the service', 'absent'],
-    ['refuses the report', 'refuse'],
-  ] as const)('a Coordinator that %s neither fails nor repeats: one attempt, told once', async (_n, mode) => {
-    const cluster = await fakeCluster(mode);
+  it('a Coordinator that does not implement the service neither fails the job nor gets a report: told once', async () => {
+    const cluster = await fakeCluster('absent');
     const told: string[] = [];
     const summary = await runJob(clientOf({ coordinator: cluster.coordinatorAddr }), (m) => told.push(m));
     expect(summary).toMatchObject({ blocks: 20, succeeded: 20, failed: 0, interrupted: false });
+    // The first report's UNIMPLEMENTED ends reporting (no last report follows it); the warning comes with
+    // that answer, which may arrive after the job's end.
+    await eventually(() => told.length === 1, { message: 'the warning' });
+    expect(told[0]).toMatch(/does not take backfill progress reports/);
+    expect(cluster.reports).toEqual([]);
+  });
+
+  it('a Coordinator that refuses the reports does not fail the job: told once, the last report still sent once', async () => {
+    // A refusal does not end reporting (docs/dashboard-data.md § `CoordinatorJobsService.
+    // ReportBackfillProgress`): the next report waits with backoff, and the last one is sent whatever came
+    // before, after the job's end, which does not wait for a Coordinator that never answered. So the
+    // refusing fake sees the first report, any retry a slow job's backoff let through (2 s after the
+    // first), then the last one, marked finished. (This case used to expect the first report alone: it
+    // passed only while the last one had not arrived yet when the job's end was checked.)
+    const cluster = await fakeCluster('refuse');
+    const told: string[] = [];
+    const summary = await runJob(clientOf({ coordinator: cluster.coordinatorAddr }), (m) => told.push(m));
+    expect(summary).toMatchObject({ blocks: 20, succeeded: 20, failed: 0, interrupted: false });
+    const last = await eventually(() =>
+      present(
+        cluster.reports.find((r) => r.finished),
+        'the last report',
+      ),
+    );
+    expect(last).toMatchObject({ jobId: plan.jobId, units: 20, succeeded: 20, failed: 0, inFlight: 0 });
+    expect(cluster.reports.at(-1)).toBe(last);
+    expect(cluster.reports.length).toBeGreaterThanOrEqual(2);
+    expect(cluster.reports.filter((r) => r.finished)).toHaveLength(1);
     expect(told).toHaveLength(1);
-    // The refusing fake sees the single attempt; the absent service never reaches a handler.
-    expect(cluster.reports).toHaveLength(mode === 'refuse' ? 1 : 0);
+    expect(told[0]).toMatch(/report to the coordinator failed; retrying with backoff/);
   });
 
   it('a Coordinator that never answers does not hold up the end of the job', async () => {
