@@ -26,6 +26,7 @@ vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 /** A user no other process runs as. */
 const RUN_AS = { name: '64132:64132', uid: 64132, gid: 64132 };
 const linux = process.platform === 'linux';
+const root = process.getuid?.() === 0;
 const reach = pidNamespaceReach(RUN_AS.name, [packagePath('src', 'executor', 'python')]);
 const decision = reach.decision;
 const whyNot = linux ? reach.why : 'not Linux';
@@ -87,7 +88,10 @@ def main(ctx, router):
     for p in targets:
         for s in list(range(1, 65)) + [signal.SIGKILL, signal.SIGSTOP]:
             count(kills, lambda: os.kill(p, s))
-    return {"targets": len(targets), "kill": kills, "mem": mem}
+    # The router's memory: /proc/1 in the Executor's namespace (router 0), else the router's pid.
+    router_mem = {}
+    count(router_mem, lambda: open("/proc/%d/mem" % (router or 1), "r+b").close())
+    return {"targets": len(targets), "kill": kills, "mem": mem, "routerMem": router_mem}
 `,
 );
 writeFileSync(
@@ -126,6 +130,7 @@ interface Attack {
   readonly targets: number;
   readonly kill: Record<string, number>;
   readonly mem: Record<string, number>;
+  readonly routerMem: Record<string, number>;
 }
 
 /** bob's call on one process, alice's attack on the other while it runs; both terminals. */
@@ -165,6 +170,9 @@ describe.skipIf(!linux)(
         const a = (alice as { value: Attack }).value;
         expect(a.targets).toBeGreaterThanOrEqual(2); // the other process and its namespace's init
         expect(a.kill).toEqual({ ESRCH: a.targets * 66 });
+        // Not a user namespace as root: a root execution process keeps CAP_SYS_PTRACE, and a sibling's
+        // memory stays open to it (docs/security.md: an Executor run as root is trusted with root).
+        if (root) expect(a.mem.ok).toBeGreaterThan(0);
         expect(bob).toMatchObject({ type: 'callCompleted', value: 'bob' });
         expect(h.logs.join('\n')).not.toContain('replacing it');
         expect(await h.run({ function: 'hello', codeEpoch: epoch, tenant: 'bob' })).toMatchObject({
@@ -216,6 +224,8 @@ describe.skipIf(whyNot !== '')(
         expect(a.targets).toBeGreaterThanOrEqual(2);
         expect(a.kill).toEqual({ ESRCH: a.targets * 66 });
         expect(a.mem.ok ?? 0).toBe(0);
+        // The router's memory is shut too (it is not dumpable, and in the parent user namespace).
+        expect(a.routerMem.ok ?? 0).toBe(0);
         expect(bob).toMatchObject({ type: 'callCompleted', value: 'bob' });
         expect(h.logs.join('\n')).not.toContain('without a PID namespace of their own');
       } finally {
@@ -243,8 +253,10 @@ describe.skipIf(whyNot !== '')(
         const { bob, alice } = await attackWhileBobRuns(h, 0);
         const a = (alice as { value: Attack }).value;
         expect(a.kill.ok).toBeGreaterThan(0);
-        // Same user, same namespace: a sibling's memory is open too where Yama does not restrict ptrace.
+        // Same user, same namespace: a sibling's memory is open too where Yama does not restrict ptrace;
+        // the router's is not (it is not dumpable).
         if (!yamaRestricts) expect(a.mem.ok).toBeGreaterThan(0);
+        expect(a.routerMem.ok ?? 0).toBe(0);
         expect(bob).toMatchObject({ type: 'callFailed', kind: 'executor_crash', retryable: true });
       } finally {
         await h.stop();

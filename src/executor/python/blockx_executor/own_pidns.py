@@ -74,6 +74,17 @@ def ended_by_signal(status, nested):
     return None
 
 
+def set_dumpable(on):
+    """PR_SET_DUMPABLE. Not dumpable, a process's /proc/PID/mem (and ptrace) is shut to processes of its
+    user that hold no CAP_SYS_PTRACE: the router is so, from the start, so that no function can write its
+    memory (docs/security.md); an execution process is made dumpable again (its own /proc files stay
+    its own: /proc/self/environ)."""
+    try:
+        return _c().prctl(PR_SET_DUMPABLE, 1 if on else 0, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
 def become_subreaper():
     """Processes orphaned below the router (an init whose helper exited) become its children, so it can
     wait for them even when it is not PID 1. False where the kernel refuses."""
@@ -118,6 +129,8 @@ def enter(flags, report_w, init_closes):
     b"+<init pid>" (or b"!<errno> <why>", read_report) to `report_w` and exits. Returns only in the
     execution process, PID 2 of the new namespace; the init closes `init_closes` (the execution process's
     end of its socket)."""
+    # Dumpable, as the router is not: a process that is not may not write its own /proc/self/uid_map.
+    set_dumpable(True)
     problem = _unshare(flags, os.geteuid(), os.getegid())
     if problem is not None:
         os.write(report_w, b"!%d %s" % (problem[0], problem[1].encode()))
@@ -140,7 +153,7 @@ def enter(flags, report_w, init_closes):
     # A session of its own: a kill of "my process group" from inside reaches this namespace only. Not
     # dumpable: a function's child cannot write its memory (/proc/1/mem) without a capability here.
     os.setsid()
-    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    set_dumpable(False)
     work = os.fork()
     if work == 0:
         if flags & CLONE_NEWUSER:

@@ -105,6 +105,8 @@ class Router(RouterUpkeep):
         else:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, lambda *_: self.stop("signal"))
+        # Its memory shut to its execution processes (same user): not dumpable (own_pidns.set_dumpable).
+        own_pidns.set_dumpable(False)
         if self.nest and not self.init:
             self.reaps_orphans = own_pidns.become_subreaper()
             if not self.reaps_orphans:

@@ -159,6 +159,7 @@ def fork_unit(index, options, close_fds, max_frame_bytes, now, nest=0):
                     os._exit(0)
                 parent_sock.close()
                 _close_all(close_fds())
+            own_pidns.set_dumpable(True)  # the router is not (own_pidns.set_dumpable); this process is, as before
             # No signals to the router or its group from function code (no_signals.py). In a namespace of
             # its own the router has no pid to aim at; 0 and -1 stay refused.
             forbid_signals_to_router(None if nest else parent_pid, None if nest else os.getpgid(parent_pid))
