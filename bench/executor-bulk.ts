@@ -25,7 +25,8 @@
 // ArgsBytes, "pages, argsAt" (the page's bytes in the frame's attachment); `--batch` calls per frame.
 // `--profile DIR`: each executor runs with Node's `--cpu-prof --cpu-prof-dir DIR`, which profiles its
 // main thread and every execution thread (EXECUTOR_CPU_PROFILE samples the main thread only), and is
-// stopped by closing its socket so that it writes them.
+// stopped by closing its socket so that it writes them. `--node-flag F` (repeatable) passes F to the
+// executors' node, e.g. `--node-flag=--perf-basic-prof` for JS frames named in `perf record`.
 
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -54,6 +55,7 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '3' },
     isolation: { type: 'string', default: 'task' },
     profile: { type: 'string' },
+    'node-flag': { type: 'string', multiple: true },
     'task-calls': { type: 'string', default: '4096' },
     function: { type: 'string', default: 'erc20_transfers' },
     'io-cache': { type: 'boolean', default: false },
@@ -132,6 +134,7 @@ class Driven {
       process.execPath,
       [
         ...(values.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(values.profile)}`] : []),
+        ...(values['node-flag'] ?? []),
         path.join(this.root, 'bin', 'blockx.js'),
         'executor',
         '--socket',

@@ -4,14 +4,16 @@
 // under isolation `task` (docs/security.md, "Task isolation") one per task that calls the function on
 // this thread, under `none` one for every task.
 //
-// The thread is not told when a task ends, so it keeps the instances of the TASK_INSTANCES_KEPT tasks
-// that called a module most recently; older ones are dropped (garbage, nothing else holds them), and a
-// task whose instance was dropped gets a new one if it calls again (docs/executor.md, "Module instances").
+// The thread is not told when a task ends, so it keeps the instances of at least the TASK_INSTANCES_KEPT
+// tasks that called a module most recently, at most twice as many (recent-instances.ts); older ones are
+// dropped (garbage, nothing else holds them), and a task whose instance was dropped gets a new one if it
+// calls again (docs/executor.md, "Module instances").
 
 import type { MessagePort } from 'node:worker_threads';
 import { readThrown } from './call-outcome.js';
 import { functionOfModule } from './core/function-resolution.js';
 import { INSTANTIATE_EXPORT } from './module-factory.js';
+import { RecentInstances } from './recent-instances.js';
 import type { ThreadModule } from './thread-messages.js';
 
 export type Fn = (...args: unknown[]) => unknown;
@@ -19,8 +21,12 @@ export type Fn = (...args: unknown[]) => unknown;
 type Instance = Fn | Promise<Fn>;
 type Factory = () => unknown;
 
-/** Task instances a thread keeps per module (isolation `task`): the most recently used. */
-export const TASK_INSTANCES_KEPT = 1024;
+/**
+ * Task instances a thread keeps per module (isolation `task`): at least this many of the most recently
+ * used, at most twice as many (recent-instances.ts), so at most 1,024 as with the exact LRU of 1,024
+ * it replaced.
+ */
+export const TASK_INSTANCES_KEPT = 512;
 
 export interface ModuleEntry {
   readonly url: string;
@@ -31,10 +37,8 @@ export interface ModuleEntry {
   loading: Promise<Factory> | undefined;
   /** Isolation `none`: the one instance. */
   shared: Instance | undefined;
-  /** Isolation `task`: the instance of each task, least recently used first. */
-  readonly tasks: Map<string, Instance>;
-  /** The task that used `tasks` last (its entry is already the newest). */
-  lastTask: string | undefined;
+  /** Isolation `task`: the instance of each task that used the module recently. */
+  readonly tasks: RecentInstances<Instance>;
 }
 
 export class ThreadModules {
@@ -58,8 +62,7 @@ export class ThreadModules {
       factory: undefined,
       loading: undefined,
       shared: undefined,
-      tasks: new Map(),
-      lastTask: undefined,
+      tasks: new RecentInstances(TASK_INSTANCES_KEPT),
     });
   }
 
@@ -71,12 +74,7 @@ export class ThreadModules {
     if (inst === undefined) {
       inst = this.instantiate(entry, (fn) => tasks.get(taskId) === inst && tasks.set(taskId, fn));
       tasks.set(taskId, inst);
-      if (tasks.size > TASK_INSTANCES_KEPT) tasks.delete(tasks.keys().next().value!);
-    } else if (entry.lastTask !== taskId) {
-      tasks.delete(taskId); // most recently used goes last
-      tasks.set(taskId, inst);
     }
-    entry.lastTask = taskId;
     return inst;
   }
 

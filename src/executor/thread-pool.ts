@@ -195,8 +195,8 @@ export class ThreadPool {
 
   /**
    * Every thread forgets its read copies of the Calls phase `ioCache`. Only a thread that may hold some
-   * is told (`ioCaches`): the Worker sends this once per task, and a message to every thread for a task
-   * that read nothing woke each of them for nothing (docs/executor.md § Read copies).
+   * is told (`ioCaches`): the Worker sends this once per phase that read, and a message to every thread
+   * for a task that read nothing woke each of them for nothing (docs/executor.md § Read copies).
    */
   dropIoCache(ioCache: string): void {
     for (const t of this.set.threads)

@@ -1,8 +1,9 @@
 // Module instances of `executor.isolation` (docs/security.md, "Task isolation"; docs/executor.md, "Module
 // instances") against a real executor with one execution thread:
 //  - `task`: each task gets a fresh instance of a function's module, calls of one task share it, and a
-//    thread serves any number of tasks without being replaced; it keeps the instances of the
-//    TASK_INSTANCES_KEPT most recent tasks; `none`: one instance for every task (so the first can fail);
+//    thread serves any number of tasks without being replaced; it keeps the instances of at least the
+//    TASK_INSTANCES_KEPT most recent tasks, at most twice as many; `none`: one instance for every task (so
+//    the first can fail);
 //  - the instance module keeps what an ES module gives a function: imports (relative TypeScript helpers,
 //    node_modules, link errors), re-exports, `import.meta`, `import()`, top-level `await`, and stack
 //    frames at the lines of the TypeScript source.
@@ -39,20 +40,22 @@ describe('isolation task: a module instance per task', () => {
     const first = (await state('keep')) as { calls: number; thread: number };
     expect(first.calls).toBe(1);
     expect(await state('keep')).toEqual({ calls: 2, thread: first.thread });
-    // As many other tasks as the thread keeps: each starts from a fresh instance, on the same thread
-    // (a task instance is not a module: the thread is never replaced for them).
+    // Twice as many other tasks as the thread surely keeps (it holds at most that many): each starts
+    // from a fresh instance, on the same thread (a task instance is not a module: the thread is never
+    // replaced for them).
     const others: unknown[] = [];
-    for (let i = 0; i < TASK_INSTANCES_KEPT; i += 64) {
-      const batch = Array.from({ length: Math.min(64, TASK_INSTANCES_KEPT - i) }, (_, j) =>
-        state(`t${i + j}`),
-      );
+    const n = 2 * TASK_INSTANCES_KEPT;
+    for (let i = 0; i < n; i += 64) {
+      const batch = Array.from({ length: Math.min(64, n - i) }, (_, j) => state(`t${i + j}`));
       others.push(...(await Promise.all(batch)));
     }
     expect(new Set(others.map((o) => JSON.stringify(o)))).toEqual(
       new Set([JSON.stringify({ calls: 1, thread: first.thread })]),
     );
-    // The most recently used instance is still there; `keep`'s was the least recently used: dropped.
-    expect(await state(`t${TASK_INSTANCES_KEPT - 1}`)).toEqual({ calls: 2, thread: first.thread });
+    // The most recently used instances are still there, the oldest of the TASK_INSTANCES_KEPT most recent
+    // as well; `keep`'s, older than all of them: dropped.
+    expect(await state(`t${n - 1}`)).toEqual({ calls: 2, thread: first.thread });
+    expect(await state(`t${n - TASK_INSTANCES_KEPT}`)).toEqual({ calls: 2, thread: first.thread });
     expect(await state('keep')).toEqual({ calls: 1, thread: first.thread });
   });
 });

@@ -83,6 +83,13 @@ interface RunningTask {
   readonly codeEpoch: string;
   /** The read-copy id of this Calls phase, when the IO handler caches answers (see ExecuteCall). */
   readonly ioCache: string | undefined;
+  /**
+   * Whether a call of this phase asked the Worker for a read (or reported read-copy hits). An executor
+   * keeps read copies only of such answers, so a phase that read nothing needs no DropIoCache: under
+   * `blockx submit` of one-call tasks that was one frame in two to the executor (docs/performance.md §
+   * One-call tasks in the Executor).
+   */
+  read: boolean;
   /** The task's tenant: a key of its submitter (tenantKey). */
   readonly tenant: string;
   readonly signal: AbortSignal;
@@ -190,6 +197,7 @@ export class ExecutorCallRunner implements CallPhaseRunner {
         taskId,
         codeEpoch: task.codeEpoch,
         ioCache: this.readCopies ? `${taskId}#${++this.phaseSeq}` : undefined,
+        read: false,
         tenant: tenantKey(task.client),
         signal,
         onAbort: () => this.cancelTask(taskId, taskCancelReasonOf(signal.reason)),
@@ -232,7 +240,7 @@ export class ExecutorCallRunner implements CallPhaseRunner {
     const core = this.core;
     switch (ev.type) {
       case 'callCompleted':
-        if (ev.ioHits !== undefined) this.io.countCopyHits?.(ev.taskId, ev.ioHits);
+        if (ev.ioHits !== undefined) this.copyHits(ev.taskId, ev.ioHits);
         this.apply(
           core.callCompleted(
             ev.callId,
@@ -245,12 +253,10 @@ export class ExecutorCallRunner implements CallPhaseRunner {
         break;
       case 'callsCompleted': {
         const results = ev.results;
-        const countCopyHits = this.io.countCopyHits;
-        if (countCopyHits !== undefined)
-          for (let i = 0; i < results.length; i++) {
-            const hits = results[i]!.ioHits;
-            if (hits !== undefined && hits > 0) countCopyHits(ev.taskId, hits);
-          }
+        for (let i = 0; i < results.length; i++) {
+          const hits = results[i]!.ioHits;
+          if (hits !== undefined && hits > 0) this.copyHits(ev.taskId, hits);
+        }
         this.apply(core.callsCompleted(results, ev.outputBytesEach, this.clock()));
         break;
       }
@@ -259,7 +265,7 @@ export class ExecutorCallRunner implements CallPhaseRunner {
         core.callStarted(ev.callId, ev.attempt, this.clock() - Math.max(0, ev.elapsedMs));
         break;
       case 'callFailed':
-        if (ev.ioHits !== undefined) this.io.countCopyHits?.(ev.taskId, ev.ioHits);
+        if (ev.ioHits !== undefined) this.copyHits(ev.taskId, ev.ioHits);
         this.apply(core.callFailed(ev.callId, ev.attempt, toCallFailure(ev), this.clock()));
         break;
       case 'callWaiting': {
@@ -305,6 +311,7 @@ export class ExecutorCallRunner implements CallPhaseRunner {
   serveWaiting(req: WaitingRequest): Promise<ResumeOutcome> | undefined {
     const request = req.request;
     if (request.kind !== 'io') return undefined;
+    this.markRead(req.taskId);
     let pending: Promise<unknown>;
     try {
       pending = this.io(req.taskId, request);
@@ -321,6 +328,18 @@ export class ExecutorCallRunner implements CallPhaseRunner {
         throw err;
       },
     );
+  }
+
+  /** A call of `taskId`'s running phase read through the Worker: its executor may hold copies. */
+  private markRead(taskId: string): void {
+    const task = this.tasks.get(taskId);
+    if (task !== undefined) task.read = true;
+  }
+
+  /** Read-copy hits of a call: counted by the IO handler, and the phase has copies to drop. */
+  private copyHits(taskId: string, hits: number): void {
+    this.io.countCopyHits?.(taskId, hits);
+    if (hits > 0) this.markRead(taskId);
   }
 
   /** Ends every running task with CANCELLED (retryable) and stops the timer. Later runs are refused. */
@@ -412,8 +431,9 @@ export class ExecutorCallRunner implements CallPhaseRunner {
     if (task === undefined) return;
     this.tasks.delete(cmd.taskId);
     task.signal.removeEventListener('abort', task.onAbort);
-    // No call of this phase runs any more (a cancelled one still running reads past its copies).
-    if (task.ioCache !== undefined) this.link.dropIoCache(task.ioCache);
+    // No call of this phase runs any more (a cancelled one still running reads past its copies). A phase
+    // whose calls read nothing left no copies to drop.
+    if (task.ioCache !== undefined && task.read) this.link.dropIoCache(task.ioCache);
     // A streaming task's feeder may be waiting for its backlog: the phase is over, let it stop.
     this.feeder.progress();
     if (cmd.retried !== undefined) {

@@ -8,9 +8,13 @@ import {
   dispatcherConfigFromWorker,
   jsonByteLength,
   taskCancelReasonOf,
+  type ExecutorCallRunner,
 } from '../../../../../src/services/call-host/adapters/executor-call-runner.js';
 import { T0, calls, completed, failed, flush, setup, task, track } from './runner-harness.js';
-import type { ExecuteCallCommand } from '../../../../../src/services/call-host/adapters/executor-link.js';
+import type {
+  ExecuteCallCommand,
+  WaitingRequest,
+} from '../../../../../src/services/call-host/adapters/executor-link.js';
 import type { WorkerConfig } from '../../../../../src/kernel/config-types.js';
 
 describe('ExecutorCallRunner', () => {
@@ -347,7 +351,7 @@ describe('ExecutorCallRunner', () => {
     expect(seen).toEqual([['t1', request]]);
   });
 
-  it('read copies: a caching IO handler gives each Calls phase an ioCache id, dropped at convergence, and takes the hits', async () => {
+  it('read copies: a caching IO handler gives each Calls phase an ioCache id, dropped at convergence when it had hits, and takes the hits', async () => {
     const hits: [string, number][] = [];
     const io = Object.assign(async () => null, {
       countCopyHits: (taskId: string, n: number) => void hits.push([taskId, n]),
@@ -408,6 +412,61 @@ describe('ExecutorCallRunner', () => {
     });
     await run.done;
     expect(run.outcome?.outputs).toEqual(['a', 'b', ...Array.from({ length: 18 }, (_, i) => i + 2)]);
+  });
+
+  // An executor keeps read copies only of answers the Worker gave to a call of the phase, so DropIoCache
+  // goes only after a phase that read (or reported hits, which only copies of such answers give).
+  const wait = (r: ExecutorCallRunner, c: ExecuteCallCommand, request: WaitingRequest['request']) =>
+    r.serveWaiting({ taskId: 't1', callId: c.callId, attempt: c.attempt, requestId: 1, request });
+  const readKinds: [string, boolean, (r: ExecutorCallRunner, c: ExecuteCallCommand) => unknown][] = [
+    ['no read, no hits', false, () => undefined],
+    ['hits of 0 only', false, (r, c) => r.handleEvent({ ...completed(c, 0), ioHits: 0 } as never)],
+    ['an IO read served', true, (r, c) => wait(r, c, { kind: 'io', op: 'get', table: 'blocks', key: 1 })],
+    [
+      'an IO read that failed',
+      true,
+      (r, c) => wait(r, c, { kind: 'io', op: 'scan', table: 'nope', options: {} })?.catch(() => undefined),
+    ],
+    ['a subcall (not a read)', false, (r, c) => wait(r, c, { kind: 'subcall', function: 'f', args: [] })],
+    ['hits in a CallsCompleted', true, (r, c) => r.handleEvent(hitsInBulk(c, 2))],
+    [
+      'hits in a CallFailed',
+      true,
+      (r, c) => r.handleEvent({ ...failed(c, 'user', false), ioHits: 1 } as never),
+    ],
+  ];
+  it.each(readKinds)('read copies: DropIoCache after a phase with %s: %s', async (_name, drops, act) => {
+    const io = Object.assign(
+      async (_t: string, req: { table: string }) => {
+        if (req.table === 'nope') throw new Error('no such table');
+        return null;
+      },
+      { countCopyHits: () => undefined },
+    );
+    const { link, runner } = setup({ io });
+    const run = track(runner.run(task('t1'), calls(2)));
+    const [a, b] = link.executed;
+    await act(runner, a!);
+    await flush();
+    for (const c of [a!, b!]) runner.handleEvent(completed(c, 1));
+    await run.done;
+    expect(link.droppedIoCaches).toEqual(drops ? [a!.ioCache] : []);
+  });
+
+  it('read copies: a read after the phase converged marks nothing (no task in its phase)', async () => {
+    const io = Object.assign(async () => null, { countCopyHits: () => undefined });
+    const { link, runner } = setup({ io });
+    const run = track(runner.run(task('t1'), calls(1)));
+    const [a] = link.executed;
+    runner.handleEvent(completed(a!, 1));
+    await run.done;
+    const request = { kind: 'io', op: 'get', table: 'blocks', key: 1 } as const;
+    await runner.serveWaiting({ taskId: 't1', callId: a!.callId, attempt: 1, requestId: 1, request });
+    // The next phase of the task id read nothing: nothing to drop (its ioCache is a new one).
+    const next = track(runner.run(task('t1'), calls(1)));
+    runner.handleEvent(completed(link.executed[1]!, 1));
+    await next.done;
+    expect(link.droppedIoCaches).toEqual([]);
   });
 
   const noCopies: [string, Parameters<typeof setup>[0]][] = [
@@ -509,3 +568,12 @@ describe('helpers', () => {
     });
   });
 });
+
+function hitsInBulk(c: ExecuteCallCommand, ioHits: number) {
+  return {
+    type: 'callsCompleted' as const,
+    taskId: 't1',
+    results: [{ callId: c.callId, attempt: c.attempt, value: 0, durationMs: 1, ioHits }],
+    outputBytesEach: 1,
+  };
+}
