@@ -4,7 +4,8 @@ It is forked by the router, talks to it over a socketpair with the same length-p
 never touches the Worker's socket (closed right after the fork). Router -> process payloads are a tag
 byte and a body: X raw ExecuteCall JSON, C {"key", "reason"}, R raw ResumeCall JSON, D an epoch's Python
 sources, E an epoch to drop. Process -> router: a tag (T terminal, W waiting, Y ready), a 4-byte key
-length, the attempt key `callId#attempt`, then the finished protocol frame, forwarded as is.
+length, the attempt key `callId#attempt`, then the finished protocol frame, forwarded as is (Y: no key;
+its body the process's pid as the router's /proc names it, own_pidns.outer_pid).
 """
 
 import asyncio
