@@ -21,6 +21,7 @@ import os
 import platform
 import signal
 import struct
+import time
 
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
@@ -124,11 +125,34 @@ def _drop_capabilities():
     _c().syscall(nr, ctypes.c_char_p(header), ctypes.c_char_p(data))  # unchecked: they are its own ns's
 
 
-def enter(flags, report_w, init_closes):
+def _parent_in_proc():
+    """This process's parent as /proc (the router's namespace) names it, or None where it cannot be read.
+    In a new PID namespace getppid() answers 0 for any parent outside it, so it cannot tell them apart."""
+    try:
+        with open("/proc/self/stat", "rb") as fh:
+            return int(fh.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _wait_for_router(helper, router):
+    """The init, once the helper's pipe closed: wait until its parent is no longer the helper (the pipe
+    closes before the kernel hands the helper's children on: a parent-death signal set in between fires
+    when the helper's exit completes), then set the parent-death signal; False if its parent then is
+    not `router` (the router died meanwhile: nothing is left to serve)."""
+    deadline = time.monotonic() + 5.0
+    while _parent_in_proc() == helper and time.monotonic() < deadline:
+        time.sleep(0.0002)
+    _c().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    parent = _parent_in_proc()
+    return parent is None or parent == router
+
+
+def enter(flags, report_w, init_closes, router):
     """Called in the router's fresh child (the helper). Makes the namespaces, forks the init, writes
     b"+<init pid>" (or b"!<errno> <why>", read_report) to `report_w` and exits. Returns only in the
     execution process, PID 2 of the new namespace; the init closes `init_closes` (the execution process's
-    end of its socket)."""
+    end of its socket). `router`: the router's pid."""
     # Dumpable, as the router is not: a process that is not may not write its own /proc/self/uid_map.
     set_dumpable(True)
     problem = _unshare(flags, os.geteuid(), os.getegid())
@@ -136,20 +160,21 @@ def enter(flags, report_w, init_closes):
         os.write(report_w, b"!%d %s" % (problem[0], problem[1].encode()))
         os._exit(0)
     gone_r, gone_w = os.pipe()
+    helper = os.getpid()
     init = os.fork()
     if init:
         os.write(report_w, b"+%d" % init)
         os._exit(0)
-    # The init, PID 1. It waits for the helper to exit (the pipe's end), after which its parent is the
-    # router: the parent-death signal set now fires when the router dies (set before, the helper's exit
-    # would fire it).
+    # The init, PID 1. It waits for the helper to exit (the pipe's end, then its parent), after which its
+    # parent is the router: the parent-death signal set then fires when the router dies (set before, the
+    # helper's exit would fire it).
     os.close(report_w)
     os.close(gone_w)
     while os.read(gone_r, 1):
         pass
     os.close(gone_r)
-    libc = _c()
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if not _wait_for_router(helper, router):
+        os._exit(0)
     # A session of its own: a kill of "my process group" from inside reaches this namespace only. Not
     # dumpable: a function's child cannot write its memory (/proc/1/mem) without a capability here.
     os.setsid()

@@ -152,7 +152,7 @@ def fork_unit(index, options, close_fds, max_frame_bytes, now, nest=0):
                 parent_sock.close()
                 _close_all(close_fds())
                 # Returns in the execution process only (the helper and the init never do).
-                own_pidns.enter(nest, report_w, [child_sock.fileno()])
+                own_pidns.enter(nest, report_w, [child_sock.fileno()], parent_pid)
             else:
                 _die_with_parent()
                 if os.getppid() != parent_pid:
