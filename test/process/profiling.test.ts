@@ -74,13 +74,17 @@ describe('profiling variables', () => {
 
     expectCpuProfile(path.join(out, `worker-${pid}.cpuprofile`));
     expectTrace(path.join(out, 'worker.trace.json'), pid);
-    const executorProfiles = readdirSync(out).filter((f) => /^executor\.\d+\.cpuprofile$/.test(f));
+    // Its pid names it; as PID 1 of a namespace of its own (as root) with a random suffix: `1-<8 hex>`.
+    const named = /^executor\.((\d+)(?:-[0-9a-f]{8})?)\.cpuprofile$/;
+    const executorProfiles = readdirSync(out).filter((f) => named.test(f));
     expect(executorProfiles).toHaveLength(1);
-    const executorPid = Number(/^executor\.(\d+)\./.exec(executorProfiles[0] as string)?.[1]);
+    const [, executorId, executorPidText] = named.exec(executorProfiles[0] as string)!;
+    const executorPid = Number(executorPidText);
     expect(executorPid).not.toBe(pid);
+    if (executorPid === 1) expect(executorId).toMatch(/^1-[0-9a-f]{8}$/);
     const profile = expectCpuProfile(path.join(out, executorProfiles[0] as string));
     expect(profile.nodes.some((n) => n.callFrame.functionName !== '')).toBe(true);
-    expectTrace(path.join(out, `executor-${executorPid}.json`), executorPid);
+    expectTrace(path.join(out, `executor-${executorId}.json`), executorPid);
   }, 90_000);
 
   it('blockx up: COORDINATOR_* profile its process, WORKER_* each Worker child (the file name gets its pid)', async () => {

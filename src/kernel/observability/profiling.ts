@@ -10,11 +10,14 @@
 // and the file is written when it stops cleanly (SIGTERM / SIGINT, or the executor's socket closing); a
 // crash or SIGKILL writes nothing. `%p` in FILE is replaced by the process id; an Executor's file always
 // carries it (a Worker restarts its Executor, and `blockx up` runs one per Worker): a FILE without `%p`
-// gets `.<pid>` before its extension (`exec.cpuprofile` → `exec.4242.cpuprofile`).
+// gets `.<pid>` before its extension (`exec.cpuprofile` → `exec.4242.cpuprofile`). An Executor that is
+// PID 1 of a PID namespace of its own (docs/executor.md § Roles) is pid 1 like every other one, so its
+// pid becomes `1-<8 random hex digits>`: before that, the two Executors of `blockx up` wrote one file.
 //
 // The path is checked at start by opening it for writing (an empty file stays there until the real one
 // replaces it): a path that cannot be written is a ProfilingError naming the variable, which the entry
 // points turn into one line on stderr and exit code 2, before any service starts.
+import { randomBytes } from 'node:crypto';
 import { openSync, closeSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import path from 'node:path';
@@ -43,8 +46,19 @@ export const TRACE_CATEGORIES: readonly string[] = Object.freeze([
   'node.fs.sync',
 ]);
 
+/**
+ * How an Executor's files name it: its pid, made unique when it is PID 1 of a namespace of its own
+ * (every such Executor is pid 1). `random` gives the suffix (injected for tests).
+ */
+export function executorFileId(
+  pid: number,
+  random: () => string = () => randomBytes(4).toString('hex'),
+): string {
+  return pid === 1 ? `1-${random()}` : String(pid);
+}
+
 /** The file a variable names for process `pid` (see the header for `%p` and the Executor's pid). */
-export function profileFileFor(role: ProfiledRole, value: string, pid: number): string {
+export function profileFileFor(role: ProfiledRole, value: string, pid: number | string): string {
   if (value.includes('%p')) return value.replaceAll('%p', String(pid));
   if (role !== 'executor') return value;
   const ext = path.extname(value);
@@ -91,10 +105,11 @@ export async function startProfiling(
   pid: number = process.pid,
 ): Promise<ProcessProfiling> {
   const vars = PROFILING_VARIABLES[role];
+  const id = role === 'executor' ? executorFileId(pid) : pid;
   const profileVar = env[vars.cpuProfile];
   const traceVar = env[vars.trace];
-  const profileFile = profileVar ? profileFileFor(role, profileVar, pid) : undefined;
-  const traceFile = traceVar ? profileFileFor(role, traceVar, pid) : undefined;
+  const profileFile = profileVar ? profileFileFor(role, profileVar, id) : undefined;
+  const traceFile = traceVar ? profileFileFor(role, traceVar, id) : undefined;
   if (profileFile === undefined && traceFile === undefined) return { files: [], stop: async () => [] };
   if (profileFile !== undefined) claim(vars.cpuProfile, profileFile);
   if (traceFile !== undefined) claim(vars.trace, traceFile);

@@ -1,7 +1,11 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ProfilingError } from '../../../../src/kernel/observability/errors.js';
 import {
   PROFILING_VARIABLES,
+  executorFileId,
   profileFileFor,
   startProfiling,
   type ProfiledRole,
@@ -20,6 +24,41 @@ describe('profileFileFor', () => {
     ['executor', '/tmp/e-%p.json', '/tmp/e-42.json'],
   ])('%s %s → %s', (role, value, file) => {
     expect(profileFileFor(role, value, 42)).toBe(file);
+  });
+});
+
+describe('executorFileId', () => {
+  it('is the pid, or for PID 1 of a namespace of its own (every such Executor) 1 and a random suffix', () => {
+    expect(executorFileId(4242, () => 'x')).toBe('4242');
+    expect(executorFileId(1, () => '0a1b2c3d')).toBe('1-0a1b2c3d');
+    expect(
+      profileFileFor(
+        'executor',
+        '/tmp/e.cpuprofile',
+        executorFileId(1, () => 'ab'),
+      ),
+    ).toBe('/tmp/e.1-ab.cpuprofile');
+    // Two Executors in namespaces of their own name two files (the default suffix: 8 random hex digits).
+    const [a, b] = [executorFileId(1), executorFileId(1)];
+    expect(a).toMatch(/^1-[0-9a-f]{8}$/);
+    expect(a).not.toBe(b);
+  });
+
+  it('startProfiling names an Executor that is PID 1 apart from another', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bx-prof-'));
+    try {
+      const env = { EXECUTOR_CPU_PROFILE: join(dir, 'e.cpuprofile') };
+      const files: string[] = [];
+      for (let i = 0; i < 2; i++) {
+        const p = await startProfiling('executor', env, 1);
+        files.push(...p.files);
+        expect(await p.stop()).toEqual([]);
+      }
+      expect(files[0]).not.toBe(files[1]);
+      expect(readdirSync(dir).sort()).toEqual(files.map((f) => basename(f)).sort());
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
