@@ -175,9 +175,11 @@ def enter(flags, report_w, init_closes, router):
     os.close(gone_r)
     if not _wait_for_router(helper, router):
         os._exit(0)
-    # A session of its own: a kill of "my process group" from inside reaches this namespace only. Not
-    # dumpable: a function's child cannot write its memory (/proc/1/mem) without a capability here.
-    os.setsid()
+    # A process group of its own: a kill of "my process group" from inside reaches this namespace only
+    # (not a session: with sched_autogroup a session is a CPU share of its own, which would change how the
+    # scheduler weighs execution processes against the Worker). Not dumpable: a function's child cannot
+    # write its memory (/proc/1/mem) without a capability here.
+    os.setpgid(0, 0)
     set_dumpable(False)
     work = os.fork()
     if work == 0:
