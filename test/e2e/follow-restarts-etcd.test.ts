@@ -82,7 +82,10 @@ describe('a supervised follow job on etcd', () => {
 
       // Block 25 is final (head 30, finality 5): a new hash there stops each run; the supervisor restarts it.
       rehashCanonicalBlock(cluster.storageUrl.replace(/^sqlite:/, ''), 25, '0xdeep');
-      const restarted = await onDashboard((j) => (j.restarts ?? 0) >= 2);
+      // Each run starts by clearing lastError (it is running again) and sets it when it stops: a report
+      // taken between a restart and that run's failure shows the restarts without the error (seen at
+      // load 9-16), so the view awaited is the one with both.
+      const restarted = await onDashboard((j) => (j.restarts ?? 0) >= 2 && j.lastError !== null);
       expect(restarted.lastError).toContain('block 25 was final');
       expect(restarted.jobId).toBe(first.jobId);
       expect(out).toMatch(/restarting in 600 ms \(2 failure\(s\) in a row\)/);
