@@ -65,6 +65,8 @@ const { values } = parseArgs({
     workers: { type: 'string', default: '2' },
     per: { type: 'string' },
     profile: { type: 'string' },
+    // worker.fusion.maxTasks of the cluster (docs/task-fusion.md); default: the config's default (64).
+    fusion: { type: 'string' },
   },
 });
 const PERS = (['block', 'bundle'] as const).filter((p) => values.per === undefined || values.per === p);
@@ -73,14 +75,17 @@ const CONCURRENCY = Number(values.concurrency);
 const WORKERS = Number(values.workers);
 /** Bundles in flight: one per worker by default (a bundle task is parallel inside). */
 const BUNDLE_CONCURRENCY = Number(values['bundle-concurrency'] ?? WORKERS);
+const FUSION = values.fusion === undefined ? undefined : Number(values.fusion);
 if (
-  ![BLOCKS, CONCURRENCY, WORKERS, BUNDLE_CONCURRENCY].every((n) => Number.isSafeInteger(n) && n > 0) ||
+  ![BLOCKS, CONCURRENCY, WORKERS, BUNDLE_CONCURRENCY, FUSION ?? 1].every(
+    (n) => Number.isSafeInteger(n) && n > 0,
+  ) ||
   (values.storage !== undefined && !(STORAGE_KINDS as readonly string[]).includes(values.storage)) ||
   PERS.length === 0
 ) {
   console.error(
     'usage: bench/backfill.ts [--blocks N>0] [--storage sqlite|postgres] [--workers N>0] ' +
-      '[--concurrency N>0] [--bundle-concurrency N>0] [--per block|bundle] [--profile DIR]',
+      '[--concurrency N>0] [--bundle-concurrency N>0] [--per block|bundle] [--profile DIR] [--fusion N>0]',
   );
   process.exit(2);
 }
@@ -282,7 +287,8 @@ async function measure(kind: StorageKind, storageUrl: string): Promise<Row[]> {
             EXECUTOR_CPU_PROFILE: path.resolve(values.profile, `${kind}-exec.cpuprofile`),
             WORKER_CPU_PROFILE: path.resolve(values.profile, `${kind}-worker.cpuprofile`),
           };
-    up = await startUp({ storageUrl, workers: WORKERS, env: profile });
+    const fusion = FUSION === undefined ? {} : { WORKER_FUSION_MAX_TASKS: String(FUSION) };
+    up = await startUp({ storageUrl, workers: WORKERS, env: { ...profile, ...fusion } });
     const clientStartCpuMs = await clientStart(up);
     for (const per of PERS) rows.push(await blockxRow(up, table, floor, kind, per, clientStartCpuMs));
     if (PERS.includes('block')) rows.push(await noCallsRow(up, table, kind, clientStartCpuMs));
@@ -357,7 +363,7 @@ async function main(): Promise<number> {
   console.log(
     `\nbackfill: chain ${CHAIN}, ${BLOCKS.toLocaleString('en-US')} generated blocks (\`blockx data generate\`), ` +
       `erc20_transfers into token_transfers; BlockX: \`blockx up --workers ${WORKERS}\` (built CLI), ` +
-      `--concurrency ${CONCURRENCY} per block, ${BUNDLE_CONCURRENCY} per bundle; ${builtLabel()}; ` +
+      `--concurrency ${CONCURRENCY} per block, ${BUNDLE_CONCURRENCY} per bundle; ${builtLabel()}; ${FUSION === undefined ? '' : `worker.fusion.maxTasks ${FUSION}; `}` +
       `floor: one process on the raw driver, one transaction per block; calls = events decoded; ` +
       `main = the floor's process / the \`blockx up\` Coordinator and Worker processes, executors = the Workers' children, client = the ` +
       `\`blockx backfill\` process less its start (a one-block job's CPU, ${fmt(rows.find((r) => r.clientStartCpuMs !== undefined)?.clientStartCpuMs)} ms); ` +

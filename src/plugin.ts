@@ -6,14 +6,18 @@
 //
 //   import { defineBuilder, PluginError, type CallList } from 'blockx/plugin';
 export type {
+  BlockColumns,
   BlockRange,
   BlockSelector,
+  BuilderFusion,
   BuilderPlugin,
   CallArgs,
   CallList,
   CallSpec,
   EncodedArgs,
   EncodedRow,
+  FusedTask,
+  FusedWrite,
   PluginCommon,
   Row,
   RowFilter,
@@ -25,6 +29,7 @@ export type {
   TaskIoTransaction,
   TaskStage,
   WriterFailure,
+  WriterFusion,
   WriterPlugin,
   WriterResult,
   WriteFence,

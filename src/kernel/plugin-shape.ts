@@ -37,6 +37,13 @@ export function checkPluginExport(kind: PluginKind, impl: unknown): string[] {
     if (value[method] !== undefined && typeof value[method] !== 'function')
       problems.push(`${method} must be a function`);
   }
+  const fusion = value.fusion;
+  if (fusion !== undefined) {
+    const many = kind === 'builder' ? 'buildMany' : 'executeMany';
+    const f = fusion as Record<string, unknown> | null;
+    if (typeof f !== 'object' || f === null || typeof f.key !== 'function' || typeof f[many] !== 'function')
+      problems.push(`fusion must be an object with key(config) and ${many}(tasks, io) (docs/task-fusion.md)`);
+  }
   for (const field of ['name', 'version']) {
     if (value[field] !== undefined && (typeof value[field] !== 'string' || value[field] === '')) {
       problems.push(`${field} must be a non-empty string`);

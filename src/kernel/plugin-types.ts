@@ -134,6 +134,66 @@ export interface TaskIo {
    */
   scanJson(table: string, query?: ScanQuery, fields?: readonly string[]): RowScan<EncodedRow>;
   transaction<T>(fn: (tx: TaskIoTransaction) => Promise<T>): Promise<T>;
+  /**
+   * The block columns `table` is declared with (its blockColumn, blockHashColumn and chainColumn), for a
+   * builder that scans several blocks at once and tells their rows apart (docs/task-fusion.md). Unknown
+   * table: UNKNOWN_TABLE. Optional: an IO without it (a test's) makes such builders build each task alone.
+   */
+  blockColumns?(table: string): BlockColumns;
+}
+
+/** The block columns of a table, as configured (docs/storage.md); absent where the table has none. */
+export interface BlockColumns {
+  readonly block?: string;
+  readonly hash?: string;
+  readonly chain?: string;
+}
+
+/**
+ * One task of a fused phase (docs/task-fusion.md): its context and its config, validated against the
+ * plugin's schema with the defaults filled in, as `build` or `execute` would get them.
+ */
+export interface FusedTask<C> {
+  readonly taskCtx: TaskCtx;
+  readonly config: C;
+}
+
+/**
+ * Task fusion for a builder (docs/task-fusion.md): tasks of one submitter whose configs give the same
+ * key, reaching their Builder phase together on one Worker, are built by one `buildMany` — one scan
+ * for all of them instead of one each. Each task keeps its own outcome.
+ */
+export interface BuilderFusion<C> {
+  /** The key of the configs that may be built together; undefined: this one is always built alone. */
+  key(config: C): string | undefined;
+  /**
+   * Builds every task: one entry per task, in order — its calls, exactly as `build` would make them, or
+   * the error it fails with alone. Resolves with null to decline (each task is then built by `build`);
+   * a rejection does the same, so a fused build never fails a task that would have succeeded alone.
+   * `io` is one of the tasks' IO.
+   */
+  buildMany(tasks: readonly FusedTask<C>[], io: TaskIo): Promise<readonly (CallList | Error)[] | null>;
+}
+
+/** One task of a fused write: its context, config and the outputs of its calls. */
+export interface FusedWrite<C> extends FusedTask<C> {
+  readonly outputs: readonly unknown[];
+}
+
+/**
+ * Task fusion for a writer (docs/task-fusion.md): the writes of tasks whose configs give the same key,
+ * reaching their Writer phase together on one Worker, go in one transaction. All or nothing still holds
+ * per task: a task whose outputs are refused gets its error and writes nothing; if the transaction
+ * fails, every task is written again alone by `execute`.
+ */
+export interface WriterFusion<C> {
+  /** The key of the configs that may be written together; undefined: this one is always written alone. */
+  key(config: C): string | undefined;
+  /**
+   * Writes every task whose outputs it accepts in ONE transaction of `io`: one entry per task, in order —
+   * its results, or the error it fails with (and writes nothing). Rejects when the transaction fails.
+   */
+  executeMany(tasks: readonly FusedWrite<C>[], io: TaskIo): Promise<readonly (WriterResult[] | Error)[]>;
 }
 
 /** Fields every plugin implementation may carry besides its entry points. */
@@ -157,11 +217,15 @@ export interface BuilderPlugin<C = unknown> extends PluginCommon {
   stream?(taskCtx: TaskCtx, config: C, io: TaskIo): AsyncIterable<CallSpec>;
   /** Whether this task config builds by streaming. Default: no. */
   streams?(config: C): boolean;
+  /** Optional: build tasks of one key together (docs/task-fusion.md). */
+  readonly fusion?: BuilderFusion<C>;
 }
 
 /** A Writer Plugin: writes the outputs of the successful root calls, once. */
 export interface WriterPlugin<C = unknown> extends PluginCommon {
   execute(taskCtx: TaskCtx, config: C, outputs: readonly unknown[], io: TaskIo): Promise<WriterResult[]>;
+  /** Optional: write tasks of one key in one transaction (docs/task-fusion.md). */
+  readonly fusion?: WriterFusion<C>;
 }
 
 /**

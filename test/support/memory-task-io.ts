@@ -14,6 +14,7 @@ import { parse } from 'yaml';
 import { argsValuesOf, encodeRow, type CallArgs } from '../../src/contracts/call-args.js';
 import type { ColumnConfig, TableConfig } from '../../src/kernel/config-types.js';
 import type {
+  BlockColumns,
   BlockRange,
   BlockSelector,
   EncodedRow,
@@ -118,6 +119,16 @@ export class MemoryTaskIo implements TaskIo {
       const row = data.get(pkOf(config, key));
       return row ? { ...row } : null;
     });
+  }
+
+  /** The table's block columns as declared (TaskIo.blockColumns). */
+  blockColumns(table: string): BlockColumns {
+    const t = this.config(table);
+    return {
+      ...(t.blockColumn === undefined ? {} : { block: t.blockColumn }),
+      ...(t.blockHashColumn === undefined ? {} : { hash: t.blockHashColumn }),
+      ...(t.chainColumn === undefined ? {} : { chain: t.chainColumn }),
+    };
   }
 
   scan(table: string, query: ScanQuery = {}): RowScan<Row> {

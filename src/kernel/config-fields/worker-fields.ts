@@ -185,6 +185,14 @@ export const WORKER_FIELDS: readonly ConfigField[] = [
     description: 'scanSem: table scans at once.',
   }),
   w({
+    path: 'fusion.maxTasks',
+    type: POSITIVE,
+    default: 64,
+    env: 'WORKER_FUSION_MAX_TASKS',
+    description:
+      "Task fusion (docs/task-fusion.md): up to this many tasks of one submitter that reach their Builder, Calls or Writer phase in the same event-loop turn, with plugins that say they may, run that phase together (one scan, one call phase, one write transaction), each keeping its own id, outcome and write; a fused phase that fails runs each task alone. 1 turns fusion off.",
+  }),
+  w({
     path: 'taskMaxInflightCalls',
     type: POSITIVE,
     default: 1024,

@@ -216,6 +216,16 @@ export interface WorkerConfig {
   readonly drainTimeoutMs: number;
   /** Phase-level admission semaphores. */
   readonly admission: AdmissionConfig;
+  readonly fusion: {
+    /**
+     * Task fusion (docs/task-fusion.md): up to this many tasks of one submitter that reach their
+     * Builder, Calls or Writer phase in the same event-loop turn, with plugins that say they may, run
+     * that phase together (one scan, one call phase, one write transaction), each keeping its own id,
+     * outcome and write; a fused phase that fails runs each task alone. 1 turns fusion off. Default 64.
+     * Env WORKER_FUSION_MAX_TASKS.
+     */
+    readonly maxTasks: number;
+  };
   /** Per-task in-flight call cap. Default 1024. */
   readonly taskMaxInflightCalls: number;
   /**

@@ -167,6 +167,7 @@ export async function runWorker(opts: RunWorkerOptions): Promise<RunningWorker> 
     codeEpochs,
     ioScopes,
     admission: w.admission,
+    fusionMaxTasks: w.fusion.maxTasks,
     logger,
   });
 

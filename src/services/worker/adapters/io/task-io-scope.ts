@@ -121,6 +121,14 @@ export class StorageTaskIoScope implements TaskIoScope {
         scan: (table, query) => rowScan(() => this.scan(phase, table, query)),
         scanJson: (table, query, fields) => rowScan(() => this.scanJson(phase, table, query, fields ?? [])),
         transaction: (fn) => this.transaction(phase, fn, writer),
+        blockColumns: (table) => {
+          const t = tableConfig(this.options.backend.tables, table);
+          return {
+            ...(t.blockColumn === undefined ? {} : { block: t.blockColumn }),
+            ...(t.blockHashColumn === undefined ? {} : { hash: t.blockHashColumn }),
+            ...(t.chainColumn === undefined ? {} : { chain: t.chainColumn }),
+          };
+        },
       };
       this.views.set(key, view);
     }

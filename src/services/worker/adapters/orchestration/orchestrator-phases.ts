@@ -62,21 +62,26 @@ export interface PhaseContext {
   closeScope(taskId: string, scope: TaskIoScope): Promise<void>;
 }
 
-function taskCtx(rt: TaskRuntime, stage: TaskStage): TaskCtx {
+export function taskCtx(rt: TaskRuntime, stage: TaskStage): TaskCtx {
   return { taskId: rt.taskId, stage, deadlineMs: rt.deadlineMs, signal: rt.controller.signal };
 }
 
-function requireIo(rt: TaskRuntime): TaskIoScope {
+export function requireIo(rt: TaskRuntime): TaskIoScope {
   if (rt.io === undefined) throw new Error(`task ${rt.taskId} has no IO scope (activation incomplete)`);
   return rt.io;
 }
 
 /** A permit of `sem`, or undefined when the task's signal aborted while waiting. */
 async function admit(sem: Semaphore, rt: TaskRuntime): Promise<Release | undefined> {
+  return admitOn(sem, rt.controller.signal);
+}
+
+/** A permit of `sem`, or undefined when `signal` aborted while waiting. */
+export async function admitOn(sem: Semaphore, signal: AbortSignal): Promise<Release | undefined> {
   try {
-    const release = await sem.acquire(rt.controller.signal);
+    const release = await sem.acquire(signal);
     // The permit may have been granted in the same turn the task converged.
-    if (rt.controller.signal.aborted) {
+    if (signal.aborted) {
       release();
       return undefined;
     }
@@ -86,7 +91,7 @@ async function admit(sem: Semaphore, rt: TaskRuntime): Promise<Release | undefin
   }
 }
 
-function cancelled(sem: Semaphore): PhaseFailure {
+export function cancelled(sem: Semaphore): PhaseFailure {
   return failure(FailureCode.CANCELLED, `task cancelled while waiting for ${sem.name}`);
 }
 
@@ -157,16 +162,25 @@ async function builderOutcome(
       rt.callStream = () => stream(taskCtx(rt, 'builder'), config, io);
       return { ok: true, calls: [] };
     }
-    const list = await impl.build(taskCtx(rt, 'builder'), config, io);
-    const problem = callListProblem(list);
-    if (problem !== undefined)
-      return failure(FailureCode.BUILDER_FAILED, `${type}: ${problem}`, { retryable: false });
-    return { ok: true, calls: list.calls };
+    return builderReturned(type, await impl.build(taskCtx(rt, 'builder'), config, io));
   } catch (err) {
-    return failure(FailureCode.BUILDER_FAILED, describeError(err), { retryable: reportedRetryable(err) });
+    return builderThrew(err);
   } finally {
     release();
   }
+}
+
+/** The outcome of a builder that returned `list` (a call list, or a BUILDER_FAILED naming what is wrong). */
+export function builderReturned(type: string, list: unknown): PhaseOutcome<'Builder'> {
+  const problem = callListProblem(list);
+  if (problem !== undefined)
+    return failure(FailureCode.BUILDER_FAILED, `${type}: ${problem}`, { retryable: false });
+  return { ok: true, calls: (list as { calls: readonly CallSpec[] }).calls };
+}
+
+/** The outcome of a builder that threw `err`. */
+export function builderThrew(err: unknown): PhaseFailure {
+  return failure(FailureCode.BUILDER_FAILED, describeError(err), { retryable: reportedRetryable(err) });
 }
 
 export async function runBuilderPhase(ctx: PhaseContext, cmd: StartBuilderPhase): Promise<void> {
@@ -287,34 +301,41 @@ async function writerOutcome(
         cmd.outputs,
         requireIo(rt).io('result', type),
       );
-      if (!Array.isArray(results)) {
-        const message = `${type}: the writer did not return an array of plugin results`;
-        return failure(FailureCode.PLUGIN_FAILED, message, { retryable: false });
-      }
-      return {
-        ok: true,
-        pluginResults: (results as WriterResult[]).map((r) => toCorePluginResult(r, type)),
-      };
+      return writerReturned(type, results);
     } catch (err) {
-      const message = describeError(err);
-      // The plugin result keeps the error's own code (a PluginError's, a StorageError's FENCED) for the
-      // client to act on; the task's failure code is PLUGIN_FAILED (docs/task-lifecycle.md).
-      const code = (err as { code?: unknown } | null)?.code;
-      const failed: PluginResult = {
-        pluginName: type,
-        success: false,
-        failureCode: typeof code === 'string' && code !== '' ? code : FailureCode.PLUGIN_FAILED,
-        failureMessage: message,
-      };
-      // PluginError.retryable decides; an unclassified error is retryable (docs/task-lifecycle.md).
-      return failure(FailureCode.PLUGIN_FAILED, message, {
-        retryable: isRetryableWriterFailure(err),
-        pluginResults: [failed],
-      });
+      return writerThrew(type, err);
     }
   } finally {
     release();
   }
+}
+
+/** The outcome of a writer that returned `results` (an array of plugin results, or a PLUGIN_FAILED). */
+export function writerReturned(type: string, results: unknown): PhaseOutcome<'Plugin'> {
+  if (!Array.isArray(results)) {
+    const message = `${type}: the writer did not return an array of plugin results`;
+    return failure(FailureCode.PLUGIN_FAILED, message, { retryable: false });
+  }
+  return { ok: true, pluginResults: (results as WriterResult[]).map((r) => toCorePluginResult(r, type)) };
+}
+
+/** The outcome of a writer that threw `err`. */
+export function writerThrew(type: string, err: unknown): PhaseFailure {
+  const message = describeError(err);
+  // The plugin result keeps the error's own code (a PluginError's, a StorageError's FENCED) for the
+  // client to act on; the task's failure code is PLUGIN_FAILED (docs/task-lifecycle.md).
+  const code = (err as { code?: unknown } | null)?.code;
+  const failed: PluginResult = {
+    pluginName: type,
+    success: false,
+    failureCode: typeof code === 'string' && code !== '' ? code : FailureCode.PLUGIN_FAILED,
+    failureMessage: message,
+  };
+  // PluginError.retryable decides; an unclassified error is retryable (docs/task-lifecycle.md).
+  return failure(FailureCode.PLUGIN_FAILED, message, {
+    retryable: isRetryableWriterFailure(err),
+    pluginResults: [failed],
+  });
 }
 
 export async function runWriterPhase(ctx: PhaseContext, cmd: StartWriterPhase): Promise<void> {

@@ -47,6 +47,7 @@ import {
 import type { CallPhaseRunner, CodeEpochSource } from '../../../call-host/index.js';
 import type { TaskIoScopeFactory } from './ports.js';
 import { TaskRuntimes } from './task-runtimes.js';
+import { PhaseFusion } from './phase-fusion.js';
 import { createAdmissionSemaphores, type AdmissionSemaphores, type AdmissionSlots } from './semaphore.js';
 import { silentLogger, type ServiceLogger } from '../../../../kernel/observability/service-logger.js';
 
@@ -64,6 +65,8 @@ export interface OrchestratorListener {
   onDrained?(): void;
   /** A phase's work ended and its result went to the core (metrics: phase durations). */
   onPhaseFinished?(timing: PhaseTiming): void;
+  /** `tasks` tasks (two or more) ran `phase` fused (docs/task-fusion.md; metrics: fused tasks). */
+  onPhaseFused?(phase: PhaseName, tasks: number): void;
 }
 
 export type PhaseName = 'builder' | 'calls' | 'plugin';
@@ -98,6 +101,11 @@ export interface OrchestratorOptions {
   readonly logger?: ServiceLogger;
   /** Half-life and floor of the heartbeat `errorRate` (core/health/error-rate.ts, docs/health.md). */
   readonly errorRate?: ErrorRateOptions;
+  /**
+   * Task fusion (docs/task-fusion.md): the most tasks one fused phase runs (worker.fusion.maxTasks).
+   * Default 1: no fusion (the Worker passes its config's value, 64 by default).
+   */
+  readonly fusionMaxTasks?: number;
 }
 
 export class Orchestrator {
@@ -109,6 +117,7 @@ export class Orchestrator {
   private readonly listeners = new Set<OrchestratorListener>();
   private readonly phases: PhaseContext;
   private readonly errorRate: WorkerErrorRate;
+  private readonly fusion: PhaseFusion;
   private lastNow = Number.NEGATIVE_INFINITY;
   private queue: WorkerCommand[] = [];
   private applying = false;
@@ -134,6 +143,11 @@ export class Orchestrator {
       runtime: (taskId) => this.runtimes.get(taskId),
       closeScope: (taskId, scope) => this.runtimes.closeScope(taskId, scope),
     };
+    this.fusion = new PhaseFusion(this.phases, {
+      maxTasks: options.fusionMaxTasks ?? 1,
+      logger: this.logger,
+      track: (phase, taskIds, run) => this.trackPhase(phase, taskIds, run),
+    });
   }
 
   addListener(listener: OrchestratorListener): () => void {
@@ -286,13 +300,16 @@ export class Orchestrator {
         this.prepare(command);
         break;
       case 'StartBuilderPhase':
-        this.runPhase('builder', command.taskId, () => runBuilderPhase(this.phases, command));
+        if (!this.fusion.offerBuilder(command))
+          this.runPhase('builder', command.taskId, () => runBuilderPhase(this.phases, command));
         break;
       case 'StartCallPhase':
-        this.runPhase('calls', command.taskId, () => runCallPhase(this.phases, command));
+        if (!this.fusion.offerCalls(command))
+          this.runPhase('calls', command.taskId, () => runCallPhase(this.phases, command));
         break;
       case 'StartWriterPhase':
-        this.runPhase('plugin', command.taskId, () => runWriterPhase(this.phases, command));
+        if (!this.fusion.offerWriter(command))
+          this.runPhase('plugin', command.taskId, () => runWriterPhase(this.phases, command));
         break;
       case 'CancelTaskCalls':
         this.runtimes.abort(command.taskId, `task calls cancelled: ${command.reason}`);
@@ -378,10 +395,19 @@ export class Orchestrator {
   }
 
   private runPhase(phase: PhaseName, taskId: string, run: () => Promise<void>): void {
+    this.trackPhase(phase, [taskId], run());
+  }
+
+  /** Times a phase run of `taskIds` (one, or a fused group) and logs a crash of its promise. */
+  private trackPhase(phase: PhaseName, taskIds: readonly string[], run: Promise<void>): void {
     const startedAt = this.now();
-    void run().then(
-      () => this.notify((l) => l.onPhaseFinished?.({ taskId, phase, durationMs: this.now() - startedAt })),
-      (err: unknown) => this.phaseCrashed(taskId, err),
+    if (taskIds.length > 1) this.notify((l) => l.onPhaseFused?.(phase, taskIds.length));
+    void run.then(
+      () => {
+        const durationMs = this.now() - startedAt;
+        for (const taskId of taskIds) this.notify((l) => l.onPhaseFinished?.({ taskId, phase, durationMs }));
+      },
+      (err: unknown) => this.phaseCrashed(taskIds.join(','), err),
     );
   }
 

@@ -30,6 +30,11 @@ export interface TaskRuntime {
   io: TaskIoScope | undefined;
   /** A streaming builder's calls, opened in the Calls phase under scanSem (set by the Builder phase). */
   callStream: (() => AsyncIterable<CallSpec>) | undefined;
+  /**
+   * Set when the task's Builder phase ran fused with others (./phase-fusion.ts): the key under which its
+   * Calls phase may fuse with theirs. Undefined: its calls run alone.
+   */
+  fusedCallsKey: string | undefined;
   /** Set by ConvergeTask; a continuation that finds it set disposes of what it acquired. */
   converged: boolean;
 }
@@ -60,6 +65,7 @@ export class TaskRuntimes {
       epoch: undefined,
       io: undefined,
       callStream: undefined,
+      fusedCallsKey: undefined,
       converged: false,
     };
     this.byTask.set(cmd.taskId, rt);

@@ -9,6 +9,7 @@
 //   blockx_worker_slots{state=free|allocated|running}      gauge     slot table (DeriveHeartbeat)
 //   blockx_worker_tasks_total{code}                         counter   SUCCEEDED or the failure code
 //   blockx_worker_phase_duration_seconds{phase}             histogram builder | calls | plugin
+//   blockx_worker_fused_tasks_total{phase}                  counter   tasks that ran a phase fused
 //   blockx_worker_semaphore_waiting{sem}                    gauge     phases queued for admission
 //   blockx_worker_semaphore_in_use{sem}                     gauge     permits held
 //   blockx_worker_call_attempts_total                       counter   dispatcher: ExecuteCall commands
@@ -81,6 +82,7 @@ export class WorkerMetrics implements OrchestratorListener {
   readonly registry: Registry;
   private readonly tasks: Counter<'code'>;
   private readonly phases: Histogram<'phase'>;
+  private readonly fused: Counter<'phase'>;
   private readonly executorRestarts: Counter;
 
   constructor(registry: Registry, sources: WorkerMetricsSources) {
@@ -111,6 +113,12 @@ export class WorkerMetrics implements OrchestratorListener {
       help: 'Duration of a task phase (builder, calls, plugin), admission wait included.',
       labelNames: ['phase'] as const,
       buckets: PHASE_BUCKETS_S,
+      registers,
+    });
+    this.fused = new Counter({
+      name: 'blockx_worker_fused_tasks_total',
+      help: 'Tasks that ran a phase (builder, calls, plugin) fused with others (docs/task-fusion.md).',
+      labelNames: ['phase'] as const,
       registers,
     });
     this.executorRestarts = new Counter({
@@ -190,6 +198,10 @@ export class WorkerMetrics implements OrchestratorListener {
 
   onPhaseFinished(timing: PhaseTiming): void {
     this.phases.observe({ phase: timing.phase }, Math.max(0, timing.durationMs) / 1000);
+  }
+
+  onPhaseFused(phase: PhaseTiming['phase'], tasks: number): void {
+    this.fused.inc({ phase }, tasks);
   }
 
   /** The executor was lost (its process exited or went silent); the supervisor starts a new one. */

@@ -111,6 +111,8 @@ export interface HarnessOptions {
   readonly codeEpochs?: CodeEpochSource;
   readonly ioScopes?: TaskIoScopeFactory;
   readonly logger?: ServiceLogger;
+  /** worker.fusion.maxTasks (docs/task-fusion.md); default 1, no fusion. */
+  readonly fusionMaxTasks?: number;
 }
 
 export function makeHarness(opts: HarnessOptions = {}) {
@@ -145,6 +147,7 @@ export function makeHarness(opts: HarnessOptions = {}) {
     clock: () => now,
     ...(opts.logger ? { logger: opts.logger } : {}),
     ...(opts.admission ? { admission: opts.admission } : {}),
+    ...(opts.fusionMaxTasks === undefined ? {} : { fusionMaxTasks: opts.fusionMaxTasks }),
   });
   const terminals: Terminal[] = [];
   orchestrator.addListener({
