@@ -9,12 +9,12 @@ const key = () => 'k';
 
 describe('checkPluginExport: fusion', () => {
   it.each([
-    ['builder', { build, fusion: { key, buildMany: async () => null } }, []],
+    ['builder', { build, fusion: { key, buildMany: async (): Promise<null> => null } }, []],
     ['writer', { execute, fusion: { key, executeMany: async () => [] } }, []],
     ['builder', { build }, []],
     ['builder', { build, fusion: { key } }, [/buildMany/]],
     ['builder', { build, fusion: { key, executeMany: async () => [] } }, [/buildMany/]],
-    ['writer', { execute, fusion: { buildMany: async () => null, key } }, [/executeMany/]],
+    ['writer', { execute, fusion: { buildMany: async (): Promise<null> => null, key } }, [/executeMany/]],
     ['writer', { execute, fusion: 'yes' }, [/fusion must be an object/]],
     ['builder', { build, fusion: null }, [/fusion must be an object/]],
   ] as const)('%s %j', (kind, impl, problems) => {
