@@ -190,7 +190,7 @@ export const WORKER_FIELDS: readonly ConfigField[] = [
     default: 64,
     env: 'WORKER_FUSION_MAX_TASKS',
     description:
-      "Task fusion (docs/task-fusion.md): up to this many tasks of one submitter that reach their Builder, Calls or Writer phase in the same event-loop turn, with plugins that say they may, run that phase together (one scan, one call phase, one write transaction), each keeping its own id, outcome and write; a fused phase that fails runs each task alone. 1 turns fusion off.",
+      'Task fusion (docs/task-fusion.md): up to this many tasks of one submitter that reach their Builder, Calls or Writer phase in the same event-loop turn, with plugins that say they may, run that phase together (one scan, one call phase, one write transaction), each keeping its own id, outcome and write; a fused phase that fails runs each task alone. 1 turns fusion off.',
   }),
   w({
     path: 'taskMaxInflightCalls',
