@@ -204,7 +204,7 @@ export class PhaseFusion {
     const group = groupSignal(members.map((m) => m.rt));
     const release = await admitOn(sem, group.signal);
     group.dispose();
-    if (release === undefined) return this.feedAll(members, 'Builder', () => cancelled(sem));
+    if (release === undefined) return this.feedEach(members, 'Builder', () => cancelled(sem));
     const live = members.filter((m) => !m.rt.converged);
     let results: readonly unknown[] | null = null;
     const first = live[0];
@@ -257,7 +257,7 @@ export class PhaseFusion {
     const release = await admitOn(sem, group.signal);
     if (release === undefined) {
       group.dispose();
-      return this.feedAll(timely, 'Calls', () => cancelled(sem));
+      return this.feedEach(timely, 'Calls', () => cancelled(sem));
     }
     const live = timely.filter((m) => !m.rt.converged);
     const first = live[0];
@@ -294,10 +294,9 @@ export class PhaseFusion {
       await Promise.all(live.filter((m) => !m.rt.converged).map((m) => runCallPhase(ctx, m.cmd)));
       return;
     }
-    const out = outputs;
     let offset = 0;
     const slices = live.map((m) => {
-      const slice = out.slice(offset, offset + m.cmd.calls.length);
+      const slice = (outputs as readonly unknown[]).slice(offset, offset + m.cmd.calls.length);
       offset += m.cmd.calls.length;
       return slice;
     });
@@ -312,7 +311,7 @@ export class PhaseFusion {
     const group = groupSignal(members.map((m) => m.rt));
     const release = await admitOn(sem, group.signal);
     group.dispose();
-    if (release === undefined) return this.feedAll(members, 'Plugin', () => cancelled(sem));
+    if (release === undefined) return this.feedEach(members, 'Plugin', () => cancelled(sem));
     const live = members.filter((m) => !m.rt.converged);
     const first = live[0];
     let results: readonly unknown[] | undefined;
@@ -360,14 +359,6 @@ export class PhaseFusion {
       const result = outcome(i);
       this.ctx.feed((now) => this.ctx.core.handleTaskPhaseFinished(m.cmd.taskId, phase, result, now));
     });
-  }
-
-  private feedAll<P extends 'Builder' | 'Calls' | 'Plugin', C extends { readonly taskId: string }>(
-    members: readonly Held<C>[],
-    phase: P,
-    outcome: () => PhaseOutcome<P>,
-  ): void {
-    this.feedEach(members, phase, () => outcome());
   }
 
   private declined(type: string, why: string): void {
